@@ -1,0 +1,151 @@
+// Package render prints kstranded's view models: aligned tables for people, tab-separated
+// rows for pipes, and JSON for programs. Commands build a view model (a struct with json
+// tags) from domain results and hand it here; nothing in this package knows about Kafka.
+//
+// Colour comes from lipgloss, which honours NO_COLOR and turns itself off when the writer
+// is not a terminal; JSON never carries colour.
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/mattn/go-isatty"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/kstranded/kstranded/internal/exitcode"
+)
+
+// Version is kstranded's version, stamped into JSON output.
+var Version = "0.1.0-dev"
+
+// Format is an output format.
+type Format string
+
+// The output formats.
+const (
+	Table Format = "table"
+	JSON  Format = "json"
+)
+
+// ParseFormat validates -o.
+func ParseFormat(s string) (Format, error) {
+	switch Format(strings.ToLower(s)) {
+	case Table, "":
+		return Table, nil
+	case JSON:
+		return JSON, nil
+	}
+	return "", exitcode.Usagef("-o %q: want table or json", s)
+}
+
+// Meta heads every JSON document: the schema of the document, the command that made it
+// and the tool's version, so consumers of the JSON can rely on a schema.
+type Meta struct {
+	Schema  string `json:"schema"`
+	Command string `json:"_command"`
+	Version string `json:"_version"`
+}
+
+// NewMeta returns Meta for a schema and command.
+func NewMeta(schema, command string) Meta {
+	return Meta{Schema: schema, Command: command, Version: Version}
+}
+
+// WriteJSON writes v as indented JSON.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// Align is a column alignment.
+type Align int
+
+// Alignments.
+const (
+	Left Align = iota
+	Right
+)
+
+// Grid is a table view: a header, rows and per-column alignment (numbers right).
+type Grid struct {
+	Header []string
+	Rows   [][]string
+	Align  []Align
+}
+
+// WriteGrid prints g: boxed and aligned on a terminal (or when pretty is true), tab
+// separated with full values otherwise.
+func WriteGrid(w io.Writer, g Grid, pretty bool) error {
+	if !pretty {
+		fmt.Fprintln(w, strings.Join(g.Header, "\t"))
+		for _, r := range g.Rows {
+			if _, err := fmt.Fprintln(w, strings.Join(r, "\t")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	aligns := make([]tw.Align, len(g.Header))
+	for i := range aligns {
+		aligns[i] = tw.AlignLeft
+		if i < len(g.Align) && g.Align[i] == Right {
+			aligns[i] = tw.AlignRight
+		}
+	}
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: aligns}),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: aligns}),
+	)
+	t.Header(g.Header)
+	for _, r := range g.Rows {
+		if err := t.Append(r); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// Styles are the few lipgloss styles kstranded uses, bound to one writer so colour is
+// decided by that writer (terminal or not) and NO_COLOR.
+type Styles struct {
+	Bad, Warn, Good, Dim, Bold lipgloss.Style
+}
+
+// NewStyles returns styles for w.
+func NewStyles(w io.Writer) Styles {
+	r := lipgloss.NewRenderer(w)
+	return Styles{
+		Bad:  r.NewStyle().Bold(true).Foreground(lipgloss.Color("9")),
+		Warn: r.NewStyle().Bold(true).Foreground(lipgloss.Color("11")),
+		Good: r.NewStyle().Bold(true).Foreground(lipgloss.Color("10")),
+		Dim:  r.NewStyle().Faint(true),
+		Bold: r.NewStyle().Bold(true),
+	}
+}
+
+// Verdict styles a verdict word: LOSS red, STRANDED yellow, OK green.
+func (s Styles) Verdict(v string) string {
+	switch v {
+	case "LOSS", "LOST":
+		return s.Bad.Render(v)
+	case "STRANDED", "PENDING":
+		return s.Warn.Render(v)
+	case "OK":
+		return s.Good.Render(v)
+	}
+	return v
+}

@@ -1,0 +1,198 @@
+// Package traceevent defines kstranded's trace format, "kstranded.trace/v1": one JSON
+// object per line, written by `kstranded repro --trace FILE` and read by
+// `kstranded trace parse` and `kstranded inspect --delivered`.
+//
+// The format is documented in docs/trace-format.md and is stable: fields are only ever
+// added. Every line carries a wall-clock timestamp ("ts"), the run's own elapsed time
+// ("at_ms": virtual time under test, real time live), and an event name ("ev"). The first
+// line is a "run" event naming the schema, topic, group, policy and settings.
+//
+// This package only defines and (de)serialises events; it does not decide anything.
+package traceevent
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"sync"
+	"time"
+)
+
+// Schema names this format version.
+const Schema = "kstranded.trace/v1"
+
+// Event names.
+const (
+	Run        = "run"         // first line: schema, topic, group, policy, commit mode, settings
+	Produce    = "produce"     // the workload was written: first/last offsets, high watermark
+	Assign     = "assign"      // partitions assigned to the consumer
+	Revoke     = "revoke"      // partitions revoked (or lost: Reason "lost")
+	Spawn      = "spawn"       // a generation of workers was started (count in N)
+	Fetch      = "fetch"       // the client consumed from librdkafka into the cache: Requested, Returned, Ranges
+	Serve      = "serve"       // a batch was handed to the handler: Partition, Offsets, Worker, Remaining
+	BatchEnd   = "batch-end"   // the handler returned for a batch: Partition, Offsets (those resolved)
+	Store      = "store"       // an offset was stored for commit (offsets-store): Partition, Offset
+	Commit     = "commit"      // a commit completed: Offsets per partition, Error if it failed
+	Expiry     = "expiry"      // the cache expired: SinceFetchMs, TimeoutMs
+	Pending    = "pending-op"  // an operation was queued to run once all batches settle: Op
+	Clear      = "clear"       // the cache was cleared: Discarded, Rewinds, Skipped, LastConsumedKeys
+	Seek       = "seek"        // the fetch position was moved: Partition, Offset, Reason
+	Returned   = "return"      // records taken from the cache were put back (pending operation)
+	Spin       = "spin"        // counters of empty cache reads / empty fetches since the last spin event
+	PhaseEnd   = "phase-end"   // a phase of the scenario ended: Phase, Partitions (delivered, committed)
+	Verdict    = "verdict"     // final verdict per partition
+	Interrupt  = "interrupt"   // the run was interrupted
+	LedgerMark = "frontier"    // the ledger's safe commit frontier for a partition changed
+)
+
+// Range is a contiguous run of offsets of one partition (inclusive), with a count of the
+// records actually present in it (sparse ranges have Count < Last-First+1).
+type Range struct {
+	Partition int32 `json:"partition"`
+	First     int64 `json:"first"`
+	Last      int64 `json:"last"`
+	Count     int   `json:"count"`
+}
+
+// Rewind is a rewind done or skipped for one partition during a cache clear.
+type Rewind struct {
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset,omitempty"` // target, when done
+	Reason    string `json:"reason"`           // e.g. "last-consumed+1", "no last-consumed entry", "pending head"
+}
+
+// PartitionOffset is one partition's offset (commit results, phase summaries).
+type PartitionOffset struct {
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+	Error     string `json:"error,omitempty"`
+}
+
+// PartitionState summarises one partition at a phase end or in the verdict.
+type PartitionState struct {
+	Partition  int32   `json:"partition"`
+	Delivered  int     `json:"delivered"`
+	Duplicates int     `json:"duplicates"`
+	Committed  int64   `json:"committed"`
+	High       int64   `json:"high_watermark"`
+	Frontier   *int64  `json:"frontier,omitempty"`
+	Lost       []Range `json:"lost,omitempty"`
+	Stranded   []Range `json:"stranded,omitempty"`
+	Verdict    string  `json:"verdict,omitempty"`
+}
+
+// Event is one trace line. Only the fields that matter for an event are set.
+type Event struct {
+	Time  time.Time `json:"ts"`
+	AtMs  float64   `json:"at_ms"`
+	Ev    string    `json:"ev"`
+	Phase int       `json:"phase,omitempty"`
+
+	// run
+	Schema   string            `json:"schema,omitempty"`
+	Topic    string            `json:"topic,omitempty"`
+	Group    string            `json:"group,omitempty"`
+	Policy   string            `json:"policy,omitempty"`
+	Commit   string            `json:"commit,omitempty"`
+	Settings map[string]string `json:"settings,omitempty"`
+
+	Partition *int32  `json:"partition,omitempty"`
+	Worker    int     `json:"worker,omitempty"`
+	Offset    *int64  `json:"offset,omitempty"`
+	Offsets   []int64 `json:"offsets,omitempty"` // explicit offsets (serve, batch-end): sparse-safe
+	Requested int     `json:"requested,omitempty"`
+	Returned  int     `json:"returned,omitempty"`
+	Remaining *int    `json:"remaining,omitempty"` // records left in the partition's cache after a serve
+	Ranges    []Range `json:"ranges,omitempty"`    // fetch: what was returned, per partition
+	N         int     `json:"n,omitempty"`
+
+	// produce
+	First *int64 `json:"first,omitempty"`
+	Last  *int64 `json:"last,omitempty"`
+	High  *int64 `json:"high_watermark,omitempty"`
+
+	// expiry
+	SinceFetchMs *float64 `json:"since_fetch_ms,omitempty"`
+	SinceServeMs *float64 `json:"since_serve_ms,omitempty"`
+	TimeoutMs    *float64 `json:"timeout_ms,omitempty"`
+
+	// pending-op, seek, revoke
+	Op     string `json:"op,omitempty"`
+	Reason string `json:"reason,omitempty"`
+
+	// clear
+	Discarded        []Range  `json:"discarded,omitempty"`
+	Rewinds          []Rewind `json:"rewinds,omitempty"`
+	Skipped          []Rewind `json:"skipped,omitempty"`
+	LastConsumedKeys []string `json:"last_consumed_keys"`
+
+	// commit
+	Committed []PartitionOffset `json:"committed,omitempty"`
+	Error     string            `json:"error,omitempty"`
+
+	// spin
+	EmptyReads   int `json:"empty_reads,omitempty"`
+	EmptyFetches int `json:"empty_fetches,omitempty"`
+
+	// phase-end, verdict
+	Partitions []PartitionState `json:"partitions,omitempty"`
+}
+
+// MarshalJSON keeps last_consumed_keys only on clear events (where an empty list is
+// evidence: the seed's `lastConsumedKeys: []`).
+func (e Event) MarshalJSON() ([]byte, error) {
+	type plain Event
+	if e.Ev != Clear {
+		type noKeys struct {
+			plain
+			LastConsumedKeys []string `json:"last_consumed_keys,omitempty"`
+		}
+		return json.Marshal(noKeys{plain: plain(e)})
+	}
+	if e.LastConsumedKeys == nil {
+		e.LastConsumedKeys = []string{}
+	}
+	return json.Marshal(plain(e))
+}
+
+// P returns a pointer to v (for the optional fields).
+func P[T any](v T) *T { return &v }
+
+// Writer writes events as JSON lines. It is safe for concurrent use.
+type Writer struct {
+	mu  sync.Mutex
+	bw  *bufio.Writer
+	enc *json.Encoder
+	err error
+}
+
+// NewWriter returns a Writer on w.
+func NewWriter(w io.Writer) *Writer {
+	bw := bufio.NewWriterSize(w, 64*1024)
+	return &Writer{bw: bw, enc: json.NewEncoder(bw)}
+}
+
+// Write appends one event; the first error is kept and returned by Flush.
+func (w *Writer) Write(e Event) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = w.enc.Encode(e)
+	}
+}
+
+// Flush flushes buffered lines.
+func (w *Writer) Flush() error {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.bw.Flush(); w.err == nil {
+		w.err = err
+	}
+	return w.err
+}
