@@ -1,0 +1,176 @@
+package eachbatch
+
+// cache mirrors MessageCache and PerPartitionMessageCache of confluent-kafka-javascript
+// (lib/kafkajs/_consumer_cache.js): one FIFO of records per partition, partitions moving
+// between an "available" list and an "assigned" list (held by a worker while it serves
+// a batch from it). A partition whose FIFO runs dry while a worker asks for more is
+// removed from the cache.
+type cache struct {
+	ppcs      map[TopicPartition]*ppc
+	available []*ppc // FIFO of partitions a worker may take
+	assigned  map[*ppc]struct{}
+	size      int
+}
+
+type ppc struct {
+	tp       TopicPartition
+	recs     []Record
+	assigned bool
+	removed  bool
+}
+
+func newCache() *cache {
+	c := &cache{}
+	c.reinit()
+	return c
+}
+
+func (c *cache) reinit() {
+	c.ppcs = map[TopicPartition]*ppc{}
+	c.available = nil
+	c.assigned = map[*ppc]struct{}{}
+	c.size = 0
+}
+
+// add appends (or prepends) one record; it reports whether a new partition became
+// available, which is when the JS cache calls notifyAvailablePartitions.
+func (c *cache) add(r Record, head bool) (newPartition bool) {
+	p := c.ppcs[r.TopicPartition]
+	if p == nil {
+		p = &ppc{tp: r.TopicPartition}
+		c.ppcs[r.TopicPartition] = p
+		c.available = append(c.available, p)
+		newPartition = true
+	}
+	if head {
+		p.recs = append([]Record{r}, p.recs...)
+	} else {
+		p.recs = append(p.recs, r)
+	}
+	return newPartition
+}
+
+// addMessages is MessageCache.addMessages.
+func (c *cache) addMessages(rs []Record) (newPartition bool) {
+	for _, r := range rs {
+		if c.add(r, false) {
+			newPartition = true
+		}
+	}
+	c.size += len(rs)
+	return newPartition
+}
+
+// returnMessages is MessageCache.returnMessages: records go back to the head, in order.
+func (c *cache) returnMessages(rs []Record) (newPartition bool) {
+	for i := len(rs) - 1; i >= 0; i-- {
+		if c.add(rs[i], true) {
+			newPartition = true
+		}
+	}
+	c.size += len(rs)
+	return newPartition
+}
+
+func (c *cache) assignNew() *ppc {
+	if len(c.available) == 0 {
+		return nil
+	}
+	p := c.available[0]
+	c.available = c.available[1:]
+	p.assigned = true
+	c.assigned[p] = struct{}{}
+	return p
+}
+
+func (c *cache) removeEmpty(p *ppc) {
+	delete(c.assigned, p)
+	p.assigned = false
+	p.removed = true
+	if c.ppcs[p.tp] == p {
+		delete(c.ppcs, p.tp)
+	}
+}
+
+// nextN is MessageCache.nextN: up to n records (n < 0: all) from the worker's own
+// partition if it still holds one, else from a newly assigned partition. nil when no
+// partition is available.
+func (c *cache) nextN(p *ppc, n int) ([]Record, *ppc) {
+	for {
+		if p == nil || !p.assigned {
+			p = c.assignNew()
+		}
+		if p == nil {
+			return nil, nil
+		}
+		k := len(p.recs)
+		if n >= 0 && n < k {
+			k = n
+		}
+		if k == 0 {
+			c.removeEmpty(p)
+			p = nil
+			continue
+		}
+		out := make([]Record, k)
+		copy(out, p.recs[:k])
+		p.recs = p.recs[k:]
+		c.size -= k
+		return out, p
+	}
+}
+
+// giveBack is MessageCache.return: a worker that stops hands its partition back.
+func (c *cache) giveBack(p *ppc) (notify bool) {
+	if p == nil || !p.assigned {
+		return false
+	}
+	delete(c.assigned, p)
+	p.assigned = false
+	c.available = append(c.available, p)
+	return true
+}
+
+// markStale is MessageCache.markStale: drop the partitions' cached records.
+func (c *cache) markStale(tps []TopicPartition) {
+	for _, tp := range tps {
+		p := c.ppcs[tp]
+		if p == nil {
+			continue
+		}
+		c.size -= len(p.recs)
+		if p.assigned {
+			delete(c.assigned, p)
+		} else {
+			for i, a := range c.available {
+				if a == p {
+					c.available = append(c.available[:i:i], c.available[i+1:]...)
+					break
+				}
+			}
+		}
+		delete(c.ppcs, tp)
+		p.assigned = false
+	}
+}
+
+// clear is MessageCache.clear: everything cached is dropped.
+func (c *cache) clear() {
+	for _, p := range c.ppcs {
+		p.assigned = false
+	}
+	c.reinit()
+}
+
+func (c *cache) assignedSize() int { return len(c.assigned) }
+
+// contents lists what each partition still holds (for the trace and the head policy).
+func (c *cache) contents() map[TopicPartition][]Record {
+	out := map[TopicPartition][]Record{}
+	for tp, p := range c.ppcs {
+		if len(p.recs) > 0 {
+			out[tp] = append([]Record(nil), p.recs...)
+		}
+	}
+	return out
+}

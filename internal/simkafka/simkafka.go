@@ -1,0 +1,229 @@
+// Package simkafka simulates what the modeled consumer sees of Kafka and librdkafka:
+// partition logs with data records, transaction control markers and aborted records, a
+// read_committed client that has already prefetched everything up to the end of each
+// assigned partition, offsets stored and auto-committed on a timer, and commits.
+//
+// It runs on the same event loop as the model, so tests run on virtual time. It is a
+// model of outcomes, not of the protocol: fetch latency, fetch sizes and rebalances are
+// not simulated (the live Source, over librdkafka, has them for real).
+package simkafka
+
+import (
+	"sort"
+	"time"
+
+	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/loop"
+	"github.com/kstranded/kstranded/traceevent"
+)
+
+// Kind is what occupies an offset.
+type Kind byte
+
+// Kinds of log entries.
+const (
+	Data    Kind = iota // a committed (or non-transactional) record: deliverable
+	Control             // a transaction marker: never delivered
+	Aborted             // a record of an aborted transaction: never delivered read_committed
+)
+
+// TP is a topic-partition.
+type TP = eachbatch.TopicPartition
+
+// Commit is one commit that reached the (simulated) group coordinator.
+type Commit struct {
+	At     time.Duration
+	TP     TP
+	Offset int64
+	Auto   bool
+}
+
+// Client is a simulated librdkafka consumer in one group, with the group's committed
+// offsets.
+type Client struct {
+	l          *loop.Loop
+	logs       map[TP][]Kind
+	assignment []TP
+	pos        map[TP]int64
+	stored     map[TP]int64
+	committed  map[TP]int64
+	commits    []Commit
+	autoCommit time.Duration
+	autoTimer  *loop.Timer
+	trace      func(traceevent.Event)
+	// OnNonEmpty is called (posted on the loop) when records are appended: librdkafka's
+	// queue-non-empty callback.
+	OnNonEmpty func()
+}
+
+// New returns a client on l. autoCommit is auto.commit.interval.ms (0: no auto-commit).
+func New(l *loop.Loop, autoCommit time.Duration, trace func(traceevent.Event)) *Client {
+	if trace == nil {
+		trace = func(traceevent.Event) {}
+	}
+	return &Client{l: l, logs: map[TP][]Kind{}, pos: map[TP]int64{}, stored: map[TP]int64{},
+		committed: map[TP]int64{}, autoCommit: autoCommit, trace: trace}
+}
+
+// Append writes entries to a partition's log and returns the offset of the first.
+func (c *Client) Append(tp TP, kinds ...Kind) int64 {
+	first := int64(len(c.logs[tp]))
+	c.logs[tp] = append(c.logs[tp], kinds...)
+	if c.OnNonEmpty != nil && c.assigned(tp) {
+		c.l.Post(c.OnNonEmpty)
+	}
+	return first
+}
+
+// Transaction appends n committed records and their commit marker; it returns the first
+// and last record offsets.
+func (c *Client) Transaction(tp TP, n int) (first, last int64) {
+	kinds := make([]Kind, n+1)
+	kinds[n] = Control
+	first = c.Append(tp, kinds...)
+	return first, first + int64(n) - 1
+}
+
+// HighWatermark is the partition's end offset.
+func (c *Client) HighWatermark(tp TP) int64 { return int64(len(c.logs[tp])) }
+
+// Log returns a copy of the partition's log.
+func (c *Client) Log(tp TP) []Kind { return append([]Kind(nil), c.logs[tp]...) }
+
+// Assign assigns partitions, starting each at its committed offset (or 0).
+func (c *Client) Assign(tps ...TP) {
+	c.assignment = append([]TP(nil), tps...)
+	sort.Slice(c.assignment, func(i, j int) bool { return c.assignment[i].Partition < c.assignment[j].Partition })
+	ps := make([]int32, len(tps))
+	for i, tp := range tps {
+		c.pos[tp] = c.committed[tp]
+		ps[i] = tp.Partition
+	}
+	c.trace(traceevent.Event{Time: c.l.Now().UTC(), AtMs: msSince(c.l), Ev: traceevent.Assign, N: len(tps)})
+	if c.autoCommit > 0 && c.autoTimer == nil {
+		c.autoTimer = c.l.After(c.autoCommit, c.autoCommitTick)
+	}
+}
+
+// Close stops auto-commit (after a final auto-commit, as librdkafka does on close).
+func (c *Client) Close() {
+	if c.autoTimer != nil {
+		c.autoTimer.Stop()
+		c.autoTimer = nil
+		c.commitStored(true)
+	}
+	c.assignment = nil
+}
+
+func (c *Client) assigned(tp TP) bool {
+	for _, a := range c.assignment {
+		if a == tp {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Client) autoCommitTick() {
+	c.commitStored(true)
+	c.autoTimer = c.l.After(c.autoCommit, c.autoCommitTick)
+}
+
+func (c *Client) commitStored(auto bool) {
+	offs := map[TP]int64{}
+	for tp, o := range c.stored {
+		if cur, ok := c.committed[tp]; !ok || cur != o {
+			offs[tp] = o
+		}
+	}
+	if len(offs) > 0 {
+		c.commit(offs, auto)
+	}
+}
+
+func (c *Client) commit(offs map[TP]int64, auto bool) {
+	tps := make([]TP, 0, len(offs))
+	for tp := range offs {
+		tps = append(tps, tp)
+	}
+	sort.Slice(tps, func(i, j int) bool { return tps[i].Partition < tps[j].Partition })
+	ev := traceevent.Event{Time: c.l.Now().UTC(), AtMs: msSince(c.l), Ev: traceevent.Commit, Reason: "manual"}
+	if auto {
+		ev.Reason = "auto"
+	}
+	for _, tp := range tps {
+		c.committed[tp] = offs[tp]
+		c.commits = append(c.commits, Commit{At: c.l.Elapsed(), TP: tp, Offset: offs[tp], Auto: auto})
+		ev.Committed = append(ev.Committed, traceevent.PartitionOffset{Partition: tp.Partition, Offset: offs[tp]})
+	}
+	c.trace(ev)
+}
+
+// Committed returns the group's committed offset (-1 when none).
+func (c *Client) Committed(tp TP) int64 {
+	if o, ok := c.committed[tp]; ok {
+		return o
+	}
+	return -1
+}
+
+// Commits returns every commit so far.
+func (c *Client) Commits() []Commit { return append([]Commit(nil), c.commits...) }
+
+// Consume implements eachbatch.Source: records already prefetched, up to max.
+func (c *Client) Consume(max int) ([]eachbatch.Record, error) {
+	var out []eachbatch.Record
+	for _, tp := range c.assignment {
+		log := c.logs[tp]
+		for len(out) < max && c.pos[tp] < int64(len(log)) {
+			o := c.pos[tp]
+			c.pos[tp]++
+			if log[o] == Data {
+				out = append(out, eachbatch.Record{TopicPartition: tp, Offset: o})
+			}
+		}
+	}
+	return out, nil
+}
+
+// Seek implements eachbatch.Source.
+func (c *Client) Seek(tp TP, offset int64, _ int32) error {
+	c.pos[tp] = offset
+	return nil
+}
+
+// StoreOffset implements eachbatch.Source.
+func (c *Client) StoreOffset(tp TP, offset int64, _ int32) error {
+	c.stored[tp] = offset
+	return nil
+}
+
+// Commit implements eachbatch.Source.
+func (c *Client) Commit(offs map[TP]int64) error {
+	c.commit(offs, false)
+	return nil
+}
+
+// CommitStored commits the stored offsets now (a manual commit of what is stored).
+func (c *Client) CommitStored() { c.commitStored(false) }
+
+// Assignment implements eachbatch.Source.
+func (c *Client) Assignment() []TP { return append([]TP(nil), c.assignment...) }
+
+// AtEnd implements eachbatch.Source.
+func (c *Client) AtEnd() bool {
+	if len(c.assignment) == 0 {
+		return false
+	}
+	for _, tp := range c.assignment {
+		if c.pos[tp] < int64(len(c.logs[tp])) {
+			return false
+		}
+	}
+	return true
+}
+
+// Position is the next offset the client will return for tp.
+func (c *Client) Position(tp TP) int64 { return c.pos[tp] }
+
+func msSince(l *loop.Loop) float64 { return float64(l.Elapsed()) / float64(time.Millisecond) }
