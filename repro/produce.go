@@ -1,0 +1,203 @@
+package repro
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/kstranded/kstranded/internal/kafkaconf"
+)
+
+// ProduceResult is what the producer wrote, from its own delivery reports.
+type ProduceResult struct {
+	Topic     string
+	Partition int32
+	Offsets   []int64 // offset of every record, from the delivery reports
+	High      int64   // the partition's high watermark after the commit
+	Elapsed   time.Duration
+}
+
+// First and Last offsets written.
+func (p ProduceResult) First() int64 { return p.Offsets[0] }
+
+// Last offset written.
+func (p ProduceResult) Last() int64 { return p.Offsets[len(p.Offsets)-1] }
+
+// clientDefaults apply to every librdkafka client kstranded creates; the user's
+// properties override them.
+var clientDefaults = map[string]string{
+	"client.id": "kstranded",
+	// KIP-714 client metrics: not every broker (kfake) implements them.
+	"enable.metrics.push": "false",
+}
+
+// Produce writes n records to one partition in ONE transaction (transactional.id,
+// idempotence, acks=all), commits, and reports each record's offset and the high
+// watermark; the commit marker takes the offset after the last record.
+func Produce(ctx context.Context, cfg kafkaconf.Config, topic string, partition int32, n int, txnID string, timeout time.Duration) (ProduceResult, error) {
+	start := time.Now()
+	props := cfg.Merged(clientDefaults, map[string]string{
+		"transactional.id":       txnID,
+		"enable.idempotence":     "true",
+		"acks":                   "all",
+		"transaction.timeout.ms": fmt.Sprint(max(60000, int(timeout/time.Millisecond))),
+	})
+	p, err := kafka.NewProducer(kafkaconf.ConfigMap(props))
+	if err != nil {
+		return ProduceResult{}, fmt.Errorf("producer: %w", err)
+	}
+	defer p.Close()
+	go drainEvents(p.Events())
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := p.InitTransactions(tctx); err != nil {
+		return ProduceResult{}, reachError(cfg.Brokers, "init transactions", err, tctx)
+	}
+	if err := p.BeginTransaction(); err != nil {
+		return ProduceResult{}, fmt.Errorf("begin transaction: %w", err)
+	}
+	reports := make(chan kafka.Event, n)
+	for i := 0; i < n; i++ {
+		err := p.Produce(&kafka.Message{
+			TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: partition},
+			Key:            []byte(fmt.Sprintf("k%d", i)),
+			Value:          []byte(fmt.Sprintf("kstranded record %d of %d", i, n)),
+		}, reports)
+		if err != nil {
+			_ = p.AbortTransaction(tctx)
+			return ProduceResult{}, fmt.Errorf("produce record %d: %w", i, err)
+		}
+	}
+	offsets := make([]int64, 0, n)
+	for len(offsets) < n {
+		select {
+		case ev := <-reports:
+			m, ok := ev.(*kafka.Message)
+			if !ok {
+				continue
+			}
+			if m.TopicPartition.Error != nil {
+				_ = p.AbortTransaction(context.Background())
+				return ProduceResult{}, fmt.Errorf("delivery: %w", m.TopicPartition.Error)
+			}
+			offsets = append(offsets, int64(m.TopicPartition.Offset))
+		case <-tctx.Done():
+			return ProduceResult{}, fmt.Errorf("produce: %d of %d records acknowledged before --timeout %s: %w", len(offsets), n, timeout, tctx.Err())
+		}
+	}
+	if err := p.CommitTransaction(tctx); err != nil {
+		return ProduceResult{}, fmt.Errorf("commit transaction: %w", err)
+	}
+	slices.Sort(offsets)
+	_, high, err := p.QueryWatermarkOffsets(topic, partition, int(timeout/time.Millisecond))
+	if err != nil {
+		return ProduceResult{}, fmt.Errorf("watermarks: %w", err)
+	}
+	return ProduceResult{Topic: topic, Partition: partition, Offsets: offsets, High: high, Elapsed: time.Since(start)}, nil
+}
+
+// ProduceOne writes one non-transactional record and returns its offset and the new
+// high watermark.
+func ProduceOne(ctx context.Context, cfg kafkaconf.Config, topic string, partition int32, timeout time.Duration) (int64, int64, error) {
+	props := cfg.Merged(clientDefaults, map[string]string{"acks": "all"})
+	p, err := kafka.NewProducer(kafkaconf.ConfigMap(props))
+	if err != nil {
+		return 0, 0, fmt.Errorf("producer: %w", err)
+	}
+	defer p.Close()
+	go drainEvents(p.Events())
+	report := make(chan kafka.Event, 1)
+	if err := p.Produce(&kafka.Message{
+		TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: partition},
+		Value:          []byte("kstranded phase 2 record"),
+	}, report); err != nil {
+		return 0, 0, err
+	}
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	select {
+	case ev := <-report:
+		m := ev.(*kafka.Message)
+		if m.TopicPartition.Error != nil {
+			return 0, 0, fmt.Errorf("delivery: %w", m.TopicPartition.Error)
+		}
+		_, high, err := p.QueryWatermarkOffsets(topic, partition, int(timeout/time.Millisecond))
+		return int64(m.TopicPartition.Offset), high, err
+	case <-tctx.Done():
+		return 0, 0, reachError(cfg.Brokers, "produce", tctx.Err(), tctx)
+	}
+}
+
+// EnsureTopic creates the topic if it does not exist.
+func EnsureTopic(ctx context.Context, cfg kafkaconf.Config, topic string, partitions int32, timeout time.Duration) error {
+	a, err := kafka.NewAdminClient(kafkaconf.ConfigMap(cfg.Merged(clientDefaults, nil)))
+	if err != nil {
+		return fmt.Errorf("admin client: %w", err)
+	}
+	defer a.Close()
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	md, err := a.GetMetadata(&topic, false, int(timeout/time.Millisecond))
+	if err != nil {
+		return reachError(cfg.Brokers, "metadata", err, tctx)
+	}
+	if t, ok := md.Topics[topic]; ok && t.Error.Code() == kafka.ErrNoError && len(t.Partitions) > 0 {
+		return nil
+	}
+	res, err := a.CreateTopics(tctx, []kafka.TopicSpecification{{Topic: topic, NumPartitions: int(partitions), ReplicationFactor: -1}})
+	if err != nil {
+		return reachError(cfg.Brokers, "create topic", err, tctx)
+	}
+	for _, r := range res {
+		if r.Error.Code() != kafka.ErrNoError && r.Error.Code() != kafka.ErrTopicAlreadyExists {
+			return fmt.Errorf("create topic %s: %w", topic, r.Error)
+		}
+	}
+	return nil
+}
+
+// DeleteTopic deletes a topic created for a run.
+func DeleteTopic(ctx context.Context, cfg kafkaconf.Config, topic string, timeout time.Duration) error {
+	a, err := kafka.NewAdminClient(kafkaconf.ConfigMap(cfg.Merged(clientDefaults, nil)))
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := a.DeleteTopics(tctx, []string{topic})
+	if err != nil {
+		return err
+	}
+	for _, r := range res {
+		if r.Error.Code() != kafka.ErrNoError {
+			return r.Error
+		}
+	}
+	return nil
+}
+
+// reachError names the brokers when an operation could not complete: the most common
+// cause is an unreachable or misconfigured (TLS/SASL) bootstrap address.
+func reachError(brokers, op string, err error, ctx context.Context) error {
+	var kerr kafka.Error
+	if errors.As(err, &kerr) {
+		switch kerr.Code() {
+		case kafka.ErrTransport, kafka.ErrAllBrokersDown, kafka.ErrTimedOut, kafka.ErrTimedOutQueue, kafka.ErrResolve, kafka.ErrSsl, kafka.ErrAuthentication:
+			return fmt.Errorf("%s: cannot reach brokers %s: %w", op, brokers, err)
+		}
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: no answer from brokers %s within --timeout: %w", op, brokers, err)
+	}
+	return fmt.Errorf("%s (brokers %s): %w", op, brokers, err)
+}
+
+func drainEvents(ch chan kafka.Event) {
+	for range ch {
+	}
+}

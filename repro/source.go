@@ -1,0 +1,318 @@
+package repro
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/kafkaconf"
+	"github.com/kstranded/kstranded/traceevent"
+)
+
+// rdSource is the live eachbatch.Source: a librdkafka consumer (confluent-kafka-go) in
+// the run's group. All its methods run on the engine's loop goroutine, which is the
+// only goroutine that touches the consumer (librdkafka callbacks are served in Poll).
+type rdSource struct {
+	c          *kafka.Consumer
+	topic      string
+	assignment []eachbatch.TopicPartition
+	// eof holds the offset of the last partition-EOF event seen for a partition since
+	// its last record or seek (-1: none). Together with expect it tells when the
+	// client has consumed everything there is (quiescence), without idle timers.
+	eof    map[eachbatch.TopicPartition]int64
+	expect map[eachbatch.TopicPartition]int64
+	trace  func(traceevent.Event)
+	now    func() (time.Time, float64)
+	errs   []error
+	fatal  error
+}
+
+// consumerProps are the librdkafka settings the run owns, from the seed's consumer.
+func consumerProps(o Options, group string, embedded bool) map[string]string {
+	iso := "read_committed"
+	if !o.ReadCommitted {
+		iso = "read_uncommitted"
+	}
+	reset := "earliest"
+	if !o.FromBeginning {
+		reset = "latest"
+	}
+	fetchWait := o.FetchWaitMax
+	if embedded && !o.FetchWaitMaxSet {
+		// kfake holds empty fetches for the full wait; keep it short there only.
+		fetchWait = 10 * time.Millisecond
+	}
+	scaledPoll := o.scale(o.MaxPollInterval)
+	// The JS client hands librdkafka twice the configured max.poll.interval.ms
+	// (lib/kafkajs/_consumer.js: rdKafkaConfig['max.poll.interval.ms'] = maxPoll * 2);
+	// librdkafka also requires it to be at least session.timeout.ms.
+	rdPoll := 2 * scaledPoll
+	if rdPoll < o.SessionTimeout {
+		rdPoll = o.SessionTimeout
+	}
+	autoCommit := o.scale(o.AutoCommitInterval)
+	if autoCommit < time.Millisecond {
+		autoCommit = time.Millisecond
+	}
+	m := map[string]string{
+		"group.id":                 group,
+		"isolation.level":          iso,
+		"auto.offset.reset":        reset,
+		"enable.auto.commit":       fmt.Sprint(o.AutoCommit && o.Commit == CommitAuto),
+		"auto.commit.interval.ms":  fmt.Sprint(autoCommit.Milliseconds()),
+		"enable.auto.offset.store": "false", // the JS client stores offsets itself
+		"enable.partition.eof":     "true",  // quiescence evidence only
+		"session.timeout.ms":       fmt.Sprint(o.SessionTimeout.Milliseconds()),
+		"heartbeat.interval.ms":    fmt.Sprint(o.HeartbeatInterval.Milliseconds()),
+		// kafkajs-compat maps maxBytesPerPartition to max.partition.fetch.bytes and then
+		// maxBytes to fetch.message.max.bytes, an alias of the same property, so maxBytes
+		// wins (lib/kafkajs/_consumer.js, #kafkaJSToConsumerConfig).
+		"fetch.message.max.bytes": fmt.Sprint(o.MaxBytes),
+		"fetch.wait.max.ms":       fmt.Sprint(max(1, fetchWait.Milliseconds())),
+		"max.poll.interval.ms":    fmt.Sprint(rdPoll.Milliseconds()),
+	}
+	return m
+}
+
+func newRDSource(cfg kafkaconf.Config, props map[string]string, topic string, trace func(traceevent.Event), now func() (time.Time, float64)) (*rdSource, error) {
+	c, err := kafka.NewConsumer(kafkaconf.ConfigMap(cfg.Merged(clientDefaults, props)))
+	if err != nil {
+		return nil, fmt.Errorf("consumer: %w", err)
+	}
+	s := &rdSource{c: c, topic: topic, eof: map[eachbatch.TopicPartition]int64{}, expect: map[eachbatch.TopicPartition]int64{}, trace: trace, now: now}
+	if err := c.SubscribeTopics([]string{topic}, s.rebalance); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("subscribe %s: %w", topic, err)
+	}
+	return s, nil
+}
+
+func (s *rdSource) emit(ev traceevent.Event) {
+	ev.Time, ev.AtMs = s.now()
+	s.trace(ev)
+}
+
+func (s *rdSource) rebalance(c *kafka.Consumer, ev kafka.Event) error {
+	switch e := ev.(type) {
+	case kafka.AssignedPartitions:
+		var err error
+		if c.GetRebalanceProtocol() == "COOPERATIVE" {
+			err = c.IncrementalAssign(e.Partitions)
+		} else {
+			err = c.Assign(e.Partitions)
+		}
+		for _, p := range e.Partitions {
+			tp := eachbatch.TopicPartition{Topic: *p.Topic, Partition: p.Partition}
+			s.assignment = append(s.assignment, tp)
+			s.eof[tp] = -1
+		}
+		sortTPs(s.assignment)
+		s.emit(traceevent.Event{Ev: traceevent.Assign, Topic: s.topic, N: len(e.Partitions)})
+		return err
+	case kafka.RevokedPartitions:
+		lost := c.AssignmentLost()
+		var err error
+		if c.GetRebalanceProtocol() == "COOPERATIVE" {
+			err = c.IncrementalUnassign(e.Partitions)
+		} else {
+			err = c.Unassign()
+		}
+		gone := map[eachbatch.TopicPartition]bool{}
+		for _, p := range e.Partitions {
+			gone[eachbatch.TopicPartition{Topic: *p.Topic, Partition: p.Partition}] = true
+		}
+		kept := s.assignment[:0]
+		for _, tp := range s.assignment {
+			if !gone[tp] {
+				kept = append(kept, tp)
+			}
+		}
+		s.assignment = kept
+		reason := "revoked"
+		if lost {
+			reason = "lost"
+		}
+		s.emit(traceevent.Event{Ev: traceevent.Revoke, Topic: s.topic, N: len(e.Partitions), Reason: reason})
+		return err
+	}
+	return nil
+}
+
+// waitAssigned polls until the group assigns partitions. Polling before the engine
+// starts returns no records: fetching only begins once partitions are assigned, and
+// the loop stops at the assignment.
+func (s *rdSource) waitAssigned(ctx context.Context, brokers string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var lastErr error
+	for len(s.assignment) == 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			if lastErr != nil {
+				return fmt.Errorf("no partition assignment from brokers %s within --timeout %s: %w", brokers, timeout, lastErr)
+			}
+			return fmt.Errorf("no partition assignment from brokers %s within --timeout %s", brokers, timeout)
+		}
+		switch e := s.c.Poll(50).(type) {
+		case kafka.Error:
+			lastErr = e
+			if e.IsFatal() {
+				return fmt.Errorf("consumer: %w", e)
+			}
+		case *kafka.Message:
+			// Cannot happen before assignment; never drop a record silently if it does.
+			return fmt.Errorf("consumer returned a record before assignment: %v", e.TopicPartition)
+		}
+	}
+	return nil
+}
+
+// Consume implements eachbatch.Source like KafkaConsumerConsumeNum with a consume
+// timeout of 0 and timeout-only-for-first-message: the first poll does not wait, later
+// ones wait 1 ms, and it stops at the first empty poll.
+func (s *rdSource) Consume(max int) ([]eachbatch.Record, error) {
+	var out []eachbatch.Record
+	timeout := 0
+	for len(out) < max {
+		ev := s.c.Poll(timeout)
+		if ev == nil {
+			break
+		}
+		switch e := ev.(type) {
+		case *kafka.Message:
+			if e.TopicPartition.Error != nil {
+				return out, e.TopicPartition.Error
+			}
+			tp := eachbatch.TopicPartition{Topic: *e.TopicPartition.Topic, Partition: e.TopicPartition.Partition}
+			epoch := int32(-1)
+			if e.TopicPartition.LeaderEpoch != nil {
+				epoch = *e.TopicPartition.LeaderEpoch
+			}
+			out = append(out, eachbatch.Record{TopicPartition: tp, Offset: int64(e.TopicPartition.Offset), LeaderEpoch: epoch})
+			s.eof[tp] = -1
+			timeout = 1
+		case kafka.PartitionEOF:
+			tp := eachbatch.TopicPartition{Topic: *e.Topic, Partition: e.Partition}
+			s.eof[tp] = int64(e.Offset)
+			if len(out) > 0 {
+				timeout = 1
+			}
+		case kafka.OffsetsCommitted:
+			ce := traceevent.Event{Ev: traceevent.Commit, Reason: "auto"}
+			if e.Error != nil {
+				ce.Error = e.Error.Error()
+			}
+			for _, p := range e.Offsets {
+				if p.Offset >= 0 {
+					ce.Committed = append(ce.Committed, traceevent.PartitionOffset{Partition: p.Partition, Offset: int64(p.Offset)})
+				}
+			}
+			if len(ce.Committed) > 0 || ce.Error != "" {
+				s.emit(ce)
+			}
+		case kafka.Error:
+			if e.IsFatal() {
+				s.fatal = e
+				return out, e
+			}
+			s.errs = append(s.errs, e)
+		}
+	}
+	return out, nil
+}
+
+// Seek implements eachbatch.Source.
+func (s *rdSource) Seek(tp eachbatch.TopicPartition, offset int64, epoch int32) error {
+	s.eof[tp] = -1
+	p := kafka.TopicPartition{Topic: &tp.Topic, Partition: tp.Partition, Offset: kafka.Offset(offset)}
+	if epoch >= 0 {
+		p.LeaderEpoch = &epoch
+	}
+	_, err := s.c.SeekPartitions([]kafka.TopicPartition{p})
+	return err
+}
+
+// StoreOffset implements eachbatch.Source.
+func (s *rdSource) StoreOffset(tp eachbatch.TopicPartition, offset int64, epoch int32) error {
+	p := kafka.TopicPartition{Topic: &tp.Topic, Partition: tp.Partition, Offset: kafka.Offset(offset)}
+	if epoch >= 0 {
+		p.LeaderEpoch = &epoch
+	}
+	_, err := s.c.StoreOffsets([]kafka.TopicPartition{p})
+	return err
+}
+
+// Commit implements eachbatch.Source.
+func (s *rdSource) Commit(offsets map[eachbatch.TopicPartition]int64) error {
+	ps := make([]kafka.TopicPartition, 0, len(offsets))
+	ev := traceevent.Event{Ev: traceevent.Commit, Reason: "manual"}
+	for tp, o := range offsets {
+		tp := tp
+		ps = append(ps, kafka.TopicPartition{Topic: &tp.Topic, Partition: tp.Partition, Offset: kafka.Offset(o)})
+		ev.Committed = append(ev.Committed, traceevent.PartitionOffset{Partition: tp.Partition, Offset: o})
+	}
+	_, err := s.c.CommitOffsets(ps)
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	s.emit(ev)
+	return err
+}
+
+// Assignment implements eachbatch.Source.
+func (s *rdSource) Assignment() []eachbatch.TopicPartition {
+	return append([]eachbatch.TopicPartition(nil), s.assignment...)
+}
+
+// AtEnd implements eachbatch.Source: every assigned partition that should hold records
+// has reported EOF at or past the end expected for this phase.
+func (s *rdSource) AtEnd() bool {
+	if len(s.assignment) == 0 {
+		return false
+	}
+	for _, tp := range s.assignment {
+		want := s.expect[tp]
+		if want <= 0 {
+			continue
+		}
+		if s.eof[tp] < want {
+			return false
+		}
+	}
+	return true
+}
+
+// committed reads the group's committed offsets from the coordinator.
+func (s *rdSource) committed(timeout time.Duration) (map[eachbatch.TopicPartition]int64, error) {
+	ps := make([]kafka.TopicPartition, 0, len(s.assignment))
+	for _, tp := range s.assignment {
+		tp := tp
+		ps = append(ps, kafka.TopicPartition{Topic: &tp.Topic, Partition: tp.Partition})
+	}
+	res, err := s.c.Committed(ps, int(timeout/time.Millisecond))
+	if err != nil {
+		return nil, err
+	}
+	out := map[eachbatch.TopicPartition]int64{}
+	for _, p := range res {
+		out[eachbatch.TopicPartition{Topic: *p.Topic, Partition: p.Partition}] = int64(p.Offset)
+	}
+	return out, nil
+}
+
+func (s *rdSource) close() error { return s.c.Close() }
+
+func sortTPs(tps []eachbatch.TopicPartition) {
+	sort.Slice(tps, func(i, j int) bool {
+		if tps[i].Topic != tps[j].Topic {
+			return strings.Compare(tps[i].Topic, tps[j].Topic) < 0
+		}
+		return tps[i].Partition < tps[j].Partition
+	})
+}

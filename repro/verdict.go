@@ -1,0 +1,106 @@
+package repro
+
+import (
+	"sort"
+
+	"github.com/kstranded/kstranded/traceevent"
+)
+
+// Verdicts per partition.
+const (
+	VerdictOK       = "OK"       // every record delivered
+	VerdictLoss     = "LOSS"     // records below the committed offset never delivered
+	VerdictStranded = "STRANDED" // records never delivered, not yet committed past
+)
+
+// PartitionVerdict is the judgement of one partition.
+type PartitionVerdict struct {
+	Records    int                // offsets that hold a deliverable record (from the producer's acks)
+	Delivered  int                // distinct records delivered
+	Duplicates int                // deliveries beyond the first
+	Lost       []traceevent.Range // records below committed, never delivered
+	Stranded   []traceevent.Range // records at or above committed, never delivered
+	Verdict    string
+}
+
+// LostCount is the number of lost records.
+func (v PartitionVerdict) LostCount() int { return countRanges(v.Lost) }
+
+// StrandedCount is the number of stranded records.
+func (v PartitionVerdict) StrandedCount() int { return countRanges(v.Stranded) }
+
+// Judge compares what a partition holds with what was delivered and committed.
+// records are the offsets that hold deliverable records: the evidence comes from the
+// producer's delivery reports, never from offset arithmetic, so a transaction marker
+// (which takes an offset but is not a record) is never counted as lost.
+func Judge(partition int32, records []int64, delivered map[int64]int, committed int64) PartitionVerdict {
+	rs := append([]int64(nil), records...)
+	sort.Slice(rs, func(i, j int) bool { return rs[i] < rs[j] })
+	v := PartitionVerdict{Records: len(rs)}
+	isRecord := make(map[int64]bool, len(rs))
+	for _, o := range rs {
+		isRecord[o] = true
+	}
+	for o, n := range delivered {
+		if n > 0 && isRecord[o] {
+			v.Delivered++
+		}
+		if n > 1 {
+			v.Duplicates += n - 1
+		}
+	}
+	var lost, stranded []int64
+	for _, o := range rs {
+		if delivered[o] > 0 {
+			continue
+		}
+		if o < committed {
+			lost = append(lost, o)
+		} else {
+			stranded = append(stranded, o)
+		}
+	}
+	v.Lost = toRanges(partition, lost, rs)
+	v.Stranded = toRanges(partition, stranded, rs)
+	switch {
+	case len(lost) > 0:
+		v.Verdict = VerdictLoss
+	case len(stranded) > 0:
+		v.Verdict = VerdictStranded
+	default:
+		v.Verdict = VerdictOK
+	}
+	return v
+}
+
+// toRanges groups sorted offsets into ranges that are contiguous in the partition's
+// record sequence (a marker between two undelivered records does not split a range).
+func toRanges(partition int32, offs []int64, records []int64) []traceevent.Range {
+	if len(offs) == 0 {
+		return nil
+	}
+	next := make(map[int64]int64, len(records)) // record -> following record
+	for i := 0; i+1 < len(records); i++ {
+		next[records[i]] = records[i+1]
+	}
+	var out []traceevent.Range
+	cur := traceevent.Range{Partition: partition, First: offs[0], Last: offs[0], Count: 1}
+	for _, o := range offs[1:] {
+		if next[cur.Last] == o {
+			cur.Last = o
+			cur.Count++
+			continue
+		}
+		out = append(out, cur)
+		cur = traceevent.Range{Partition: partition, First: o, Last: o, Count: 1}
+	}
+	return append(out, cur)
+}
+
+func countRanges(rs []traceevent.Range) int {
+	n := 0
+	for _, r := range rs {
+		n += r.Count
+	}
+	return n
+}
