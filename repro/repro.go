@@ -357,6 +357,39 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // offsets equal the stored ones (auto-commit has caught up), then records the phase.
 func (o Options) runPhase(ctx context.Context, lp *loop.Loop, eng *eachbatch.Engine, src *rdSource, n int,
 	extra func() bool, res *Result, highs map[int32]int64, start time.Time) error {
+	committed, err := o.settle(ctx, lp, eng, src, extra)
+	if err != nil {
+		if errors.Is(err, ErrPhaseTimeout) {
+			return fmt.Errorf("phase %d: %w", n, err)
+		}
+		return err
+	}
+	ph := Phase{N: n, Elapsed: time.Since(start)}
+	del := eng.Delivered()
+	for tp, c := range committed {
+		d := del[tp]
+		if c < 0 && len(d) == 0 && highs[tp.Partition] == 0 {
+			continue
+		}
+		ph.Partitions = append(ph.Partitions, PhasePartition{Partition: tp.Partition, Delivered: len(d), Committed: c, High: highs[tp.Partition]})
+	}
+	sort.Slice(ph.Partitions, func(i, j int) bool { return ph.Partitions[i].Partition < ph.Partitions[j].Partition })
+	res.Phases = append(res.Phases, ph)
+	states := make([]traceevent.PartitionState, 0, len(ph.Partitions))
+	for _, p := range ph.Partitions {
+		states = append(states, traceevent.PartitionState{Partition: p.Partition, Delivered: p.Delivered, Committed: p.Committed, High: p.High})
+	}
+	ev := traceevent.Event{Ev: traceevent.PhaseEnd, Phase: n, Partitions: states}
+	ev.Time = time.Now().UTC()
+	ev.AtMs = float64(lp.Elapsed()) / float64(time.Millisecond)
+	o.Trace.Write(ev)
+	return nil
+}
+
+// settle runs the loop until the engine is quiescent (and extra holds) and the group's
+// committed offsets equal the stored ones, then returns the committed offsets. There is
+// no idle timer: the check runs at the auto-commit interval and ends as soon as it holds.
+func (o Options) settle(ctx context.Context, lp *loop.Loop, eng *eachbatch.Engine, src *rdSource, extra func() bool) (map[eachbatch.TopicPartition]int64, error) {
 	settled, timedOut := false, false
 	var committed map[eachbatch.TopicPartition]int64
 	check := max(o.scale(o.AutoCommitInterval), 10*time.Millisecond)
@@ -384,34 +417,15 @@ func (o Options) runPhase(ctx context.Context, lp *loop.Loop, eng *eachbatch.Eng
 	deadline := lp.After(limit, func() { timedOut = true })
 	defer deadline.Stop()
 	if err := lp.Run(ctx, func() bool { return settled || timedOut || src.fatal != nil }); err != nil {
-		return err
+		return nil, err
 	}
 	if src.fatal != nil {
-		return fmt.Errorf("consumer: %w", src.fatal)
+		return nil, fmt.Errorf("consumer: %w", src.fatal)
 	}
 	if timedOut {
-		return fmt.Errorf("phase %d: %w within %s", n, ErrPhaseTimeout, limit)
+		return nil, fmt.Errorf("%w within %s", ErrPhaseTimeout, limit)
 	}
-	ph := Phase{N: n, Elapsed: time.Since(start)}
-	del := eng.Delivered()
-	for tp, c := range committed {
-		d := del[tp]
-		if c < 0 && len(d) == 0 && highs[tp.Partition] == 0 {
-			continue
-		}
-		ph.Partitions = append(ph.Partitions, PhasePartition{Partition: tp.Partition, Delivered: len(d), Committed: c, High: highs[tp.Partition]})
-	}
-	sort.Slice(ph.Partitions, func(i, j int) bool { return ph.Partitions[i].Partition < ph.Partitions[j].Partition })
-	res.Phases = append(res.Phases, ph)
-	states := make([]traceevent.PartitionState, 0, len(ph.Partitions))
-	for _, p := range ph.Partitions {
-		states = append(states, traceevent.PartitionState{Partition: p.Partition, Delivered: p.Delivered, Committed: p.Committed, High: p.High})
-	}
-	ev := traceevent.Event{Ev: traceevent.PhaseEnd, Phase: n, Partitions: states}
-	ev.Time = time.Now().UTC()
-	ev.AtMs = float64(lp.Elapsed()) / float64(time.Millisecond)
-	o.Trace.Write(ev)
-	return nil
+	return committed, nil
 }
 
 func storedCommitted(stored, committed map[eachbatch.TopicPartition]int64) bool {

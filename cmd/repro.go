@@ -1,0 +1,177 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/exitcode"
+	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/internal/view"
+	"github.com/kstranded/kstranded/repro"
+	"github.com/kstranded/kstranded/traceevent"
+)
+
+func init() { register(newReproCmd) }
+
+type reproOptions struct {
+	repro.Options
+	Policy    string
+	Commit    string
+	TraceFile string
+}
+
+// bindScenarioFlags binds the seed consumer's settings; every default is the seed's.
+func bindScenarioFlags(f *pflag.FlagSet, o *reproOptions) {
+	f.StringVar(&o.Topic, "topic", o.Topic, "topic (on --brokers, a per-run suffix is added unless the command reads an existing topic)")
+	f.Int32Var(&o.Partitions, "partitions", o.Partitions, "partitions of the topic")
+	f.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "partitionsConsumedConcurrently")
+	f.IntVar(&o.BatchSize, "batch-size", o.BatchSize, "js.consumer.max.batch.size (-1: unbounded)")
+	f.DurationVar(&o.HandlerDelay, "handler-delay", o.HandlerDelay, "eachBatch time per record (seed: 40s)")
+	f.IntVar(&o.HandlerParallel, "handler-parallel", o.HandlerParallel, "records eachBatch processes at a time (seed: 3)")
+	f.DurationVar(&o.MaxPollInterval, "max-poll-interval", o.MaxPollInterval, "max.poll.interval.ms; the JS cache expires this long after the last fetch")
+	f.DurationVar(&o.SessionTimeout, "session-timeout", o.SessionTimeout, "session.timeout.ms (not scaled)")
+	f.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", o.HeartbeatInterval, "heartbeat.interval.ms (not scaled)")
+	f.DurationVar(&o.FetchWaitMax, "fetch-wait-max", o.FetchWaitMax, "fetch.wait.max.ms (not scaled; 10ms on the embedded broker unless set)")
+	f.BoolVar(&o.AutoCommit, "auto-commit", o.AutoCommit, "kafkaJS autoCommit")
+	f.DurationVar(&o.AutoCommitInterval, "auto-commit-interval", o.AutoCommitInterval, "auto.commit.interval.ms")
+	f.IntVar(&o.MaxBytes, "max-bytes", o.MaxBytes, "kafkaJS maxBytes (fetch.message.max.bytes)")
+	f.IntVar(&o.MaxBytesPerPartition, "max-bytes-per-partition", o.MaxBytesPerPartition, "kafkaJS maxBytesPerPartition (same librdkafka property as --max-bytes, which wins, as in kafkajs-compat)")
+	f.BoolVar(&o.ReadCommitted, "read-committed", o.ReadCommitted, "isolation.level=read_committed (kafkaJS readUncommitted: false)")
+	f.BoolVar(&o.FromBeginning, "from-beginning", o.FromBeginning, "kafkaJS fromBeginning (auto.offset.reset=earliest)")
+	f.Float64Var(&o.TimeScale, "time-scale", o.TimeScale, "scale of every scenario duration (1: the real 15-minute scenario)")
+	f.StringVar(&o.Policy, "policy", string(o.Options.Policy), "cache clear policy: v1.10.0 (also 1.9.0), v1.10.1, head, or all")
+	f.StringVar(&o.Commit, "commit", string(o.Options.Commit), "who commits: auto (the client's auto-commit)")
+	f.StringVar(&o.TraceFile, "trace", "", "write every engine event as kstranded.trace/v1 JSON lines to FILE")
+	f.DurationVar(&o.PhaseTimeout, "phase-timeout", 0, "bound on each phase reaching quiescence (0: derived from the settings)")
+}
+
+func newReproCmd(g *Globals) *cobra.Command {
+	o := &reproOptions{Options: repro.DefaultOptions()}
+	c := &cobra.Command{
+		Use:   "repro",
+		Short: "Reproduce the eachBatch cache-expiration loss end to end (embedded broker by default)",
+		Long: `Reproduce confluent-kafka-javascript's eachBatch cache-expiration loss: 200 records in one
+transaction on partition 0 of a 20-partition topic, consumed by a model of the kafkajs-compat
+eachBatch consumer running over librdkafka (confluent-kafka-go) with the bug report's
+settings (a 4m40s batch, max.poll.interval.ms 900000), then one more record.
+
+Phase 1 drains the workload until the consumer is quiescent; phase 2 produces one record and
+waits until it is delivered and committed. The verdict per partition says which records were
+LOST (committed past, never delivered), STRANDED (never delivered, not yet committed past) or
+OK. Durations are scaled by --time-scale (default 0.01: the run takes seconds).
+
+Without --brokers an embedded broker (kfake) runs in process. With --brokers, a topic and a
+group of the run's own are used, and the topic is deleted afterwards unless --keep.
+
+Exit codes: 0 nothing lost, 3 records lost, 4 records stranded, 1 error, 2 usage, 130 interrupted.`,
+		Example: `  kstranded repro
+  kstranded repro --policy all
+  kstranded repro --policy v1.10.1 --time-scale 1
+  kstranded repro --brokers localhost:9092 --config client.properties --keep --trace t.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runRepro(c.Context(), g, o, c.Flags().Changed("fetch-wait-max"))
+		},
+	}
+	bindScenarioFlags(c.Flags(), o)
+	c.Flags().IntVar(&o.Records, "records", o.Records, "records in the transaction")
+	c.Flags().Int32Var(&o.Partition, "partition", o.Partition, "partition the records go to")
+	c.Flags().StringVar(&o.Group, "group", "", "consumer group (default: a new group per run)")
+	c.Flags().BoolVar(&o.Keep, "keep", false, "keep the run's topic on --brokers (for inspect and rewind)")
+	c.AddCommand(newReproProduceCmd(g), newReproConsumeCmd(g))
+	return c
+}
+
+func (o *reproOptions) complete(g *Globals, fetchWaitSet bool) ([]eachbatch.Policy, error) {
+	k, err := g.Kafka()
+	if err != nil {
+		return nil, err
+	}
+	o.Kafka = k
+	o.Timeout = g.Timeout
+	o.FetchWaitMaxSet = fetchWaitSet
+	var policies []eachbatch.Policy
+	if strings.EqualFold(o.Policy, "all") {
+		policies = eachbatch.Policies
+	} else {
+		p, err := eachbatch.ParsePolicy(o.Policy)
+		if err != nil {
+			return nil, exitcode.Usagef("--policy: %v", err)
+		}
+		policies = []eachbatch.Policy{p}
+	}
+	o.Options.Policy = policies[0]
+	o.Options.Commit = repro.CommitMode(strings.ToLower(o.Commit))
+	if err := o.Options.Validate(); err != nil {
+		return nil, exitcode.Usagef("%v", err)
+	}
+	return policies, nil
+}
+
+func runRepro(ctx context.Context, g *Globals, o *reproOptions, fetchWaitSet bool) error {
+	policies, err := o.complete(g, fetchWaitSet)
+	if err != nil {
+		return err
+	}
+	format, _ := g.Format()
+	if o.TraceFile != "" {
+		f, err := os.Create(o.TraceFile)
+		if err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+		defer f.Close()
+		o.Trace = traceevent.NewWriter(f)
+		defer o.Trace.Flush()
+	}
+	progress := render.IsTerminal(g.IO.Err) && format == render.Table
+	var results []*repro.Result
+	var runErr error
+	for _, p := range policies {
+		opts := o.Options
+		opts.Policy = p
+		if progress {
+			opts.Progress = func(pr repro.Progress) {
+				fmt.Fprintf(g.IO.Err, "\r\033[K%s %s", p, view.ProgressLine(pr))
+			}
+		}
+		res, err := repro.Run(ctx, opts)
+		if progress {
+			fmt.Fprint(g.IO.Err, "\r\033[K")
+		}
+		if res != nil {
+			results = append(results, res)
+		}
+		if err != nil {
+			runErr = err
+			break
+		}
+	}
+	if err := o.Trace.Flush(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("--trace: %w", err)
+	}
+	if len(results) > 0 {
+		v := view.NewRepro(results)
+		if err := view.PrintRepro(g.IO.Out, v, format, g.Pretty()); err != nil {
+			return err
+		}
+		if runErr == nil {
+			switch v.Verdict {
+			case repro.VerdictLoss:
+				return exitcode.Reported(exitcode.ErrLost)
+			case repro.VerdictStranded:
+				return exitcode.Reported(exitcode.ErrStranded)
+			}
+		}
+	}
+	if runErr != nil && ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
+		return fmt.Errorf("%w: %v", exitcode.ErrInterrupted, runErr)
+	}
+	return runErr
+}

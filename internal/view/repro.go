@@ -1,0 +1,359 @@
+// Package view turns domain results into view models (structs with json tags) and
+// prints them as tables or JSON through internal/render. Builders are pure; printers
+// take an io.Writer. Nothing here talks to Kafka or decides a verdict.
+package view
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/repro"
+	"github.com/kstranded/kstranded/traceevent"
+)
+
+// ReproSchema versions the JSON of `kstranded repro`.
+const ReproSchema = "kstranded.repro/v1"
+
+// Repro is the JSON document of `kstranded repro`: one entry per policy run.
+type Repro struct {
+	render.Meta
+	Verdict string     `json:"verdict"`
+	Lost    int        `json:"lost"`
+	Runs    []ReproRun `json:"runs"`
+}
+
+// ReproRun is one run.
+type ReproRun struct {
+	RunID       string            `json:"run_id"`
+	Topic       string            `json:"topic"`
+	Group       string            `json:"group"`
+	Brokers     string            `json:"brokers"`
+	Embedded    bool              `json:"embedded_broker"`
+	Policy      string            `json:"policy"`
+	Commit      string            `json:"commit"`
+	Settings    map[string]string `json:"settings"`
+	Produced    ReproProduced     `json:"produced"`
+	Phases      []ReproPhase      `json:"phases"`
+	Partitions  []ReproPartition  `json:"partitions"`
+	Verdict     string            `json:"verdict"`
+	Lost        int               `json:"lost"`
+	LossAtMs    *float64          `json:"loss_at_ms,omitempty"`
+	ElapsedMs   float64           `json:"elapsed_ms"`
+	Interrupted bool              `json:"interrupted"`
+	Warnings    []string          `json:"warnings,omitempty"`
+}
+
+// ReproProduced is the transactional workload.
+type ReproProduced struct {
+	Partition int32 `json:"partition"`
+	Count     int   `json:"count"`
+	First     int64 `json:"first_offset"`
+	Last      int64 `json:"last_offset"`
+	High      int64 `json:"high_watermark"`
+}
+
+// ReproPhase is the state at a phase end.
+type ReproPhase struct {
+	Phase      int                   `json:"phase"`
+	ElapsedMs  float64               `json:"elapsed_ms"`
+	Partitions []ReproPhasePartition `json:"partitions"`
+}
+
+// ReproPhasePartition is one partition at a phase end.
+type ReproPhasePartition struct {
+	Partition int32 `json:"partition"`
+	Delivered int   `json:"delivered"`
+	Committed int64 `json:"committed"`
+	High      int64 `json:"high_watermark"`
+}
+
+// ReproPartition is the verdict of one partition.
+type ReproPartition struct {
+	Partition        int32              `json:"partition"`
+	Produced         int                `json:"produced"`
+	Delivered        int                `json:"delivered"`
+	Duplicates       int                `json:"duplicates"`
+	CommittedByPhase []int64            `json:"committed_by_phase"`
+	High             int64              `json:"high_watermark"`
+	Lost             []traceevent.Range `json:"lost"`
+	LostCount        int                `json:"lost_count"`
+	Stranded         []traceevent.Range `json:"stranded"`
+	StrandedCount    int                `json:"stranded_count"`
+	SafeRewind       *int64             `json:"safe_rewind,omitempty"`
+	Verdict          string             `json:"verdict"`
+}
+
+// NewRepro builds the view of one or more runs.
+func NewRepro(results []*repro.Result) Repro {
+	v := Repro{Meta: render.NewMeta(ReproSchema, "repro"), Verdict: repro.VerdictOK}
+	for _, r := range results {
+		run := ReproRun{
+			RunID: r.RunID, Topic: r.Topic, Group: r.Group, Brokers: r.Brokers, Embedded: r.Embedded,
+			Policy: string(r.Policy), Commit: string(r.Commit), Settings: r.Settings,
+			Verdict: r.Verdict, Lost: r.Lost(), ElapsedMs: ms(r.Elapsed), Interrupted: r.Interrupted, Warnings: r.Warnings,
+			Phases: []ReproPhase{}, Partitions: []ReproPartition{},
+		}
+		if n := len(r.Produced.Offsets); n > 0 {
+			run.Produced = ReproProduced{Partition: r.Produced.Partition, Count: n, First: r.Produced.First(), Last: r.Produced.Last(), High: r.Produced.High}
+		}
+		if r.LossAt > 0 {
+			run.LossAtMs = ptr(ms(r.LossAt))
+		}
+		for _, ph := range r.Phases {
+			p := ReproPhase{Phase: ph.N, ElapsedMs: ms(ph.Elapsed), Partitions: []ReproPhasePartition{}}
+			for _, pp := range ph.Partitions {
+				p.Partitions = append(p.Partitions, ReproPhasePartition(pp))
+			}
+			run.Phases = append(run.Phases, p)
+		}
+		for _, p := range r.Partitions {
+			rp := ReproPartition{
+				Partition: p.Partition, Produced: p.Produced, Delivered: p.Delivered, Duplicates: p.Duplicates,
+				CommittedByPhase: nonNil(p.CommittedByPhase), High: p.High,
+				Lost: nonNilR(p.Lost), LostCount: p.LostCount(), Stranded: nonNilR(p.Stranded), StrandedCount: p.StrandedCount(),
+				Verdict: p.Verdict,
+			}
+			if len(p.Lost) > 0 {
+				rp.SafeRewind = ptr(p.Lost[0].First)
+			}
+			run.Partitions = append(run.Partitions, rp)
+		}
+		v.Runs = append(v.Runs, run)
+		v.Lost += run.Lost
+		switch {
+		case r.Verdict == repro.VerdictLoss:
+			v.Verdict = repro.VerdictLoss
+		case r.Verdict == repro.VerdictStranded && v.Verdict == repro.VerdictOK:
+			v.Verdict = repro.VerdictStranded
+		}
+	}
+	return v
+}
+
+// PrintRepro prints the view: JSON, or a verdict line and a table per run (one
+// comparison table when several policies ran).
+func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
+	if f == render.JSON {
+		return render.WriteJSON(w, v)
+	}
+	st := render.NewStyles(w)
+	if len(v.Runs) > 1 {
+		for _, r := range v.Runs {
+			fmt.Fprintln(w, verdictLine(st, r))
+		}
+		fmt.Fprintln(w)
+		return render.WriteGrid(w, comparisonGrid(v), pretty)
+	}
+	for _, r := range v.Runs {
+		fmt.Fprintln(w, verdictLine(st, r))
+		fmt.Fprintln(w, st.Dim.Render(fmt.Sprintf("topic %s · group %s · brokers %s%s · %s",
+			r.Topic, r.Group, r.Brokers, map[bool]string{true: " (embedded)", false: ""}[r.Embedded], settingsLine(r.Settings))))
+		if err := render.WriteGrid(w, runGrid(r), pretty); err != nil {
+			return err
+		}
+		for _, wn := range r.Warnings {
+			fmt.Fprintln(w, st.Warn.Render("warning: ")+wn)
+		}
+	}
+	return nil
+}
+
+func verdictLine(st render.Styles, r ReproRun) string {
+	prefix := ""
+	if r.Interrupted {
+		prefix = st.Warn.Render("INTERRUPTED") + " (partial) "
+	}
+	lossAt := ""
+	if r.LossAtMs != nil {
+		lossAt = fmt.Sprintf(", dropped from the cache at %.1fs", *r.LossAtMs/1000)
+	}
+	switch r.Verdict {
+	case repro.VerdictLoss:
+		var parts []string
+		for _, p := range r.Partitions {
+			if p.LostCount > 0 {
+				parts = append(parts, fmt.Sprintf("%d on %s/%d (%s, safe rewind %d)", p.LostCount, r.Topic, p.Partition, rangesText(p.Lost), *p.SafeRewind))
+			}
+		}
+		return fmt.Sprintf("%s%s %s: %d records lost: %s%s", prefix, st.Verdict("LOSS"), r.Policy, r.Lost, strings.Join(parts, "; "), lossAt)
+	case repro.VerdictStranded:
+		n := 0
+		for _, p := range r.Partitions {
+			n += p.StrandedCount
+		}
+		return fmt.Sprintf("%s%s %s: %d records not delivered, not committed past (yet)", prefix, st.Verdict("STRANDED"), r.Policy, n)
+	}
+	d := 0
+	for _, p := range r.Partitions {
+		d += p.Delivered
+	}
+	return fmt.Sprintf("%s%s %s: every record delivered (%d), nothing lost", prefix, st.Verdict("OK"), r.Policy, d)
+}
+
+func runGrid(r ReproRun) render.Grid {
+	g := render.Grid{
+		Header: []string{"PARTITION", "PRODUCED", "DELIVERED", "DUPLICATES"},
+		Align:  []render.Align{render.Right, render.Right, render.Right, render.Right},
+	}
+	phases := 0
+	for _, p := range r.Partitions {
+		phases = max(phases, len(p.CommittedByPhase))
+	}
+	for i := 1; i <= phases; i++ {
+		g.Header = append(g.Header, fmt.Sprintf("COMMITTED P%d", i))
+		g.Align = append(g.Align, render.Right)
+	}
+	g.Header = append(g.Header, "HIGH WATERMARK", "LOST", "STRANDED", "VERDICT")
+	g.Align = append(g.Align, render.Right, render.Left, render.Left, render.Left)
+	for _, p := range r.Partitions {
+		row := []string{fmt.Sprint(p.Partition), fmt.Sprint(p.Produced), fmt.Sprint(p.Delivered), fmt.Sprint(p.Duplicates)}
+		for i := 0; i < phases; i++ {
+			if i < len(p.CommittedByPhase) {
+				row = append(row, offsetText(p.CommittedByPhase[i]))
+			} else {
+				row = append(row, "-")
+			}
+		}
+		row = append(row, fmt.Sprint(p.High), countRanges(p.LostCount, p.Lost), countRanges(p.StrandedCount, p.Stranded), p.Verdict)
+		g.Rows = append(g.Rows, row)
+	}
+	return g
+}
+
+func comparisonGrid(v Repro) render.Grid {
+	g := render.Grid{
+		Header: []string{"POLICY", "COMMIT", "PARTITION", "DELIVERED", "DUPLICATES", "COMMITTED P1", "COMMITTED P2", "LOST", "VERDICT"},
+		Align:  []render.Align{render.Left, render.Left, render.Right, render.Right, render.Right, render.Right, render.Right, render.Left, render.Left},
+	}
+	for _, r := range v.Runs {
+		for _, p := range r.Partitions {
+			c1, c2 := "-", "-"
+			if len(p.CommittedByPhase) > 0 {
+				c1 = offsetText(p.CommittedByPhase[0])
+			}
+			if len(p.CommittedByPhase) > 1 {
+				c2 = offsetText(p.CommittedByPhase[1])
+			}
+			g.Rows = append(g.Rows, []string{r.Policy, r.Commit, fmt.Sprint(p.Partition), fmt.Sprintf("%d/%d", p.Delivered, p.Produced),
+				fmt.Sprint(p.Duplicates), c1, c2, countRanges(p.LostCount, p.Lost), p.Verdict})
+		}
+	}
+	return g
+}
+
+func settingsLine(s map[string]string) string {
+	return fmt.Sprintf("scale %s · batch %s × concurrency %s · %s per record, %s at a time · max.poll.interval %s",
+		s["time_scale"], s["batch_size"], s["concurrency"], s["handler_delay"], s["handler_parallel"], s["max_poll_interval"])
+}
+
+// ProgressLine renders a live status line for terminals.
+func ProgressLine(p repro.Progress) string {
+	exp := "-"
+	if p.UntilClear > 0 {
+		exp = p.UntilClear.Round(100 * time.Millisecond).String()
+	}
+	return fmt.Sprintf("phase %d · delivered %d · cached %d · in flight %d · cache expires in %s · %s",
+		p.Phase, p.Delivered, p.Cached, p.InFlight, exp, p.Elapsed.Round(100*time.Millisecond))
+}
+
+func rangesText(rs []traceevent.Range) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		if r.First == r.Last {
+			parts[i] = fmt.Sprint(r.First)
+		} else {
+			parts[i] = fmt.Sprintf("%d-%d", r.First, r.Last)
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+func countRanges(n int, rs []traceevent.Range) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d (%s)", n, rangesText(rs))
+}
+
+func offsetText(o int64) string {
+	if o < 0 {
+		return "none"
+	}
+	return fmt.Sprint(o)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func ptr[T any](v T) *T { return &v }
+
+func nonNil(s []int64) []int64 {
+	if s == nil {
+		return []int64{}
+	}
+	return s
+}
+
+func nonNilR(s []traceevent.Range) []traceevent.Range {
+	if s == nil {
+		return []traceevent.Range{}
+	}
+	return s
+}
+
+// Consume is the JSON document of `kstranded repro consume`.
+type Consume struct {
+	render.Meta
+	Topic       string             `json:"topic"`
+	Group       string             `json:"group"`
+	Policy      string             `json:"policy"`
+	Quiescent   bool               `json:"quiescent"`
+	Interrupted bool               `json:"interrupted"`
+	ElapsedMs   float64            `json:"elapsed_ms"`
+	Partitions  []ConsumePartition `json:"partitions"`
+}
+
+// ConsumePartition is one partition's deliveries.
+type ConsumePartition struct {
+	Partition  int32              `json:"partition"`
+	Delivered  int                `json:"delivered"`
+	Duplicates int                `json:"duplicates"`
+	Ranges     []traceevent.Range `json:"delivered_ranges"`
+	Committed  int64              `json:"committed"`
+	High       int64              `json:"high_watermark"`
+}
+
+// NewConsume builds the view of a consume run.
+func NewConsume(r *repro.ConsumeResult) Consume {
+	v := Consume{Meta: render.NewMeta("kstranded.consume/v1", "repro consume"), Topic: r.Topic, Group: r.Group,
+		Policy: string(r.Policy), Quiescent: r.Quiescent, Interrupted: r.Interrupted, ElapsedMs: ms(r.Elapsed), Partitions: []ConsumePartition{}}
+	for _, p := range r.Partitions {
+		v.Partitions = append(v.Partitions, ConsumePartition{Partition: p.Partition, Delivered: p.Delivered, Duplicates: p.Duplicates,
+			Ranges: nonNilR(p.Ranges), Committed: p.Committed, High: p.High})
+	}
+	return v
+}
+
+// PrintConsume prints a consume run.
+func PrintConsume(w io.Writer, v Consume, f render.Format, pretty bool) error {
+	if f == render.JSON {
+		return render.WriteJSON(w, v)
+	}
+	state := "stopped"
+	if v.Quiescent {
+		state = "quiescent"
+	}
+	if v.Interrupted {
+		state = "interrupted"
+	}
+	fmt.Fprintf(w, "consumed %s in group %s with policy %s: %s after %.1fs\n", v.Topic, v.Group, v.Policy, state, v.ElapsedMs/1000)
+	g := render.Grid{Header: []string{"PARTITION", "DELIVERED", "DUPLICATES", "DELIVERED OFFSETS", "COMMITTED", "HIGH WATERMARK"},
+		Align: []render.Align{render.Right, render.Right, render.Right, render.Left, render.Right, render.Right}}
+	for _, p := range v.Partitions {
+		g.Rows = append(g.Rows, []string{fmt.Sprint(p.Partition), fmt.Sprint(p.Delivered), fmt.Sprint(p.Duplicates),
+			rangesText(p.Ranges), offsetText(p.Committed), fmt.Sprint(p.High)})
+	}
+	return render.WriteGrid(w, g, pretty)
+}

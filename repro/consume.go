@@ -1,0 +1,148 @@
+package repro
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/loop"
+	"github.com/kstranded/kstranded/traceevent"
+)
+
+// ConsumeResult is what `repro consume` saw.
+type ConsumeResult struct {
+	Topic       string
+	Group       string
+	Policy      eachbatch.Policy
+	Partitions  []ConsumedPartition
+	Elapsed     time.Duration
+	Quiescent   bool
+	Interrupted bool
+}
+
+// ConsumedPartition is one partition's deliveries.
+type ConsumedPartition struct {
+	Partition  int32
+	Delivered  int
+	Duplicates int
+	Ranges     []traceevent.Range // delivered offsets
+	Committed  int64              // -1: none
+	High       int64
+}
+
+// Consume runs only the model consumer against data already in o.Topic, in group
+// o.Group, until ctx ends or, with untilQuiescent, until nothing is left to deliver and
+// the committed offsets caught up with the stored ones.
+func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResult, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Kafka.Brokers == "" || o.Group == "" {
+		return nil, errors.New("consume needs --brokers and --group")
+	}
+	start := time.Now()
+	lp := loop.NewReal()
+	now := func() (time.Time, float64) {
+		return time.Now().UTC(), float64(lp.Elapsed()) / float64(time.Millisecond)
+	}
+	trace := o.Trace.Write
+	ev := traceevent.Event{Ev: traceevent.Run, Schema: traceevent.Schema, Topic: o.Topic, Group: o.Group,
+		Policy: string(o.Policy), Commit: string(o.Commit), Settings: o.settingsMap()}
+	ev.Time, ev.AtMs = now()
+	trace(ev)
+	src, err := newRDSource(o.Kafka, consumerProps(o, o.Group, false), o.Topic, trace, now)
+	if err != nil {
+		return nil, err
+	}
+	defer src.close()
+	if err := src.waitAssigned(ctx, o.Kafka.Brokers, o.Timeout); err != nil {
+		return nil, err
+	}
+	highs := map[int32]int64{}
+	for _, tp := range src.assignment {
+		_, high, err := src.c.QueryWatermarkOffsets(tp.Topic, tp.Partition, int(o.Timeout/time.Millisecond))
+		if err != nil {
+			return nil, fmt.Errorf("watermarks of %s: %w", tp, err)
+		}
+		src.expect[tp] = high
+		highs[tp.Partition] = high
+	}
+	total := int64(0)
+	for _, h := range highs {
+		total += h
+	}
+	o.Records = int(total) // bounds the derived phase timeout
+	eng, err := eachbatch.New(lp, src, o.EngineSettings(), trace)
+	if err != nil {
+		return nil, err
+	}
+	lp.Post(eng.Start)
+	res := &ConsumeResult{Topic: o.Topic, Group: o.Group, Policy: o.Policy}
+	var runErr error
+	committed := map[eachbatch.TopicPartition]int64{}
+	if untilQuiescent {
+		committed, runErr = o.settle(ctx, lp, eng, src, nil)
+		res.Quiescent = runErr == nil
+	} else {
+		runErr = lp.Run(ctx, func() bool { return src.fatal != nil })
+		if src.fatal != nil {
+			runErr = src.fatal
+		}
+	}
+	if runErr != nil && ctx.Err() != nil {
+		res.Interrupted = true
+		if !untilQuiescent {
+			runErr = nil // interruption is how a plain consume ends
+		}
+	}
+	eng.FlushTrace()
+	if c, err := src.committed(o.Timeout); err == nil {
+		committed = c
+	}
+	del := eng.Delivered()
+	parts := map[int32]bool{}
+	for tp := range del {
+		parts[tp.Partition] = true
+	}
+	for tp, c := range committed {
+		if c >= 0 {
+			parts[tp.Partition] = true
+		}
+	}
+	for p := range parts {
+		tp := eachbatch.TopicPartition{Topic: o.Topic, Partition: p}
+		cp := ConsumedPartition{Partition: p, Committed: -1, High: highs[p]}
+		if c, ok := committed[tp]; ok {
+			cp.Committed = c
+		}
+		offs := make([]int64, 0, len(del[tp]))
+		for off, n := range del[tp] {
+			offs = append(offs, off)
+			cp.Duplicates += n - 1
+		}
+		sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
+		cp.Delivered = len(offs)
+		cp.Ranges = contiguous(p, offs)
+		res.Partitions = append(res.Partitions, cp)
+	}
+	sort.Slice(res.Partitions, func(i, j int) bool { return res.Partitions[i].Partition < res.Partitions[j].Partition })
+	res.Elapsed = time.Since(start)
+	return res, runErr
+}
+
+// contiguous groups sorted offsets into runs of consecutive offsets.
+func contiguous(partition int32, offs []int64) []traceevent.Range {
+	var out []traceevent.Range
+	for _, o := range offs {
+		if n := len(out); n > 0 && out[n-1].Last+1 == o {
+			out[n-1].Last = o
+			out[n-1].Count++
+			continue
+		}
+		out = append(out, traceevent.Range{Partition: partition, First: o, Last: o, Count: 1})
+	}
+	return out
+}
