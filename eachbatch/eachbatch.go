@@ -226,6 +226,7 @@ type Engine struct {
 	running        bool
 
 	emptyReads, emptyFetches int
+	lastSpinFlush            time.Time // spin counters reach the trace at most once per valve period
 
 	delivered map[TopicPartition]map[int64]int
 	stored    map[TopicPartition]int64
@@ -678,7 +679,9 @@ func (e *Engine) expiryTick() {
 	}
 	if now.After(maxFetch) {
 		// The valve: keep fetching even when nothing arrives.
-		e.flushSpin()
+		if now.Sub(e.lastSpinFlush) >= max(e.s.FetchValve, time.Second) {
+			e.flushSpin()
+		}
 		e.notifyNonEmpty()
 	}
 	awake := cacheExp
@@ -781,8 +784,13 @@ func (e *Engine) flushSpin() {
 	if e.emptyReads == 0 && e.emptyFetches == 0 {
 		return
 	}
-	e.emit(traceevent.Event{Ev: traceevent.Spin, EmptyReads: e.emptyReads, EmptyFetches: e.emptyFetches})
+	ev := traceevent.Event{Ev: traceevent.Spin, EmptyReads: e.emptyReads, EmptyFetches: e.emptyFetches}
+	if !e.lastSpinFlush.IsZero() {
+		ev.WindowMs = traceevent.P(ms(e.l.Now().Sub(e.lastSpinFlush)))
+	}
+	e.emit(ev)
 	e.emptyReads, e.emptyFetches = 0, 0
+	e.lastSpinFlush = e.l.Now()
 }
 
 // Quiescent reports whether nothing is left to deliver: the cache is empty, no batch is

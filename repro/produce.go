@@ -93,9 +93,12 @@ func Produce(ctx context.Context, cfg kafkaconf.Config, topic string, partition 
 		return ProduceResult{}, fmt.Errorf("commit transaction: %w", err)
 	}
 	slices.Sort(offsets)
-	_, high, err := p.QueryWatermarkOffsets(topic, partition, int(timeout/time.Millisecond))
+	// The commit marker is written to the partition after CommitTransaction returns
+	// (the coordinator writes markers asynchronously): wait until the partition's end is
+	// past it, so the high watermark we report (and phases wait for) is the real one.
+	high, err := waitHigh(tctx, p, topic, partition, offsets[len(offsets)-1]+2, timeout)
 	if err != nil {
-		return ProduceResult{}, fmt.Errorf("watermarks: %w", err)
+		return ProduceResult{}, err
 	}
 	return ProduceResult{Topic: topic, Partition: partition, Offsets: offsets, High: high, Elapsed: time.Since(start)}, nil
 }
@@ -125,7 +128,7 @@ func ProduceOne(ctx context.Context, cfg kafkaconf.Config, topic string, partiti
 		if m.TopicPartition.Error != nil {
 			return 0, 0, fmt.Errorf("delivery: %w", m.TopicPartition.Error)
 		}
-		_, high, err := p.QueryWatermarkOffsets(topic, partition, int(timeout/time.Millisecond))
+		high, err := waitHigh(tctx, p, topic, partition, int64(m.TopicPartition.Offset)+1, timeout)
 		return int64(m.TopicPartition.Offset), high, err
 	case <-tctx.Done():
 		return 0, 0, reachError(cfg.Brokers, "produce", tctx.Err(), tctx)
@@ -199,5 +202,24 @@ func reachError(brokers, op string, err error, ctx context.Context) error {
 
 func drainEvents(ch chan kafka.Event) {
 	for range ch {
+	}
+}
+
+// waitHigh polls the partition's high watermark until it reaches at least want, bounded
+// by ctx; it returns the high watermark seen.
+func waitHigh(ctx context.Context, p *kafka.Producer, topic string, partition int32, want int64, timeout time.Duration) (int64, error) {
+	for {
+		_, high, err := p.QueryWatermarkOffsets(topic, partition, int(timeout/time.Millisecond))
+		if err != nil {
+			return 0, fmt.Errorf("watermarks of %s/%d: %w", topic, partition, err)
+		}
+		if high >= want {
+			return high, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("high watermark of %s/%d stayed at %d, below %d, until --timeout: %w", topic, partition, high, want, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }

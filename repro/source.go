@@ -112,7 +112,7 @@ func (s *rdSource) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 			s.eof[tp] = -1
 		}
 		sortTPs(s.assignment)
-		s.emit(traceevent.Event{Ev: traceevent.Assign, Topic: s.topic, N: len(e.Partitions)})
+		s.emit(traceevent.Event{Ev: traceevent.Assign, Topic: s.topic, N: len(e.Partitions), Partitions: partitionList(e.Partitions)})
 		return err
 	case kafka.RevokedPartitions:
 		lost := c.AssignmentLost()
@@ -137,7 +137,7 @@ func (s *rdSource) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 		if lost {
 			reason = "lost"
 		}
-		s.emit(traceevent.Event{Ev: traceevent.Revoke, Topic: s.topic, N: len(e.Partitions), Reason: reason})
+		s.emit(traceevent.Event{Ev: traceevent.Revoke, Topic: s.topic, N: len(e.Partitions), Reason: reason, Partitions: partitionList(e.Partitions)})
 		return err
 	}
 	return nil
@@ -315,4 +315,13 @@ func sortTPs(tps []eachbatch.TopicPartition) {
 		}
 		return tps[i].Partition < tps[j].Partition
 	})
+}
+
+func partitionList(ps []kafka.TopicPartition) []traceevent.PartitionState {
+	out := make([]traceevent.PartitionState, len(ps))
+	for i, p := range ps {
+		out[i] = traceevent.PartitionState{Partition: p.Partition, Committed: -1}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Partition < out[j].Partition })
+	return out
 }

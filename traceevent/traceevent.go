@@ -23,26 +23,26 @@ const Schema = "kstranded.trace/v1"
 
 // Event names.
 const (
-	Run        = "run"         // first line: schema, topic, group, policy, commit mode, settings
-	Produce    = "produce"     // the workload was written: first/last offsets, high watermark
-	Assign     = "assign"      // partitions assigned to the consumer
-	Revoke     = "revoke"      // partitions revoked (or lost: Reason "lost")
-	Spawn      = "spawn"       // a generation of workers was started (count in N)
-	Fetch      = "fetch"       // the client consumed from librdkafka into the cache: Requested, Returned, Ranges
-	Serve      = "serve"       // a batch was handed to the handler: Partition, Offsets, Worker, Remaining
-	BatchEnd   = "batch-end"   // the handler returned for a batch: Partition, Offsets (those resolved)
-	Store      = "store"       // an offset was stored for commit (offsets-store): Partition, Offset
-	Commit     = "commit"      // a commit completed: Offsets per partition, Error if it failed
-	Expiry     = "expiry"      // the cache expired: SinceFetchMs, TimeoutMs
-	Pending    = "pending-op"  // an operation was queued to run once all batches settle: Op
-	Clear      = "clear"       // the cache was cleared: Discarded, Rewinds, Skipped, LastConsumedKeys
-	Seek       = "seek"        // the fetch position was moved: Partition, Offset, Reason
-	Returned   = "return"      // records taken from the cache were put back (pending operation)
-	Spin       = "spin"        // counters of empty cache reads / empty fetches since the last spin event
-	PhaseEnd   = "phase-end"   // a phase of the scenario ended: Phase, Partitions (delivered, committed)
-	Verdict    = "verdict"     // final verdict per partition
-	Interrupt  = "interrupt"   // the run was interrupted
-	LedgerMark = "frontier"    // the ledger's safe commit frontier for a partition changed
+	Run        = "run"        // first line: schema, topic, group, policy, commit mode, settings
+	Produce    = "produce"    // the workload was written: first/last offsets, high watermark
+	Assign     = "assign"     // partitions assigned to the consumer
+	Revoke     = "revoke"     // partitions revoked (or lost: Reason "lost")
+	Spawn      = "spawn"      // a generation of workers was started (count in N)
+	Fetch      = "fetch"      // the client consumed from librdkafka into the cache: Requested, Returned, Ranges
+	Serve      = "serve"      // a batch was handed to the handler: Partition, Offsets, Worker, Remaining
+	BatchEnd   = "batch-end"  // the handler returned for a batch: Partition, Offsets (those resolved)
+	Store      = "store"      // an offset was stored for commit (offsets-store): Partition, Offset
+	Commit     = "commit"     // a commit completed: Offsets per partition, Error if it failed
+	Expiry     = "expiry"     // the cache expired: SinceFetchMs, TimeoutMs
+	Pending    = "pending-op" // an operation was queued to run once all batches settle: Op
+	Clear      = "clear"      // the cache was cleared: Discarded, Rewinds, Skipped, LastConsumedKeys
+	Seek       = "seek"       // the fetch position was moved: Partition, Offset, Reason
+	Returned   = "return"     // records taken from the cache were put back (pending operation)
+	Spin       = "spin"       // counters of empty cache reads / empty fetches since the last spin event
+	PhaseEnd   = "phase-end"  // a phase of the scenario ended: Phase, Partitions (delivered, committed)
+	Verdict    = "verdict"    // final verdict per partition
+	Interrupt  = "interrupt"  // the run was interrupted
+	LedgerMark = "frontier"   // the ledger's safe commit frontier for a partition changed
 )
 
 // Range is a contiguous run of offsets of one partition (inclusive), with a count of the
@@ -131,10 +131,11 @@ type Event struct {
 	Error     string            `json:"error,omitempty"`
 
 	// spin
-	EmptyReads   int `json:"empty_reads,omitempty"`
-	EmptyFetches int `json:"empty_fetches,omitempty"`
+	EmptyReads   int      `json:"empty_reads,omitempty"`
+	EmptyFetches int      `json:"empty_fetches,omitempty"`
+	WindowMs     *float64 `json:"window_ms,omitempty"` // the time the spin counters cover
 
-	// phase-end, verdict
+	// phase-end, verdict; assign and revoke list their partitions here too
 	Partitions []PartitionState `json:"partitions,omitempty"`
 }
 
