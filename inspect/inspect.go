@@ -1,0 +1,269 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/kstranded/kstranded/evidence"
+)
+
+// Errors the command layer maps to messages and exit codes.
+var (
+	// ErrGroupNotFound: the coordinator knows no such group and it has no offsets.
+	ErrGroupNotFound = errors.New("group not found")
+	// ErrNoOffsets: the group exists but has committed no offsets (and no --topic was given).
+	ErrNoOffsets = errors.New("group has no committed offsets")
+	// ErrUnknownTopic: a --topic that does not exist.
+	ErrUnknownTopic = errors.New("unknown topic")
+	// ErrEvidenceTopic: evidence lines without a topic, and no single topic to give them.
+	ErrEvidenceTopic = errors.New("evidence names no topic")
+)
+
+// Member is one member of the group.
+type Member struct {
+	ID         string `json:"member_id"`
+	InstanceID string `json:"instance_id,omitempty"`
+	ClientID   string `json:"client_id"`
+	Host       string `json:"client_host"`
+	Partitions int    `json:"assigned_partitions"`
+}
+
+// Group is the group's description.
+type Group struct {
+	ID           string   `json:"group"`
+	State        string   `json:"state"`
+	ProtocolType string   `json:"protocol_type"`
+	Protocol     string   `json:"protocol"`
+	Members      []Member `json:"members"`
+	Err          string   `json:"error,omitempty"`
+}
+
+// Snapshot is the offsets view of a group: its description and, per partition, the
+// committed offset and the partition's offsets.
+type Snapshot struct {
+	Group      Group
+	Partitions []Offsets
+	// DeletedTopics have committed offsets but no longer exist.
+	DeletedTopics []string
+	Requests      int // admin requests issued
+}
+
+// Cluster is what inspect needs from Kafka. Implementations bound every broker
+// operation with their own timeout.
+type Cluster interface {
+	// Snapshot describes group and lists, for each partition the group has committed
+	// offsets for (and every partition of topics), its offsets.
+	Snapshot(ctx context.Context, group string, topics []string) (*Snapshot, error)
+	// Scan classifies the offsets [from, to) of a partition.
+	Scan(ctx context.Context, topic string, partition int32, from, to int64) (*Scan, error)
+}
+
+// Options configures Run.
+type Options struct {
+	Group    string
+	Topics   []string
+	Evidence *evidence.Set // nil: offsets view only
+	MaxScan  int64         // offsets per partition; <= 0: unbounded
+	// Parallel bounds concurrent partition scans (default 8).
+	Parallel int
+}
+
+// PartitionReport is one partition of a Report.
+type PartitionReport struct {
+	Offsets
+	Judgement *Judgement `json:"judgement,omitempty"`
+}
+
+// Report is the result of one inspection.
+type Report struct {
+	At             time.Time
+	Group          Group
+	Partitions     []PartitionReport
+	DeletedTopics  []string
+	Evidence       *evidence.Set
+	Requests       int
+	ScanDuration   time.Duration
+	ScannedOffsets int64
+	// StrayEvidence: evidence for partitions the group has no committed offset for.
+	StrayEvidence []Note
+}
+
+// Run inspects a group.
+func Run(ctx context.Context, cl Cluster, o Options) (*Report, error) {
+	snap, err := cl.Snapshot(ctx, o.Group, o.Topics)
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{At: time.Now(), Group: snap.Group, DeletedTopics: snap.DeletedTopics, Evidence: o.Evidence, Requests: snap.Requests}
+	r.Partitions = make([]PartitionReport, len(snap.Partitions))
+	for i, p := range snap.Partitions {
+		r.Partitions[i].Offsets = p
+	}
+	if o.Evidence == nil {
+		return r, nil
+	}
+	if err := resolveEvidenceTopic(o.Evidence, snap); err != nil {
+		return nil, err
+	}
+	type job struct {
+		i        int
+		from, to int64
+		trunc    bool
+	}
+	var jobs []job
+	for i := range r.Partitions {
+		p := &r.Partitions[i]
+		if !o.Evidence.Covers(p.Topic) {
+			p.Judgement = &Judgement{Verdict: VerdictNoEvidence, Reason: "the evidence does not name this topic", Lost: []Range{}, Pending: []Range{}, NotDeliverable: []Note{}, InvalidEvidence: []Note{}}
+			continue
+		}
+		ev := o.Evidence.Parts[evidence.TP{Topic: p.Topic, Partition: p.Partition}]
+		if p.Err != "" {
+			j := Judge(p.Offsets, ev, nil)
+			p.Judgement = &j
+			continue
+		}
+		from, to, trunc, need := ScanWindow(p.Offsets, ev, o.MaxScan)
+		if !need {
+			j := Judge(p.Offsets, ev, nil)
+			p.Judgement = &j
+			continue
+		}
+		jobs = append(jobs, job{i, from, to, trunc})
+	}
+	known := map[evidence.TP]bool{}
+	for _, p := range r.Partitions {
+		if p.Committed >= 0 {
+			known[evidence.TP{Topic: p.Topic, Partition: p.Partition}] = true
+		}
+	}
+	for tp, ev := range o.Evidence.Parts {
+		if !known[tp] && len(ev.Delivered) > 0 {
+			r.StrayEvidence = append(r.StrayEvidence, Note{ev.Delivered[0].First, ev.Delivered[len(ev.Delivered)-1].Last,
+				fmt.Sprintf("%s: %d delivered offsets, but the group has no committed offset for this partition", tp, ev.Count)})
+		}
+	}
+	sort.Slice(r.StrayEvidence, func(i, j int) bool { return r.StrayEvidence[i].What < r.StrayEvidence[j].What })
+	par := o.Parallel
+	if par <= 0 {
+		par = 8
+	}
+	start := time.Now()
+	var (
+		wg  sync.WaitGroup
+		mu  sync.Mutex
+		sem = make(chan struct{}, par)
+	)
+	for _, jb := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			p := &r.Partitions[jb.i]
+			ev := o.Evidence.Parts[evidence.TP{Topic: p.Topic, Partition: p.Partition}]
+			sc, err := cl.Scan(ctx, p.Topic, p.Partition, jb.from, jb.to)
+			var j Judgement
+			if err != nil {
+				// The partition is judged as far as it was read, and says why it stopped.
+				off := p.Offsets
+				off.Err = fmt.Sprintf("scan of offsets %d-%d failed: %v", jb.from, jb.to-1, err)
+				j = Judge(off, ev, sc)
+			} else {
+				sc.Truncated = jb.trunc
+				j = Judge(p.Offsets, ev, sc)
+			}
+			mu.Lock()
+			if sc != nil {
+				r.ScannedOffsets += sc.To - sc.From
+				r.Requests += sc.Requests
+			}
+			mu.Unlock()
+			p.Judgement = &j
+		}()
+	}
+	wg.Wait()
+	r.ScanDuration = time.Since(start)
+	return r, ctx.Err()
+}
+
+// resolveEvidenceTopic gives topicless evidence lines the only topic in scope.
+func resolveEvidenceTopic(ev *evidence.Set, snap *Snapshot) error {
+	hasBlank := false
+	for tp := range ev.Parts {
+		if tp.Topic == "" {
+			hasBlank = true
+			break
+		}
+	}
+	if !hasBlank {
+		return nil
+	}
+	topics := map[string]bool{}
+	for _, p := range snap.Partitions {
+		topics[p.Topic] = true
+	}
+	if len(topics) != 1 {
+		names := make([]string, 0, len(topics))
+		for t := range topics {
+			names = append(names, t)
+		}
+		sort.Strings(names)
+		return fmt.Errorf("%w: some evidence lines name no topic and the group covers %d topics %v; pass exactly one --topic", ErrEvidenceTopic, len(names), names)
+	}
+	for t := range topics {
+		ev.ResolveTopic(t)
+	}
+	return nil
+}
+
+// Summary totals a report.
+type Summary struct {
+	Partitions      int   `json:"partitions"`
+	Judged          int   `json:"judged"`
+	LostPartitions  int   `json:"lost_partitions"`
+	Lost            int64 `json:"lost"`
+	Pending         int64 `json:"pending"`
+	Delivered       int64 `json:"delivered"`
+	Duplicates      int64 `json:"duplicates"`
+	Incomplete      int   `json:"incomplete"` // partitions not fully judged (errors, truncated scans)
+	Errors          int   `json:"errors"`
+	InvalidEvidence int   `json:"invalid_evidence"`
+	Lag             int64 `json:"lag"`
+}
+
+// Summarize totals r.
+func (r *Report) Summarize() Summary {
+	s := Summary{Partitions: len(r.Partitions), InvalidEvidence: len(r.StrayEvidence)}
+	for _, p := range r.Partitions {
+		if l := p.Lag(); l > 0 {
+			s.Lag += l
+		}
+		if p.Err != "" {
+			s.Errors++
+		}
+		j := p.Judgement
+		if j == nil {
+			continue
+		}
+		if j.Verdict != VerdictNoEvidence {
+			s.Judged++
+		}
+		s.Lost += j.LostCount
+		s.Pending += j.PendingCount
+		s.Delivered += j.Delivered
+		s.Duplicates += j.Duplicates
+		s.InvalidEvidence += len(j.InvalidEvidence)
+		if j.LostCount > 0 {
+			s.LostPartitions++
+		}
+		if j.Verdict == VerdictIncomplete || j.Verdict == VerdictError {
+			s.Incomplete++
+		}
+	}
+	return s
+}

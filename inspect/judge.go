@@ -1,0 +1,273 @@
+// Package inspect answers, for one consumer group, "which records did the group commit
+// past without the application ever processing them?" from three facts: the group's
+// committed offsets (with log start, last stable offset and high watermark), what the
+// application says it delivered (package evidence), and what each offset of the
+// partition actually holds, read from the partition (Scan). Judge is a pure function of
+// those facts; Cluster is the small interface to Kafka, implemented with franz-go in
+// kafka.go.
+//
+// What it deliberately does not do: it never moves offsets or writes to the cluster, it
+// does not assume which offsets hold records from offset arithmetic (markers, aborted
+// transactions and compaction all take offsets), and it knows nothing of terminals or
+// flags.
+package inspect
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/kstranded/kstranded/evidence"
+)
+
+// Verdict is the outcome for one partition.
+type Verdict string
+
+// The verdicts.
+const (
+	VerdictLost       Verdict = "LOST"        // records below the committed offset never delivered
+	VerdictPending    Verdict = "PENDING"     // undelivered records at or after the committed offset only
+	VerdictOK         Verdict = "OK"          // every record up to the last stable offset delivered
+	VerdictNoEvidence Verdict = "NO EVIDENCE" // the evidence does not speak about this topic
+	VerdictIncomplete Verdict = "INCOMPLETE"  // the scan stopped (--max-scan) before the committed offset
+	VerdictError      Verdict = "ERROR"       // the partition could not be read
+)
+
+// Range is an inclusive run of offsets holding Count records of interest (Count can be
+// less than Last-First+1 when markers, aborted or absent offsets lie inside).
+type Range struct {
+	First int64 `json:"first"`
+	Last  int64 `json:"last"`
+	Count int64 `json:"count"`
+}
+
+func (r Range) String() string {
+	if r.First == r.Last {
+		return fmt.Sprint(r.First)
+	}
+	return fmt.Sprintf("%d-%d", r.First, r.Last)
+}
+
+// Offsets is the offsets view of one partition.
+type Offsets struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	// Committed is the group's committed offset, -1 when the group has none.
+	Committed      int64  `json:"committed"`
+	CommittedEpoch int32  `json:"committed_leader_epoch"`
+	Metadata       string `json:"committed_metadata"`
+	LogStart       int64  `json:"log_start_offset"`
+	LastStable     int64  `json:"last_stable_offset"`
+	HighWatermark  int64  `json:"high_watermark"`
+	Owner          string `json:"owner,omitempty"` // member ID of the member assigned the partition
+	Err            string `json:"error,omitempty"` // why the partition could not be read
+}
+
+// Lag is measured to the last stable offset: what a read_committed consumer can still
+// reach. Counting to the high watermark would count transaction markers (and open
+// transactions) as lag: a caught-up transactional consumer would show lag 1. It is -1
+// when the group has no committed offset.
+func (o Offsets) Lag() int64 {
+	if o.Committed < 0 || o.Err != "" {
+		return -1
+	}
+	return max(0, o.LastStable-o.Committed)
+}
+
+// Note is a run of undelivered offsets that hold no deliverable record, or a piece of
+// evidence that contradicts the partition.
+type Note struct {
+	First int64  `json:"first"`
+	Last  int64  `json:"last"`
+	What  string `json:"what"`
+}
+
+// Judgement is the verdict on one partition.
+type Judgement struct {
+	Delivered    int64   `json:"delivered"`
+	Duplicates   int64   `json:"duplicates"`
+	Lost         []Range `json:"lost"`
+	LostCount    int64   `json:"lost_count"`
+	Pending      []Range `json:"pending"`
+	PendingCount int64   `json:"pending_count"`
+	// SafeRewind is the first lost record: committing it makes the group re-deliver
+	// everything lost (and what was delivered after it).
+	SafeRewind *int64 `json:"safe_rewind_offset"`
+	// NotDeliverable lists the undelivered offsets in the scanned range that hold no
+	// deliverable record (markers, aborted records, absent offsets): not lost.
+	NotDeliverable []Note `json:"not_deliverable"`
+	// InvalidEvidence: delivered offsets beyond the high watermark, or on offsets that
+	// hold no deliverable record.
+	InvalidEvidence []Note  `json:"invalid_evidence"`
+	ScanFrom        int64   `json:"scan_from"`
+	ScanTo          int64   `json:"scan_to"` // exclusive
+	ScanTruncated   bool    `json:"scan_truncated"`
+	Verdict         Verdict `json:"verdict"`
+	Reason          string  `json:"reason,omitempty"`
+}
+
+// ScanWindow returns the offsets that must be read from the partition to judge it: from
+// the lowest undelivered offset at or after the log start, up to the last stable offset
+// (what a read_committed consumer can reach), at most maxScan offsets. ok is false when
+// nothing needs reading.
+func ScanWindow(o Offsets, ev *evidence.Partition, maxScan int64) (from, to int64, truncated, ok bool) {
+	from = o.LogStart
+	if ev != nil {
+		i := sort.Search(len(ev.Delivered), func(i int) bool { return ev.Delivered[i].Last >= from })
+		for ; i < len(ev.Delivered) && ev.Delivered[i].First <= from; i++ {
+			from = ev.Delivered[i].Last + 1
+		}
+	}
+	to = o.LastStable
+	if from >= to {
+		return from, from, false, false
+	}
+	if maxScan > 0 && to-from > maxScan {
+		return from, from + maxScan, true, true
+	}
+	return from, to, false, true
+}
+
+// Judge decides one partition. ev is nil when the evidence covers the topic but names no
+// delivery on this partition; sc is nil when ScanWindow said nothing needed reading.
+func Judge(o Offsets, ev *evidence.Partition, sc *Scan) Judgement {
+	j := Judgement{Lost: []Range{}, Pending: []Range{}, NotDeliverable: []Note{}, InvalidEvidence: []Note{}}
+	if ev != nil {
+		j.Delivered, j.Duplicates = ev.Count, ev.Duplicates
+		// Evidence beyond the high watermark names records that do not exist.
+		for _, iv := range ev.Delivered {
+			if iv.Last >= o.HighWatermark {
+				first := max(iv.First, o.HighWatermark)
+				j.InvalidEvidence = append(j.InvalidEvidence, Note{first, iv.Last, fmt.Sprintf("delivered offsets at or beyond the high watermark %d", o.HighWatermark)})
+			}
+		}
+	}
+	committed := o.Committed
+	if committed < 0 {
+		committed = o.LogStart // no commit: nothing committed past
+	}
+	if sc != nil {
+		j.ScanFrom, j.ScanTo, j.ScanTruncated = sc.From, sc.To, sc.Truncated
+		var lost, pending *Range
+		closeRuns := func() {
+			if lost != nil {
+				j.Lost = append(j.Lost, *lost)
+				lost = nil
+			}
+			if pending != nil {
+				j.Pending = append(j.Pending, *pending)
+				pending = nil
+			}
+		}
+		addRecords := func(first, last int64) {
+			// split at the committed offset
+			if first < committed {
+				l := min(last, committed-1)
+				if lost == nil {
+					lost = &Range{First: first}
+				}
+				lost.Last, lost.Count = l, lost.Count+l-first+1
+				j.LostCount += l - first + 1
+				first = l + 1
+			}
+			if first <= last {
+				if lost != nil {
+					j.Lost = append(j.Lost, *lost)
+					lost = nil
+				}
+				if pending == nil {
+					pending = &Range{First: first}
+				}
+				pending.Last, pending.Count = last, pending.Count+last-first+1
+				j.PendingCount += last - first + 1
+			}
+		}
+		for _, s := range sc.Spans {
+			forEachPiece(s.First, s.Last, ev, func(first, last int64, delivered bool) {
+				switch {
+				case delivered && s.Kind.Deliverable():
+					closeRuns()
+				case delivered:
+					closeRuns()
+					j.InvalidEvidence = append(j.InvalidEvidence, Note{first, last, "delivered, but the partition holds " + article(s.Kind) + " there"})
+				case s.Kind.Deliverable():
+					addRecords(first, last)
+				default:
+					j.NotDeliverable = appendNote(j.NotDeliverable, Note{first, last, s.Kind.String()})
+				}
+			})
+		}
+		closeRuns()
+	}
+	if len(j.Lost) > 0 {
+		j.SafeRewind = &j.Lost[0].First
+	}
+	switch {
+	case o.Err != "":
+		j.Verdict, j.Reason = VerdictError, o.Err
+	case j.LostCount > 0:
+		j.Verdict = VerdictLost
+		if sc != nil && sc.Truncated && sc.To < committed {
+			j.Reason = fmt.Sprintf("scan stopped at offset %d (--max-scan); more may be lost below the committed offset %d", sc.To, committed)
+		}
+	case sc != nil && sc.Truncated && sc.To < committed:
+		j.Verdict = VerdictIncomplete
+		j.Reason = fmt.Sprintf("scan stopped at offset %d (--max-scan) below the committed offset %d", sc.To, committed)
+	case j.PendingCount > 0:
+		j.Verdict = VerdictPending
+	case sc != nil && sc.Truncated:
+		j.Verdict = VerdictOK
+		j.Reason = fmt.Sprintf("nothing lost; pending records counted up to offset %d only (--max-scan)", sc.To)
+	default:
+		j.Verdict = VerdictOK
+	}
+	if o.Committed > o.LastStable && o.Err == "" {
+		note := fmt.Sprintf("committed offset %d is past the last stable offset %d (open transactions are not judged)", o.Committed, o.LastStable)
+		if j.Reason != "" {
+			note = j.Reason + "; " + note
+		}
+		j.Reason = note
+	}
+	return j
+}
+
+func article(k Kind) string {
+	switch k {
+	case Aborted, Absent:
+		return "an " + k.String()
+	}
+	return "a " + k.String()
+}
+
+func appendNote(ns []Note, n Note) []Note {
+	if l := len(ns); l > 0 && ns[l-1].What == n.What && ns[l-1].Last+1 == n.First {
+		ns[l-1].Last = n.Last
+		return ns
+	}
+	return append(ns, n)
+}
+
+// forEachPiece splits [first, last] into maximal pieces that are wholly delivered or
+// wholly undelivered according to ev, in order.
+func forEachPiece(first, last int64, ev *evidence.Partition, fn func(first, last int64, delivered bool)) {
+	if ev == nil {
+		fn(first, last, false)
+		return
+	}
+	d := ev.Delivered
+	i := sort.Search(len(d), func(i int) bool { return d[i].Last >= first })
+	at := first
+	for at <= last {
+		if i >= len(d) || d[i].First > last {
+			fn(at, last, false)
+			return
+		}
+		if d[i].First > at {
+			fn(at, d[i].First-1, false)
+			at = d[i].First
+		}
+		end := min(d[i].Last, last)
+		fn(at, end, true)
+		at = end + 1
+		i++
+	}
+}

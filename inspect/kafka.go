@@ -1,0 +1,435 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Kafka implements Cluster with franz-go: kadm for the group's offsets and
+// description, one raw ListOffsets request per kind (log start, last stable offset via
+// read_committed isolation, high watermark) for all partitions at once, and raw Fetch
+// requests for scans. franz-go is used rather than librdkafka because librdkafka hides
+// control records and aborted records from its consumers; the raw fetch response keeps
+// both, plus the aborted-transaction list, which is what exact classification needs.
+type Kafka struct {
+	cl      *kgo.Client
+	adm     *kadm.Client
+	timeout time.Duration
+	// FetchMaxBytes bounds one scan fetch response (and one partition in it).
+	FetchMaxBytes int32
+
+	mu   sync.Mutex
+	meta map[string]topicMeta
+}
+
+type topicMeta struct {
+	id      [16]byte
+	leaders map[int32]int32
+}
+
+// NewKafka connects with opts (from kafkaconf.Config.KgoOpts); timeout bounds every
+// broker operation.
+func NewKafka(opts []kgo.Opt, timeout time.Duration) (*Kafka, error) {
+	opts = append(opts,
+		kgo.DialTimeout(timeout),
+		kgo.RetryTimeout(timeout),
+		kgo.RequestRetries(3),
+	)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Kafka{cl: cl, adm: kadm.NewClient(cl), timeout: timeout, FetchMaxBytes: 32 << 20, meta: map[string]topicMeta{}}, nil
+}
+
+// Close closes the client.
+func (k *Kafka) Close() { k.cl.Close() }
+
+func (k *Kafka) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, k.timeout)
+}
+
+// timeoutErr names the operation that exceeded --timeout.
+func (k *Kafka) timeoutErr(op string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: no answer within %s (--timeout): %w", op, k.timeout, err)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// Snapshot implements Cluster.
+func (k *Kafka) Snapshot(ctx context.Context, group string, topics []string) (*Snapshot, error) {
+	snap := &Snapshot{Group: Group{ID: group, Members: []Member{}}}
+	var (
+		offsets   kadm.OffsetResponses
+		described kadm.DescribedGroups
+		errO      error
+		errD      error
+		wg        sync.WaitGroup
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		c, cancel := k.bound(ctx)
+		defer cancel()
+		offsets, errO = k.adm.FetchOffsets(c, group)
+	}()
+	go func() {
+		defer wg.Done()
+		c, cancel := k.bound(ctx)
+		defer cancel()
+		described, errD = k.adm.DescribeGroups(c, group)
+	}()
+	wg.Wait()
+	snap.Requests += 2
+	if errO != nil && !errors.Is(errO, kerr.GroupIDNotFound) {
+		return nil, k.timeoutErr("fetching the group's committed offsets", errO)
+	}
+	owners := map[string]map[int32]string{}
+	if errD != nil {
+		if ctx.Err() != nil || errors.Is(errD, context.DeadlineExceeded) {
+			return nil, k.timeoutErr("describing the group", errD)
+		}
+		snap.Group.Err = errD.Error()
+	} else if g, ok := described[group]; ok {
+		snap.Group.State, snap.Group.ProtocolType, snap.Group.Protocol = g.State, g.ProtocolType, g.Protocol
+		if g.Err != nil && !errors.Is(g.Err, kerr.GroupIDNotFound) {
+			snap.Group.Err = g.Err.Error()
+		}
+		if errors.Is(g.Err, kerr.GroupIDNotFound) {
+			snap.Group.State = "Dead"
+		}
+		for _, m := range g.Members {
+			mm := Member{ID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost}
+			if m.InstanceID != nil {
+				mm.InstanceID = *m.InstanceID
+			}
+			if a, ok := m.Assigned.AsConsumer(); ok {
+				for _, t := range a.Topics {
+					if owners[t.Topic] == nil {
+						owners[t.Topic] = map[int32]string{}
+					}
+					for _, p := range t.Partitions {
+						owners[t.Topic][p] = m.MemberID
+						mm.Partitions++
+					}
+				}
+			}
+			snap.Group.Members = append(snap.Group.Members, mm)
+		}
+	}
+	committed := map[string]map[int32]kadm.OffsetResponse{}
+	for t, ps := range offsets {
+		for p, o := range ps {
+			if o.Err != nil || o.At < 0 {
+				continue
+			}
+			if committed[t] == nil {
+				committed[t] = map[int32]kadm.OffsetResponse{}
+			}
+			committed[t][p] = o
+		}
+	}
+	if len(committed) == 0 && (snap.Group.State == "" || snap.Group.State == "Dead") && snap.Group.Err == "" {
+		return nil, fmt.Errorf("%w: %q has no members and no committed offsets on this cluster", ErrGroupNotFound, group)
+	}
+	want := map[string]bool{}
+	if len(topics) > 0 {
+		for _, t := range topics {
+			want[t] = true
+		}
+	} else {
+		for t := range committed {
+			want[t] = true
+		}
+	}
+	if len(want) == 0 {
+		return nil, fmt.Errorf("%w: %q exists (state %s, %d members) but has committed no offsets (a broker drops the offsets of deleted topics); pass --topic to see a topic's partitions", ErrNoOffsets, group, snap.Group.State, len(snap.Group.Members))
+	}
+	names := make([]string, 0, len(want))
+	for t := range want {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+
+	metas, err := k.metadata(ctx, names)
+	snap.Requests++
+	if err != nil {
+		return nil, err
+	}
+	var live []string
+	for _, t := range names {
+		if _, ok := metas[t]; ok {
+			live = append(live, t)
+			continue
+		}
+		if len(topics) > 0 && len(committed[t]) == 0 {
+			return nil, fmt.Errorf("%w: topic %q does not exist (if it was deleted, the broker also dropped the group's offsets for it)", ErrUnknownTopic, t)
+		}
+		snap.DeletedTopics = append(snap.DeletedTopics, t)
+	}
+
+	// One ListOffsets request per kind for all partitions (kgo splits it per leader).
+	kinds := []struct {
+		ts  int64
+		iso int8
+	}{{-2, 0}, {-1, 1}, {-1, 0}} // log start, last stable, high watermark
+	results := make([]map[string]map[int32]int64, len(kinds))
+	errs := make([]error, len(kinds))
+	perr := map[string]map[int32]string{}
+	var perrMu sync.Mutex
+	for i, kd := range kinds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := kmsg.NewPtrListOffsetsRequest()
+			req.ReplicaID = -1
+			req.IsolationLevel = kd.iso
+			for _, t := range live {
+				rt := kmsg.NewListOffsetsRequestTopic()
+				rt.Topic = t
+				for p := range metas[t].leaders {
+					rp := kmsg.NewListOffsetsRequestTopicPartition()
+					rp.Partition = p
+					rp.Timestamp = kd.ts
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				req.Topics = append(req.Topics, rt)
+			}
+			c, cancel := k.bound(ctx)
+			defer cancel()
+			out := map[string]map[int32]int64{}
+			for _, sh := range k.cl.RequestSharded(c, req) {
+				if sh.Err != nil {
+					errs[i] = sh.Err
+					continue
+				}
+				for _, t := range sh.Resp.(*kmsg.ListOffsetsResponse).Topics {
+					if out[t.Topic] == nil {
+						out[t.Topic] = map[int32]int64{}
+					}
+					for _, p := range t.Partitions {
+						if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+							perrMu.Lock()
+							if perr[t.Topic] == nil {
+								perr[t.Topic] = map[int32]string{}
+							}
+							perr[t.Topic][p.Partition] = "listing offsets: " + err.Error()
+							perrMu.Unlock()
+							continue
+						}
+						out[t.Topic][p.Partition] = p.Offset
+					}
+				}
+			}
+			results[i] = out
+		}()
+	}
+	wg.Wait()
+	snap.Requests += len(kinds)
+	for _, err := range errs {
+		if err != nil {
+			return nil, k.timeoutErr("listing partition offsets", err)
+		}
+	}
+
+	add := func(t string, p int32) {
+		o := Offsets{Topic: t, Partition: p, Committed: -1, CommittedEpoch: -1, LogStart: -1, LastStable: -1, HighWatermark: -1}
+		if c, ok := committed[t][p]; ok {
+			o.Committed, o.CommittedEpoch, o.Metadata = c.At, c.LeaderEpoch, c.Metadata
+		}
+		o.Owner = owners[t][p]
+		if _, ok := metas[t]; !ok {
+			o.Err = "topic no longer exists"
+		} else if _, ok := metas[t].leaders[p]; !ok {
+			o.Err = "partition no longer exists"
+		} else {
+			o.LogStart = results[0][t][p]
+			o.LastStable = results[1][t][p]
+			o.HighWatermark = results[2][t][p]
+			o.Err = perr[t][p]
+		}
+		snap.Partitions = append(snap.Partitions, o)
+	}
+	for _, t := range names {
+		seen := map[int32]bool{}
+		for p := range committed[t] {
+			seen[p] = true
+			add(t, p)
+		}
+		if len(topics) > 0 {
+			for p := range metas[t].leaders {
+				if !seen[p] {
+					add(t, p)
+				}
+			}
+		}
+	}
+	sort.Slice(snap.Partitions, func(i, j int) bool {
+		a, b := snap.Partitions[i], snap.Partitions[j]
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		return a.Partition < b.Partition
+	})
+	return snap, nil
+}
+
+// metadata fetches and caches topic IDs and leaders; missing topics are left out.
+func (k *Kafka) metadata(ctx context.Context, topics []string) (map[string]topicMeta, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	c, cancel := k.bound(ctx)
+	defer cancel()
+	kr, err := k.cl.Request(c, req)
+	if err != nil {
+		return nil, k.timeoutErr("reading topic metadata", err)
+	}
+	out := map[string]topicMeta{}
+	for _, t := range kr.(*kmsg.MetadataResponse).Topics {
+		if t.Topic == nil {
+			continue
+		}
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			if errors.Is(err, kerr.UnknownTopicOrPartition) {
+				continue
+			}
+			return nil, fmt.Errorf("reading metadata of topic %q: %w", *t.Topic, err)
+		}
+		tm := topicMeta{id: t.TopicID, leaders: map[int32]int32{}}
+		for _, p := range t.Partitions {
+			tm.leaders[p.Partition] = p.Leader
+		}
+		out[*t.Topic] = tm
+	}
+	k.mu.Lock()
+	for t, m := range out {
+		k.meta[t] = m
+	}
+	k.mu.Unlock()
+	return out, nil
+}
+
+func (k *Kafka) topicMeta(ctx context.Context, topic string, refresh bool) (topicMeta, error) {
+	k.mu.Lock()
+	m, ok := k.meta[topic]
+	k.mu.Unlock()
+	if ok && !refresh {
+		return m, nil
+	}
+	ms, err := k.metadata(ctx, []string{topic})
+	if err != nil {
+		return topicMeta{}, err
+	}
+	m, ok = ms[topic]
+	if !ok {
+		return topicMeta{}, fmt.Errorf("topic %q no longer exists", topic)
+	}
+	return m, nil
+}
+
+// Scan implements Cluster. It reads with isolation read_committed so that the broker
+// returns its aborted-transaction list with the batches (it does not for
+// read_uncommitted); control batches and aborted batches still come back raw, so every
+// offset below the last stable offset is classified exactly (see classifier). On an
+// error it returns what it classified so far with the error.
+func (k *Kafka) Scan(ctx context.Context, topic string, partition int32, from, to int64) (*Scan, error) {
+	sc := &Scan{From: from, To: from}
+	c := &classifier{next: from, to: to}
+	refresh := false
+	empty := 0
+	for c.next < to {
+		tm, err := k.topicMeta(ctx, topic, refresh)
+		if err != nil {
+			return sc, err
+		}
+		leader, ok := tm.leaders[partition]
+		if !ok {
+			return sc, fmt.Errorf("partition %d of %q no longer exists", partition, topic)
+		}
+		req := kmsg.NewPtrFetchRequest()
+		req.MaxWaitMillis = 100
+		req.MinBytes = 1
+		req.MaxBytes = k.FetchMaxBytes
+		req.IsolationLevel = 1
+		req.SessionID = 0
+		req.SessionEpoch = -1
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic, rt.TopicID = topic, tm.id
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition = partition
+		rp.FetchOffset = c.next
+		rp.PartitionMaxBytes = k.FetchMaxBytes
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+
+		rctx, cancel := k.bound(ctx)
+		kr, err := k.cl.Broker(int(leader)).Request(rctx, req)
+		cancel()
+		sc.Requests++
+		if err != nil {
+			return sc, k.timeoutErr(fmt.Sprintf("fetching %s/%d at offset %d", topic, partition, c.next), err)
+		}
+		resp := kr.(*kmsg.FetchResponse)
+		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+			return sc, fmt.Errorf("fetching %s/%d: %w", topic, partition, err)
+		}
+		var part *kmsg.FetchResponseTopicPartition
+		for i := range resp.Topics {
+			for j := range resp.Topics[i].Partitions {
+				if resp.Topics[i].Partitions[j].Partition == partition {
+					part = &resp.Topics[i].Partitions[j]
+				}
+			}
+		}
+		if part == nil {
+			return sc, fmt.Errorf("fetching %s/%d: the broker returned no data for the partition", topic, partition)
+		}
+		switch err := kerr.ErrorForCode(part.ErrorCode); {
+		case err == nil:
+		case errors.Is(err, kerr.OffsetOutOfRange) && part.LogStartOffset > c.next:
+			// Deleted (retention, DeleteRecords) since the offsets were listed.
+			end := min(part.LogStartOffset, to)
+			c.emit(end-1, end-1, Absent)
+			sc.To, sc.Spans = c.next, c.spans
+			continue
+		case !refresh && (errors.Is(err, kerr.NotLeaderForPartition) || errors.Is(err, kerr.FencedLeaderEpoch) ||
+			errors.Is(err, kerr.UnknownLeaderEpoch) || errors.Is(err, kerr.UnknownTopicID) || errors.Is(err, kerr.InconsistentTopicID)):
+			refresh = true
+			continue
+		case errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.UnknownTopicID):
+			return sc, fmt.Errorf("%s/%d: the topic was deleted during the scan", topic, partition)
+		default:
+			return sc, fmt.Errorf("fetching %s/%d at offset %d: %w", topic, partition, c.next, err)
+		}
+		refresh = false
+		before := c.next
+		if _, err := c.feed(part); err != nil {
+			return sc, fmt.Errorf("%s/%d: %w", topic, partition, err)
+		}
+		sc.To, sc.Spans = c.next, c.spans
+		if c.next == before {
+			if empty++; empty >= 3 {
+				return sc, fmt.Errorf("%s/%d: the broker returned no records at offset %d (last stable offset %d, high watermark %d)",
+					topic, partition, c.next, part.LastStableOffset, part.HighWatermark)
+			}
+		} else {
+			empty = 0
+		}
+	}
+	sc.To, sc.Spans = c.next, c.spans
+	return sc, nil
+}
