@@ -1,0 +1,184 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kstranded/kstranded/internal/exitcode"
+	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/trace"
+	"github.com/kstranded/kstranded/trace/view"
+)
+
+func init() { register(newTraceCmd) }
+
+func newTraceCmd(g *Globals) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "trace",
+		Short: "Read consumer traces and logs",
+		Args:  cobra.NoArgs,
+	}
+	c.AddCommand(newTraceParseCmd(g, nil))
+	return c
+}
+
+type traceParseOptions struct {
+	Files           []string
+	Format          string
+	Pattern         string
+	Timeline        bool
+	SVG             string
+	MaxPollInterval time.Duration
+}
+
+func newTraceParseCmd(g *Globals, runF func(traceParseOptions) error) *cobra.Command {
+	o := traceParseOptions{}
+	c := &cobra.Command{
+		Use:   "parse FILE...",
+		Short: "Turn client traces and logs into per-partition timelines and loss findings",
+		Long: `Read what a consumer wrote and say, with the evidence lines (file:line), where records
+were lost and why. Each FILE (or - for stdin; gzip is accepted) is one of:
+
+  kstranded   kstranded's own trace (kstranded repro --trace), kstranded.trace/v1 JSON lines
+  kafkajs     an instrumented confluent-kafka-javascript trace: [HH:MM:SS] event {json}
+              (consume-result, cache:nextN-served, cache-expiration-break,
+              clearCacheAndResetPositions, ...); pasted "# ..." and "<- ..." annotations are fine
+  librdkafka  a librdkafka debug log (debug=consumer,fetch,cgrp) from any librdkafka client
+  pattern     an application's delivery log, one line per record handed to the handler, read
+              with --pattern REGEXP naming the groups partition and offset (topic, time optional)
+
+The format is detected per file (--format forces it). Several files merge into one timeline:
+a librdkafka log says what was fetched and committed, the application log what was delivered.
+
+Findings: LOSS (committed past fetched, never-delivered records), CLEAR-NO-REWIND,
+CACHE-EXPIRY (time since fetch and serve against max.poll.interval.ms), HOT-SPIN,
+COMMIT-REGRESSION, POSITION-PAST-UNDELIVERED, MAX-POLL-EXCEEDED.
+
+Exit code 3 when a LOSS finding exists.`,
+		Example: `  kstranded trace parse repro.trace
+  kstranded trace parse --max-poll-interval 15m --timeline consumer.trace
+  kstranded trace parse rdkafka.log app.log \
+      --pattern '(?P<time>\S+) delivered topic=(?P<topic>\S+) partition=(?P<partition>\d+) offset=(?P<offset>\d+)'
+  kstranded trace parse -o json --svg timeline.svg repro.trace.gz`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Files = args
+			if runF != nil {
+				return runF(o)
+			}
+			return traceParse(g, o)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.Format, "format", "auto", "input format: auto, kstranded, kafkajs, librdkafka or pattern")
+	f.StringVar(&o.Pattern, "pattern", "", "regular expression for delivery lines, with named groups partition, offset (topic, time optional)")
+	f.BoolVar(&o.Timeline, "timeline", false, "print the chronological timeline instead of the summary")
+	f.StringVar(&o.SVG, "svg", "", "also draw the timeline as SVG into this file")
+	f.DurationVar(&o.MaxPollInterval, "max-poll-interval", 0, "the consumer's max.poll.interval.ms (e.g. 15m) when the trace does not carry it")
+	return c
+}
+
+func traceParse(g *Globals, o traceParseOptions) error {
+	format, err := trace.ParseFormat(o.Format)
+	if err != nil {
+		return exitcode.Usagef("--format: %v", err)
+	}
+	if err := positiveDur("max-poll-interval", o.MaxPollInterval, true); err != nil {
+		return err
+	}
+	opt := trace.Options{MaxPollInterval: o.MaxPollInterval}
+	if o.Pattern != "" {
+		re, err := regexp.Compile(o.Pattern)
+		if err != nil {
+			return exitcode.Usagef("--pattern: %v", err)
+		}
+		if err := trace.CheckPattern(re); err != nil {
+			return exitcode.Usagef("%v", err)
+		}
+		opt.Pattern = re
+	} else if format == trace.FormatPattern {
+		return exitcode.Usagef("--format pattern needs --pattern")
+	}
+	out, err := g.Format()
+	if err != nil {
+		return err
+	}
+	stdinUsed := false
+	a := trace.NewAnalyzer(opt)
+	for _, name := range o.Files {
+		var r io.Reader
+		if name == "-" {
+			if stdinUsed {
+				return exitcode.Usagef("stdin (-) given twice")
+			}
+			stdinUsed, r, name = true, g.IO.In, "<stdin>"
+		} else {
+			fh, err := os.Open(name)
+			if err != nil {
+				return err
+			}
+			defer fh.Close()
+			r = fh
+		}
+		if _, err := a.Parse(name, r, format); err != nil {
+			return err
+		}
+	}
+	rep := a.Finish()
+	doc := view.Build(rep, "trace parse", o.Timeline)
+	if o.SVG != "" {
+		if err := writeFileWith(o.SVG, func(w io.Writer) error { return view.WriteSVG(w, rep) }); err != nil {
+			return fmt.Errorf("--svg: %w", err)
+		}
+	}
+	switch out {
+	case render.JSON:
+		if err := render.WriteJSON(g.IO.Out, doc); err != nil {
+			return err
+		}
+	default:
+		st := render.NewStyles(g.IO.Out)
+		view.WriteHeader(g.IO.Out, doc, st)
+		if o.Timeline {
+			if err := render.WriteGrid(g.IO.Out, view.TimelineGrid(doc), g.Pretty()); err != nil {
+				return err
+			}
+		} else if err := render.WriteGrid(g.IO.Out, view.SummaryGrid(doc, st), g.Pretty()); err != nil {
+			return err
+		}
+		view.WriteFindings(g.IO.Out, doc, st)
+	}
+	if rep.Lost() {
+		var first trace.Finding
+		for _, f := range rep.Findings {
+			if f.Rule == trace.RuleLoss {
+				first = f
+				break
+			}
+		}
+		err := fmt.Errorf("%w: %s", exitcode.ErrLost, first.Message)
+		if out == render.JSON {
+			return exitcode.Reported(err) // the JSON document already says so
+		}
+		return err
+	}
+	return nil
+}
+
+func writeFileWith(path string, write func(io.Writer) error) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(fh); err != nil {
+		fh.Close()
+		return err
+	}
+	return errors.Join(fh.Close())
+}

@@ -1,0 +1,127 @@
+package cmd
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kstranded/kstranded/internal/exitcode"
+)
+
+func runTrace(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, IO{In: strings.NewReader(stdin), Out: &out, Err: &errb})
+	return code, out.String(), errb.String()
+}
+
+func fixture(name string) string { return filepath.Join("..", "trace", "testdata", name) }
+
+func TestTraceParseFlagsReachTheOptions(t *testing.T) {
+	var got traceParseOptions
+	c := newTraceParseCmd(&Globals{}, func(o traceParseOptions) error { got = o; return nil })
+	c.SetArgs([]string{"a.log", "-", "--format", "librdkafka", "--timeline", "--svg", "x.svg", "--max-poll-interval", "15m"})
+	if err := c.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Files) != 2 || got.Format != "librdkafka" || !got.Timeline || got.SVG != "x.svg" || got.MaxPollInterval != 15*time.Minute {
+		t.Fatalf("%+v", got)
+	}
+}
+
+func TestTraceParse(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.log")
+	os.WriteFile(empty, nil, 0o644)
+	junk := filepath.Join(dir, "junk.txt")
+	os.WriteFile(junk, []byte("lorem ipsum\n"), 0o644)
+	gz := filepath.Join(dir, "v110.trace.gz")
+	raw, _ := os.ReadFile(fixture("kstranded-v1.10.0.trace"))
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write(raw)
+	zw.Close()
+	os.WriteFile(gz, zb.Bytes(), 0o644)
+	seed, _ := os.ReadFile(fixture("kafkajs-seed.trace"))
+
+	cases := []struct {
+		name   string
+		stdin  string
+		args   []string
+		code   int
+		outHas []string
+		errHas []string
+	}{
+		{"a v1.10.0 trace is a loss on partition 0 for 82–199", "", []string{"trace", "parse", fixture("kstranded-v1.10.0.trace")},
+			exitcode.Lost, []string{"LOSS", "82–199", "kstranded-v1.10.0.trace:33"}, []string{"records lost"}},
+		{"a head trace loses nothing", "", []string{"trace", "parse", fixture("kstranded-head.trace")},
+			exitcode.OK, []string{"OK"}, nil},
+		{"gzip is read", "", []string{"trace", "parse", gz}, exitcode.Lost, []string{"kstranded (detected)"}, nil},
+		{"the seed trace from stdin explains the expiry against 900000 ms", string(seed),
+			[]string{"trace", "parse", "--max-poll-interval", "15m", "-"}, exitcode.OK,
+			[]string{"kafkajs (detected)", "CLEAR-NO-REWIND", "118", "900000", "HOT-SPIN"}, nil},
+		{"the timeline is chronological", "", []string{"trace", "parse", "--timeline", fixture("kstranded-v1.10.0.trace")},
+			exitcode.Lost, []string{"TIME\tPARTITION\tEVENT", "cache cleared: 118 undelivered records discarded"}, nil},
+		{"an empty file is an error", "", []string{"trace", "parse", empty}, exitcode.Error, nil, []string{"empty.log", "empty file"}},
+		{"a file in no known format is an error naming it", "", []string{"trace", "parse", junk}, exitcode.Error, nil, []string{"junk.txt", "no known trace format"}},
+		{"a bad pattern is a usage error", "", []string{"trace", "parse", "--pattern", "(", junk}, exitcode.Usage, nil, []string{"--pattern"}},
+		{"a pattern without the offset group is a usage error", "", []string{"trace", "parse", "--pattern", "(?P<partition>\\d+)", junk}, exitcode.Usage, nil, []string{"offset"}},
+		{"an unknown format is a usage error", "", []string{"trace", "parse", "--format", "xml", junk}, exitcode.Usage, nil, []string{"xml"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := runTrace(t, c.stdin, c.args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\nout:%s\nerr:%s", code, c.code, out, errs)
+			}
+			for _, s := range c.outHas {
+				if !strings.Contains(out, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, out)
+				}
+			}
+			for _, s := range c.errHas {
+				if !strings.Contains(errs, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, errs)
+				}
+			}
+		})
+	}
+}
+
+func TestTraceParseJSONCarriesDeliveredRangesAndTheSVGIsWritten(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "t.svg")
+	code, out, errs := runTrace(t, "", "trace", "parse", "-o", "json", "--svg", svg, fixture("kstranded-v1.10.0.trace"))
+	if code != exitcode.Lost || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	var doc struct {
+		Schema     string `json:"schema"`
+		Command    string `json:"_command"`
+		Lost       bool   `json:"lost"`
+		Partitions []struct {
+			Partition int32 `json:"partition"`
+			Delivered []struct{ First, Last int64 }
+			Lost      []struct{ First, Last int64 }
+		} `json:"partitions"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Schema != "kstranded.trace-parse/v1" || doc.Command != "trace parse" || !doc.Lost {
+		t.Fatalf("%+v", doc)
+	}
+	p := doc.Partitions[0]
+	if len(p.Delivered) != 2 || p.Delivered[0].Last != 81 || p.Delivered[1].First != 201 || p.Lost[0].First != 82 || p.Lost[0].Last != 199 {
+		t.Fatalf("partition 0: %+v", p)
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil || !bytes.HasPrefix(b, []byte("<svg")) || !bytes.Contains(b, []byte("lost 82–199")) {
+		t.Fatalf("svg: %v %.200s", err, b)
+	}
+}

@@ -1,0 +1,648 @@
+package trace
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Options tune the analysis.
+type Options struct {
+	// Pattern reads application delivery logs (format pattern).
+	Pattern *regexp.Regexp
+	// MaxPollInterval is the consumer's configured max.poll.interval.ms when the trace does
+	// not carry it (a flag wins over the trace).
+	MaxPollInterval time.Duration
+	// TimelineCap bounds the timeline entries kept per partition (first half and last
+	// half are kept; the middle is counted). 0: 4000.
+	TimelineCap int
+}
+
+type tpKey struct {
+	topic string
+	part  int32
+}
+
+// Entry is one line of the timeline.
+type Entry struct {
+	Time      time.Time
+	Timed     bool
+	Kind      Kind
+	Topic     string
+	Partition int32
+	Ranges    []Range
+	Offset    int64
+	Count     int
+	Detail    string
+	Ref       Ref
+	seq       int
+}
+
+type refRange struct {
+	Range
+	ref Ref
+}
+
+type offRef struct {
+	offset int64
+	time   time.Time
+	seq    int
+	ref    Ref
+	reason string
+}
+
+type clearRec struct {
+	time      time.Time
+	seq       int
+	ref       Ref
+	discarded RangeSet
+	keys      []string
+	keysKnown bool
+	reason    string
+}
+
+// timeline keeps the first half and the last half of a capped list of entries.
+type timeline struct {
+	head, tail []Entry
+	next       int // ring position in tail
+	dropped    int
+	cap        int
+}
+
+func (t *timeline) add(e Entry) {
+	half := t.cap / 2
+	if len(t.head) < half {
+		t.head = append(t.head, e)
+		return
+	}
+	if len(t.tail) < t.cap-half {
+		t.tail = append(t.tail, e)
+		return
+	}
+	t.dropped++
+	t.tail[t.next] = e
+	t.next = (t.next + 1) % len(t.tail)
+}
+
+// last returns the most recent entry, for coalescing.
+func (t *timeline) last() *Entry {
+	if len(t.tail) > 0 {
+		i := t.next - 1
+		if i < 0 {
+			i = len(t.tail) - 1
+		}
+		if len(t.tail) < t.cap-t.cap/2 {
+			i = len(t.tail) - 1
+		}
+		return &t.tail[i]
+	}
+	if len(t.head) > 0 {
+		return &t.head[len(t.head)-1]
+	}
+	return nil
+}
+
+func (t *timeline) all() []Entry {
+	out := append([]Entry{}, t.head...)
+	if len(t.tail) == t.cap-t.cap/2 {
+		out = append(out, t.tail[t.next:]...)
+		out = append(out, t.tail[:t.next]...)
+	} else {
+		out = append(out, t.tail...)
+	}
+	return out
+}
+
+const capRefs = 256
+
+type partState struct {
+	key          tpKey
+	fetched      RangeSet
+	fetchRefs    []refRange
+	fetchedN     int64
+	ctrl         RangeSet
+	delivered    RangeSet
+	unknownDeliv int
+	hasDelivery  bool
+	cache        RangeSet // fetched, not yet served or cleared (for count-only serves)
+	committed    int64
+	commits      []offRef // increases only
+	stored       int64
+	position     int64
+	posRef       Ref
+	clears       []clearRec
+	rewinds      []offRef
+	seeks        []offRef
+	skips        []offRef
+	discarded    int64
+	lastFetch    time.Time
+	tl           timeline
+}
+
+type spinStat struct {
+	name        string
+	total       int
+	sec         int64
+	inSec       int
+	maxPerSec   int
+	maxAt       time.Time
+	first, last time.Time
+	ref         Ref
+	window      time.Duration // for pre-aggregated counts (kstranded spin events)
+}
+
+type expiryRec struct {
+	e          Event
+	lastFetch  time.Time
+	lastServe  time.Time
+	fetchTimed bool
+}
+
+// Analyzer folds normalized events into per-partition state. Feed it with Parse (one
+// call per input), then call Finish.
+type Analyzer struct {
+	opt         Options
+	parts       map[tpKey]*partState
+	order       []tpKey
+	global      timeline
+	files       []FileStats
+	settings    map[string]string
+	settingRef  map[string]Ref
+	declared    map[string]int
+	seen        map[string]int
+	counterRefs map[string]Ref
+	spins       map[string]*spinStat
+	expiries    []expiryRec
+	maxPolls    []Event
+	regressions []Finding
+	skipsAll    []offRef
+	clearsAll   []clearRec
+	seq         int
+	file        string
+	lastFetch   time.Time
+	lastServe   time.Time
+	first, last time.Time
+	anyDelivery bool
+	fileFirst   time.Time
+}
+
+// NewAnalyzer returns an empty analyzer.
+func NewAnalyzer(opt Options) *Analyzer {
+	if opt.TimelineCap <= 0 {
+		opt.TimelineCap = 4000
+	}
+	return &Analyzer{opt: opt, parts: map[tpKey]*partState{}, settings: map[string]string{},
+		settingRef: map[string]Ref{}, declared: map[string]int{}, seen: map[string]int{},
+		counterRefs: map[string]Ref{}, spins: map[string]*spinStat{}, global: timeline{cap: opt.TimelineCap}}
+}
+
+func (a *Analyzer) beginFile(name string) { a.file, a.fileFirst = name, time.Time{} }
+
+// endFile gives untimed lines at the top of a file (the seed's consume-result block)
+// the time of the file's first timed line, so they sort before it.
+func (a *Analyzer) endFile() {
+	if a.fileFirst.IsZero() {
+		return
+	}
+	fix := func(t *timeline) {
+		for _, es := range [][]Entry{t.head, t.tail} {
+			for i := range es {
+				if es[i].Ref.File == a.file && es[i].Time.IsZero() {
+					es[i].Time = a.fileFirst
+				}
+			}
+		}
+	}
+	fix(&a.global)
+	for _, ps := range a.parts {
+		fix(&ps.tl)
+	}
+}
+
+func (a *Analyzer) part(topic string, p int32) *partState {
+	k := tpKey{topic, p}
+	ps := a.parts[k]
+	if ps == nil {
+		ps = &partState{key: k, committed: Unknown, stored: Unknown, position: Unknown, tl: timeline{cap: a.opt.TimelineCap}}
+		a.parts[k] = ps
+		a.order = append(a.order, k)
+	}
+	return ps
+}
+
+func (a *Analyzer) position(topic string, p int32) int64 {
+	if ps := a.parts[tpKey{topic, p}]; ps != nil {
+		return ps.position
+	}
+	return Unknown
+}
+
+func (a *Analyzer) knownCommitted(topic string, p int32, off int64) {
+	ps := a.part(topic, p)
+	if off > ps.committed && ps.committed == Unknown {
+		ps.committed = off
+	}
+}
+
+func (a *Analyzer) entry(e Event, detail string) {
+	en := Entry{Time: e.Time, Timed: e.Timed, Kind: e.Kind, Topic: e.Topic, Partition: e.Partition,
+		Ranges: e.Ranges, Offset: e.Offset, Count: e.Count, Detail: detail, Ref: e.Ref, seq: a.seq}
+	if e.Partition == AllPartitions {
+		a.global.add(en)
+		return
+	}
+	a.part(e.Topic, e.Partition).tl.add(en)
+}
+
+func appendCapped[T any](s []T, v T) []T {
+	if len(s) >= capRefs {
+		return s
+	}
+	return append(s, v)
+}
+
+func (a *Analyzer) spin(e Event) {
+	name := e.Name
+	if name == "" {
+		name = e.Kind.String()
+	}
+	s := a.spins[name]
+	if s == nil {
+		s = &spinStat{name: name, ref: e.Ref, first: e.Time}
+		a.spins[name] = s
+	}
+	n := e.Count
+	if n < 1 {
+		n = 1
+	}
+	s.total += n
+	s.last = e.Time
+	if e.Kind == KindEmptyRead && e.SinceFetch > 0 || e.Kind == KindEmptyFetch && e.SinceFetch > 0 {
+		// a pre-aggregated count over a window (kstranded spin events)
+		if rate := float64(n) / e.SinceFetch.Seconds(); int(rate) > s.maxPerSec {
+			s.maxPerSec, s.maxAt, s.ref, s.window = int(rate), e.Time, e.Ref, e.SinceFetch
+		}
+		return
+	}
+	if !e.Timed || n > 1 {
+		return
+	}
+	sec := e.Time.Unix()
+	if sec != s.sec {
+		s.sec, s.inSec = sec, 0
+	}
+	s.inSec += n
+	if s.inSec > s.maxPerSec {
+		s.maxPerSec, s.maxAt, s.ref = s.inSec, e.Time, e.Ref
+	}
+}
+
+// add folds one event.
+func (a *Analyzer) add(e Event) {
+	a.seq++
+	if e.Timed {
+		if a.first.IsZero() || e.Time.Before(a.first) {
+			a.first = e.Time
+		}
+		if a.last.IsZero() || e.Time.After(a.last) {
+			a.last = e.Time
+		}
+		if a.fileFirst.IsZero() {
+			a.fileFirst = e.Time
+		}
+	}
+	switch e.Kind {
+	case KindSetting:
+		if _, ok := a.settings[e.Name]; !ok {
+			a.settingRef[e.Name] = e.Ref
+		}
+		a.settings[e.Name] = e.Reason
+		return
+	case KindCounter:
+		a.declared[e.Name] += e.Count
+		if _, ok := a.counterRefs[e.Name]; !ok {
+			a.counterRefs[e.Name] = e.Ref
+		}
+		return
+	}
+	if e.Name != "" {
+		n := e.Count
+		if n < 1 || e.Kind == KindFetch || e.Kind == KindDeliver {
+			n = 1
+		}
+		a.seen[e.Name] += n
+		if _, ok := a.counterRefs[e.Name]; !ok {
+			a.counterRefs[e.Name] = e.Ref
+		}
+	}
+	switch e.Kind {
+	case KindFetch:
+		if e.Partition == AllPartitions || len(e.Ranges) == 0 {
+			a.lastFetchAt(e)
+			a.entry(e, fmt.Sprintf("fetched %d records (offsets not in the trace)", e.Count))
+			return
+		}
+		ps := a.part(e.Topic, e.Partition)
+		a.lastFetchAt(e)
+		if e.Timed {
+			ps.lastFetch = e.Time
+		}
+		var n int64
+		for _, r := range e.Ranges {
+			fresh := RangeSet{r}.Minus(ps.fetched)
+			for _, f := range fresh {
+				ps.fetchRefs = appendCapped(ps.fetchRefs, refRange{f, e.Ref})
+			}
+			ps.fetched.Add(r.First, r.Last)
+			ps.cache.Add(r.First, r.Last)
+			n += r.Len()
+			if r.Last+1 > ps.position || ps.position == Unknown {
+				ps.position = r.Last + 1
+				ps.posRef = e.Ref
+			}
+		}
+		if e.Ctrl > 0 {
+			r := e.Ranges[len(e.Ranges)-1]
+			ps.ctrl.Add(r.Last-int64(e.Ctrl)+1, r.Last)
+			ps.cache = ps.cache.Minus(RangeSet{{r.Last - int64(e.Ctrl) + 1, r.Last}})
+		}
+		ps.fetchedN += n - int64(e.Ctrl)
+		d := fmt.Sprintf("fetched %s (%d records)", RangeSet(e.Ranges), n-int64(e.Ctrl))
+		if e.Ctrl > 0 {
+			d += fmt.Sprintf(", %d control marker(s) at the end", e.Ctrl)
+		}
+		if e.Reason != "" {
+			d += "; " + e.Reason
+		}
+		a.entry(e, d)
+	case KindPosition:
+		ps := a.part(e.Topic, e.Partition)
+		if e.Offset == ps.position && e.Reason == "" {
+			return
+		}
+		if e.Offset == ps.position {
+			return
+		}
+		ps.position, ps.posRef = e.Offset, e.Ref
+		d := fmt.Sprintf("fetch position %d", e.Offset)
+		if e.Reason != "" {
+			d += " (" + e.Reason + ")"
+		}
+		a.entry(e, d)
+	case KindEmptyFetch:
+		a.lastFetchAt(e)
+		a.spin(e)
+		if e.Count > 1 {
+			a.entry(e, fmt.Sprintf("%d empty fetches", e.Count))
+		}
+	case KindEmptyRead:
+		a.spin(e)
+		if e.Count > 1 && e.SinceFetch <= 0 {
+			a.entry(e, fmt.Sprintf("%d empty cache reads", e.Count))
+		}
+	case KindDeliver:
+		a.deliver(e)
+	case KindStore:
+		ps := a.part(e.Topic, e.Partition)
+		if e.Offset == ps.stored {
+			return
+		}
+		ps.stored = e.Offset
+		a.entry(e, fmt.Sprintf("stored %d", e.Offset))
+	case KindCommit:
+		ps := a.part(e.Topic, e.Partition)
+		high := int64(Unknown)
+		var highRef Ref
+		for _, c := range ps.commits {
+			if c.offset > high {
+				high, highRef = c.offset, c.ref
+			}
+		}
+		if high != Unknown && e.Offset < high {
+			a.regressions = appendCapped(a.regressions, Finding{Rule: RuleCommitRegression, Severity: SevWarn,
+				Topic: e.Topic, Partition: e.Partition, Ranges: RangeSet{{e.Offset, high - 1}}, Count: high - e.Offset,
+				Message:  fmt.Sprintf("commit of %d is lower than %d already committed: offsets %d–%d will be delivered again (or were committed by mistake)", e.Offset, high, e.Offset, high-1),
+				Evidence: []Evidence{{highRef, fmt.Sprintf("committed %d", high)}, {e.Ref, fmt.Sprintf("committed %d", e.Offset)}}})
+		}
+		if e.Offset == ps.committed {
+			return
+		}
+		if e.Offset > high {
+			ps.commits = appendCommit(ps.commits, offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref})
+		}
+		ps.committed = e.Offset
+		a.entry(e, fmt.Sprintf("committed %d", e.Offset))
+	case KindCommitFail:
+		d := "commit failed"
+		if e.Offset != Unknown {
+			d = fmt.Sprintf("commit of %d failed", e.Offset)
+		}
+		a.entry(e, d+": "+e.Reason)
+	case KindExpiry:
+		a.expiries = appendCapped(a.expiries, expiryRec{e: e, lastFetch: a.lastFetch, lastServe: a.lastServe})
+		a.entry(e, "cache expired")
+	case KindClear:
+		a.clear(e)
+	case KindRewind:
+		if e.Partition == AllPartitions {
+			a.entry(e, "rewind")
+			return
+		}
+		ps := a.part(e.Topic, e.Partition)
+		ps.rewinds = appendCapped(ps.rewinds, offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref, reason: e.Reason})
+		d := "rewind"
+		if e.Offset != Unknown {
+			ps.position = e.Offset
+			d = fmt.Sprintf("rewind to %d", e.Offset)
+		}
+		if e.Reason != "" {
+			d += " (" + e.Reason + ")"
+		}
+		a.entry(e, d)
+	case KindRewindSkip:
+		n := e.Count
+		if n < 1 {
+			n = 1
+		}
+		r := offRef{offset: int64(n), time: e.Time, seq: a.seq, ref: e.Ref, reason: e.Reason}
+		if e.Partition == AllPartitions {
+			a.skipsAll = appendCapped(a.skipsAll, r)
+			a.entry(e, fmt.Sprintf("rewind skipped on %d partition(s): %s", n, e.Reason))
+			return
+		}
+		ps := a.part(e.Topic, e.Partition)
+		ps.skips = appendCapped(ps.skips, r)
+		a.entry(e, "rewind skipped: "+e.Reason)
+	case KindSeek:
+		if e.Partition == AllPartitions {
+			a.entry(e, "seek")
+			return
+		}
+		ps := a.part(e.Topic, e.Partition)
+		r := offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref, reason: e.Reason}
+		ps.seeks = appendCapped(ps.seeks, r)
+		if e.Offset != Unknown {
+			if ps.position != Unknown && e.Offset < ps.position {
+				ps.rewinds = appendCapped(ps.rewinds, r)
+			}
+			ps.position = e.Offset
+		}
+		// a seek purges what the client had fetched ahead
+		ps.cache = nil
+		a.entry(e, fmt.Sprintf("seek to %d (%s)", e.Offset, e.Reason))
+	case KindAssign:
+		a.entry(e, "assigned "+e.Reason)
+	case KindRevoke:
+		a.entry(e, "revoked "+e.Reason)
+	case KindPause:
+		a.entry(e, "paused "+e.Reason)
+	case KindResume:
+		a.entry(e, "resumed "+e.Reason)
+	case KindMaxPoll:
+		a.maxPolls = appendCapped(a.maxPolls, e)
+		a.entry(e, e.Reason)
+	case KindNote:
+		d := e.Name
+		if e.Reason != "" {
+			d += " " + e.Reason
+		}
+		if e.Count > 1 {
+			d = fmt.Sprintf("%d x %s", e.Count, d)
+		}
+		a.entry(e, d)
+	}
+}
+
+func appendCommit(s []offRef, c offRef) []offRef {
+	if len(s) < 4096 {
+		return append(s, c)
+	}
+	s[len(s)-1] = c // keep the first ones (the evidence of when offsets were first passed) and the latest
+	return s
+}
+
+func (a *Analyzer) lastFetchAt(e Event) {
+	if e.Timed {
+		a.lastFetch = e.Time
+	}
+}
+
+func (a *Analyzer) deliver(e Event) {
+	a.anyDelivery = true
+	if e.Timed {
+		a.lastServe = e.Time
+	}
+	ps := (*partState)(nil)
+	if e.Partition != AllPartitions {
+		ps = a.part(e.Topic, e.Partition)
+	} else {
+		// the kafkajs trace does not name the partition of a serve: when exactly one
+		// partition has cached records, the serve came from it
+		var cand *partState
+		n := 0
+		for _, k := range a.order {
+			if p := a.parts[k]; len(p.cache) > 0 {
+				cand, n = p, n+1
+			}
+		}
+		if n == 1 {
+			ps = cand
+			e.Partition, e.Topic = cand.key.part, cand.key.topic
+		}
+	}
+	if ps == nil {
+		a.entry(e, fmt.Sprintf("delivered %d records (partition not in the trace)", max(e.Count, 0)))
+		return
+	}
+	ps.hasDelivery = true
+	if len(e.Ranges) > 0 {
+		for _, r := range e.Ranges {
+			ps.delivered.Add(r.First, r.Last)
+		}
+		ps.cache = ps.cache.Minus(e.Ranges)
+	} else {
+		// count-only serve: the cache serves in offset order, so the served records are
+		// its head; with "remaining" the head is everything but the last `remaining`
+		take := int64(e.Count)
+		if e.Remaining != Unknown {
+			take = ps.cache.Count() - int64(e.Remaining)
+		}
+		var got RangeSet
+		for take > 0 && len(ps.cache) > 0 {
+			r := ps.cache[0]
+			if r.Len() > take {
+				r.Last = r.First + take - 1
+			}
+			got.Add(r.First, r.Last)
+			ps.cache = ps.cache.Minus(RangeSet{r})
+			take -= r.Len()
+		}
+		for _, r := range got {
+			ps.delivered.Add(r.First, r.Last)
+		}
+		if missing := e.Count - int(got.Count()); e.Count != Unknown && missing > 0 {
+			ps.unknownDeliv += missing
+		}
+		e.Ranges = got
+	}
+	d := fmt.Sprintf("delivered %s", RangeSet(e.Ranges))
+	if len(e.Ranges) == 0 {
+		d = fmt.Sprintf("delivered %d record(s) not seen fetched", e.Count)
+	}
+	if e.Remaining != Unknown {
+		d += fmt.Sprintf(", %d left in cache", e.Remaining)
+	}
+	// coalesce runs of single-record deliveries (application logs)
+	if last := ps.tl.last(); last != nil && last.Kind == KindDeliver && len(e.Ranges) == 1 && len(last.Ranges) == 1 &&
+		last.Ref.File == e.Ref.File && last.Ranges[0].Last+1 == e.Ranges[0].First && e.Remaining == Unknown && e.Count == 1 {
+		last.Ranges = []Range{{last.Ranges[0].First, e.Ranges[0].Last}}
+		last.Count++
+		last.Detail = fmt.Sprintf("delivered %s", RangeSet(last.Ranges))
+		return
+	}
+	e.Count = int(RangeSet(e.Ranges).Count())
+	a.entry(e, d)
+}
+
+func (a *Analyzer) clear(e Event) {
+	rec := clearRec{time: e.Time, seq: a.seq, ref: e.Ref, keys: e.Keys, keysKnown: e.KeysKnown, reason: e.Reason}
+	var targets []*partState
+	if e.Partition != AllPartitions {
+		ps := a.part(e.Topic, e.Partition)
+		if len(e.Ranges) == 0 {
+			e.Ranges = ps.cache
+		}
+		targets = append(targets, ps)
+	} else {
+		for _, k := range a.order {
+			if ps := a.parts[k]; len(ps.cache) > 0 {
+				targets = append(targets, ps)
+			}
+		}
+	}
+	keys := "lastConsumedKeys unknown"
+	if e.KeysKnown {
+		keys = fmt.Sprintf("lastConsumedKeys=%v", e.Keys)
+	}
+	if len(targets) == 0 {
+		a.clearsAll = appendCapped(a.clearsAll, rec)
+		a.entry(e, fmt.Sprintf("cache cleared, nothing cached (%s %s)", e.Reason, keys))
+		return
+	}
+	for _, ps := range targets {
+		disc := RangeSet(e.Ranges)
+		if e.Partition == AllPartitions {
+			disc = ps.cache
+		}
+		disc = disc.Minus(ps.delivered)
+		r := rec
+		r.discarded = append(RangeSet{}, disc...)
+		ps.clears = appendCapped(ps.clears, r)
+		ps.discarded += disc.Count()
+		ps.cache = nil
+		pe := e
+		pe.Topic, pe.Partition, pe.Ranges, pe.Count = ps.key.topic, ps.key.part, r.discarded, int(disc.Count())
+		a.entry(pe, fmt.Sprintf("cache cleared: %d undelivered records discarded (%s) — %s %s", disc.Count(), disc, e.Reason, keys))
+	}
+	a.clearsAll = appendCapped(a.clearsAll, rec)
+}

@@ -1,0 +1,514 @@
+package trace
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// Rules name the findings.
+const (
+	RuleLoss             = "LOSS"                      // committed past fetched, never-delivered records
+	RuleClearNoRewind    = "CLEAR-NO-REWIND"           // a cache clear discarded undelivered records and did not rewind
+	RuleCacheExpiry      = "CACHE-EXPIRY"              // the cache expired: since fetch / since serve / max.poll.interval.ms
+	RuleHotSpin          = "HOT-SPIN"                  // empty cache reads or empty fetches in a storm
+	RuleCommitRegression = "COMMIT-REGRESSION"         // a commit lower than one already committed
+	RulePositionPast     = "POSITION-PAST-UNDELIVERED" // the fetch position was left past undelivered records
+	RuleMaxPoll          = "MAX-POLL-EXCEEDED"         // the client left the group: max.poll.interval.ms exceeded
+)
+
+// Severities.
+const (
+	SevLoss = "loss"
+	SevWarn = "warn"
+	SevInfo = "info"
+)
+
+// SpinRate is the rate (per second) from which empty reads or fetches are a hot spin.
+const SpinRate = 50
+
+// Evidence is one log line that proves part of a finding.
+type Evidence struct {
+	Ref  Ref    `json:"ref"`
+	What string `json:"what"`
+}
+
+// Finding is one rule that fired, with its proof.
+type Finding struct {
+	Rule      string            `json:"rule"`
+	Severity  string            `json:"severity"`
+	Topic     string            `json:"topic,omitempty"`
+	Partition int32             `json:"partition"` // -1: all partitions / not partition-specific
+	Ranges    RangeSet          `json:"offsets,omitempty"`
+	Count     int64             `json:"count,omitempty"`
+	Message   string            `json:"message"`
+	Facts     map[string]string `json:"facts,omitempty"`
+	Evidence  []Evidence        `json:"evidence"`
+}
+
+// PartitionSummary is the end state of one partition.
+type PartitionSummary struct {
+	Topic            string
+	Partition        int32
+	Fetched          RangeSet
+	FetchedCount     int64
+	Control          RangeSet
+	Delivered        RangeSet
+	DeliveredUnknown int
+	DeliveryEvidence bool
+	Undelivered      RangeSet
+	Lost             RangeSet
+	Stranded         RangeSet
+	Committed        int64
+	Stored           int64
+	Position         int64
+	Clears           int
+	Discarded        int64
+	Verdict          string
+}
+
+// Counter is a count of one source event name: declared by a counts-summary line, seen as lines.
+type Counter struct {
+	Name     string `json:"name"`
+	Declared int    `json:"declared,omitempty"`
+	Seen     int    `json:"seen,omitempty"`
+}
+
+// Report is the result of an analysis.
+type Report struct {
+	Files            []FileStats
+	Settings         map[string]string
+	MaxPollInterval  time.Duration // Unknown when neither the flag nor the trace gave it
+	MaxPollSource    string
+	Partitions       []PartitionSummary
+	Findings         []Finding
+	Timeline         []Entry
+	TimelineDropped  int
+	IdlePartitions   int // partitions named in the inputs that never had a record, left out of Partitions
+	Counters         []Counter
+	DeliveryEvidence bool
+	Start, End       time.Time
+}
+
+// Lost reports whether any LOSS finding exists.
+func (r *Report) Lost() bool {
+	for _, f := range r.Findings {
+		if f.Rule == RuleLoss {
+			return true
+		}
+	}
+	return false
+}
+
+func (ps *partState) fetchRef(o int64) (Ref, bool) {
+	for _, fr := range ps.fetchRefs {
+		if fr.First <= o && o <= fr.Last {
+			return fr.ref, true
+		}
+	}
+	return Ref{}, false
+}
+
+// Finish evaluates the rules and returns the report.
+func (a *Analyzer) Finish() *Report {
+	r := &Report{Files: a.files, Settings: a.settings, MaxPollInterval: Unknown, DeliveryEvidence: a.anyDelivery,
+		Start: a.first, End: a.last}
+	if a.opt.MaxPollInterval > 0 {
+		r.MaxPollInterval, r.MaxPollSource = a.opt.MaxPollInterval, "--max-poll-interval"
+	} else if v, ok := a.settings["max.poll.interval.ms"]; ok {
+		if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
+			r.MaxPollInterval = time.Duration(ms) * time.Millisecond
+			r.MaxPollSource = a.settingRef["max.poll.interval.ms"].String()
+		}
+	}
+	skipsAll, skipsAllRef := 0, Ref{}
+	for _, s := range a.skipsAll {
+		skipsAll += int(s.offset)
+		skipsAllRef = s.ref
+	}
+	if d := a.declared["clearCache-skip-rewind"]; d > skipsAll {
+		skipsAll, skipsAllRef = d, a.counterRefs["clearCache-skip-rewind"]
+	}
+	keys := make([]tpKey, len(a.order))
+	copy(keys, a.order)
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].topic != keys[j].topic {
+			return keys[i].topic < keys[j].topic
+		}
+		return keys[i].part < keys[j].part
+	})
+	var tl []Entry
+	tl = append(tl, a.global.all()...)
+	r.TimelineDropped = a.global.dropped
+	for _, k := range keys {
+		ps := a.parts[k]
+		tl = append(tl, ps.tl.all()...)
+		r.TimelineDropped += ps.tl.dropped
+		if len(ps.fetched) == 0 && len(ps.delivered) == 0 && ps.committed == Unknown && ps.unknownDeliv == 0 && len(ps.clears) == 0 && ps.position == Unknown {
+			r.IdlePartitions++ // named in a trace (a skipped rewind, an assignment) but never had a record
+			continue
+		}
+		s := PartitionSummary{Topic: k.topic, Partition: k.part, Fetched: ps.fetched, FetchedCount: ps.fetched.Count() - ps.ctrl.Count(),
+			Control: ps.ctrl, Delivered: ps.delivered, DeliveredUnknown: ps.unknownDeliv, DeliveryEvidence: a.anyDelivery,
+			Committed: ps.committed, Stored: ps.stored, Position: ps.position, Clears: len(ps.clears), Discarded: ps.discarded}
+		if a.anyDelivery {
+			s.Undelivered = ps.fetched.Minus(ps.delivered).Minus(ps.ctrl)
+		}
+		s.Verdict = "OK"
+		if !a.anyDelivery {
+			s.Verdict = "NO DELIVERY LOG"
+		}
+		// LOSS: the committed offset moved past fetched, never-delivered records
+		if ps.committed != Unknown && a.anyDelivery {
+			high := ps.committed
+			for _, c := range ps.commits {
+				if c.offset > high {
+					high = c.offset
+				}
+			}
+			s.Lost = s.Undelivered.Below(high)
+			if len(s.Lost) > 0 {
+				s.Verdict = "LOSS"
+				r.Findings = append(r.Findings, a.lossFinding(ps, s.Lost))
+			}
+		}
+		// clears that discarded undelivered records and did not rewind
+		for _, c := range ps.clears {
+			if len(c.discarded) == 0 {
+				continue
+			}
+			if f, ok := a.clearFinding(ps, c, skipsAll, skipsAllRef); ok {
+				r.Findings = append(r.Findings, f)
+			}
+		}
+		// the fetch position left past undelivered records (not yet committed past)
+		if a.anyDelivery && ps.position != Unknown {
+			low := int64(0)
+			if ps.committed != Unknown {
+				low = ps.committed
+			}
+			past := s.Undelivered.Within(low, ps.position).Minus(s.Lost)
+			if f, ok := a.positionFinding(ps, past); ok {
+				s.Stranded = f.Ranges
+				if s.Verdict == "OK" {
+					s.Verdict = "STRANDED"
+				}
+				r.Findings = append(r.Findings, f)
+			}
+		}
+		r.Partitions = append(r.Partitions, s)
+	}
+	r.Findings = append(r.Findings, a.regressions...)
+	for _, x := range a.expiries {
+		r.Findings = append(r.Findings, a.expiryFinding(x, r))
+	}
+	r.Findings = append(r.Findings, a.spinFindings()...)
+	for _, m := range a.maxPolls {
+		r.Findings = append(r.Findings, Finding{Rule: RuleMaxPoll, Severity: SevWarn, Partition: AllPartitions,
+			Message:  fmt.Sprintf("the application did not poll within max.poll.interval.ms (%s): the consumer left the group and its partitions were revoked", fmtDur(m.Timeout)),
+			Evidence: []Evidence{{m.Ref, "max.poll.interval.ms exceeded"}}})
+	}
+	sort.SliceStable(r.Findings, func(i, j int) bool { return sevRank(r.Findings[i].Severity) < sevRank(r.Findings[j].Severity) })
+	sort.SliceStable(tl, func(i, j int) bool {
+		if !tl[i].Time.Equal(tl[j].Time) {
+			return tl[i].Time.Before(tl[j].Time)
+		}
+		return tl[i].seq < tl[j].seq
+	})
+	r.Timeline = tl
+	names := map[string]bool{}
+	for n := range a.declared {
+		names[n] = true
+	}
+	for n := range a.seen {
+		names[n] = true
+	}
+	for n := range names {
+		r.Counters = append(r.Counters, Counter{Name: n, Declared: a.declared[n], Seen: a.seen[n]})
+	}
+	sort.Slice(r.Counters, func(i, j int) bool { return r.Counters[i].Name < r.Counters[j].Name })
+	return r
+}
+
+func sevRank(s string) int {
+	switch s {
+	case SevLoss:
+		return 0
+	case SevWarn:
+		return 1
+	}
+	return 2
+}
+
+func tpName(topic string, p int32) string {
+	if topic == "" {
+		return fmt.Sprintf("partition %d", p)
+	}
+	return fmt.Sprintf("%s [%d]", topic, p)
+}
+
+func (a *Analyzer) lossFinding(ps *partState, lost RangeSet) Finding {
+	f := Finding{Rule: RuleLoss, Severity: SevLoss, Topic: ps.key.topic, Partition: ps.key.part, Ranges: lost, Count: lost.Count()}
+	var ev []Evidence
+	for _, r := range lost {
+		if ref, ok := ps.fetchRef(r.First); ok {
+			ev = append(ev, Evidence{ref, fmt.Sprintf("offset %d fetched", r.First)})
+		}
+	}
+	var cause string
+	for _, c := range ps.clears {
+		if len(c.discarded.Within(lost[0].First, lost[0].Last+1)) > 0 {
+			ev = append(ev, Evidence{c.ref, fmt.Sprintf("cache clear discarded %s", c.discarded)})
+			cause = "discarded by a cache clear that did not rewind"
+			break
+		}
+	}
+	if cause == "" {
+		for _, s := range ps.seeks {
+			if s.offset > lost[0].First {
+				ev = append(ev, Evidence{s.ref, fmt.Sprintf("seek to %d skipped them", s.offset)})
+				cause = fmt.Sprintf("skipped by a seek to %d", s.offset)
+				break
+			}
+		}
+	}
+	committed := ps.committed
+	for _, c := range ps.commits {
+		if c.offset > lost[0].First {
+			ev = append(ev, Evidence{c.ref, fmt.Sprintf("committed %d, past offset %d", c.offset, lost[0].First)})
+			committed = c.offset
+			break
+		}
+	}
+	f.Message = fmt.Sprintf("%s: %d records (%s) were fetched, never delivered, and the committed offset moved past them (committed %d)",
+		tpName(ps.key.topic, ps.key.part), lost.Count(), lost, committed)
+	if cause != "" {
+		f.Message += "; " + cause
+	}
+	f.Evidence = ev
+	return f
+}
+
+func (a *Analyzer) rewoundAfter(ps *partState, seq int, first int64) (offRef, bool) {
+	for _, rw := range ps.rewinds {
+		if rw.seq >= seq && (rw.offset == Unknown || rw.offset <= first) {
+			return rw, true
+		}
+	}
+	return offRef{}, false
+}
+
+func (a *Analyzer) clearFinding(ps *partState, c clearRec, skipsAll int, skipsAllRef Ref) (Finding, bool) {
+	if _, ok := a.rewoundAfter(ps, c.seq, c.discarded[0].First); ok {
+		return Finding{}, false
+	}
+	n := c.discarded.Count()
+	f := Finding{Rule: RuleClearNoRewind, Severity: SevWarn, Topic: ps.key.topic, Partition: ps.key.part,
+		Ranges: c.discarded, Count: n, Facts: map[string]string{"discarded": strconv.FormatInt(n, 10)}}
+	why := []string{}
+	what := "cache cleared"
+	if c.reason != "" {
+		what += " (" + c.reason + ")"
+	}
+	ev := []Evidence{{c.ref, what}}
+	if ref, ok := ps.fetchRef(c.discarded[0].First); ok {
+		ev = append([]Evidence{{ref, fmt.Sprintf("offset %d fetched into the cache", c.discarded[0].First)}}, ev...)
+	}
+	if c.keysKnown {
+		f.Facts["last_consumed_keys"] = fmt.Sprint(c.keys)
+		if len(c.keys) == 0 {
+			why = append(why, "lastConsumedKeys is empty, so there was nothing to rewind to")
+		}
+	}
+	for _, s := range ps.skips {
+		if s.seq >= c.seq {
+			ev = append(ev, Evidence{s.ref, "rewind skipped: " + s.reason})
+			why = append(why, "rewind skipped: "+s.reason)
+			break
+		}
+	}
+	if skipsAll > 0 {
+		f.Facts["rewinds_skipped"] = strconv.Itoa(skipsAll)
+		why = append(why, fmt.Sprintf("rewind skipped on %d partitions", skipsAll))
+		ev = append(ev, Evidence{skipsAllRef, fmt.Sprintf("clearCache-skip-rewind %d", skipsAll)})
+	}
+	if c.reason != "" {
+		f.Facts["clear"] = c.reason
+	}
+	f.Message = fmt.Sprintf("%s: a cache clear discarded %d fetched, undelivered records (%s) and did not rewind the partition",
+		tpName(ps.key.topic, ps.key.part), n, c.discarded)
+	for i, w := range why {
+		if i == 0 {
+			f.Message += ": "
+		} else {
+			f.Message += "; "
+		}
+		f.Message += w
+	}
+	f.Evidence = ev
+	return f, true
+}
+
+func (a *Analyzer) positionFinding(ps *partState, past RangeSet) (Finding, bool) {
+	if len(past) == 0 {
+		return Finding{}, false
+	}
+	// only records the client let go of (a clear or a seek past them) are stranded; the
+	// rest may still be in its cache
+	var drop *Evidence
+	for _, c := range ps.clears {
+		if len(c.discarded.Within(past[0].First, past[len(past)-1].Last+1)) > 0 {
+			if _, ok := a.rewoundAfter(ps, c.seq, past[0].First); !ok {
+				drop = &Evidence{c.ref, fmt.Sprintf("cache clear discarded %s", c.discarded)}
+			}
+			break
+		}
+	}
+	if drop == nil {
+		for _, s := range ps.seeks {
+			if s.offset > past[0].First {
+				if _, ok := a.rewoundAfter(ps, s.seq+1, past[0].First); !ok {
+					drop = &Evidence{s.ref, fmt.Sprintf("seek to %d", s.offset)}
+				}
+				break
+			}
+		}
+	}
+	if drop == nil {
+		return Finding{}, false
+	}
+	f := Finding{Rule: RulePositionPast, Severity: SevWarn, Topic: ps.key.topic, Partition: ps.key.part, Ranges: past, Count: past.Count()}
+	f.Message = fmt.Sprintf("%s: the fetch position (%d) is past %d undelivered records (%s) and nothing rewound it: they will not be fetched again by this consumer, and the next commit past them loses them",
+		tpName(ps.key.topic, ps.key.part), ps.position, past.Count(), past)
+	f.Evidence = []Evidence{*drop, {ps.posRef, fmt.Sprintf("fetch position %d", ps.position)}}
+	return f, true
+}
+
+func fmtDur(d time.Duration) string {
+	if d < 0 {
+		return "unknown"
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+func (a *Analyzer) expiryFinding(x expiryRec, r *Report) Finding {
+	e := x.e
+	sinceFetch, sinceServe := e.SinceFetch, e.SinceServe
+	fetchNote, serveNote := "", ""
+	if sinceFetch == Unknown {
+		if !x.lastFetch.IsZero() && e.Timed {
+			sinceFetch = e.Time.Sub(x.lastFetch)
+			fetchNote = " (last fetch " + clock(x.lastFetch) + ")"
+		} else {
+			fetchNote = " (the trace's fetch lines carry no time)"
+		}
+	}
+	if sinceServe == Unknown && !x.lastServe.IsZero() && e.Timed {
+		sinceServe = e.Time.Sub(x.lastServe)
+		serveNote = " (last serve " + clock(x.lastServe) + ")"
+	}
+	f := Finding{Rule: RuleCacheExpiry, Severity: SevWarn, Partition: e.Partition, Topic: e.Topic,
+		Facts: map[string]string{}, Evidence: []Evidence{{e.Ref, "cache expired"}}}
+	facts := func(k string, d time.Duration) {
+		if d >= 0 {
+			f.Facts[k] = strconv.FormatInt(d.Milliseconds(), 10)
+		} else {
+			f.Facts[k] = "unknown"
+		}
+	}
+	facts("since_fetch_ms", sinceFetch)
+	facts("since_serve_ms", sinceServe)
+	facts("max_poll_interval_ms", r.MaxPollInterval)
+	facts("timeout_ms", e.Timeout)
+	msg := fmt.Sprintf("cache expired at %s: %s since the last fetch%s, %s since the last serve%s, max.poll.interval.ms %s",
+		clock(e.Time), fmtDur(sinceFetch), fetchNote, fmtDur(sinceServe), serveNote, fmtMaxPoll(r))
+	if e.Timeout >= 0 {
+		msg += fmt.Sprintf(", expiration timeout in effect %s", fmtDur(e.Timeout))
+	}
+	if r.MaxPollSource != "" && r.MaxPollSource != "--max-poll-interval" {
+		f.Evidence = append(f.Evidence, Evidence{a.settingRef["max.poll.interval.ms"], "max.poll.interval.ms=" + a.settings["max.poll.interval.ms"]})
+	}
+	// the elapsed time bounds the timeout that was in effect
+	elapsed := sinceFetch
+	what := "the last fetch"
+	if elapsed < 0 {
+		elapsed, what = sinceServe, "the last serve"
+	}
+	switch {
+	case r.MaxPollInterval < 0:
+		msg += "; pass --max-poll-interval to compare"
+	case e.Timeout >= 0 && e.Timeout != r.MaxPollInterval:
+		msg += fmt.Sprintf("; the timeout in effect (%s) is not max.poll.interval.ms (%s)", fmtDur(e.Timeout), fmtDur(r.MaxPollInterval))
+	case elapsed >= 0 && elapsed < r.MaxPollInterval:
+		msg += fmt.Sprintf("; it fired %s after %s, %s before max.poll.interval.ms would allow: the expiration timeout in effect was at most %s, not the configured %s",
+			fmtDur(elapsed), what, fmtDur(r.MaxPollInterval-elapsed), fmtDur(elapsed), fmtDur(r.MaxPollInterval))
+	case elapsed >= r.MaxPollInterval:
+		msg += "; consistent with max.poll.interval.ms"
+	}
+	if x.e.Reason != "" {
+		msg += " (" + x.e.Reason + ")"
+	}
+	f.Message = msg
+	return f
+}
+
+func fmtMaxPoll(r *Report) string {
+	if r.MaxPollInterval < 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%d (%s, from %s)", r.MaxPollInterval.Milliseconds(), fmtDur(r.MaxPollInterval), r.MaxPollSource)
+}
+
+// clock prints a time; the kafkajs trace has times of day only.
+func clock(t time.Time) string {
+	if t.IsZero() {
+		return "?"
+	}
+	if t.Year() == 0 {
+		return t.Format("15:04:05.999")
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+func (a *Analyzer) spinFindings() []Finding {
+	var out []Finding
+	span := a.last.Sub(a.first)
+	names := make([]string, 0, len(a.spins)+2)
+	for n := range a.spins {
+		names = append(names, n)
+	}
+	for _, n := range []string{"cache:nextN-null"} {
+		if _, ok := a.spins[n]; !ok && a.declared[n] > 0 {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		s := a.spins[n]
+		total, maxPS := 0, 0
+		var ref Ref
+		var at time.Time
+		if s != nil {
+			total, maxPS, ref, at = s.total, s.maxPerSec, s.ref, s.maxAt
+		}
+		decl := a.declared[n]
+		if n == "consume-result" {
+			decl = 0 // the declared count includes productive results
+		}
+		switch {
+		case maxPS >= SpinRate:
+			out = append(out, Finding{Rule: RuleHotSpin, Severity: SevWarn, Partition: AllPartitions,
+				Message:  fmt.Sprintf("%s: %d per second at %s (%d in all): the client spins on an empty cache or fetch", n, maxPS, clock(at), total),
+				Facts:    map[string]string{"name": n, "max_per_second": strconv.Itoa(maxPS), "total": strconv.Itoa(total)},
+				Evidence: []Evidence{{ref, n}}})
+		case decl > total && span > 0 && float64(decl)/span.Seconds() >= SpinRate:
+			rate := float64(decl) / span.Seconds()
+			out = append(out, Finding{Rule: RuleHotSpin, Severity: SevWarn, Partition: AllPartitions,
+				Message:  fmt.Sprintf("%s: %d in all, ≈%.0f per second on average over the trace's %s: the client spins on an empty cache or fetch", n, decl, rate, span.Round(time.Second)),
+				Facts:    map[string]string{"name": n, "avg_per_second": strconv.FormatFloat(rate, 'f', 0, 64), "total": strconv.Itoa(decl)},
+				Evidence: []Evidence{{a.counterRefs[n], fmt.Sprintf("%s %d", n, decl)}}})
+		}
+	}
+	return out
+}

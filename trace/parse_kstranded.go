@@ -1,0 +1,230 @@
+package trace
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/kstranded/kstranded/traceevent"
+)
+
+// kstrandedParser reads kstranded.trace/v1 (traceevent) lines.
+type kstrandedParser struct {
+	lastSpin time.Time
+	topic    string // from the run line: every event of a run is about its topic
+}
+
+func msDur(p *float64) time.Duration {
+	if p == nil {
+		return Unknown
+	}
+	return time.Duration(*p * float64(time.Millisecond))
+}
+
+func (p *kstrandedParser) Line(line []byte, emit func(Event)) error {
+	var ev traceevent.Event
+	if err := json.Unmarshal(line, &ev); err != nil {
+		return errMalformed("not a kstranded.trace/v1 JSON line: " + err.Error())
+	}
+	if ev.Ev == "" {
+		return errMalformed(`no "ev" field`)
+	}
+	if ev.Time.IsZero() {
+		return errMalformed(`no "ts" field`)
+	}
+	base := func(k Kind) Event {
+		e := newEvent(k)
+		e.Time, e.Timed, e.Name, e.Topic = ev.Time, true, ev.Ev, p.topic
+		if ev.Partition != nil {
+			e.Partition = *ev.Partition
+		}
+		if ev.Offset != nil {
+			e.Offset = *ev.Offset
+		}
+		return e
+	}
+	switch ev.Ev {
+	case traceevent.Run:
+		if ev.Schema != "" && ev.Schema != traceevent.Schema {
+			return errMalformed(fmt.Sprintf("schema %q, want %q", ev.Schema, traceevent.Schema))
+		}
+		p.lastSpin, p.topic = ev.Time, ev.Topic
+		for k, v := range ev.Settings {
+			e := base(KindSetting)
+			e.Name, e.Reason = k, v
+			emit(e)
+		}
+		e := base(KindNote)
+		e.Reason = fmt.Sprintf("run topic=%s group=%s policy=%s commit=%s", ev.Topic, ev.Group, ev.Policy, ev.Commit)
+		emit(e)
+	case traceevent.Fetch:
+		if len(ev.Ranges) == 0 {
+			e := base(KindEmptyFetch)
+			e.Count = 1
+			emit(e)
+			return nil
+		}
+		for _, r := range ev.Ranges {
+			e := base(KindFetch)
+			e.Partition, e.Count = r.Partition, r.Count
+			e.Ranges = []Range{{r.First, r.Last}}
+			emit(e)
+		}
+	case traceevent.Serve:
+		e := base(KindDeliver)
+		e.Ranges = offsetsToRanges(ev.Offsets)
+		e.Count = len(ev.Offsets)
+		if ev.Remaining != nil {
+			e.Remaining = *ev.Remaining
+		}
+		if ev.Worker != 0 {
+			e.Reason = "worker " + strconv.Itoa(ev.Worker)
+		}
+		emit(e)
+	case traceevent.Store:
+		if ev.Offset == nil || ev.Partition == nil {
+			return errMalformed("store without partition/offset")
+		}
+		emit(base(KindStore))
+	case traceevent.Commit:
+		for _, c := range ev.Committed {
+			k := KindCommit
+			if c.Error != "" || ev.Error != "" {
+				k = KindCommitFail
+			}
+			e := base(k)
+			e.Partition, e.Offset = c.Partition, c.Offset
+			e.Reason = c.Error
+			if e.Reason == "" {
+				e.Reason = ev.Error
+			}
+			emit(e)
+		}
+		if len(ev.Committed) == 0 && ev.Error != "" {
+			e := base(KindCommitFail)
+			e.Reason = ev.Error
+			emit(e)
+		}
+	case traceevent.Expiry:
+		e := base(KindExpiry)
+		e.SinceFetch, e.SinceServe, e.Timeout = msDur(ev.SinceFetchMs), msDur(ev.SinceServeMs), msDur(ev.TimeoutMs)
+		emit(e)
+	case traceevent.Clear:
+		e := base(KindClear)
+		e.Keys, e.KeysKnown = ev.LastConsumedKeys, true
+		// one clear event per partition that lost records, so the analyzer can attribute them
+		parts := map[int32][]Range{}
+		var order []int32
+		for _, d := range ev.Discarded {
+			if _, ok := parts[d.Partition]; !ok {
+				order = append(order, d.Partition)
+			}
+			parts[d.Partition] = append(parts[d.Partition], Range{d.First, d.Last})
+		}
+		if len(order) == 0 {
+			emit(e)
+		}
+		for _, pt := range order {
+			pe := e
+			pe.Partition, pe.Ranges = pt, parts[pt]
+			emit(pe)
+		}
+		for _, r := range ev.Rewinds {
+			re := base(KindRewind)
+			re.Partition, re.Offset, re.Reason = r.Partition, r.Offset, r.Reason
+			emit(re)
+		}
+		for _, r := range ev.Skipped {
+			re := base(KindRewindSkip)
+			re.Partition, re.Reason, re.Count = r.Partition, r.Reason, 1
+			emit(re)
+		}
+	case traceevent.Seek:
+		if ev.Offset == nil {
+			return errMalformed("seek without offset")
+		}
+		e := base(KindSeek)
+		e.Reason = ev.Reason
+		emit(e)
+	case traceevent.Assign, traceevent.Revoke:
+		k := KindAssign
+		if ev.Ev == traceevent.Revoke {
+			k = KindRevoke
+		}
+		for _, ps := range ev.Partitions {
+			e := base(k)
+			e.Partition, e.Reason = ps.Partition, ev.Reason
+			emit(e)
+		}
+		if len(ev.Partitions) > 0 {
+			return nil
+		}
+		if len(ev.Ranges) > 0 {
+			for _, r := range ev.Ranges {
+				e := base(k)
+				e.Partition, e.Reason = r.Partition, ev.Reason
+				emit(e)
+			}
+			return nil
+		}
+		e := base(k)
+		e.Reason = ev.Reason
+		emit(e)
+	case traceevent.Spin:
+		dt := ev.Time.Sub(p.lastSpin)
+		p.lastSpin = ev.Time
+		for _, c := range []struct {
+			k Kind
+			n int
+		}{{KindEmptyRead, ev.EmptyReads}, {KindEmptyFetch, ev.EmptyFetches}} {
+			if c.n > 0 {
+				e := base(c.k)
+				e.Count = c.n
+				if dt > 0 {
+					e.SinceFetch = dt // the window the count covers
+				}
+				emit(e)
+			}
+		}
+	case traceevent.Pending, traceevent.Returned, traceevent.BatchEnd, traceevent.Spawn,
+		traceevent.PhaseEnd, traceevent.Verdict, traceevent.Interrupt, traceevent.LedgerMark, traceevent.Produce:
+		e := base(KindNote)
+		e.Reason = noteOf(ev)
+		emit(e)
+	default:
+		// a newer writer may add events: keep them, unread, in the timeline
+		e := base(KindNote)
+		e.Reason = "unknown event"
+		emit(e)
+	}
+	return nil
+}
+
+func noteOf(ev traceevent.Event) string {
+	switch ev.Ev {
+	case traceevent.Pending:
+		return "queued " + ev.Op
+	case traceevent.Spawn:
+		return fmt.Sprintf("%d workers", ev.N)
+	case traceevent.Produce:
+		if ev.First != nil && ev.Last != nil {
+			return fmt.Sprintf("produced %d..%d", *ev.First, *ev.Last)
+		}
+	case traceevent.PhaseEnd:
+		return fmt.Sprintf("phase %d ended", ev.Phase)
+	case traceevent.BatchEnd:
+		return fmt.Sprintf("handler returned (%d records)", len(ev.Offsets))
+	case traceevent.Returned:
+		return fmt.Sprintf("%d records returned to the cache", len(ev.Offsets))
+	}
+	return ev.Reason
+}
+
+func offsetsToRanges(offs []int64) []Range {
+	var s RangeSet
+	for _, o := range offs {
+		s.Add(o, o)
+	}
+	return s
+}

@@ -1,0 +1,139 @@
+package trace
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Range is an inclusive run of offsets of one partition.
+type Range struct {
+	First int64 `json:"first"`
+	Last  int64 `json:"last"`
+}
+
+// Len is the number of offsets in r.
+func (r Range) Len() int64 { return r.Last - r.First + 1 }
+
+func (r Range) String() string {
+	if r.First == r.Last {
+		return fmt.Sprint(r.First)
+	}
+	return fmt.Sprintf("%d–%d", r.First, r.Last)
+}
+
+// RangeSet is a sorted set of disjoint, non-adjacent ranges.
+type RangeSet []Range
+
+// Add inserts [first, last].
+func (s *RangeSet) Add(first, last int64) {
+	if last < first {
+		return
+	}
+	rs := *s
+	// fast path: appending in order (the common case for fetches and deliveries)
+	if n := len(rs); n == 0 || first > rs[n-1].Last+1 {
+		*s = append(rs, Range{first, last})
+		return
+	} else if first >= rs[n-1].First {
+		if last > rs[n-1].Last {
+			rs[n-1].Last = last
+		}
+		return
+	}
+	i := sort.Search(len(rs), func(i int) bool { return rs[i].Last+1 >= first })
+	j := i
+	for j < len(rs) && rs[j].First <= last+1 {
+		if rs[j].First < first {
+			first = rs[j].First
+		}
+		if rs[j].Last > last {
+			last = rs[j].Last
+		}
+		j++
+	}
+	out := append(RangeSet{}, rs[:i]...)
+	out = append(out, Range{first, last})
+	out = append(out, rs[j:]...)
+	*s = out
+}
+
+// Contains reports whether o is in the set.
+func (s RangeSet) Contains(o int64) bool {
+	i := sort.Search(len(s), func(i int) bool { return s[i].Last >= o })
+	return i < len(s) && s[i].First <= o
+}
+
+// Minus returns s without the offsets in t.
+func (s RangeSet) Minus(t RangeSet) RangeSet {
+	var out RangeSet
+	for _, r := range s {
+		cur := r.First
+		for _, x := range t {
+			if x.Last < cur || x.First > r.Last {
+				continue
+			}
+			if x.First > cur {
+				out = append(out, Range{cur, x.First - 1})
+			}
+			cur = x.Last + 1
+			if cur > r.Last {
+				break
+			}
+		}
+		if cur <= r.Last {
+			out = append(out, Range{cur, r.Last})
+		}
+	}
+	return out
+}
+
+// Below returns the offsets of s lower than bound.
+func (s RangeSet) Below(bound int64) RangeSet {
+	var out RangeSet
+	for _, r := range s {
+		if r.First >= bound {
+			break
+		}
+		if r.Last >= bound {
+			r.Last = bound - 1
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Within returns the offsets of s in [lo, hi).
+func (s RangeSet) Within(lo, hi int64) RangeSet {
+	var out RangeSet
+	for _, r := range s.Below(hi) {
+		if r.Last < lo {
+			continue
+		}
+		if r.First < lo {
+			r.First = lo
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Count is the number of offsets in s.
+func (s RangeSet) Count() int64 {
+	var n int64
+	for _, r := range s {
+		n += r.Len()
+	}
+	return n
+}
+
+func (s RangeSet) String() string {
+	if len(s) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(s))
+	for i, r := range s {
+		parts[i] = r.String()
+	}
+	return strings.Join(parts, ",")
+}

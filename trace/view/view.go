@@ -1,0 +1,271 @@
+// Package view turns a trace.Report into what kstranded trace parse prints: the JSON
+// document (schema kstranded.trace-parse/v1), the summary and timeline tables, and the
+// SVG picture. It decides nothing: every verdict comes from package trace.
+package view
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/trace"
+)
+
+// Schema names the JSON document.
+const Schema = "kstranded.trace-parse/v1"
+
+// Doc is the JSON document. Per partition it carries the delivered offsets as ranges, so
+// it is also evidence for `inspect --delivered`.
+type Doc struct {
+	render.Meta
+	Files             []trace.FileStats `json:"files"`
+	Settings          map[string]string `json:"settings,omitempty"`
+	MaxPollIntervalMs *int64            `json:"max_poll_interval_ms,omitempty"`
+	MaxPollSource     string            `json:"max_poll_interval_source,omitempty"`
+	DeliveryEvidence  bool              `json:"delivery_evidence"`
+	Start             string            `json:"start,omitempty"`
+	End               string            `json:"end,omitempty"`
+	Lost              bool              `json:"lost"`
+	Partitions        []Partition       `json:"partitions"`
+	Findings          []trace.Finding   `json:"findings"`
+	Counters          []trace.Counter   `json:"counters,omitempty"`
+	Timeline          []Entry           `json:"timeline,omitempty"`
+	TimelineDropped   int               `json:"timeline_dropped,omitempty"`
+	IdlePartitions    int               `json:"idle_partitions,omitempty"`
+}
+
+// Partition is one partition's end state.
+type Partition struct {
+	Topic            string         `json:"topic"`
+	Partition        int32          `json:"partition"`
+	Verdict          string         `json:"verdict"`
+	Fetched          trace.RangeSet `json:"fetched"`
+	FetchedCount     int64          `json:"fetched_count"`
+	ControlMarkers   trace.RangeSet `json:"control_markers,omitempty"`
+	Delivered        trace.RangeSet `json:"delivered"`
+	DeliveredCount   int64          `json:"delivered_count"`
+	DeliveredUnknown int            `json:"delivered_offsets_unknown,omitempty"`
+	Undelivered      trace.RangeSet `json:"undelivered"`
+	Lost             trace.RangeSet `json:"lost"`
+	Stranded         trace.RangeSet `json:"stranded"`
+	Committed        *int64         `json:"committed"`
+	Stored           *int64         `json:"stored"`
+	FetchPosition    *int64         `json:"fetch_position"`
+	Clears           int            `json:"clears"`
+	Discarded        int64          `json:"discarded"`
+}
+
+// Entry is one timeline line.
+type Entry struct {
+	Time      string         `json:"time"`
+	Topic     string         `json:"topic,omitempty"`
+	Partition *int32         `json:"partition,omitempty"`
+	Event     string         `json:"event"`
+	Offsets   trace.RangeSet `json:"offsets,omitempty"`
+	Offset    *int64         `json:"offset,omitempty"`
+	Detail    string         `json:"detail"`
+	Source    trace.Ref      `json:"source"`
+}
+
+func opt(v int64) *int64 {
+	if v < 0 {
+		return nil
+	}
+	return &v
+}
+
+func nonNil(s trace.RangeSet) trace.RangeSet {
+	if s == nil {
+		return trace.RangeSet{}
+	}
+	return s
+}
+
+// Clock prints a time for people: the trace's own precision, UTC.
+func Clock(t time.Time) string {
+	if t.IsZero() {
+		return "--:--:--"
+	}
+	if t.Year() == 0 {
+		return t.Format("15:04:05.000")
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// Build makes the JSON document; timeline adds the chronological entries.
+func Build(r *trace.Report, command string, timeline bool) Doc {
+	d := Doc{Meta: render.NewMeta(Schema, command), Files: r.Files, Settings: r.Settings, DeliveryEvidence: r.DeliveryEvidence,
+		Lost: r.Lost(), Findings: r.Findings, Counters: r.Counters, MaxPollSource: r.MaxPollSource, IdlePartitions: r.IdlePartitions}
+	if d.Findings == nil {
+		d.Findings = []trace.Finding{}
+	}
+	if r.MaxPollInterval >= 0 {
+		ms := r.MaxPollInterval.Milliseconds()
+		d.MaxPollIntervalMs = &ms
+	}
+	if !r.Start.IsZero() {
+		d.Start, d.End = Clock(r.Start), Clock(r.End)
+	}
+	for _, p := range r.Partitions {
+		d.Partitions = append(d.Partitions, Partition{Topic: p.Topic, Partition: p.Partition, Verdict: p.Verdict,
+			Fetched: nonNil(p.Fetched), FetchedCount: p.FetchedCount, ControlMarkers: p.Control,
+			Delivered: nonNil(p.Delivered), DeliveredCount: p.Delivered.Count() + int64(p.DeliveredUnknown), DeliveredUnknown: p.DeliveredUnknown,
+			Undelivered: nonNil(p.Undelivered), Lost: nonNil(p.Lost), Stranded: nonNil(p.Stranded),
+			Committed: opt(p.Committed), Stored: opt(p.Stored), FetchPosition: opt(p.Position), Clears: p.Clears, Discarded: p.Discarded})
+	}
+	if d.Partitions == nil {
+		d.Partitions = []Partition{}
+	}
+	if timeline {
+		for _, e := range r.Timeline {
+			d.Timeline = append(d.Timeline, entry(e))
+		}
+		d.TimelineDropped = r.TimelineDropped
+	}
+	return d
+}
+
+func entry(e trace.Entry) Entry {
+	x := Entry{Time: Clock(e.Time), Topic: e.Topic, Event: e.Kind.String(), Offsets: e.Ranges, Detail: e.Detail, Source: e.Ref}
+	if e.Partition != trace.AllPartitions {
+		p := e.Partition
+		x.Partition = &p
+	}
+	if e.Kind == trace.KindCommit || e.Kind == trace.KindStore || e.Kind == trace.KindPosition || e.Kind == trace.KindSeek || e.Kind == trace.KindRewind {
+		x.Offset = opt(e.Offset)
+	}
+	return x
+}
+
+func num(v *int64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*v, 10)
+}
+
+func partName(topic string, p *int32) string {
+	if p == nil {
+		return "*"
+	}
+	if topic == "" {
+		return strconv.Itoa(int(*p))
+	}
+	return fmt.Sprintf("%s[%d]", topic, *p)
+}
+
+// SummaryGrid is the per-partition table.
+func SummaryGrid(d Doc, st render.Styles) render.Grid {
+	g := render.Grid{Header: []string{"PARTITION", "FETCHED", "DELIVERED", "UNDELIVERED", "COMMITTED", "POSITION", "CLEARS", "VERDICT"},
+		Align: []render.Align{render.Left, render.Right, render.Right, render.Right, render.Right, render.Right, render.Right, render.Left}}
+	for _, p := range d.Partitions {
+		pp := p.Partition
+		undel := "-"
+		if d.DeliveryEvidence {
+			undel = fmt.Sprintf("%d", p.Undelivered.Count())
+			if len(p.Undelivered) > 0 {
+				undel += " (" + p.Undelivered.String() + ")"
+			}
+		}
+		deliv := "-"
+		if d.DeliveryEvidence {
+			deliv = strconv.FormatInt(p.DeliveredCount, 10)
+		}
+		clears := strconv.Itoa(p.Clears)
+		if p.Discarded > 0 {
+			clears += fmt.Sprintf(" (%d discarded)", p.Discarded)
+		}
+		g.Rows = append(g.Rows, []string{partName(p.Topic, &pp), strconv.FormatInt(p.FetchedCount, 10), deliv, undel,
+			num(p.Committed), num(p.FetchPosition), clears, st.Verdict(p.Verdict)})
+	}
+	return g
+}
+
+// TimelineGrid is the chronological table.
+func TimelineGrid(d Doc) render.Grid {
+	g := render.Grid{Header: []string{"TIME", "PARTITION", "EVENT", "DETAIL", "SOURCE"}}
+	for _, e := range d.Timeline {
+		g.Rows = append(g.Rows, []string{e.Time, partName(e.Topic, e.Partition), e.Event, e.Detail, e.Source.String()})
+	}
+	return g
+}
+
+// WriteHeader prints the inputs (format, lines, malformed lines with their numbers).
+func WriteHeader(w io.Writer, d Doc, st render.Styles) {
+	for _, f := range d.Files {
+		how := "forced"
+		if f.Detected {
+			how = "detected"
+		}
+		fmt.Fprintf(w, "%s: %s (%s), %d lines, %d events", f.Name, f.Format, how, f.Lines, f.Events)
+		if f.Malformed > 0 {
+			fmt.Fprintf(w, ", %s", st.Warn.Render(fmt.Sprintf("%d malformed", f.Malformed)))
+		}
+		fmt.Fprintln(w)
+		for _, m := range f.FirstErrors {
+			fmt.Fprintf(w, "  %s:%d: %s: %s\n", f.Name, m.Line, m.Reason, m.Text)
+		}
+		if f.Malformed > len(f.FirstErrors) {
+			fmt.Fprintf(w, "  ... %d more malformed lines\n", f.Malformed-len(f.FirstErrors))
+		}
+	}
+	if d.MaxPollIntervalMs != nil {
+		fmt.Fprintf(w, "max.poll.interval.ms: %d (from %s)\n", *d.MaxPollIntervalMs, d.MaxPollSource)
+	}
+	if !d.DeliveryEvidence {
+		fmt.Fprintln(w, st.Dim.Render("no delivery evidence in these inputs: LOSS and stranded rules need what the handler received (add the application's log with --pattern)"))
+	}
+	if d.IdlePartitions > 0 {
+		fmt.Fprintf(w, "%d more partitions are named in the inputs but never had a record\n", d.IdlePartitions)
+	}
+	if d.TimelineDropped > 0 {
+		fmt.Fprintf(w, "timeline: %d entries left out in the middle (kept the first and the last)\n", d.TimelineDropped)
+	}
+	fmt.Fprintln(w)
+}
+
+// WriteFindings prints the findings under the table.
+func WriteFindings(w io.Writer, d Doc, st render.Styles) {
+	fmt.Fprintln(w)
+	if len(d.Findings) == 0 {
+		fmt.Fprintln(w, st.Good.Render("no findings"))
+		return
+	}
+	fmt.Fprintf(w, "Findings (%d):\n", len(d.Findings))
+	for _, f := range d.Findings {
+		rule := f.Rule
+		switch f.Severity {
+		case trace.SevLoss:
+			rule = st.Bad.Render(rule)
+		case trace.SevWarn:
+			rule = st.Warn.Render(rule)
+		}
+		fmt.Fprintf(w, "\n%s  %s\n", rule, wrap(f.Message, 100, "  "))
+		for _, e := range f.Evidence {
+			fmt.Fprintf(w, "    %s  %s\n", st.Dim.Render(e.Ref.String()), e.What)
+		}
+	}
+}
+
+func wrap(s string, width int, indent string) string {
+	words := strings.Fields(s)
+	var b strings.Builder
+	col := 0
+	for i, wd := range words {
+		if i > 0 {
+			if col+1+len(wd) > width {
+				b.WriteString("\n" + indent)
+				col = len(indent)
+			} else {
+				b.WriteByte(' ')
+				col++
+			}
+		}
+		b.WriteString(wd)
+		col += len(wd)
+	}
+	return b.String()
+}
