@@ -47,7 +47,10 @@ func bindScenarioFlags(f *pflag.FlagSet, o *reproOptions) {
 	f.BoolVar(&o.FromBeginning, "from-beginning", o.FromBeginning, "kafkaJS fromBeginning (auto.offset.reset=earliest)")
 	f.Float64Var(&o.TimeScale, "time-scale", o.TimeScale, "scale of every scenario duration (1: the real 15-minute scenario)")
 	f.StringVar(&o.Policy, "policy", string(o.Options.Policy), "cache clear policy: v1.10.0 (also 1.9.0), v1.10.1, head, or all")
-	f.StringVar(&o.Commit, "commit", string(o.Options.Commit), "who commits: auto (the client's auto-commit)")
+	f.StringVar(&o.Commit, "commit", string(o.Options.Commit), "who commits: auto (the client's auto-commit), ledger (the completed prefix, manual commits), or all")
+	f.IntVar(&o.MaxInFlight, "max-in-flight", 0, "ledger back-pressure: unfinished records per partition before it is paused (0: no bound)")
+	f.IntVar(&o.MaxInFlightBytes, "max-in-flight-bytes", 0, "ledger back-pressure: unfinished bytes per partition before it is paused (0: no bound)")
+	f.DurationVar(&o.Grace, "grace", o.Grace, "on shutdown or Ctrl-C, how long batches in flight may finish before the final commit")
 	f.StringVar(&o.TraceFile, "trace", "", "write every engine event as kstranded.trace/v1 JSON lines to FILE")
 	f.DurationVar(&o.PhaseTimeout, "phase-timeout", 0, "bound on each phase reaching quiescence (0: derived from the settings)")
 }
@@ -85,11 +88,17 @@ Exit codes: 0 nothing lost, 3 records lost, 4 records stranded, 1 error, 2 usage
 	c.Flags().Int32Var(&o.Partition, "partition", o.Partition, "partition the records go to")
 	c.Flags().StringVar(&o.Group, "group", "", "consumer group (default: a new group per run)")
 	c.Flags().BoolVar(&o.Keep, "keep", false, "keep the run's topic on --brokers (for inspect and rewind)")
+	c.Flags().IntVar(&o.MaxRestarts, "max-restarts", o.MaxRestarts, "--commit ledger: phase 3 restarts the consumer while records stay stranded, at most this often")
 	c.AddCommand(newReproProduceCmd(g), newReproConsumeCmd(g))
 	return c
 }
 
-func (o *reproOptions) complete(g *Globals, fetchWaitSet bool) ([]eachbatch.Policy, error) {
+type reproCase struct {
+	policy eachbatch.Policy
+	commit repro.CommitMode
+}
+
+func (o *reproOptions) complete(g *Globals, fetchWaitSet bool) ([]reproCase, error) {
 	k, err := g.Kafka()
 	if err != nil {
 		return nil, err
@@ -107,16 +116,32 @@ func (o *reproOptions) complete(g *Globals, fetchWaitSet bool) ([]eachbatch.Poli
 		}
 		policies = []eachbatch.Policy{p}
 	}
-	o.Options.Policy = policies[0]
-	o.Options.Commit = repro.CommitMode(strings.ToLower(o.Commit))
-	if err := o.Options.Validate(); err != nil {
-		return nil, exitcode.Usagef("%v", err)
+	var commits []repro.CommitMode
+	switch c := strings.ToLower(o.Commit); c {
+	case "all":
+		commits = []repro.CommitMode{repro.CommitAuto, repro.CommitLedger}
+	default:
+		commits = []repro.CommitMode{repro.CommitMode(c)}
 	}
-	return policies, nil
+	var cases []reproCase
+	for _, p := range policies {
+		for _, c := range commits {
+			cases = append(cases, reproCase{p, c})
+		}
+	}
+	o.Options.Policy, o.Options.Commit = policies[0], commits[0]
+	for _, c := range commits {
+		v := o.Options
+		v.Commit = c
+		if err := v.Validate(); err != nil {
+			return nil, exitcode.Usagef("%v", err)
+		}
+	}
+	return cases, nil
 }
 
 func runRepro(ctx context.Context, g *Globals, o *reproOptions, fetchWaitSet bool) error {
-	policies, err := o.complete(g, fetchWaitSet)
+	cases, err := o.complete(g, fetchWaitSet)
 	if err != nil {
 		return err
 	}
@@ -133,12 +158,13 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions, fetchWaitSet boo
 	progress := render.IsTerminal(g.IO.Err) && format == render.Table
 	var results []*repro.Result
 	var runErr error
-	for _, p := range policies {
+	for _, rc := range cases {
 		opts := o.Options
-		opts.Policy = p
+		opts.Policy, opts.Commit = rc.policy, rc.commit
 		if progress {
+			label := fmt.Sprintf("%s/%s", rc.policy, rc.commit)
 			opts.Progress = func(pr repro.Progress) {
-				fmt.Fprintf(g.IO.Err, "\r\033[K%s %s", p, view.ProgressLine(pr))
+				fmt.Fprintf(g.IO.Err, "\r\033[K%s %s", label, view.ProgressLine(pr))
 			}
 		}
 		res, err := repro.Run(ctx, opts)

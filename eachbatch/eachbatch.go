@@ -49,6 +49,7 @@ type Record struct {
 	TopicPartition
 	Offset      int64
 	LeaderEpoch int32
+	Size        int // key and value bytes
 }
 
 // Source is the client under the cache: librdkafka live, a simulated log in tests.
@@ -120,6 +121,9 @@ type Settings struct {
 	MinWake            time.Duration // the expiry loop never sleeps less than this (100 ms)
 	// AutoResolve is eachBatchAutoResolve (true unless the application resolves offsets).
 	AutoResolve bool
+	// CommitOnSeek: #seekInternal commits the offset it seeks to, which the JS client
+	// does only when enable.auto.commit is on.
+	CommitOnSeek bool
 }
 
 // DefaultSettings are the seed's settings at scale 1.
@@ -135,6 +139,7 @@ func DefaultSettings() Settings {
 		FetchValve:         time.Second,
 		MinWake:            100 * time.Millisecond,
 		AutoResolve:        true,
+		CommitOnSeek:       true,
 	}
 }
 
@@ -240,6 +245,8 @@ type Engine struct {
 	OnDiscard func(recs []Record)
 	// OnFetch, when set, is told of every fetch result.
 	OnFetch func(recs []Record)
+	// OnSeek, when set, is told of every seek the client makes.
+	OnSeek func(tp TopicPartition, offset int64)
 	// Errors collects source errors (the JS client logs them and retries).
 	Errors []error
 }
@@ -775,6 +782,12 @@ func (e *Engine) seekInternal(tp TopicPartition, offset int64, epoch int32, reas
 		e.Errors = append(e.Errors, err)
 	}
 	e.emit(traceevent.Event{Ev: traceevent.Seek, Topic: tp.Topic, Partition: traceevent.P(tp.Partition), Offset: traceevent.P(offset), Reason: reason})
+	if e.OnSeek != nil {
+		e.OnSeek(tp, offset)
+	}
+	if !e.s.CommitOnSeek {
+		return
+	}
 	if err := e.src.Commit(map[TopicPartition]int64{tp: offset}); err != nil {
 		e.Errors = append(e.Errors, err)
 	}

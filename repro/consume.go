@@ -84,7 +84,7 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 	var runErr error
 	committed := map[eachbatch.TopicPartition]int64{}
 	if untilQuiescent {
-		committed, runErr = o.settle(ctx, lp, eng, src, nil)
+		committed, runErr = o.settle(ctx, lp, eng, src, nil, eng.Stored)
 		res.Quiescent = runErr == nil
 	} else {
 		runErr = lp.Run(ctx, func() bool { return src.fatal != nil })

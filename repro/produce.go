@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -35,27 +37,41 @@ var clientDefaults = map[string]string{
 	"enable.metrics.push": "false",
 }
 
+// clientConfig is the ConfigMap of one librdkafka client. It checks the client key
+// first, so a wrong ssl.key.password is named as such rather than as librdkafka's
+// "ssl.key.location failed: ... PEM lib".
+func clientConfig(cfg kafkaconf.Config, owned map[string]string) (*kafka.ConfigMap, error) {
+	if err := cfg.CheckKey(); err != nil {
+		return nil, err
+	}
+	return kafkaconf.ConfigMap(cfg.Merged(clientDefaults, owned)), nil
+}
+
 // Produce writes n records to one partition in ONE transaction (transactional.id,
 // idempotence, acks=all), commits, and reports each record's offset and the high
 // watermark; the commit marker takes the offset after the last record.
 func Produce(ctx context.Context, cfg kafkaconf.Config, topic string, partition int32, n int, txnID string, timeout time.Duration) (ProduceResult, error) {
 	start := time.Now()
-	props := cfg.Merged(clientDefaults, map[string]string{
+	cm, err := clientConfig(cfg, map[string]string{
 		"transactional.id":       txnID,
 		"enable.idempotence":     "true",
 		"acks":                   "all",
 		"transaction.timeout.ms": fmt.Sprint(max(60000, int(timeout/time.Millisecond))),
 	})
-	p, err := kafka.NewProducer(kafkaconf.ConfigMap(props))
+	if err != nil {
+		return ProduceResult{}, err
+	}
+	p, err := kafka.NewProducer(cm)
 	if err != nil {
 		return ProduceResult{}, fmt.Errorf("producer: %w", err)
 	}
 	defer p.Close()
-	go drainEvents(p.Events())
+	var berrs brokerErrors
+	go berrs.drain(p.Events())
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := p.InitTransactions(tctx); err != nil {
-		return ProduceResult{}, reachError(cfg.Brokers, "init transactions", err, tctx)
+		return ProduceResult{}, reachError(cfg.Brokers, "init transactions", err, tctx, berrs.last())
 	}
 	if err := p.BeginTransaction(); err != nil {
 		return ProduceResult{}, fmt.Errorf("begin transaction: %w", err)
@@ -106,13 +122,17 @@ func Produce(ctx context.Context, cfg kafkaconf.Config, topic string, partition 
 // ProduceOne writes one non-transactional record and returns its offset and the new
 // high watermark.
 func ProduceOne(ctx context.Context, cfg kafkaconf.Config, topic string, partition int32, timeout time.Duration) (int64, int64, error) {
-	props := cfg.Merged(clientDefaults, map[string]string{"acks": "all"})
-	p, err := kafka.NewProducer(kafkaconf.ConfigMap(props))
+	cm, err := clientConfig(cfg, map[string]string{"acks": "all"})
+	if err != nil {
+		return 0, 0, err
+	}
+	p, err := kafka.NewProducer(cm)
 	if err != nil {
 		return 0, 0, fmt.Errorf("producer: %w", err)
 	}
 	defer p.Close()
-	go drainEvents(p.Events())
+	var berrs brokerErrors
+	go berrs.drain(p.Events())
 	report := make(chan kafka.Event, 1)
 	if err := p.Produce(&kafka.Message{
 		TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: partition},
@@ -131,29 +151,29 @@ func ProduceOne(ctx context.Context, cfg kafkaconf.Config, topic string, partiti
 		high, err := waitHigh(tctx, p, topic, partition, int64(m.TopicPartition.Offset)+1, timeout)
 		return int64(m.TopicPartition.Offset), high, err
 	case <-tctx.Done():
-		return 0, 0, reachError(cfg.Brokers, "produce", tctx.Err(), tctx)
+		return 0, 0, reachError(cfg.Brokers, "produce", tctx.Err(), tctx, berrs.last())
 	}
 }
 
 // EnsureTopic creates the topic if it does not exist.
 func EnsureTopic(ctx context.Context, cfg kafkaconf.Config, topic string, partitions int32, timeout time.Duration) error {
-	a, err := kafka.NewAdminClient(kafkaconf.ConfigMap(cfg.Merged(clientDefaults, nil)))
+	a, berrs, closeAdmin, err := newAdmin(cfg)
 	if err != nil {
-		return fmt.Errorf("admin client: %w", err)
+		return err
 	}
-	defer a.Close()
+	defer closeAdmin()
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	md, err := a.GetMetadata(&topic, false, int(timeout/time.Millisecond))
 	if err != nil {
-		return reachError(cfg.Brokers, "metadata", err, tctx)
+		return reachError(cfg.Brokers, "metadata", err, tctx, berrs.last())
 	}
 	if t, ok := md.Topics[topic]; ok && t.Error.Code() == kafka.ErrNoError && len(t.Partitions) > 0 {
 		return nil
 	}
 	res, err := a.CreateTopics(tctx, []kafka.TopicSpecification{{Topic: topic, NumPartitions: int(partitions), ReplicationFactor: -1}})
 	if err != nil {
-		return reachError(cfg.Brokers, "create topic", err, tctx)
+		return reachError(cfg.Brokers, "create topic", err, tctx, berrs.last())
 	}
 	for _, r := range res {
 		if r.Error.Code() != kafka.ErrNoError && r.Error.Code() != kafka.ErrTopicAlreadyExists {
@@ -165,11 +185,11 @@ func EnsureTopic(ctx context.Context, cfg kafkaconf.Config, topic string, partit
 
 // DeleteTopic deletes a topic created for a run.
 func DeleteTopic(ctx context.Context, cfg kafkaconf.Config, topic string, timeout time.Duration) error {
-	a, err := kafka.NewAdminClient(kafkaconf.ConfigMap(cfg.Merged(clientDefaults, nil)))
+	a, _, closeAdmin, err := newAdmin(cfg)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
+	defer closeAdmin()
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := a.DeleteTopics(tctx, []string{topic})
@@ -184,25 +204,77 @@ func DeleteTopic(ctx context.Context, cfg kafkaconf.Config, topic string, timeou
 	return nil
 }
 
+// newAdmin returns an admin client derived from a producer, whose event channel carries
+// the errors of the client's broker connections (a plain AdminClient has no event
+// channel, so it could only say "Broker transport failure"). done closes both.
+func newAdmin(cfg kafkaconf.Config) (a *kafka.AdminClient, berrs *brokerErrors, done func(), err error) {
+	cm, err := clientConfig(cfg, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	p, err := kafka.NewProducer(cm)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("admin client: %w", err)
+	}
+	berrs = &brokerErrors{}
+	go berrs.drain(p.Events())
+	a, err = kafka.NewAdminClientFromProducer(p)
+	if err != nil {
+		p.Close()
+		return nil, nil, nil, fmt.Errorf("admin client: %w", err)
+	}
+	return a, berrs, func() { a.Close(); p.Close() }, nil
+}
+
 // reachError names the brokers when an operation could not complete: the most common
-// cause is an unreachable or misconfigured (TLS/SASL) bootstrap address.
-func reachError(brokers, op string, err error, ctx context.Context) error {
+// cause is an unreachable or misconfigured (TLS/SASL) bootstrap address. lastBroker is
+// the last connection error librdkafka reported (a TLS alert, an authentication
+// failure), which says why; "" if none.
+func reachError(brokers, op string, err error, ctx context.Context, lastBroker string) error {
+	why := ""
+	if lastBroker != "" {
+		why = "; last broker error: " + lastBroker
+		if h := kafkaconf.TLSHint(lastBroker); h != "" {
+			why = "; " + h + why
+		}
+	}
 	var kerr kafka.Error
 	if errors.As(err, &kerr) {
 		switch kerr.Code() {
 		case kafka.ErrTransport, kafka.ErrAllBrokersDown, kafka.ErrTimedOut, kafka.ErrTimedOutQueue, kafka.ErrResolve, kafka.ErrSsl, kafka.ErrAuthentication:
-			return fmt.Errorf("%s: cannot reach brokers %s: %w", op, brokers, err)
+			return fmt.Errorf("%s: cannot reach brokers %s: %w%s", op, brokers, err, why)
 		}
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("%s: no answer from brokers %s within --timeout: %w", op, brokers, err)
+		return fmt.Errorf("%s: no answer from brokers %s within --timeout: %w%s", op, brokers, err, why)
 	}
-	return fmt.Errorf("%s (brokers %s): %w", op, brokers, err)
+	return fmt.Errorf("%s (brokers %s): %w%s", op, brokers, err, why)
 }
 
-func drainEvents(ch chan kafka.Event) {
-	for range ch {
+// brokerErrors keeps the last connection error a librdkafka client reported on its
+// event channel, for reachError. "All brokers down" is not kept: it is the consequence,
+// not the cause.
+type brokerErrors struct {
+	mu  sync.Mutex
+	msg string
+}
+
+func (b *brokerErrors) drain(ch chan kafka.Event) {
+	for ev := range ch {
+		e, ok := ev.(kafka.Error)
+		if !ok || e.Code() == kafka.ErrAllBrokersDown {
+			continue
+		}
+		b.mu.Lock()
+		b.msg = strings.TrimSpace(e.Error())
+		b.mu.Unlock()
 	}
+}
+
+func (b *brokerErrors) last() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.msg
 }
 
 // waitHigh polls the partition's high watermark until it reaches at least want, bounded

@@ -62,6 +62,11 @@ type Options struct {
 	ReadCommitted        bool
 	FromBeginning        bool
 
+	MaxInFlight      int           // ledger back-pressure: unfinished records per partition before it is paused (0: no bound)
+	MaxInFlightBytes int           // same in bytes (0: no bound)
+	Grace            time.Duration // on shutdown, how long batches in flight may finish
+	MaxRestarts      int           // --commit ledger: restarts while records stay stranded
+
 	Keep         bool
 	Timeout      time.Duration // bound on each broker operation
 	PhaseTimeout time.Duration // bound on each phase reaching quiescence (0: derived)
@@ -82,7 +87,7 @@ func DefaultOptions() Options {
 		FetchWaitMax: 5 * time.Second, AutoCommitInterval: 5 * time.Second,
 		MaxBytes: 8192, MaxBytesPerPartition: 8192,
 		AutoCommit: true, ReadCommitted: true, FromBeginning: true,
-		Timeout: 30 * time.Second,
+		Timeout: 30 * time.Second, Grace: 10 * time.Second, MaxRestarts: 5,
 	}
 }
 
@@ -104,6 +109,8 @@ func (o Options) EngineSettings() eachbatch.Settings {
 	// The expiry loop's 100 ms floor, scaled, but never below 1 ms: on the wall clock a
 	// shorter sleep only burns CPU.
 	s.MinWake = max(o.scale(s.MinWake), time.Millisecond)
+	// #seekInternal commits the offset it seeks to only when enable.auto.commit is on.
+	s.CommitOnSeek = o.Commit == CommitAuto && o.AutoCommit
 	return s
 }
 
@@ -138,10 +145,16 @@ func (o Options) Validate() error {
 		return errors.New("--max-bytes and --max-bytes-per-partition must be > 0")
 	case o.Timeout <= 0:
 		return errors.New("--timeout must be > 0")
-	case o.Commit != CommitAuto:
-		return fmt.Errorf("--commit %q: want auto", o.Commit)
-	case !o.AutoCommit:
-		return errors.New("--auto-commit=false: the client's auto-commit is what this scenario reproduces; see --commit")
+	case o.Commit != CommitAuto && o.Commit != CommitLedger:
+		return fmt.Errorf("--commit %q: want auto, ledger or all", o.Commit)
+	case o.Commit == CommitAuto && !o.AutoCommit:
+		return errors.New("--auto-commit=false: with --commit auto the client's auto-commit is what this scenario reproduces; use --commit ledger for manual commits")
+	case o.MaxInFlight < 0 || o.MaxInFlightBytes < 0:
+		return errors.New("--max-in-flight and --max-in-flight-bytes must be >= 0")
+	case o.Grace < 0:
+		return errors.New("--grace must be >= 0")
+	case o.MaxRestarts < 1:
+		return errors.New("--max-restarts must be >= 1")
 	}
 	if _, err := eachbatch.ParsePolicy(string(o.Policy)); err != nil {
 		return fmt.Errorf("--policy: %w", err)
@@ -168,7 +181,11 @@ type PhasePartition struct {
 	Partition int32
 	Delivered int
 	Committed int64
+	Frontier  int64 // the ledger's safe commit (-1: unknown)
 	High      int64
+	Verdict   string // judged on what was produced and delivered by then
+	Lost      int
+	Stranded  int
 }
 
 // PartitionResult is the verdict of one partition.
@@ -177,6 +194,8 @@ type PartitionResult struct {
 	Produced         int
 	High             int64
 	CommittedByPhase []int64
+	FrontierByPhase  []int64  // the ledger's safe commit at each phase end
+	VerdictByPhase   []string // the verdict at each phase end
 	PartitionVerdict
 }
 
@@ -195,6 +214,7 @@ type Result struct {
 	Partitions  []PartitionResult
 	Verdict     string
 	LossAt      time.Duration // when records were dropped from the cache without a rewind (0: never)
+	Restarts    int           // consumer restarts in phase 3 (--commit ledger)
 	Elapsed     time.Duration
 	Interrupted bool
 	Warnings    []string
@@ -255,25 +275,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	group := o.Group
 	if group == "" {
-		group = fmt.Sprintf("kstranded-%s-%s", o.Policy, runID)
+		group = fmt.Sprintf("kstranded-%s-%s-%s", o.Policy, o.Commit, runID)
 	}
 	res.Topic, res.Group, res.Brokers = topic, group, cfg.Brokers
 
-	lp := loop.NewReal()
-	now := func() (time.Time, float64) {
-		return time.Now().UTC(), float64(lp.Elapsed()) / float64(time.Millisecond)
-	}
-	trace := func(ev traceevent.Event) {
-		if ev.Ev == traceevent.Clear && res.LossAt == 0 && len(ev.Discarded) > 0 && len(ev.Rewinds) == 0 {
-			res.LossAt = time.Since(start)
-		}
-		o.Trace.Write(ev)
-	}
-	emit := func(ev traceevent.Event) {
-		ev.Time, ev.AtMs = now()
-		trace(ev)
-	}
-	emit(traceevent.Event{Ev: traceevent.Run, Schema: traceevent.Schema, Topic: topic, Group: group,
+	r := &run{o: o, ctx: ctx, cfg: cfg, topic: topic, group: group, res: res, start: start, lp: loop.NewReal(),
+		records: map[int32][]int64{}, highs: map[int32]int64{}, delivered: map[eachbatch.TopicPartition]map[int64]int{}}
+	r.emit(traceevent.Event{Ev: traceevent.Run, Schema: traceevent.Schema, Topic: topic, Group: group,
 		Policy: string(o.Policy), Commit: string(o.Commit), Settings: res.Settings})
 
 	prod, err := Produce(ctx, cfg, topic, o.Partition, o.Records, "kstranded-"+runID, o.Timeout)
@@ -281,115 +289,284 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	res.Produced = prod
-	emit(traceevent.Event{Ev: traceevent.Produce, Topic: topic, Partition: traceevent.P(o.Partition), N: len(prod.Offsets),
+	r.records[o.Partition] = append([]int64(nil), prod.Offsets...)
+	r.highs[o.Partition] = prod.High
+	r.emit(traceevent.Event{Ev: traceevent.Produce, Topic: topic, Partition: traceevent.P(o.Partition), N: len(prod.Offsets),
 		First: traceevent.P(prod.First()), Last: traceevent.P(prod.Last()), High: traceevent.P(prod.High)})
 
-	src, err := newRDSource(cfg, consumerProps(o, group, res.Embedded), topic, trace, now)
-	if err != nil {
+	if err := r.startConsumer(); err != nil {
+		r.stopConsumer()
 		return nil, err
 	}
-	closed := false
-	closeSrc := func() {
-		if !closed {
-			closed = true
-			_ = src.close()
-		}
-	}
-	defer closeSrc()
-	if err := src.waitAssigned(ctx, cfg.Brokers, o.Timeout); err != nil {
-		return nil, err
-	}
-	tp := eachbatch.TopicPartition{Topic: topic, Partition: o.Partition}
-	src.expect[tp] = prod.High
-
-	eng, err := eachbatch.New(lp, src, o.EngineSettings(), trace)
-	if err != nil {
-		return nil, err
-	}
-	lp.Post(eng.Start)
+	defer r.stopConsumer()
 	if o.Progress != nil {
 		var tick func()
 		tick = func() {
-			o.Progress(Progress{Phase: len(res.Phases) + 1, Status: eng.Status(), Elapsed: time.Since(start)})
-			lp.After(200*time.Millisecond, tick)
+			if r.c != nil {
+				o.Progress(Progress{Phase: len(res.Phases) + 1, Status: r.c.eng.Status(), Elapsed: time.Since(start)})
+			}
+			r.lp.After(200*time.Millisecond, tick)
 		}
-		lp.Post(tick)
-	}
-	records := map[int32][]int64{o.Partition: append([]int64(nil), prod.Offsets...)}
-	highs := map[int32]int64{o.Partition: prod.High}
-
-	finish := func(runErr error) (*Result, error) {
-		eng.FlushTrace()
-		closeSrc()
-		res.Elapsed = time.Since(start)
-		res.judge(eng.Delivered(), records, highs, src)
-		emit(traceevent.Event{Ev: traceevent.Verdict, Partitions: res.partitionStates(), Reason: res.Verdict})
-		if runErr != nil && (errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded)) && ctx.Err() != nil {
-			res.Interrupted = true
-			emit(traceevent.Event{Ev: traceevent.Interrupt})
-		}
-		return res, runErr
+		r.lp.Post(tick)
 	}
 
 	// Phase 1: drain the workload.
-	if err := o.runPhase(ctx, lp, eng, src, 1, nil, res, highs, start); err != nil {
-		return finish(err)
+	if err := r.phase(1, nil); err != nil {
+		return r.finish(err)
 	}
 	// Phase 2: one more record wakes the consumer; auto-commit then moves past whatever
 	// was dropped.
 	off, high, err := ProduceOne(ctx, cfg, topic, o.Partition, o.Timeout)
 	if err != nil {
-		return finish(err)
+		return r.finish(err)
 	}
-	records[o.Partition] = append(records[o.Partition], off)
-	highs[o.Partition] = high
-	src.expect[tp] = high
-	emit(traceevent.Event{Ev: traceevent.Produce, Phase: 2, Topic: topic, Partition: traceevent.P(o.Partition), N: 1,
+	r.records[o.Partition] = append(r.records[o.Partition], off)
+	r.highs[o.Partition] = high
+	tp := eachbatch.TopicPartition{Topic: topic, Partition: o.Partition}
+	r.c.src.expect[tp] = high
+	r.emit(traceevent.Event{Ev: traceevent.Produce, Phase: 2, Topic: topic, Partition: traceevent.P(o.Partition), N: 1,
 		First: traceevent.P(off), Last: traceevent.P(off), High: traceevent.P(high)})
-	delivered := func() bool { return eng.Delivered()[tp][off] > 0 }
-	if err := o.runPhase(ctx, lp, eng, src, 2, delivered, res, highs, start); err != nil {
-		return finish(err)
+	eng := r.c.eng
+	if err := r.phase(2, func() bool { return eng.Delivered()[tp][off] > 0 }); err != nil {
+		return r.finish(err)
 	}
-	return finish(nil)
+	if o.Commit == CommitLedger {
+		// Phase 3: restart the consumer in the same group, as an operator would; the
+		// ledger's commit never passed a stranded record, so the restart resumes below
+		// it. Restart again while records remain stranded, up to MaxRestarts.
+		if err := r.restarts(); err != nil {
+			return r.finish(err)
+		}
+	}
+	return r.finish(nil)
 }
 
-// runPhase runs the loop until the engine is quiescent and the group's committed
-// offsets equal the stored ones (auto-commit has caught up), then records the phase.
-func (o Options) runPhase(ctx context.Context, lp *loop.Loop, eng *eachbatch.Engine, src *rdSource, n int,
-	extra func() bool, res *Result, highs map[int32]int64, start time.Time) error {
-	committed, err := o.settle(ctx, lp, eng, src, extra)
+// run is one scenario in progress.
+type run struct {
+	o         Options
+	ctx       context.Context
+	cfg       kafkaconf.Config
+	topic     string
+	group     string
+	res       *Result
+	start     time.Time
+	lp        *loop.Loop
+	c         *consumer
+	records   map[int32][]int64
+	highs     map[int32]int64
+	delivered map[eachbatch.TopicPartition]map[int64]int // over every consumer instance
+	restarted int
+}
+
+// consumer is one consumer instance: librdkafka client, model engine, ledger.
+type consumer struct {
+	src *rdSource
+	eng *eachbatch.Engine
+	ft  *frontierTracker
+}
+
+func (r *run) now() (time.Time, float64) {
+	return time.Now().UTC(), float64(r.lp.Elapsed()) / float64(time.Millisecond)
+}
+
+func (r *run) trace(ev traceevent.Event) {
+	if ev.Ev == traceevent.Clear && r.res.LossAt == 0 && len(ev.Discarded) > 0 && len(ev.Rewinds) == 0 {
+		r.res.LossAt = time.Since(r.start)
+	}
+	r.o.Trace.Write(ev)
+}
+
+func (r *run) emit(ev traceevent.Event) {
+	ev.Time, ev.AtMs = r.now()
+	r.trace(ev)
+}
+
+// startConsumer starts a consumer instance in the run's group.
+func (r *run) startConsumer() error {
+	o := r.o
+	src, err := newRDSource(r.cfg, consumerProps(o, r.group, r.res.Embedded), r.topic, r.trace, r.now)
+	if err != nil {
+		return err
+	}
+	r.c = &consumer{src: src}
+	if err := src.waitAssigned(r.ctx, r.cfg.Brokers, o.Timeout); err != nil {
+		return err
+	}
+	for p, h := range r.highs {
+		src.expect[eachbatch.TopicPartition{Topic: r.topic, Partition: p}] = h
+	}
+	s := o.EngineSettings()
+	eng, err := eachbatch.New(r.lp, src, s, r.trace)
+	if err != nil {
+		return err
+	}
+	r.c.eng = eng
+	interval := max(o.scale(o.AutoCommitInterval), time.Millisecond)
+	ft := newFrontierTracker(r.lp, o.Commit == CommitLedger, src, interval, r.trace)
+	ft.maxInFlight, ft.maxBytes = o.MaxInFlight, o.MaxInFlightBytes
+	start := map[eachbatch.TopicPartition]int64{}
+	if c, err := src.committed(o.Timeout); err == nil {
+		for tp, off := range c {
+			if off >= 0 {
+				start[tp] = off
+			}
+		}
+	}
+	ft.assign(src.Assignment(), start)
+	ft.attach(eng)
+	r.c.ft = ft
+	r.lp.Post(eng.Start)
+	return nil
+}
+
+// stopConsumer stops admitting, lets batches in flight finish within the grace period
+// while the consumer keeps its assignment, commits only the completed owned frontier
+// (ledger mode; librdkafka commits what is stored on close in auto mode), and closes.
+func (r *run) stopConsumer() {
+	c := r.c
+	if c == nil {
+		return
+	}
+	r.c = nil
+	if c.eng != nil {
+		c.eng.Stop()
+		gctx, cancel := context.WithTimeout(context.Background(), r.o.Grace)
+		_ = r.lp.Run(gctx, c.eng.Stopped)
+		cancel()
+		c.eng.FlushTrace()
+		for tp, d := range c.eng.Delivered() {
+			m := r.delivered[tp]
+			if m == nil {
+				m = map[int64]int{}
+				r.delivered[tp] = m
+			}
+			for off, n := range d {
+				m[off] += n
+			}
+		}
+		c.ft.shutdown()
+	}
+	_ = c.src.close()
+}
+
+// allDelivered merges what earlier consumer instances and the current one delivered.
+func (r *run) allDelivered() map[eachbatch.TopicPartition]map[int64]int {
+	out := map[eachbatch.TopicPartition]map[int64]int{}
+	add := func(src map[eachbatch.TopicPartition]map[int64]int) {
+		for tp, d := range src {
+			m := out[tp]
+			if m == nil {
+				m = map[int64]int{}
+				out[tp] = m
+			}
+			for off, n := range d {
+				m[off] += n
+			}
+		}
+	}
+	add(r.delivered)
+	if r.c != nil && r.c.eng != nil {
+		add(r.c.eng.Delivered())
+	}
+	return out
+}
+
+func (r *run) restarts() error {
+	for {
+		r.stopConsumer()
+		r.restarted++
+		if err := r.startConsumer(); err != nil {
+			return err
+		}
+		if err := r.phase(3, nil); err != nil {
+			return err
+		}
+		if r.c.ft.pending() == 0 || r.restarted >= r.o.MaxRestarts {
+			if n := r.c.ft.pending(); n > 0 {
+				r.res.Warnings = append(r.res.Warnings, fmt.Sprintf("%d records still stranded after %d restarts (--max-restarts)", n, r.restarted))
+			}
+			r.res.Restarts = r.restarted
+			return nil
+		}
+		// Quiescent with records still pending: the bug stranded them again. The
+		// restart phase is recorded once, with its final state.
+		r.res.Phases = r.res.Phases[:len(r.res.Phases)-1]
+	}
+}
+
+func (r *run) finish(runErr error) (*Result, error) {
+	var current map[eachbatch.TopicPartition]int64
+	if r.c != nil && r.c.src != nil {
+		// Interrupted or failed mid-phase: what is committed now, if it can be read.
+		current, _ = r.c.src.committed(min(r.o.Timeout, 5*time.Second))
+	}
+	r.stopConsumer()
+	r.res.Elapsed = time.Since(r.start)
+	r.res.judge(r.allDelivered(), r.records, r.highs, current)
+	if runErr != nil && (errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded)) && r.ctx.Err() != nil {
+		r.res.Interrupted = true
+		r.emit(traceevent.Event{Ev: traceevent.Interrupt})
+	}
+	r.emit(traceevent.Event{Ev: traceevent.Verdict, Partitions: r.res.partitionStates(), Reason: r.res.Verdict})
+	return r.res, runErr
+}
+
+// phase runs the loop until the engine is quiescent and the group's committed offsets
+// equal what the commit mode commits (the stored offsets with auto-commit, the ledger's
+// frontier with --commit ledger), then records the phase.
+func (r *run) phase(n int, extra func() bool) error {
+	c := r.c
+	target := c.eng.Stored
+	if r.o.Commit == CommitLedger {
+		target = func() map[eachbatch.TopicPartition]int64 {
+			out := map[eachbatch.TopicPartition]int64{}
+			for tp, f := range c.ft.frontiers() {
+				if f > 0 {
+					out[tp] = f
+				}
+			}
+			return out
+		}
+	}
+	committed, err := r.o.settle(r.ctx, r.lp, c.eng, c.src, extra, target)
 	if err != nil {
 		if errors.Is(err, ErrPhaseTimeout) {
 			return fmt.Errorf("phase %d: %w", n, err)
 		}
 		return err
 	}
-	ph := Phase{N: n, Elapsed: time.Since(start)}
-	del := eng.Delivered()
-	for tp, c := range committed {
+	ph := Phase{N: n, Elapsed: time.Since(r.start)}
+	del := r.allDelivered()
+	fr := c.ft.frontiers()
+	for tp, cm := range committed {
 		d := del[tp]
-		if c < 0 && len(d) == 0 && highs[tp.Partition] == 0 {
+		if cm < 0 && len(d) == 0 && r.highs[tp.Partition] == 0 {
 			continue
 		}
-		ph.Partitions = append(ph.Partitions, PhasePartition{Partition: tp.Partition, Delivered: len(d), Committed: c, High: highs[tp.Partition]})
+		f, ok := fr[tp]
+		if !ok {
+			f = -1
+		}
+		v := Judge(tp.Partition, r.records[tp.Partition], d, cm)
+		ph.Partitions = append(ph.Partitions, PhasePartition{Partition: tp.Partition, Delivered: len(d), Committed: cm, Frontier: f,
+			High: r.highs[tp.Partition], Verdict: v.Verdict, Lost: v.LostCount(), Stranded: v.StrandedCount()})
 	}
 	sort.Slice(ph.Partitions, func(i, j int) bool { return ph.Partitions[i].Partition < ph.Partitions[j].Partition })
-	res.Phases = append(res.Phases, ph)
+	r.res.Phases = append(r.res.Phases, ph)
 	states := make([]traceevent.PartitionState, 0, len(ph.Partitions))
 	for _, p := range ph.Partitions {
-		states = append(states, traceevent.PartitionState{Partition: p.Partition, Delivered: p.Delivered, Committed: p.Committed, High: p.High})
+		states = append(states, traceevent.PartitionState{Partition: p.Partition, Delivered: p.Delivered, Committed: p.Committed,
+			High: p.High, Frontier: traceevent.P(p.Frontier), Verdict: p.Verdict})
 	}
-	ev := traceevent.Event{Ev: traceevent.PhaseEnd, Phase: n, Partitions: states}
-	ev.Time = time.Now().UTC()
-	ev.AtMs = float64(lp.Elapsed()) / float64(time.Millisecond)
-	o.Trace.Write(ev)
+	r.emit(traceevent.Event{Ev: traceevent.PhaseEnd, Phase: n, Partitions: states})
 	return nil
 }
 
 // settle runs the loop until the engine is quiescent (and extra holds) and the group's
-// committed offsets equal the stored ones, then returns the committed offsets. There is
-// no idle timer: the check runs at the auto-commit interval and ends as soon as it holds.
-func (o Options) settle(ctx context.Context, lp *loop.Loop, eng *eachbatch.Engine, src *rdSource, extra func() bool) (map[eachbatch.TopicPartition]int64, error) {
+// committed offsets equal target(), then returns the committed offsets. There is no
+// idle timer: the check runs at the auto-commit interval and ends as soon as it holds.
+func (o Options) settle(ctx context.Context, lp *loop.Loop, eng *eachbatch.Engine, src *rdSource, extra func() bool,
+	target func() map[eachbatch.TopicPartition]int64) (map[eachbatch.TopicPartition]int64, error) {
 	settled, timedOut := false, false
 	var committed map[eachbatch.TopicPartition]int64
 	check := max(o.scale(o.AutoCommitInterval), 10*time.Millisecond)
@@ -400,7 +577,7 @@ func (o Options) settle(ctx context.Context, lp *loop.Loop, eng *eachbatch.Engin
 		}
 		if eng.Quiescent() && (extra == nil || extra()) {
 			c, err := src.committed(o.Timeout)
-			if err == nil && storedCommitted(eng.Stored(), c) {
+			if err == nil && storedCommitted(target(), c) {
 				settled, committed = true, c
 				return
 			}
@@ -437,7 +614,7 @@ func storedCommitted(stored, committed map[eachbatch.TopicPartition]int64) bool 
 	return true
 }
 
-func (r *Result) judge(delivered map[eachbatch.TopicPartition]map[int64]int, records map[int32][]int64, highs map[int32]int64, src *rdSource) {
+func (r *Result) judge(delivered map[eachbatch.TopicPartition]map[int64]int, records map[int32][]int64, highs map[int32]int64, current map[eachbatch.TopicPartition]int64) {
 	parts := map[int32]bool{}
 	for p := range records {
 		parts[p] = true
@@ -456,26 +633,24 @@ func (r *Result) judge(delivered map[eachbatch.TopicPartition]map[int64]int, rec
 	worst := VerdictOK
 	for _, p := range ids {
 		committed := int64(-1)
-		var byPhase []int64
+		var byPhase, frontiers []int64
+		var verdicts []string
 		for _, ph := range r.Phases {
 			for _, pp := range ph.Partitions {
 				if pp.Partition == p {
 					byPhase = append(byPhase, pp.Committed)
+					frontiers = append(frontiers, pp.Frontier)
+					verdicts = append(verdicts, pp.Verdict)
 					committed = pp.Committed
 				}
 			}
 		}
-		if len(byPhase) < 2 && src != nil {
-			// Interrupted or failed mid-run: read what is committed now, if we can.
-			if c, err := src.committed(5 * time.Second); err == nil {
-				if v, ok := c[eachbatch.TopicPartition{Topic: r.Topic, Partition: p}]; ok {
-					committed = v
-				}
-			}
+		if v, ok := current[eachbatch.TopicPartition{Topic: r.Topic, Partition: p}]; ok && len(r.Phases) < 2 {
+			committed = v
 		}
 		v := Judge(p, records[p], byPart[p], committed)
 		r.Partitions = append(r.Partitions, PartitionResult{Partition: p, Produced: len(records[p]), High: highs[p],
-			CommittedByPhase: byPhase, PartitionVerdict: v})
+			CommittedByPhase: byPhase, FrontierByPhase: frontiers, VerdictByPhase: verdicts, PartitionVerdict: v})
 		switch {
 		case v.Verdict == VerdictLoss:
 			worst = VerdictLoss

@@ -80,7 +80,11 @@ func consumerProps(o Options, group string, embedded bool) map[string]string {
 }
 
 func newRDSource(cfg kafkaconf.Config, props map[string]string, topic string, trace func(traceevent.Event), now func() (time.Time, float64)) (*rdSource, error) {
-	c, err := kafka.NewConsumer(kafkaconf.ConfigMap(cfg.Merged(clientDefaults, props)))
+	cm, err := clientConfig(cfg, props)
+	if err != nil {
+		return nil, err
+	}
+	c, err := kafka.NewConsumer(cm)
 	if err != nil {
 		return nil, fmt.Errorf("consumer: %w", err)
 	}
@@ -155,6 +159,9 @@ func (s *rdSource) waitAssigned(ctx context.Context, brokers string, timeout tim
 		}
 		if time.Now().After(deadline) {
 			if lastErr != nil {
+				if h := kafkaconf.TLSHint(lastErr.Error()); h != "" {
+					return fmt.Errorf("no partition assignment from brokers %s within --timeout %s: %s: %w", brokers, timeout, h, lastErr)
+				}
 				return fmt.Errorf("no partition assignment from brokers %s within --timeout %s: %w", brokers, timeout, lastErr)
 			}
 			return fmt.Errorf("no partition assignment from brokers %s within --timeout %s", brokers, timeout)
@@ -194,7 +201,7 @@ func (s *rdSource) Consume(max int) ([]eachbatch.Record, error) {
 			if e.TopicPartition.LeaderEpoch != nil {
 				epoch = *e.TopicPartition.LeaderEpoch
 			}
-			out = append(out, eachbatch.Record{TopicPartition: tp, Offset: int64(e.TopicPartition.Offset), LeaderEpoch: epoch})
+			out = append(out, eachbatch.Record{TopicPartition: tp, Offset: int64(e.TopicPartition.Offset), LeaderEpoch: epoch, Size: len(e.Key) + len(e.Value)})
 			s.eof[tp] = -1
 			timeout = 1
 		case kafka.PartitionEOF:
@@ -304,6 +311,26 @@ func (s *rdSource) committed(timeout time.Duration) (map[eachbatch.TopicPartitio
 		out[eachbatch.TopicPartition{Topic: *p.Topic, Partition: p.Partition}] = int64(p.Offset)
 	}
 	return out, nil
+}
+
+// Pause stops fetching tp (back-pressure); librdkafka purges what it prefetched, so
+// the client re-fetches from its position on Resume.
+func (s *rdSource) Pause(tp eachbatch.TopicPartition) error {
+	return s.c.Pause([]kafka.TopicPartition{{Topic: &tp.Topic, Partition: tp.Partition}})
+}
+
+// Resume resumes tp.
+func (s *rdSource) Resume(tp eachbatch.TopicPartition) error {
+	return s.c.Resume([]kafka.TopicPartition{{Topic: &tp.Topic, Partition: tp.Partition}})
+}
+
+// EndEvidence is librdkafka's end-of-partition position (from the partition-EOF event),
+// which lies past a trailing transaction marker.
+func (s *rdSource) EndEvidence(tp eachbatch.TopicPartition) (int64, bool) {
+	if o := s.eof[tp]; o >= 0 {
+		return o, true
+	}
+	return 0, false
 }
 
 func (s *rdSource) close() error { return s.c.Close() }

@@ -50,6 +50,7 @@ type Client struct {
 	commits    []Commit
 	autoCommit time.Duration
 	autoTimer  *loop.Timer
+	paused     map[TP]bool
 	trace      func(traceevent.Event)
 	// OnNonEmpty is called (posted on the loop) when records are appended: librdkafka's
 	// queue-non-empty callback.
@@ -62,7 +63,7 @@ func New(l *loop.Loop, autoCommit time.Duration, trace func(traceevent.Event)) *
 		trace = func(traceevent.Event) {}
 	}
 	return &Client{l: l, logs: map[TP][]Kind{}, pos: map[TP]int64{}, stored: map[TP]int64{},
-		committed: map[TP]int64{}, autoCommit: autoCommit, trace: trace}
+		committed: map[TP]int64{}, autoCommit: autoCommit, paused: map[TP]bool{}, trace: trace}
 }
 
 // Append writes entries to a partition's log and returns the offset of the first.
@@ -174,12 +175,15 @@ func (c *Client) Commits() []Commit { return append([]Commit(nil), c.commits...)
 func (c *Client) Consume(max int) ([]eachbatch.Record, error) {
 	var out []eachbatch.Record
 	for _, tp := range c.assignment {
+		if c.paused[tp] {
+			continue
+		}
 		log := c.logs[tp]
 		for len(out) < max && c.pos[tp] < int64(len(log)) {
 			o := c.pos[tp]
 			c.pos[tp]++
 			if log[o] == Data {
-				out = append(out, eachbatch.Record{TopicPartition: tp, Offset: o})
+				out = append(out, eachbatch.Record{TopicPartition: tp, Offset: o, Size: RecordSize})
 			}
 		}
 	}
@@ -216,11 +220,44 @@ func (c *Client) AtEnd() bool {
 		return false
 	}
 	for _, tp := range c.assignment {
-		if c.pos[tp] < int64(len(c.logs[tp])) {
+		if c.pos[tp] < int64(len(c.logs[tp])) && !c.paused[tp] {
 			return false
 		}
 	}
 	return true
+}
+
+// RecordSize is the size the simulation gives every record.
+const RecordSize = 100
+
+// Pause stops returning tp's records (back-pressure).
+func (c *Client) Pause(tp TP) error {
+	c.paused[tp] = true
+	return nil
+}
+
+// Resume resumes tp.
+func (c *Client) Resume(tp TP) error {
+	if c.paused[tp] {
+		delete(c.paused, tp)
+		if c.OnNonEmpty != nil && c.pos[tp] < int64(len(c.logs[tp])) {
+			c.l.Post(c.OnNonEmpty)
+		}
+	}
+	return nil
+}
+
+// Paused reports whether tp is paused.
+func (c *Client) Paused(tp TP) bool { return c.paused[tp] }
+
+// EndEvidence is the client's position once it consumed the whole partition: past
+// trailing markers.
+func (c *Client) EndEvidence(tp TP) (int64, bool) {
+	end := int64(len(c.logs[tp]))
+	if c.assigned(tp) && c.pos[tp] >= end {
+		return end, true
+	}
+	return 0, false
 }
 
 // Position is the next offset the client will return for tp.

@@ -41,6 +41,7 @@ type ReproRun struct {
 	Verdict     string            `json:"verdict"`
 	Lost        int               `json:"lost"`
 	LossAtMs    *float64          `json:"loss_at_ms,omitempty"`
+	Restarts    int               `json:"restarts"`
 	ElapsedMs   float64           `json:"elapsed_ms"`
 	Interrupted bool              `json:"interrupted"`
 	Warnings    []string          `json:"warnings,omitempty"`
@@ -64,10 +65,14 @@ type ReproPhase struct {
 
 // ReproPhasePartition is one partition at a phase end.
 type ReproPhasePartition struct {
-	Partition int32 `json:"partition"`
-	Delivered int   `json:"delivered"`
-	Committed int64 `json:"committed"`
-	High      int64 `json:"high_watermark"`
+	Partition int32  `json:"partition"`
+	Delivered int    `json:"delivered"`
+	Committed int64  `json:"committed"`
+	Frontier  int64  `json:"frontier"`
+	High      int64  `json:"high_watermark"`
+	Verdict   string `json:"verdict"`
+	Lost      int    `json:"lost"`
+	Stranded  int    `json:"stranded"`
 }
 
 // ReproPartition is the verdict of one partition.
@@ -77,6 +82,8 @@ type ReproPartition struct {
 	Delivered        int                `json:"delivered"`
 	Duplicates       int                `json:"duplicates"`
 	CommittedByPhase []int64            `json:"committed_by_phase"`
+	FrontierByPhase  []int64            `json:"frontier_by_phase"`
+	VerdictByPhase   []string           `json:"verdict_by_phase"`
 	High             int64              `json:"high_watermark"`
 	Lost             []traceevent.Range `json:"lost"`
 	LostCount        int                `json:"lost_count"`
@@ -93,7 +100,7 @@ func NewRepro(results []*repro.Result) Repro {
 		run := ReproRun{
 			RunID: r.RunID, Topic: r.Topic, Group: r.Group, Brokers: r.Brokers, Embedded: r.Embedded,
 			Policy: string(r.Policy), Commit: string(r.Commit), Settings: r.Settings,
-			Verdict: r.Verdict, Lost: r.Lost(), ElapsedMs: ms(r.Elapsed), Interrupted: r.Interrupted, Warnings: r.Warnings,
+			Verdict: r.Verdict, Lost: r.Lost(), ElapsedMs: ms(r.Elapsed), Interrupted: r.Interrupted, Warnings: r.Warnings, Restarts: r.Restarts,
 			Phases: []ReproPhase{}, Partitions: []ReproPartition{},
 		}
 		if n := len(r.Produced.Offsets); n > 0 {
@@ -112,7 +119,7 @@ func NewRepro(results []*repro.Result) Repro {
 		for _, p := range r.Partitions {
 			rp := ReproPartition{
 				Partition: p.Partition, Produced: p.Produced, Delivered: p.Delivered, Duplicates: p.Duplicates,
-				CommittedByPhase: nonNil(p.CommittedByPhase), High: p.High,
+				CommittedByPhase: nonNil(p.CommittedByPhase), FrontierByPhase: nonNil(p.FrontierByPhase), VerdictByPhase: nonNilS(p.VerdictByPhase), High: p.High,
 				Lost: nonNilR(p.Lost), LostCount: p.LostCount(), Stranded: nonNilR(p.Stranded), StrandedCount: p.StrandedCount(),
 				Verdict: p.Verdict,
 			}
@@ -149,8 +156,11 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 	}
 	for _, r := range v.Runs {
 		fmt.Fprintln(w, verdictLine(st, r))
-		fmt.Fprintln(w, st.Dim.Render(fmt.Sprintf("topic %s · group %s · brokers %s%s · %s",
-			r.Topic, r.Group, r.Brokers, map[bool]string{true: " (embedded)", false: ""}[r.Embedded], settingsLine(r.Settings))))
+		fmt.Fprintln(w, st.Dim.Render(fmt.Sprintf("topic %s · group %s · brokers %s%s · commit %s · %s",
+			r.Topic, r.Group, r.Brokers, map[bool]string{true: " (embedded)", false: ""}[r.Embedded], r.Commit, settingsLine(r.Settings))))
+		if r.Restarts > 0 {
+			fmt.Fprintln(w, st.Dim.Render(fmt.Sprintf("phase 3: %d consumer restart(s) in the same group", r.Restarts)))
+		}
 		if err := render.WriteGrid(w, runGrid(r), pretty); err != nil {
 			return err
 		}
@@ -203,21 +213,18 @@ func runGrid(r ReproRun) render.Grid {
 		phases = max(phases, len(p.CommittedByPhase))
 	}
 	for i := 1; i <= phases; i++ {
-		g.Header = append(g.Header, fmt.Sprintf("COMMITTED P%d", i))
+		g.Header = append(g.Header, fmt.Sprintf("P%d COMMITTED (FRONTIER)", i))
 		g.Align = append(g.Align, render.Right)
 	}
-	g.Header = append(g.Header, "HIGH WATERMARK", "LOST", "STRANDED", "VERDICT")
-	g.Align = append(g.Align, render.Right, render.Left, render.Left, render.Left)
+	g.Header = append(g.Header, "HIGH WATERMARK", "LOST", "STRANDED", "VERDICT BY PHASE", "VERDICT")
+	g.Align = append(g.Align, render.Right, render.Left, render.Left, render.Left, render.Left)
 	for _, p := range r.Partitions {
 		row := []string{fmt.Sprint(p.Partition), fmt.Sprint(p.Produced), fmt.Sprint(p.Delivered), fmt.Sprint(p.Duplicates)}
 		for i := 0; i < phases; i++ {
-			if i < len(p.CommittedByPhase) {
-				row = append(row, offsetText(p.CommittedByPhase[i]))
-			} else {
-				row = append(row, "-")
-			}
+			row = append(row, phaseCell(p, i))
 		}
-		row = append(row, fmt.Sprint(p.High), countRanges(p.LostCount, p.Lost), countRanges(p.StrandedCount, p.Stranded), p.Verdict)
+		row = append(row, fmt.Sprint(p.High), countRanges(p.LostCount, p.Lost), countRanges(p.StrandedCount, p.Stranded),
+			strings.Join(p.VerdictByPhase, " > "), p.Verdict)
 		g.Rows = append(g.Rows, row)
 	}
 	return g
@@ -225,23 +232,30 @@ func runGrid(r ReproRun) render.Grid {
 
 func comparisonGrid(v Repro) render.Grid {
 	g := render.Grid{
-		Header: []string{"POLICY", "COMMIT", "PARTITION", "DELIVERED", "DUPLICATES", "COMMITTED P1", "COMMITTED P2", "LOST", "VERDICT"},
-		Align:  []render.Align{render.Left, render.Left, render.Right, render.Right, render.Right, render.Right, render.Right, render.Left, render.Left},
+		Header: []string{"POLICY", "COMMIT", "PARTITION", "DELIVERED", "DUPLICATES", "P1 COMMITTED (FRONTIER)", "P2 COMMITTED (FRONTIER)", "P3 COMMITTED (FRONTIER)", "RESTARTS", "LOST", "VERDICT BY PHASE", "VERDICT"},
+		Align:  []render.Align{render.Left, render.Left, render.Right, render.Right, render.Right, render.Right, render.Right, render.Right, render.Right, render.Left, render.Left, render.Left},
 	}
 	for _, r := range v.Runs {
 		for _, p := range r.Partitions {
-			c1, c2 := "-", "-"
-			if len(p.CommittedByPhase) > 0 {
-				c1 = offsetText(p.CommittedByPhase[0])
-			}
-			if len(p.CommittedByPhase) > 1 {
-				c2 = offsetText(p.CommittedByPhase[1])
-			}
 			g.Rows = append(g.Rows, []string{r.Policy, r.Commit, fmt.Sprint(p.Partition), fmt.Sprintf("%d/%d", p.Delivered, p.Produced),
-				fmt.Sprint(p.Duplicates), c1, c2, countRanges(p.LostCount, p.Lost), p.Verdict})
+				fmt.Sprint(p.Duplicates), phaseCell(p, 0), phaseCell(p, 1), phaseCell(p, 2), fmt.Sprint(r.Restarts),
+				countRanges(p.LostCount, p.Lost), strings.Join(p.VerdictByPhase, " > "), p.Verdict})
 		}
 	}
 	return g
+}
+
+// phaseCell shows the committed offset at a phase end with the ledger's frontier (the
+// safe commit) beside it.
+func phaseCell(p ReproPartition, i int) string {
+	if i >= len(p.CommittedByPhase) {
+		return "-"
+	}
+	c := offsetText(p.CommittedByPhase[i])
+	if i < len(p.FrontierByPhase) && p.FrontierByPhase[i] >= 0 {
+		return fmt.Sprintf("%s (%d)", c, p.FrontierByPhase[i])
+	}
+	return c
 }
 
 func settingsLine(s map[string]string) string {
@@ -292,6 +306,13 @@ func ptr[T any](v T) *T { return &v }
 func nonNil(s []int64) []int64 {
 	if s == nil {
 		return []int64{}
+	}
+	return s
+}
+
+func nonNilS(s []string) []string {
+	if s == nil {
+		return []string{}
 	}
 	return s
 }

@@ -1,0 +1,326 @@
+package repro
+
+import (
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/loop"
+	"github.com/kstranded/kstranded/ledger"
+	"github.com/kstranded/kstranded/traceevent"
+)
+
+// CommitLedger commits the ledger's frontier (the completed prefix) instead of the
+// client's stored offsets: librdkafka auto-commit off, manual commits.
+const CommitLedger CommitMode = "ledger"
+
+// committer is what the frontier tracker commits through and pauses with.
+type committer interface {
+	Commit(offsets map[eachbatch.TopicPartition]int64) error
+	Assignment() []eachbatch.TopicPartition
+}
+
+// pauser pauses and resumes fetching of partitions (back-pressure).
+type pauser interface {
+	Pause(tp eachbatch.TopicPartition) error
+	Resume(tp eachbatch.TopicPartition) error
+}
+
+// evidencer gives the client's next-offset evidence beyond the last returned record
+// (the end of the partition once it was reached: past a trailing transaction marker).
+type evidencer interface {
+	EndEvidence(tp eachbatch.TopicPartition) (int64, bool)
+}
+
+// frontierTracker keeps an application ledger beside the modeled client: every record
+// the client fetched is registered before it is served, completions come from batch
+// ends, and records the cache dropped stay pending. In auto mode it only watches (the
+// frontier is shown next to what the client committed); in ledger mode it commits the
+// frontier at the auto-commit interval and on shutdown.
+type frontierTracker struct {
+	lp      *loop.Loop
+	led     *ledger.Ledger
+	tokens  map[eachbatch.TopicPartition]ledger.Token
+	commits bool // ledger mode: commit the frontier
+	target  committer
+	pause   pauser
+	ev      evidencer
+	trace   func(traceevent.Event)
+
+	interval    time.Duration
+	maxInFlight int // records per partition registered and not finished; 0: no bound
+	maxBytes    int // bytes per partition registered and not finished; 0: no bound
+	inflight    map[eachbatch.TopicPartition]*flight
+	paused      map[eachbatch.TopicPartition]bool
+	timer       *loop.Timer
+	last        map[eachbatch.TopicPartition]int64 // last frontier traced
+
+	Regressions []error
+	Errors      []error
+	Pauses      int
+}
+
+type flight struct {
+	n, bytes int
+	size     map[int64]int
+}
+
+func newFrontierTracker(lp *loop.Loop, commits bool, target committer, interval time.Duration, trace func(traceevent.Event)) *frontierTracker {
+	t := &frontierTracker{lp: lp, led: ledger.New(), tokens: map[eachbatch.TopicPartition]ledger.Token{}, commits: commits,
+		target: target, interval: interval, trace: trace, inflight: map[eachbatch.TopicPartition]*flight{},
+		paused: map[eachbatch.TopicPartition]bool{}, last: map[eachbatch.TopicPartition]int64{}}
+	if p, ok := target.(pauser); ok {
+		t.pause = p
+	}
+	if e, ok := target.(evidencer); ok {
+		t.ev = e
+	}
+	return t
+}
+
+func lkey(tp eachbatch.TopicPartition) ledger.TopicPartition {
+	return ledger.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}
+}
+
+// attach hooks the tracker to the engine's events.
+func (t *frontierTracker) attach(e *eachbatch.Engine) {
+	e.OnFetch = t.fetched
+	e.OnBatchEnd = t.finished
+	e.OnDiscard = t.discarded
+}
+
+// assign starts an ownership incarnation for partitions (start: committed, or -1).
+func (t *frontierTracker) assign(tps []eachbatch.TopicPartition, start map[eachbatch.TopicPartition]int64) {
+	for _, tp := range tps {
+		s, ok := start[tp]
+		if !ok {
+			s = -1
+		}
+		t.tokens[tp] = t.led.Assign(lkey(tp), s)
+		t.inflight[tp] = &flight{size: map[int64]int{}}
+	}
+	if t.timer == nil && t.interval > 0 {
+		t.timer = t.lp.After(t.interval, t.tick)
+	}
+}
+
+func (t *frontierTracker) fetched(recs []eachbatch.Record) {
+	last := map[eachbatch.TopicPartition]eachbatch.Record{}
+	for _, r := range recs {
+		tok, ok := t.tokens[r.TopicPartition]
+		if !ok {
+			continue
+		}
+		st, err := t.led.Register(lkey(r.TopicPartition), tok, r.Offset, r.LeaderEpoch)
+		switch {
+		case errors.Is(err, ledger.ErrBehindFrontier):
+			// Re-fetched after its completion (a rewind to an earlier position): the
+			// handler sees it again, the frontier does not move back.
+			continue
+		case err != nil:
+			t.Errors = append(t.Errors, err)
+			continue
+		}
+		if f := t.inflight[r.TopicPartition]; f != nil && st == ledger.Pending {
+			if _, seen := f.size[r.Offset]; !seen {
+				f.size[r.Offset] = r.Size
+				f.n++
+				f.bytes += r.Size
+			}
+		}
+		last[r.TopicPartition] = r
+	}
+	for tp, r := range last {
+		// The client's position after returning r is r+1: exact evidence for r's
+		// partition, never arithmetic over record counts.
+		_ = t.led.Evidence(lkey(tp), t.tokens[tp], r.Offset+1, r.LeaderEpoch)
+		t.admit(tp)
+	}
+	t.traceFrontiers()
+}
+
+func (t *frontierTracker) finished(recs []eachbatch.Record, resolved bool) {
+	if !resolved {
+		return
+	}
+	for _, r := range recs {
+		tok, ok := t.tokens[r.TopicPartition]
+		if !ok {
+			continue
+		}
+		if _, err := t.led.Complete(lkey(r.TopicPartition), tok, r.Offset); err != nil && !errors.Is(err, ledger.ErrBehindFrontier) && !errors.Is(err, ledger.ErrUnknownRecord) {
+			t.Errors = append(t.Errors, err)
+		}
+		if f := t.inflight[r.TopicPartition]; f != nil {
+			if sz, ok := f.size[r.Offset]; ok {
+				delete(f.size, r.Offset)
+				f.n--
+				f.bytes -= sz
+			}
+		}
+	}
+	if len(recs) > 0 {
+		t.admit(recs[0].TopicPartition)
+	}
+	t.traceFrontiers()
+}
+
+func (t *frontierTracker) discarded(recs []eachbatch.Record) {
+	by := map[eachbatch.TopicPartition][]int64{}
+	for _, r := range recs {
+		by[r.TopicPartition] = append(by[r.TopicPartition], r.Offset)
+	}
+	for tp, offs := range by {
+		if tok, ok := t.tokens[tp]; ok {
+			_, _ = t.led.Discard(lkey(tp), tok, offs...)
+		}
+	}
+}
+
+// admit pauses a partition whose unfinished records exceed the bounds, and resumes it
+// once they are back under. Pausing only stops fetching: it never completes anything,
+// so it never moves the frontier.
+func (t *frontierTracker) admit(tp eachbatch.TopicPartition) {
+	if t.pause == nil || (t.maxInFlight <= 0 && t.maxBytes <= 0) {
+		return
+	}
+	f := t.inflight[tp]
+	if f == nil {
+		return
+	}
+	full := (t.maxInFlight > 0 && f.n >= t.maxInFlight) || (t.maxBytes > 0 && f.bytes >= t.maxBytes)
+	switch {
+	case full && !t.paused[tp]:
+		if err := t.pause.Pause(tp); err == nil {
+			t.paused[tp] = true
+			t.Pauses++
+		}
+	case !full && t.paused[tp]:
+		if err := t.pause.Resume(tp); err == nil {
+			t.paused[tp] = false
+		}
+	}
+}
+
+// evidence pulls the client's end-of-partition evidence (past trailing markers).
+func (t *frontierTracker) evidence() {
+	if t.ev == nil {
+		return
+	}
+	for tp, tok := range t.tokens {
+		if off, ok := t.ev.EndEvidence(tp); ok {
+			_ = t.led.Evidence(lkey(tp), tok, off, -1)
+		}
+	}
+}
+
+func (t *frontierTracker) tick() {
+	t.timer = nil
+	t.evidence()
+	t.traceFrontiers()
+	if t.commits {
+		t.commitPrepared()
+	}
+	t.timer = t.lp.After(t.interval, t.tick)
+}
+
+// commitPrepared commits every partition whose frontier moved past its last commit.
+func (t *frontierTracker) commitPrepared() {
+	offs := map[eachbatch.TopicPartition]int64{}
+	var cs []ledger.Commit
+	for tp := range t.tokens {
+		c, ok := t.led.PrepareCommit(lkey(tp))
+		if !ok || c.Offset == 0 {
+			continue // nothing ever consumed there: no progress to record
+		}
+		if err := t.led.CheckCommit(c); err != nil {
+			if errors.Is(err, ledger.ErrCommitRegression) {
+				t.Regressions = append(t.Regressions, err)
+			}
+			continue
+		}
+		offs[tp] = c.Offset
+		cs = append(cs, c)
+	}
+	t.send(offs, cs)
+}
+
+func (t *frontierTracker) send(offs map[eachbatch.TopicPartition]int64, cs []ledger.Commit) {
+	if len(offs) == 0 {
+		return
+	}
+	if err := t.target.Commit(offs); err != nil {
+		t.Errors = append(t.Errors, err)
+		return
+	}
+	for _, c := range cs {
+		if err := t.led.Committed(c); err != nil && errors.Is(err, ledger.ErrCommitRegression) {
+			t.Regressions = append(t.Regressions, err)
+		}
+	}
+}
+
+// shutdown revokes every partition and commits only the completed owned frontier
+// (ledger mode); records still in a handler keep the commit below them.
+func (t *frontierTracker) shutdown() {
+	if t.timer != nil {
+		t.timer.Stop()
+		t.timer = nil
+	}
+	t.evidence()
+	offs := map[eachbatch.TopicPartition]int64{}
+	var cs []ledger.Commit
+	for tp := range t.tokens {
+		t.led.Revoke(lkey(tp))
+		if c, ok := t.led.FinalCommit(lkey(tp)); ok && t.commits && c.Offset > 0 {
+			offs[tp] = c.Offset
+			cs = append(cs, c)
+		}
+	}
+	t.send(offs, cs)
+	t.traceFrontiers()
+}
+
+// frontiers returns the ledger's frontier per partition (only known ones).
+func (t *frontierTracker) frontiers() map[eachbatch.TopicPartition]int64 {
+	out := map[eachbatch.TopicPartition]int64{}
+	for tp := range t.tokens {
+		if f, ok := t.led.Frontier(lkey(tp)); ok {
+			out[tp] = f
+		}
+	}
+	return out
+}
+
+// pending reports whether any owned record is registered and unfinished.
+func (t *frontierTracker) pending() int {
+	n := 0
+	for tp := range t.tokens {
+		n += len(t.led.Pending(lkey(tp)))
+	}
+	return n
+}
+
+func (t *frontierTracker) traceFrontiers() {
+	if t.trace == nil {
+		return
+	}
+	tps := make([]eachbatch.TopicPartition, 0, len(t.tokens))
+	for tp := range t.tokens {
+		tps = append(tps, tp)
+	}
+	sort.Slice(tps, func(i, j int) bool { return tps[i].Partition < tps[j].Partition })
+	for _, tp := range tps {
+		f, ok := t.led.Frontier(lkey(tp))
+		if !ok {
+			continue
+		}
+		if prev, seen := t.last[tp]; seen && prev == f {
+			continue
+		}
+		t.last[tp] = f
+		t.trace(traceevent.Event{Time: t.lp.Now().UTC(), AtMs: float64(t.lp.Elapsed()) / float64(time.Millisecond),
+			Ev: traceevent.LedgerMark, Topic: tp.Topic, Partition: traceevent.P(tp.Partition), Offset: traceevent.P(f)})
+	}
+}
