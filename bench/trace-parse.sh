@@ -9,6 +9,7 @@ tmp=$(mktemp -d /tmp/kstranded-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/kstranded" .
 go run ./bench/tracegen -size "$size" -o "$tmp/rdkafka.log"
+echo "cpus: $(nproc)"
 ls -l "$tmp/rdkafka.log" | awk '{printf "file: %.0f MB\n", $5/1048576}'
 cat "$tmp/rdkafka.log" > /dev/null # warm the page cache for both runs
 now() { date +%s.%N; }

@@ -57,7 +57,8 @@ The format is detected per file (--format forces it). Several files merge into o
 a librdkafka log says what was fetched and committed, the application log what was delivered.
 
 Findings: LOSS (committed past fetched, never-delivered records), CLEAR-NO-REWIND,
-CACHE-EXPIRY (time since fetch and serve against max.poll.interval.ms), HOT-SPIN,
+CACHE-EXPIRY (time since fetch and serve against max.poll.interval.ms; a kstranded repro
+trace's durations are scaled by its settings' time_scale and are compared as such), HOT-SPIN,
 COMMIT-REGRESSION, POSITION-PAST-UNDELIVERED, MAX-POLL-EXCEEDED.
 
 Exit code 3 when a LOSS finding exists.`,

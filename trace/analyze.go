@@ -3,6 +3,8 @@ package trace
 import (
 	"fmt"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -237,6 +239,13 @@ func (a *Analyzer) position(topic string, p int32) int64 {
 	return Unknown
 }
 
+func (a *Analyzer) storedCommitted(topic string, p int32) (int64, int64) {
+	if ps := a.parts[tpKey{topic, p}]; ps != nil {
+		return ps.stored, ps.committed
+	}
+	return Unknown, Unknown
+}
+
 func (a *Analyzer) knownCommitted(topic string, p int32, off int64) {
 	ps := a.part(topic, p)
 	if off > ps.committed && ps.committed == Unknown {
@@ -411,18 +420,15 @@ func (a *Analyzer) add(e Event) {
 		a.entry(e, fmt.Sprintf("stored %d", e.Offset))
 	case KindCommit:
 		ps := a.part(e.Topic, e.Partition)
+		// commits only ever holds increasing offsets (appendCommit keeps the latest last):
+		// its last entry is the highest commit so far
 		high := int64(Unknown)
 		var highRef Ref
-		for _, c := range ps.commits {
-			if c.offset > high {
-				high, highRef = c.offset, c.ref
-			}
+		if n := len(ps.commits); n > 0 {
+			high, highRef = ps.commits[n-1].offset, ps.commits[n-1].ref
 		}
 		if high != Unknown && e.Offset < high {
-			a.regressions = appendCapped(a.regressions, Finding{Rule: RuleCommitRegression, Severity: SevWarn,
-				Topic: e.Topic, Partition: e.Partition, Ranges: RangeSet{{e.Offset, high - 1}}, Count: high - e.Offset,
-				Message:  fmt.Sprintf("commit of %d is lower than %d already committed: offsets %d–%d will be delivered again (or were committed by mistake)", e.Offset, high, e.Offset, high-1),
-				Evidence: []Evidence{{highRef, fmt.Sprintf("committed %d", high)}, {e.Ref, fmt.Sprintf("committed %d", e.Offset)}}})
+			a.regression(e, high, highRef)
 		}
 		if e.Offset == ps.committed {
 			return
@@ -511,6 +517,31 @@ func (a *Analyzer) add(e Event) {
 		}
 		a.entry(e, d)
 	}
+}
+
+// regression records a commit lower than one already committed. Commits that regress
+// against the same earlier commit (queued auto-commits of older stored offsets completing
+// after it) make one finding.
+func (a *Analyzer) regression(e Event, high int64, highRef Ref) {
+	if n := len(a.regressions); n > 0 {
+		f := &a.regressions[n-1]
+		if f.Topic == e.Topic && f.Partition == e.Partition && f.Evidence[0].Ref == highRef {
+			f.Facts["commits"] += "," + strconv.FormatInt(e.Offset, 10)
+			low := min(f.Ranges[0].First, e.Offset)
+			f.Ranges, f.Count = RangeSet{{low, high - 1}}, high-low
+			f.Message = fmt.Sprintf("commits of %s are lower than %d already committed: offsets %d–%d will be delivered again (or were committed by mistake)",
+				strings.ReplaceAll(f.Facts["commits"], ",", ", "), high, low, high-1)
+			if len(f.Evidence) < 8 {
+				f.Evidence = append(f.Evidence, Evidence{e.Ref, fmt.Sprintf("committed %d", e.Offset)})
+			}
+			return
+		}
+	}
+	a.regressions = appendCapped(a.regressions, Finding{Rule: RuleCommitRegression, Severity: SevWarn,
+		Topic: e.Topic, Partition: e.Partition, Ranges: RangeSet{{e.Offset, high - 1}}, Count: high - e.Offset,
+		Message:  fmt.Sprintf("commit of %d is lower than %d already committed: offsets %d–%d will be delivered again (or were committed by mistake)", e.Offset, high, e.Offset, high-1),
+		Facts:    map[string]string{"committed_before": strconv.FormatInt(high, 10), "commits": strconv.FormatInt(e.Offset, 10)},
+		Evidence: []Evidence{{highRef, fmt.Sprintf("committed %d", high)}, {e.Ref, fmt.Sprintf("committed %d", e.Offset)}}})
 }
 
 func appendCommit(s []offRef, c offRef) []offRef {

@@ -7,7 +7,8 @@
 // the Analyzer folds them, in file order, into per-partition state and a bounded timeline
 // (analyze.go); Finish evaluates the rules and returns a Report (findings.go). Parsing is
 // streaming: memory depends on the number of partitions, distinct offset ranges and the
-// timeline cap, never on the size of a file.
+// timeline cap, never on the size of a file. librdkafka debug logs, which reach gigabytes,
+// are scanned in chunks by several goroutines and folded in file order (parse_chunks.go).
 //
 // The package does not print or draw: trace/view builds the table, JSON and SVG views.
 package trace

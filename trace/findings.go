@@ -77,10 +77,15 @@ type Counter struct {
 
 // Report is the result of an analysis.
 type Report struct {
-	Files            []FileStats
-	Settings         map[string]string
-	MaxPollInterval  time.Duration // Unknown when neither the flag nor the trace gave it
-	MaxPollSource    string
+	Files           []FileStats
+	Settings        map[string]string
+	MaxPollInterval time.Duration // Unknown when neither the flag nor the trace gave it
+	MaxPollSource   string
+	// TimeScale is the factor the trace's durations were multiplied by (kstranded repro runs
+	// scenarios faster than real time: time_scale 0.01 turns 15 minutes into 9 seconds); 1
+	// when the trace does not say.
+	TimeScale        float64
+	TimeScaleSource  string
 	Partitions       []PartitionSummary
 	Findings         []Finding
 	Timeline         []Entry
@@ -113,15 +118,8 @@ func (ps *partState) fetchRef(o int64) (Ref, bool) {
 // Finish evaluates the rules and returns the report.
 func (a *Analyzer) Finish() *Report {
 	r := &Report{Files: a.files, Settings: a.settings, MaxPollInterval: Unknown, DeliveryEvidence: a.anyDelivery,
-		Start: a.first, End: a.last}
-	if a.opt.MaxPollInterval > 0 {
-		r.MaxPollInterval, r.MaxPollSource = a.opt.MaxPollInterval, "--max-poll-interval"
-	} else if v, ok := a.settings["max.poll.interval.ms"]; ok {
-		if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
-			r.MaxPollInterval = time.Duration(ms) * time.Millisecond
-			r.MaxPollSource = a.settingRef["max.poll.interval.ms"].String()
-		}
-	}
+		Start: a.first, End: a.last, TimeScale: 1}
+	a.readSettings(r)
 	skipsAll, skipsAllRef := 0, Ref{}
 	for _, s := range a.skipsAll {
 		skipsAll += int(s.offset)
@@ -145,8 +143,10 @@ func (a *Analyzer) Finish() *Report {
 		ps := a.parts[k]
 		tl = append(tl, ps.tl.all()...)
 		r.TimelineDropped += ps.tl.dropped
-		if len(ps.fetched) == 0 && len(ps.delivered) == 0 && ps.committed == Unknown && ps.unknownDeliv == 0 && len(ps.clears) == 0 && ps.position == Unknown {
-			r.IdlePartitions++ // named in a trace (a skipped rewind, an assignment) but never had a record
+		if len(ps.fetched) == 0 && len(ps.delivered) == 0 && ps.committed == Unknown && ps.unknownDeliv == 0 && len(ps.clears) == 0 {
+			// named in a trace (a skipped rewind, an assignment, an empty fetch at its
+			// start position) but never had a record nor a commit
+			r.IdlePartitions++
 			continue
 		}
 		s := PartitionSummary{Topic: k.topic, Partition: k.part, Fetched: ps.fetched, FetchedCount: ps.fetched.Count() - ps.ctrl.Count(),
@@ -229,6 +229,29 @@ func (a *Analyzer) Finish() *Report {
 	}
 	sort.Slice(r.Counters, func(i, j int) bool { return r.Counters[i].Name < r.Counters[j].Name })
 	return r
+}
+
+// readSettings takes max.poll.interval and the time scale from the flag or the trace:
+// librdkafka logs and hand-written traces name max.poll.interval.ms (milliseconds);
+// kstranded repro traces name max_poll_interval (a Go duration, "15m0s") and time_scale.
+func (a *Analyzer) readSettings(r *Report) {
+	if a.opt.MaxPollInterval > 0 {
+		r.MaxPollInterval, r.MaxPollSource = a.opt.MaxPollInterval, "--max-poll-interval"
+	} else if v, ok := a.settings["max.poll.interval.ms"]; ok {
+		if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms > 0 {
+			r.MaxPollInterval = time.Duration(ms) * time.Millisecond
+			r.MaxPollSource = a.settingRef["max.poll.interval.ms"].String()
+		}
+	} else if v, ok := a.settings["max_poll_interval"]; ok {
+		if d, err := time.ParseDuration(v); err == nil && d > 0 {
+			r.MaxPollInterval, r.MaxPollSource = d, a.settingRef["max_poll_interval"].String()
+		}
+	}
+	if v, ok := a.settings["time_scale"]; ok {
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f <= 1e6 {
+			r.TimeScale, r.TimeScaleSource = f, a.settingRef["time_scale"].String()
+		}
+	}
 }
 
 func sevRank(s string) int {
@@ -417,17 +440,51 @@ func (a *Analyzer) expiryFinding(x expiryRec, r *Report) Finding {
 			f.Facts[k] = "unknown"
 		}
 	}
+	// a scaled trace (kstranded repro, time_scale 0.01) measures every duration in its own,
+	// faster time: max.poll.interval is compared after scaling it the same way, and the
+	// message gives the full-scale figures next to the trace's own
+	scale := r.TimeScale
+	if scale <= 0 {
+		scale = 1
+	}
+	scaled := scale != 1
+	full := func(d time.Duration) string {
+		if !scaled || d < 0 {
+			return ""
+		}
+		return fmt.Sprintf(" (%s at full scale)", fmtDur(time.Duration(float64(d)/scale)))
+	}
+	maxPoll := r.MaxPollInterval // in the trace's time
+	if maxPoll >= 0 && scaled {
+		maxPoll = time.Duration(float64(maxPoll) * scale)
+	}
 	facts("since_fetch_ms", sinceFetch)
 	facts("since_serve_ms", sinceServe)
 	facts("max_poll_interval_ms", r.MaxPollInterval)
 	facts("timeout_ms", e.Timeout)
-	msg := fmt.Sprintf("cache expired at %s: %s since the last fetch%s, %s since the last serve%s, max.poll.interval.ms %s",
-		clock(e.Time), fmtDur(sinceFetch), fetchNote, fmtDur(sinceServe), serveNote, fmtMaxPoll(r))
+	if scaled {
+		f.Facts["time_scale"] = strconv.FormatFloat(scale, 'g', -1, 64)
+		facts("max_poll_interval_trace_ms", maxPoll)
+	}
+	msg := fmt.Sprintf("cache expired at %s: %s since the last fetch%s%s, %s since the last serve%s%s, max.poll.interval.ms %s",
+		clock(e.Time), fmtDur(sinceFetch), full(sinceFetch), fetchNote, fmtDur(sinceServe), full(sinceServe), serveNote, fmtMaxPoll(r))
+	if scaled {
+		msg += fmt.Sprintf(", %s in this trace's time (its durations are scaled by time_scale %s, %s)",
+			fmtDur(maxPoll), f.Facts["time_scale"], r.TimeScaleSource)
+	}
 	if e.Timeout >= 0 {
-		msg += fmt.Sprintf(", expiration timeout in effect %s", fmtDur(e.Timeout))
+		msg += fmt.Sprintf(", expiration timeout in effect %s (timeout_ms %d in the trace)%s", fmtDur(e.Timeout), e.Timeout.Milliseconds(), full(e.Timeout))
 	}
 	if r.MaxPollSource != "" && r.MaxPollSource != "--max-poll-interval" {
-		f.Evidence = append(f.Evidence, Evidence{a.settingRef["max.poll.interval.ms"], "max.poll.interval.ms=" + a.settings["max.poll.interval.ms"]})
+		for _, k := range []string{"max.poll.interval.ms", "max_poll_interval"} {
+			if v, ok := a.settings[k]; ok {
+				f.Evidence = append(f.Evidence, Evidence{a.settingRef[k], k + "=" + v})
+				break
+			}
+		}
+	}
+	if scaled {
+		f.Evidence = append(f.Evidence, Evidence{a.settingRef["time_scale"], "time_scale=" + a.settings["time_scale"]})
 	}
 	// the elapsed time bounds the timeout that was in effect
 	elapsed := sinceFetch
@@ -435,15 +492,33 @@ func (a *Analyzer) expiryFinding(x expiryRec, r *Report) Finding {
 	if elapsed < 0 {
 		elapsed, what = sinceServe, "the last serve"
 	}
+	// timers fire a little late and durations are rounded: within 1 % (or 5 ms) is "the same"
+	same := func(x, y time.Duration) bool {
+		d := x - y
+		if d < 0 {
+			d = -d
+		}
+		return d <= 5*time.Millisecond || float64(d) <= 0.01*float64(y)
+	}
 	switch {
 	case r.MaxPollInterval < 0:
 		msg += "; pass --max-poll-interval to compare"
-	case e.Timeout >= 0 && e.Timeout != r.MaxPollInterval:
-		msg += fmt.Sprintf("; the timeout in effect (%s) is not max.poll.interval.ms (%s)", fmtDur(e.Timeout), fmtDur(r.MaxPollInterval))
-	case elapsed >= 0 && elapsed < r.MaxPollInterval:
+	case e.Timeout >= 0 && !same(e.Timeout, maxPoll):
+		msg += fmt.Sprintf("; the timeout in effect (%s) is not max.poll.interval.ms (%s)", fmtDur(e.Timeout), fmtDur(maxPoll))
+	case e.Timeout >= 0:
+		msg += "; the timeout in effect is max.poll.interval.ms"
+		if sinceFetch >= 0 && sinceServe >= 0 && sinceServe < e.Timeout && !same(sinceServe, e.Timeout) {
+			ago := fmtDur(sinceServe) + " ago"
+			if scaled {
+				ago += ", " + fmtDur(time.Duration(float64(sinceServe)/scale)) + " at full scale"
+			}
+			msg += fmt.Sprintf(", counted from the last fetch (%s ago), not from the last serve (%s): the handler was still being served from the cache, but nothing had been fetched for max.poll.interval, so the cache was dropped",
+				fmtDur(sinceFetch), ago)
+		}
+	case elapsed >= 0 && elapsed < maxPoll && !same(elapsed, maxPoll):
 		msg += fmt.Sprintf("; it fired %s after %s, %s before max.poll.interval.ms would allow: the expiration timeout in effect was at most %s, not the configured %s",
-			fmtDur(elapsed), what, fmtDur(r.MaxPollInterval-elapsed), fmtDur(elapsed), fmtDur(r.MaxPollInterval))
-	case elapsed >= r.MaxPollInterval:
+			fmtDur(elapsed), what, fmtDur(maxPoll-elapsed), fmtDur(elapsed), fmtDur(maxPoll))
+	case elapsed >= 0:
 		msg += "; consistent with max.poll.interval.ms"
 	}
 	if x.e.Reason != "" {

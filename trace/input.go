@@ -168,6 +168,15 @@ func (a *Analyzer) Parse(name string, r io.Reader, format Format) (FileStats, er
 		p = pp
 	}
 	a.beginFile(name)
+	if st.Format == FormatLibrdkafka {
+		// the format of multi-gigabyte logs: scanned in chunks, concurrently, folded in order
+		if err := a.parseRdkafka(name, br, &st); err != nil {
+			return st, err
+		}
+		a.endFile()
+		a.files = append(a.files, st)
+		return st, nil
+	}
 	lineNo := 0
 	emitted := false
 	emit := func(e Event) {

@@ -172,8 +172,13 @@ func (p *kstrandedParser) Line(line []byte, emit func(Event)) error {
 		e.Reason = ev.Reason
 		emit(e)
 	case traceevent.Spin:
+		// the window the counters cover: window_ms when the writer gives it, else the time
+		// since the previous spin (or run) line
 		dt := ev.Time.Sub(p.lastSpin)
 		p.lastSpin = ev.Time
+		if w := msDur(ev.WindowMs); w > 0 {
+			dt = w
+		}
 		for _, c := range []struct {
 			k Kind
 			n int

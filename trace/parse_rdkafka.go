@@ -11,33 +11,33 @@ import (
 //	%7|1796225597.721|CONSUME|rdkafka#consumer-2| [thrd:127.0.0.1:46125/0]: 127.0.0.1:46125/0: Enqueue 201 message(s) (690 bytes, 201 ops) on stranded [0] fetch queue (qlen 0, v2, last_offset 200, 1 ctrl msgs, 0 aborted msgsets, uncompressed)
 //
 // The line shapes were learnt from librdkafka v2.11.1 (trace/testdata/rdkafka-go-consumer.log,
-// captured from a confluent-kafka-go consumer); the messages come from rdkafka_fetcher.c
-// ("Fetch topic %.*s [%d] at offset"), rdkafka_msgset_reader.c ("Enqueue %i message(s)"),
-// rdkafka_assignment.c / rdkafka_offset.c ("stored offset ... for commit") and
-// rdkafka_cgrp.c ("OffsetCommit for %d partition(s) ...: returned: %s", "Application maximum
-// poll interval (%dms) exceeded"). This is the hot path of trace parse: bytes only, no
-// regular expressions, no allocation per line except for new topic names.
+// captured from a confluent-kafka-go consumer, and repro-v1.10.0-rdkafka.log, from kstranded
+// repro); the messages come from rdkafka_fetcher.c ("Fetch topic %.*s [%d] at offset"),
+// rdkafka_msgset_reader.c ("Enqueue %i message(s)"), rdkafka_assignment.c / rdkafka_offset.c
+// ("stored offset ... for commit") and rdkafka_cgrp.c ("OffsetCommit for %d partition(s)
+// ...: returned: %s", "Application maximum poll interval (%dms) exceeded").
+//
+// This is the hot path of trace parse, in two stages. scan reads one line into an rdRec
+// (bytes only, no regular expressions, no allocation except for new topic names and the
+// text of rare lines); it is a function of the line alone, so chunks of a file are scanned
+// concurrently (parse_chunks.go). fold then runs over the records in file order and holds
+// everything that depends on earlier lines: offsets stored but not yet committed, the
+// paused state, the analyzer's fetch position.
 type rdkafkaParser struct {
 	a       *Analyzer
-	lastPos []lastPos // by partition: the last "Fetch topic" position, to skip repeats cheaply
-	topics  map[string]string
 	pending []pendingCommit
 	paused  map[tpKey]bool
 }
 
-type lastPos struct {
-	topic string
-	off   int64
-}
-
 type pendingCommit struct {
+	client string
 	topic  string
 	part   int32
 	offset int64
 }
 
 func newRdkafkaParser(a *Analyzer) *rdkafkaParser {
-	return &rdkafkaParser{a: a, topics: map[string]string{}, paused: map[tpKey]bool{}}
+	return &rdkafkaParser{a: a, paused: map[tpKey]bool{}}
 }
 
 // isRdkafkaLine reports whether l looks like `%7|1700000000.123|FAC|client| ...`.
@@ -46,333 +46,569 @@ func isRdkafkaLine(l []byte) bool {
 }
 
 var (
-	bFetchTopic  = []byte("Fetch topic ")
-	bAtOffset    = []byte(" at offset ")
-	bEnqueue     = []byte("Enqueue ")
-	bOn          = []byte(" on ")
-	bLastOffset  = []byte("last_offset ")
-	bCtrl        = []byte(" ctrl msgs")
-	bStored      = []byte("stored offset ")
-	bForCommit   = []byte("for commit")
-	bOffsetCom   = []byte("OffsetCommit for ")
-	bReturned    = []byte(": returned: ")
-	bSuccess     = []byte("Success")
-	bStartFetch  = []byte(" start fetching at offset ")
-	bPartition   = []byte("Partition ")
-	bTopic       = []byte("Topic ")
-	bNotFetch    = []byte("is not fetchable: ")
-	bIsFetchable = []byte(") is fetchable")
-	bFetchFailed = []byte(": Fetch failed at offset ")
-	bRemoving    = []byte("Removing ")
-	bStoredEq    = []byte("stored offset=")
-	bAdd         = []byte(": add ")
-	bDelete      = []byte(": delete ")
-	bMaxPoll     = []byte("maximum poll interval (")
-	bExceeded    = []byte("ms) exceeded by ")
-	bPausing     = []byte("Pausing fetchers for ")
-	bResuming    = []byte("Resuming fetchers for ")
-	bOffReset    = []byte(": offset reset (at offset ")
-	bTo          = []byte(") to ")
-	bLost        = []byte(" lost: ")
-	bCommitted   = []byte("committed offset ")
+	bFetchTopic   = []byte("Fetch topic ")
+	bAtOffset     = []byte(" at offset ")
+	bEnqueue      = []byte("Enqueue ")
+	bOn           = []byte(" on ")
+	bLastOffset   = []byte("last_offset ")
+	bCtrl         = []byte(" ctrl msgs")
+	bStored       = []byte("stored offset ")
+	bForCommit    = []byte("for commit")
+	bOffsetCom    = []byte("OffsetCommit for ")
+	bReturned     = []byte(": returned: ")
+	bSuccess      = []byte("Success")
+	bStartFetch   = []byte(" start fetching at offset ")
+	bPartition    = []byte("Partition ")
+	bTopic        = []byte("Topic ")
+	bNotFetch     = []byte("is not fetchable: ")
+	bIsFetchable  = []byte(") is fetchable")
+	bFetchFailed  = []byte(": Fetch failed at offset ")
+	bRemoving     = []byte("Removing ")
+	bStoredEq     = []byte("stored offset=")
+	bAdd          = []byte(": add ")
+	bDelete       = []byte(": delete ")
+	bMaxPoll      = []byte("maximum poll interval (")
+	bExceeded     = []byte("ms) exceeded by ")
+	bPausing      = []byte("Pausing fetchers for ")
+	bResuming     = []byte("Resuming fetchers for ")
+	bOffReset     = []byte(": offset reset (at offset ")
+	bTo           = []byte(") to ")
+	bLost         = []byte(" lost: ")
+	bCommitted    = []byte("committed offset ")
+	bProducerName = []byte("#producer-")
+	bToppars      = []byte("toppar(s)")
 )
 
-// field returns the text between the n-th and n+1-th '|'.
-func (p *rdkafkaParser) Line(l []byte, emit func(Event)) error {
+// rdOp is what one librdkafka line says, before fold turns it into events.
+type rdOp uint8
+
+const (
+	rdNone       rdOp = iota
+	rdPosition        // Fetch topic / Fetch failed at offset: off; text: "", "EOF" or the error
+	rdStartFetch      // Partition t [p] start fetching at offset: off
+	rdFetchable       // Topic t [p] ... is (not) fetchable: flag = paused
+	rdFetch           // Enqueue n message(s): off = last_offset, aux = n, ctrl
+	rdStore           // stored offset: off; aux = committed offset or Unknown; flag = for commit
+	rdOffReset        // offset reset: off (or Unknown), text
+	rdRemove          // Removing t [p] ... stored offset=: off
+	rdCommit          // OffsetCommit ... returned: flag = success, ctrl = 1 for "No offset stored"; text on failure
+	rdAssign          // PARTADD
+	rdRevoke          // PARTDEL
+	rdMaxPoll         // MAXPOLL: off = interval ms or Unknown, aux = exceeded by ms or Unknown, text
+	rdLost            // LOST: text
+	rdPause           // PAUSE: text
+	rdResume          // PAUSE (resuming): text
+)
+
+// rdRec is one scanned line.
+type rdRec struct {
+	line   int // within its chunk, 1-based
+	op     rdOp
+	flag   bool
+	ctrl   int32
+	part   int32
+	ts     int64 // Unix nanoseconds
+	off    int64
+	aux    int64
+	topic  string
+	client string
+	text   string
+}
+
+// rdScanner holds what scan may reuse between lines of one chunk: interned topic and
+// client names, and the last record of each partition, to drop repeats.
+type rdScanner struct {
+	names map[string]string
+	last  []rdRec // by partition (< 1<<16)
+}
+
+func newRdScanner() *rdScanner { return &rdScanner{names: map[string]string{}} }
+
+func (sc *rdScanner) reset() { sc.last = sc.last[:0] }
+
+// repeat reports whether r says again what the last record of its partition in this chunk
+// said, in a way that cannot change anything: a fetch position or a stored offset (not for
+// commit) that the analyzer already holds. The fetcher repeats "Fetch topic t [p] at offset
+// N" on every long poll and the offset manager its "stored offset" line on every commit
+// timer tick: these are most of a debug log. Records of other partitions in between do not
+// move this one's position or stored offset.
+func (sc *rdScanner) repeat(r *rdRec) bool {
+	if r.part < 0 || r.part >= 1<<16 {
+		return false
+	}
+	p := int(r.part)
+	for p >= len(sc.last) {
+		sc.last = append(sc.last, rdRec{})
+	}
+	l := &sc.last[p]
+	same := l.op == r.op && l.off == r.off && l.aux == r.aux && l.topic == r.topic &&
+		(r.op == rdPosition || r.op == rdStore && !r.flag && !l.flag)
+	if !same {
+		*l = rdRec{op: r.op, off: r.off, aux: r.aux, topic: r.topic, flag: r.flag}
+	}
+	return same
+}
+
+// scan reads one line. It returns ok=false for a well-formed line that says nothing about
+// offsets (or repeats what its partition's last line said), and an error for a line that
+// is not a librdkafka log line.
+func (sc *rdScanner) scan(l []byte, r *rdRec) (bool, error) {
 	if !isRdkafkaLine(l) {
-		return errMalformed("not a librdkafka log line (%LEVEL|epoch|FACILITY|client| ...)")
+		return false, errMalformed("not a librdkafka log line (%LEVEL|epoch|FACILITY|client| ...)")
 	}
 	rest := l[3:]
 	i := bytes.IndexByte(rest, '|')
 	if i < 0 {
-		return errMalformed("no timestamp field")
+		return false, errMalformed("no timestamp field")
 	}
 	tsField := rest[:i]
 	rest = rest[i+1:]
 	i = bytes.IndexByte(rest, '|')
 	if i < 0 {
-		return errMalformed("no facility field")
+		return false, errMalformed("no facility field")
 	}
 	fac := rest[:i]
 	rest = rest[i+1:]
 	i = bytes.IndexByte(rest, '|')
 	if i < 0 {
-		return errMalformed("no client field")
+		return false, errMalformed("no client field")
 	}
-	msg := rest[i+1:]
-	if j := bytes.Index(msg, []byte("]: ")); j >= 0 && bytes.HasPrefix(bytes.TrimLeft(msg, " "), []byte("[thrd:")) {
-		msg = msg[j+3:]
-	}
-	// the fetcher repeats "Fetch topic t [p] at offset N" on every long poll: a repeat of
-	// the last position of the partition is skipped before anything else is parsed
-	if len(fac) == 5 && string(fac) == "FETCH" {
-		if j := bytes.Index(msg, bFetchTopic); j >= 0 {
-			b := msg[j+len(bFetchTopic):]
-			if k := bytes.Index(b, []byte(" [")); k > 0 {
-				part, ok1 := parseInt(b[k+2:])
-				a := bytes.Index(b, bAtOffset)
-				if ok1 && a > 0 && part < 1<<16 {
-					off, ok2 := parseInt(b[a+len(bAtOffset):])
-					if ok2 && int(part) < len(p.lastPos) && p.lastPos[part].off == off && p.lastPos[part].topic == string(b[:k]) {
-						return nil
-					}
-				}
-			}
+	// dispatch on the facility before looking at the message: most facilities of a
+	// consumer,fetch,cgrp debug log (DUMP_*, ASSIGNDONE, HEARTBEAT, ...) say nothing here
+	var op rdOp
+	switch len(fac) {
+	case 4:
+		if string(fac) == "LOST" {
+			op = rdLost
+		}
+	case 5:
+		switch string(fac) {
+		case "FETCH":
+			op = rdPosition
+		case "PAUSE":
+			op = rdPause
+		}
+	case 6:
+		switch string(fac) {
+		case "OFFSET":
+			op = rdStore
+		case "REMOVE":
+			op = rdRemove
+		case "COMMIT":
+			op = rdCommit
+		}
+	case 7:
+		switch string(fac) {
+		case "CONSUME":
+			op = rdFetch
+		case "PARTADD":
+			op = rdAssign
+		case "PARTDEL":
+			op = rdRevoke
+		case "MAXPOLL":
+			op = rdMaxPoll
+		}
+	case 8:
+		if string(fac) == "FETCHERR" {
+			op = rdPosition
 		}
 	}
-	ts, ok := parseEpoch(tsField)
-	if !ok {
-		return errMalformed("bad timestamp")
+	if op == rdNone {
+		return false, nil
 	}
-	if len(p.lastPos) > 0 && !(len(fac) == 5 && string(fac) == "FETCH") {
-		// any other event may move the position behind the parser's back: forget the repeats
-		p.lastPos = p.lastPos[:0]
+	client := rest[:i]
+	msg := rest[i+1:]
+	// with debug on, every client of the process (producers and admin clients, which
+	// librdkafka names "<client.id>#producer-N", next to the consumer) logs into the same
+	// stream: only consumers fetch, store and commit
+	if bytes.Contains(client, bProducerName) {
+		return false, nil
 	}
-	mk := func(k Kind) Event {
-		e := newEvent(k)
-		e.Time, e.Timed = ts, true
-		return e
-	}
-	switch string(fac) {
-	case "FETCH":
+	*r = rdRec{op: op, part: AllPartitions, off: Unknown, aux: Unknown}
+	if op == rdPosition && len(fac) == 5 {
+		// FETCH: the long-poll lines are most of a log; read them before anything else
+		if bytes.HasSuffix(msg, bToppars) {
+			return false, nil // the fetcher's request summary, "Fetch 3/3/3 toppar(s)"
+		}
 		if j := bytes.Index(msg, bFetchTopic); j >= 0 {
-			topic, part, off, ok := p.topicPartAt(msg[j+len(bFetchTopic):], bAtOffset)
+			topic, part, off, ok := sc.topicPartAt(msg[j+len(bFetchTopic):], bAtOffset)
 			if !ok {
-				return errMalformed("unreadable Fetch topic line")
+				return false, errMalformed("unreadable Fetch topic line")
 			}
-			if part < 1<<16 {
-				for int(part) >= len(p.lastPos) {
-					p.lastPos = append(p.lastPos, lastPos{off: -2})
+			r.topic, r.part, r.off = topic, part, off
+			return sc.finish(r, tsField, client)
+		}
+	}
+	if len(msg) > 0 && msg[0] == ' ' || bytes.HasPrefix(msg, []byte("[thrd:")) {
+		if j := bytes.Index(msg, []byte("]: ")); j >= 0 {
+			msg = msg[j+3:]
+		}
+	}
+	ok, err := sc.message(fac, msg, r)
+	if !ok || err != nil {
+		return false, err
+	}
+	return sc.finish(r, tsField, client)
+}
+
+// finish drops repeats and reads the time of the records that are kept.
+func (sc *rdScanner) finish(r *rdRec, tsField, client []byte) (bool, error) {
+	if r.topic != "" && sc.repeat(r) {
+		return false, nil
+	}
+	ts, tok := parseEpoch(tsField)
+	if !tok {
+		return false, errMalformed("bad timestamp")
+	}
+	r.ts = ts.UnixNano()
+	if r.op == rdStore || r.op == rdRemove || r.op == rdCommit {
+		r.client = sc.intern(client)
+	}
+	return true, nil
+}
+
+// message reads the message of a line of an interesting facility into r.
+func (sc *rdScanner) message(fac, msg []byte, r *rdRec) (bool, error) {
+	switch r.op {
+	case rdPosition:
+		if fac[len(fac)-1] == 'R' { // FETCHERR
+			j := bytes.Index(msg, bFetchFailed)
+			if j < 0 {
+				return false, nil
+			}
+			// "<broker>: topic [p]: Fetch failed at offset O (...): _PARTITION_EOF"
+			seg := msg[:j]
+			if k := bytes.LastIndex(seg, []byte(": ")); k >= 0 {
+				seg = seg[k+2:]
+			}
+			topic, part, ok := sc.topicPart(seg)
+			off, ok2 := parseInt(msg[j+len(bFetchFailed):])
+			if !ok || !ok2 {
+				return false, errMalformed("unreadable Fetch failed line")
+			}
+			r.topic, r.part, r.off = topic, part, off
+			if bytes.Contains(msg, []byte("_PARTITION_EOF")) {
+				r.text = "EOF"
+			} else {
+				r.text = "fetch error"
+				if k := bytes.LastIndex(msg, []byte("): ")); k >= 0 {
+					r.text = string(msg[k+3:])
 				}
-				p.lastPos[part] = lastPos{topic, off}
 			}
-			e := mk(KindPosition)
-			e.Topic, e.Partition, e.Offset = topic, part, off
-			emit(e)
-			return nil
+			return true, nil
+		}
+		// the fetcher's own request summary, "Fetch 3/3/3 toppar(s)", is a third of the
+		// FETCH lines
+		if bytes.HasSuffix(msg, bToppars) {
+			return false, nil
+		}
+		if j := bytes.Index(msg, bFetchTopic); j >= 0 {
+			topic, part, off, ok := sc.topicPartAt(msg[j+len(bFetchTopic):], bAtOffset)
+			if !ok {
+				return false, errMalformed("unreadable Fetch topic line")
+			}
+			r.topic, r.part, r.off = topic, part, off
+			return true, nil
 		}
 		if bytes.HasPrefix(msg, bPartition) {
-			if j := bytes.Index(msg, bStartFetch); j >= 0 {
-				topic, part, ok := p.topicPart(msg[len(bPartition) : j+1])
-				off, ok2 := parseInt(msg[j+len(bStartFetch):])
-				if !ok || !ok2 {
-					return errMalformed("unreadable start-fetching line")
-				}
-				e := mk(KindSeek)
-				e.Topic, e.Partition, e.Offset, e.Reason = topic, part, off, "start fetching"
-				emit(e)
+			j := bytes.Index(msg, bStartFetch)
+			if j < 0 {
+				return false, nil
 			}
-			return nil
+			topic, part, ok := sc.topicPart(msg[len(bPartition) : j+1])
+			off, ok2 := parseInt(msg[j+len(bStartFetch):])
+			if !ok || !ok2 {
+				return false, errMalformed("unreadable start-fetching line")
+			}
+			r.op, r.topic, r.part, r.off = rdStartFetch, topic, part, off
+			return true, nil
 		}
 		if j := bytes.Index(msg, bTopic); j >= 0 {
 			nf := bytes.Index(msg, bNotFetch)
 			ff := bytes.Index(msg, bIsFetchable)
 			if nf < 0 && ff < 0 {
-				return nil
+				return false, nil
 			}
-			topic, part, ok := p.topicPart(msg[j+len(bTopic):])
+			topic, part, ok := sc.topicPart(msg[j+len(bTopic):])
 			if !ok {
-				return errMalformed("unreadable fetchable line")
+				return false, errMalformed("unreadable fetchable line")
 			}
-			k := tpKey{topic, part}
-			paused := nf >= 0 && bytes.HasPrefix(msg[nf+len(bNotFetch):], []byte("paused"))
-			if paused != p.paused[k] {
-				p.paused[k] = paused
-				e := mk(KindResume)
-				if paused {
-					e.Kind = KindPause
-				}
-				e.Topic, e.Partition = topic, part
-				emit(e)
-			}
+			r.op, r.topic, r.part = rdFetchable, topic, part
+			r.flag = nf >= 0 && bytes.HasPrefix(msg[nf+len(bNotFetch):], []byte("paused"))
+			return true, nil
 		}
-		return nil
-	case "CONSUME":
+		return false, nil
+	case rdFetch:
 		j := bytes.Index(msg, bEnqueue)
 		if j < 0 {
-			return nil
+			return false, nil
 		}
 		n, ok := parseInt(msg[j+len(bEnqueue):])
 		on := bytes.Index(msg, bOn)
 		lo := bytes.Index(msg, bLastOffset)
 		if !ok || on < 0 || lo < 0 {
-			return errMalformed("unreadable Enqueue line")
+			return false, errMalformed("unreadable Enqueue line")
 		}
-		topic, part, ok := p.topicPart(msg[on+len(bOn):])
+		topic, part, ok := sc.topicPart(msg[on+len(bOn):])
 		last, ok2 := parseInt(msg[lo+len(bLastOffset):])
 		if !ok || !ok2 {
-			return errMalformed("unreadable Enqueue line")
+			return false, errMalformed("unreadable Enqueue line")
 		}
-		ctrl := 0
 		if c := bytes.Index(msg[lo:], bCtrl); c >= 0 {
 			k := lo + c - 1
 			for k > lo && msg[k] >= '0' && msg[k] <= '9' {
 				k--
 			}
 			v, _ := parseInt(msg[k+1 : lo+c])
-			ctrl = int(v)
+			r.ctrl = int32(min(v, n))
 		}
+		r.topic, r.part, r.off, r.aux = topic, part, last, n
+		return true, nil
+	case rdStore: // OFFSET
+		if bytes.HasPrefix(msg, bTopic) {
+			j := bytes.Index(msg, bStored)
+			if j < 0 {
+				return false, nil
+			}
+			topic, part, ok := sc.topicPart(msg[len(bTopic):j])
+			if !ok {
+				return false, errMalformed("unreadable stored offset line")
+			}
+			s, ok := parseInt(msg[j+len(bStored):])
+			if !ok {
+				return false, nil // INVALID: nothing stored yet
+			}
+			r.topic, r.part, r.off = topic, part, s
+			if c := bytes.Index(msg, bCommitted); c >= 0 {
+				if co, ok := parseInt(msg[c+len(bCommitted):]); ok {
+					r.aux = co
+				}
+			}
+			r.flag = bytes.Contains(msg, bForCommit) && !bytes.Contains(msg, []byte("not including"))
+			return true, nil
+		}
+		if j := bytes.Index(msg, bOffReset); j >= 0 {
+			topic, part, ok := sc.topicPart(msg[:j+1])
+			k := bytes.Index(msg[j:], bTo)
+			if !ok || k < 0 {
+				return false, errMalformed("unreadable offset reset line")
+			}
+			r.op, r.topic, r.part = rdOffReset, topic, part
+			if off, ok := parseInt(msg[j+k+len(bTo):]); ok {
+				r.off = off
+			}
+			r.text = "offset reset: " + string(msg[j+k+len(bTo):])
+			return true, nil
+		}
+		return false, nil
+	case rdRemove:
+		if !bytes.HasPrefix(msg, bRemoving) {
+			return false, nil
+		}
+		j := bytes.Index(msg, bStoredEq)
+		topic, part, ok := sc.topicPart(msg[len(bRemoving):])
+		if !ok || j < 0 {
+			return false, nil
+		}
+		s, ok := parseInt(msg[j+len(bStoredEq):])
+		if !ok {
+			return false, nil
+		}
+		r.topic, r.part, r.off = topic, part, s
+		return true, nil
+	case rdCommit:
+		if bytes.Index(msg, bOffsetCom) < 0 {
+			return false, nil
+		}
+		k := bytes.Index(msg, bReturned)
+		if k < 0 {
+			return false, nil
+		}
+		result := msg[k+len(bReturned):]
+		r.flag = bytes.HasPrefix(result, bSuccess)
+		if bytes.Contains(result, []byte("No offset stored")) {
+			r.ctrl = 1
+		}
+		if !r.flag {
+			r.text = string(result)
+		}
+		return true, nil
+	case rdAssign, rdRevoke:
+		sep := bAdd
+		if r.op == rdRevoke {
+			sep = bDelete
+		}
+		j := bytes.Index(msg, sep)
+		if j < 0 {
+			return false, nil
+		}
+		topic, part, ok := sc.topicPart(msg[j+len(sep):])
+		if !ok {
+			return false, nil
+		}
+		r.topic, r.part = topic, part
+		return true, nil
+	case rdMaxPoll:
+		j := bytes.Index(msg, bMaxPoll)
+		if j < 0 {
+			return false, nil
+		}
+		if iv, ok := parseInt(msg[j+len(bMaxPoll):]); ok {
+			r.off = iv
+		}
+		if k := bytes.Index(msg, bExceeded); k >= 0 {
+			if by, ok := parseInt(msg[k+len(bExceeded):]); ok {
+				r.aux = by
+			}
+		}
+		r.text = string(msg)
+		return true, nil
+	case rdLost:
+		j := bytes.Index(msg, bLost)
+		if j < 0 {
+			return false, nil
+		}
+		r.text = "lost: " + string(msg[j+len(bLost):])
+		return true, nil
+	case rdPause:
+		if !bytes.HasPrefix(msg, bPausing) && !bytes.HasPrefix(msg, bResuming) {
+			return false, nil
+		}
+		if bytes.HasPrefix(msg, bResuming) {
+			r.op = rdResume
+		}
+		if j := bytes.Index(msg, []byte("): ")); j >= 0 {
+			r.text = string(msg[j+3:])
+		} else if j := bytes.LastIndex(msg, []byte(": ")); j >= 0 {
+			r.text = string(msg[j+2:])
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// fold turns one record into events, in file order.
+func (p *rdkafkaParser) fold(r *rdRec, emit func(Event)) {
+	mk := func(k Kind) Event {
+		e := newEvent(k)
+		e.Time, e.Timed = time.Unix(0, r.ts).UTC(), true
+		e.Topic, e.Partition = r.topic, r.part
+		return e
+	}
+	switch r.op {
+	case rdPosition:
+		// a repeat of the position the analyzer holds says nothing (the scanner drops most
+		// repeats already, within a chunk; this makes the counts independent of chunking)
+		if p.a.position(r.topic, r.part) == r.off {
+			return
+		}
+		e := mk(KindPosition)
+		e.Offset, e.Reason = r.off, r.text
+		emit(e)
+	case rdStartFetch:
+		e := mk(KindSeek)
+		e.Offset, e.Reason = r.off, "start fetching"
+		emit(e)
+	case rdFetchable:
+		k := tpKey{r.topic, r.part}
+		if r.flag != p.paused[k] {
+			p.paused[k] = r.flag
+			e := mk(KindResume)
+			if r.flag {
+				e.Kind = KindPause
+			}
+			emit(e)
+		}
+	case rdFetch:
 		e := mk(KindFetch)
-		e.Topic, e.Partition, e.Count, e.Ctrl = topic, part, int(n), ctrl
+		n, last := r.aux, r.off
+		e.Count, e.Ctrl = int(n), int(r.ctrl)
 		first := last - n + 1
-		if pos := p.a.position(topic, part); pos >= 0 && pos <= last && pos < first {
+		if pos := p.a.position(r.topic, r.part); pos >= 0 && pos <= last && pos < first {
 			first = pos // sparse (compacted or aborted) batches: the fetch started at the position
 		}
 		e.Ranges = []Range{{first, last}}
 		emit(e)
-	case "FETCHERR":
-		if j := bytes.Index(msg, bFetchFailed); j >= 0 {
-			// "<broker>: topic [p]: Fetch failed at offset O (...): _PARTITION_EOF"
-			seg := msg[:j]
-			if k := bytes.LastIndex(seg, []byte(": ")); k >= 0 {
-				seg = seg[k+2:]
-			}
-			topic, part, ok := p.topicPart(seg)
-			off, ok2 := parseInt(msg[j+len(bFetchFailed):])
-			if !ok || !ok2 {
-				return errMalformed("unreadable Fetch failed line")
-			}
-			e := mk(KindPosition)
-			e.Topic, e.Partition, e.Offset = topic, part, off
-			if bytes.Contains(msg, []byte("_PARTITION_EOF")) {
-				e.Reason = "EOF"
-			} else {
-				e.Reason = "fetch error"
-				if k := bytes.LastIndex(msg, []byte("): ")); k >= 0 {
-					e.Reason = string(msg[k+3:])
-				}
-			}
-			emit(e)
+	case rdStore:
+		if st, co := p.a.storedCommitted(r.topic, r.part); !r.flag && st == r.off && (r.aux == Unknown || co != Unknown) {
+			return // as for positions: a repeat that adds nothing
 		}
-	case "OFFSET":
-		if bytes.HasPrefix(msg, bTopic) {
-			j := bytes.Index(msg, bStored)
-			if j < 0 {
-				return nil
-			}
-			topic, part, ok := p.topicPart(msg[len(bTopic):j])
-			if !ok {
-				return errMalformed("unreadable stored offset line")
-			}
-			s, ok := parseInt(msg[j+len(bStored):])
-			if !ok {
-				return nil // INVALID: nothing stored yet
-			}
-			e := mk(KindStore)
-			e.Topic, e.Partition, e.Offset = topic, part, s
-			emit(e)
-			if c := bytes.Index(msg, bCommitted); c >= 0 {
-				if co, ok := parseInt(msg[c+len(bCommitted):]); ok {
-					p.a.knownCommitted(topic, part, co)
-				}
-			}
-			if bytes.Contains(msg, bForCommit) && !bytes.Contains(msg, []byte("not including")) {
-				p.pending = append(p.pending, pendingCommit{topic, part, s})
-			}
-			return nil
+		e := mk(KindStore)
+		e.Offset = r.off
+		emit(e)
+		if r.aux != Unknown {
+			p.a.knownCommitted(r.topic, r.part, r.aux)
 		}
-		if j := bytes.Index(msg, bOffReset); j >= 0 {
-			topic, part, ok := p.topicPart(msg[:j+1])
-			k := bytes.Index(msg[j:], bTo)
-			if !ok || k < 0 {
-				return errMalformed("unreadable offset reset line")
-			}
-			e := mk(KindSeek)
-			e.Topic, e.Partition = topic, part
-			if off, ok := parseInt(msg[j+k+len(bTo):]); ok {
-				e.Offset = off
-			}
-			e.Reason = "offset reset: " + string(msg[j+k+len(bTo):])
-			emit(e)
+		if r.flag {
+			p.pending = append(p.pending, pendingCommit{r.client, r.topic, r.part, r.off})
 		}
-	case "REMOVE":
-		if bytes.HasPrefix(msg, bRemoving) {
-			j := bytes.Index(msg, bStoredEq)
-			topic, part, ok := p.topicPart(msg[len(bRemoving):])
-			if !ok || j < 0 {
-				return nil
-			}
-			if s, ok := parseInt(msg[j+len(bStoredEq):]); ok {
-				p.pending = append(p.pending, pendingCommit{topic, part, s})
-			}
-		}
-	case "COMMIT":
-		j := bytes.Index(msg, bOffsetCom)
-		if j < 0 {
-			return nil
-		}
-		r := bytes.Index(msg, bReturned)
-		if r < 0 {
-			return nil
-		}
-		result := msg[r+len(bReturned):]
-		ok := bytes.HasPrefix(result, bSuccess)
-		noop := bytes.Contains(result, []byte("No offset stored"))
+	case rdOffReset:
+		e := mk(KindSeek)
+		e.Offset, e.Reason = r.off, r.text
+		emit(e)
+	case rdRemove:
+		p.pending = append(p.pending, pendingCommit{r.client, r.topic, r.part, r.off})
+	case rdCommit:
+		// a commit result settles the offsets its own client stored; another consumer's
+		// stored offsets in the same log stay pending
+		keep := p.pending[:0]
 		for _, pc := range p.pending {
+			if pc.client != r.client {
+				keep = append(keep, pc)
+				continue
+			}
+			if r.ctrl == 1 { // "No offset stored": nothing was committed
+				continue
+			}
 			e := mk(KindCommit)
-			if !ok {
-				e.Kind = KindCommitFail
-				e.Reason = string(result)
+			if !r.flag {
+				e.Kind, e.Reason = KindCommitFail, r.text
 			}
 			e.Topic, e.Partition, e.Offset = pc.topic, pc.part, pc.offset
-			if !noop {
-				emit(e)
-			}
-		}
-		p.pending = p.pending[:0]
-	case "PARTADD", "PARTDEL":
-		sep := bAdd
-		k := KindAssign
-		if fac[4] == 'D' {
-			sep, k = bDelete, KindRevoke
-		}
-		if j := bytes.Index(msg, sep); j >= 0 {
-			topic, part, ok := p.topicPart(msg[j+len(sep):])
-			if ok {
-				e := mk(k)
-				e.Topic, e.Partition = topic, part
-				emit(e)
-			}
-		}
-	case "MAXPOLL":
-		if j := bytes.Index(msg, bMaxPoll); j >= 0 {
-			iv, ok := parseInt(msg[j+len(bMaxPoll):])
-			e := mk(KindMaxPoll)
-			if ok {
-				e.Timeout = time.Duration(iv) * time.Millisecond
-				s := mk(KindSetting)
-				s.Name, s.Reason = "max.poll.interval.ms", string(msg[j+len(bMaxPoll):j+len(bMaxPoll)+len(itoa(iv))])
-				emit(s)
-			}
-			if k := bytes.Index(msg, bExceeded); k >= 0 {
-				if by, ok := parseInt(msg[k+len(bExceeded):]); ok {
-					e.SinceServe = e.Timeout + time.Duration(by)*time.Millisecond
-				}
-			}
-			e.Reason = string(msg)
 			emit(e)
 		}
-	case "LOST":
-		if j := bytes.Index(msg, bLost); j >= 0 {
-			e := mk(KindRevoke)
-			e.Reason = "lost: " + string(msg[j+len(bLost):])
-			emit(e)
-		}
-	case "PAUSE":
-		if bytes.HasPrefix(msg, bPausing) || bytes.HasPrefix(msg, bResuming) {
-			e := mk(KindPause)
-			if bytes.HasPrefix(msg, bResuming) {
-				e.Kind = KindResume
+		p.pending = keep
+	case rdAssign:
+		emit(mk(KindAssign))
+	case rdRevoke:
+		emit(mk(KindRevoke))
+	case rdMaxPoll:
+		e := mk(KindMaxPoll)
+		if r.off != Unknown {
+			e.Timeout = time.Duration(r.off) * time.Millisecond
+			s := mk(KindSetting)
+			s.Name, s.Reason = "max.poll.interval.ms", itoa(r.off)
+			emit(s)
+			if r.aux != Unknown {
+				e.SinceServe = e.Timeout + time.Duration(r.aux)*time.Millisecond
 			}
-			if j := bytes.Index(msg, []byte("): ")); j >= 0 {
-				e.Reason = string(msg[j+3:])
-			} else if j := bytes.LastIndex(msg, []byte(": ")); j >= 0 {
-				e.Reason = string(msg[j+2:])
-			}
-			emit(e)
 		}
+		e.Reason = r.text
+		emit(e)
+	case rdLost:
+		e := mk(KindRevoke)
+		e.Reason = r.text
+		emit(e)
+	case rdPause, rdResume:
+		e := mk(KindPause)
+		if r.op == rdResume {
+			e.Kind = KindResume
+		}
+		e.Reason = r.text
+		emit(e)
 	}
-	return nil
+}
+
+// Line reads one line (the lineParser interface; Parse itself goes through parseChunks).
+func (p *rdkafkaParser) Line(l []byte, emit func(Event)) error {
+	var sc rdScanner
+	sc.names = map[string]string{}
+	var r rdRec
+	ok, err := sc.scan(l, &r)
+	if ok {
+		p.fold(&r, emit)
+	}
+	return err
 }
 
 func itoa(v int64) string {
@@ -398,7 +634,7 @@ func itoa(v int64) string {
 }
 
 // topicPart reads "topic [p]" at the start of b.
-func (p *rdkafkaParser) topicPart(b []byte) (string, int32, bool) {
+func (sc *rdScanner) topicPart(b []byte) (string, int32, bool) {
 	b = bytes.TrimLeft(b, " ")
 	j := bytes.Index(b, []byte(" ["))
 	if j <= 0 {
@@ -408,12 +644,12 @@ func (p *rdkafkaParser) topicPart(b []byte) (string, int32, bool) {
 	if !ok || v < 0 || v > 1<<31-1 {
 		return "", 0, false
 	}
-	return p.intern(b[:j]), int32(v), true
+	return sc.intern(b[:j]), int32(v), true
 }
 
 // topicPartAt reads "topic [p]<sep>N".
-func (p *rdkafkaParser) topicPartAt(b, sep []byte) (string, int32, int64, bool) {
-	t, part, ok := p.topicPart(b)
+func (sc *rdScanner) topicPartAt(b, sep []byte) (string, int32, int64, bool) {
+	t, part, ok := sc.topicPart(b)
 	if !ok {
 		return "", 0, 0, false
 	}
@@ -425,13 +661,13 @@ func (p *rdkafkaParser) topicPartAt(b, sep []byte) (string, int32, int64, bool) 
 	return t, part, off, ok
 }
 
-func (p *rdkafkaParser) intern(b []byte) string {
-	if s, ok := p.topics[string(b)]; ok {
+func (sc *rdScanner) intern(b []byte) string {
+	if s, ok := sc.names[string(b)]; ok {
 		return s
 	}
 	s := string(b)
-	if len(p.topics) < 100000 {
-		p.topics[s] = s
+	if len(sc.names) < 100000 {
+		sc.names[s] = s
 	}
 	return s
 }

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -157,6 +158,132 @@ func TestALibrdkafkaLogMergedWithTheAppLogShowsTheSkippedRecordsAsLost(t *testin
 	}
 }
 
+// The repro-* fixtures are real output of kstranded repro (see testdata/README.md).
+
+func TestTheReproV1100TraceLosesOffsets82To199OnPartition0ButNotTheMarker(t *testing.T) {
+	r := analyze(t, Options{}, "repro-v1.10.0.trace")
+	if f := r.Files[0]; f.Format != FormatKstranded || f.Malformed != 0 {
+		t.Fatalf("file stats: %+v", f)
+	}
+	loss := findings(r, RuleLoss)
+	if len(loss) != 1 || loss[0].Partition != 0 || loss[0].Ranges.String() != "82–199" || loss[0].Count != 118 {
+		t.Fatalf("LOSS: %+v", loss)
+	}
+	p0 := part(t, r, 0)
+	if p0.Lost.Contains(200) || p0.Committed != 202 || p0.Delivered.String() != "0–81,201" {
+		t.Fatalf("offset 200 is the transaction marker, never fetched as a record: %+v", p0)
+	}
+	if r.IdlePartitions != 19 || len(r.Partitions) != 1 {
+		t.Fatalf("idle partitions %d, partitions %d", r.IdlePartitions, len(r.Partitions))
+	}
+	if len(findings(r, RuleClearNoRewind)) != 1 || len(findings(r, RuleCommitRegression)) != 0 {
+		t.Fatalf("findings: %+v", r.Findings)
+	}
+}
+
+func TestTheReproTraceExpiryIsReadInTheTracesOwnScaledTime(t *testing.T) {
+	r := analyze(t, Options{}, "repro-v1.10.0.trace")
+	if r.MaxPollInterval != 15*time.Minute || r.TimeScale != 0.01 {
+		t.Fatalf("max_poll_interval %s, time_scale %g", r.MaxPollInterval, r.TimeScale)
+	}
+	exp := findings(r, RuleCacheExpiry)
+	if len(exp) != 1 {
+		t.Fatalf("expiry findings: %+v", exp)
+	}
+	f := exp[0]
+	want := map[string]string{"timeout_ms": "9000", "max_poll_interval_ms": "900000", "max_poll_interval_trace_ms": "9000",
+		"time_scale": "0.01", "since_fetch_ms": "9000", "since_serve_ms": "597"}
+	for k, v := range want {
+		if f.Facts[k] != v {
+			t.Errorf("fact %s = %q, want %q", k, f.Facts[k], v)
+		}
+	}
+	for _, s := range []string{"timeout_ms 9000 in the trace", "(15m0s at full scale)", "the timeout in effect is max.poll.interval.ms",
+		"counted from the last fetch", "not from the last serve (597ms ago, 59.742s at full scale)"} {
+		if !strings.Contains(f.Message, s) {
+			t.Errorf("expiry message lacks %q: %s", s, f.Message)
+		}
+	}
+}
+
+func TestTheReproHeadTraceRewindsAndLosesNothing(t *testing.T) {
+	r := analyze(t, Options{}, "repro-head.trace")
+	if r.Lost() || len(findings(r, RuleClearNoRewind)) != 0 || len(findings(r, RulePositionPast)) != 0 {
+		t.Fatalf("findings: %+v", r.Findings)
+	}
+	p0 := part(t, r, 0)
+	if p0.Delivered.String() != "0–199,201" || p0.Committed != 202 || p0.Clears != 2 || len(p0.Undelivered) != 0 {
+		t.Fatalf("partition 0: %+v", p0)
+	}
+	// after each rewind's manual commit, auto-commits of older stored offsets complete: the
+	// committed offset goes back (the trace says so); one finding per regression burst
+	reg := findings(r, RuleCommitRegression)
+	if len(reg) != 2 || reg[0].Facts["commits"] != "2,22,42,62" || reg[0].Ranges.String() != "2–81" || reg[1].Facts["committed_before"] != "162" {
+		t.Fatalf("regressions: %+v", reg)
+	}
+}
+
+func TestTheReproLibrdkafkaLogGivesFetchPositionsAndCommits82Then202(t *testing.T) {
+	r := analyze(t, Options{}, "repro-v1.10.0-rdkafka.log")
+	if f := r.Files[0]; f.Format != FormatLibrdkafka || f.Malformed != 0 {
+		t.Fatalf("file stats: %+v", f)
+	}
+	p0 := part(t, r, 0)
+	if p0.Fetched.String() != "0–201" || p0.Control.String() != "200" || p0.Position != 202 || p0.Committed != 202 {
+		t.Fatalf("partition 0: %+v", p0)
+	}
+	// the other 19 partitions only ever had a fetch position (0, end of partition)
+	if len(r.Partitions) != 1 || r.IdlePartitions != 19 {
+		t.Fatalf("partitions %d, idle %d", len(r.Partitions), r.IdlePartitions)
+	}
+	var commits []int64
+	var positions []string
+	for _, e := range r.Timeline {
+		if e.Partition != 0 {
+			continue
+		}
+		switch e.Kind {
+		case KindCommit:
+			commits = append(commits, e.Offset)
+		case KindSeek, KindPosition, KindFetch:
+			positions = append(positions, e.Detail)
+		}
+	}
+	if fmt.Sprint(commits) != "[1 2 22 42 62 82 202]" {
+		t.Fatalf("commits on partition 0: %v", commits)
+	}
+	want := []string{"seek to 0 (start fetching)", "fetched 0–200 (200 records), 1 control marker(s) at the end", "fetched 201 (1 records)"}
+	if fmt.Sprint(positions) != fmt.Sprint(want) {
+		t.Fatalf("fetch positions on partition 0: %q", positions)
+	}
+	if r.Lost() || p0.Verdict != "NO DELIVERY LOG" {
+		t.Fatal("without a delivery log nothing can be called lost")
+	}
+}
+
+func TestLibrdkafkaLinesOfProducerClientsAndOtherConsumersAreKeptApart(t *testing.T) {
+	log := strings.Join([]string{
+		"%7|1796226405.850|OFFSET|app#consumer-2| [thrd:main]: Topic t [0]: stored offset 82 (leader epoch 0), committed offset 62 (leader epoch 0): setting stored offset 82 (leader epoch 0)  for commit",
+		"%7|1796226405.850|OFFSET|app#consumer-4| [thrd:main]: Topic u [0]: stored offset 7 (leader epoch 0), committed offset 5 (leader epoch 0): setting stored offset 7 (leader epoch 0)  for commit",
+		"%7|1796226405.851|COMMIT|app#producer-1| [thrd:main]: GroupCoordinator/0: OffsetCommit for 1 partition(s) in join-state steady: x: returned: Success",
+		"%7|1796226405.852|COMMIT|app#consumer-2| [thrd:main]: GroupCoordinator/0: OffsetCommit for 1 partition(s) in join-state steady: cgrp auto commit timer: returned: Success",
+	}, "\n") + "\n"
+	a := NewAnalyzer(Options{})
+	if _, err := a.Parse("mixed.log", strings.NewReader(log), FormatAuto); err != nil {
+		t.Fatal(err)
+	}
+	r := a.Finish()
+	var got []string
+	for _, e := range r.Timeline {
+		if e.Kind == KindCommit {
+			got = append(got, fmt.Sprintf("%s[%d]@%d %s", e.Topic, e.Partition, e.Offset, e.Ref))
+		}
+	}
+	if fmt.Sprint(got) != "[t[0]@82 mixed.log:4]" {
+		t.Fatalf("commits: %v (the producer's line commits nothing; consumer-4's stored offset is not consumer-2's)", got)
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	cases := []struct {
 		name, text string
@@ -211,5 +338,27 @@ func TestRangeSetArithmetic(t *testing.T) {
 	}
 	if got := s.Within(4, 21).String(); got != "4–9,20" {
 		t.Fatalf("within: %s", got)
+	}
+}
+
+func TestALibrdkafkaLogCutIntoManyChunksReadsTheSameAsWhole(t *testing.T) {
+	summary := func() string {
+		var b strings.Builder
+		for _, f := range []string{"rdkafka-go-consumer.log", "repro-v1.10.0-rdkafka.log"} {
+			r := analyze(t, Options{}, f)
+			fmt.Fprintf(&b, "%+v\n%+v\n%+v\n", r.Files, r.Partitions, r.Findings)
+			for _, e := range r.Timeline {
+				fmt.Fprintf(&b, "%s %s %d %s %s\n", e.Time, e.Kind, e.Partition, e.Detail, e.Ref)
+			}
+		}
+		return b.String()
+	}
+	whole := summary()
+	defer func(size, workers int) { rdChunkSize, rdWorkers = size, workers }(rdChunkSize, rdWorkers)
+	for _, c := range []struct{ size, workers int }{{1 << 10, 1}, {1 << 10, 3}, {1500, 2}, {64 << 10, 2}} {
+		rdChunkSize, rdWorkers = c.size, c.workers
+		if got := summary(); got != whole {
+			t.Fatalf("chunks of %d bytes, %d workers: the report differs", c.size, c.workers)
+		}
 	}
 }

@@ -1,0 +1,215 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"runtime"
+)
+
+// Chunked parsing of librdkafka debug logs, the one format whose files reach gigabytes:
+// the input is read in chunks cut at newlines; workers scan chunks concurrently into
+// records (rdScanner.scan depends on its line alone); the records are folded into the
+// analyzer strictly in file order (rdkafkaParser.fold), so the result is the same as a
+// line-by-line parse. Memory is bounded by the fixed pool of chunks, whatever the file
+// size: chunkPool × (rdChunkSize + the records of one chunk).
+
+// rdChunkSize is the size of a chunk; a line longer than a chunk (or than maxLine) is
+// malformed. A variable so tests can cut the fixtures into many small chunks.
+var rdChunkSize = 1 << 20
+
+// rdWorkers is the number of scanning goroutines (0: GOMAXPROCS, at most 4).
+var rdWorkers = 0
+
+type rdChunk struct {
+	data      []byte
+	tooLong   []byte // a single line longer than a chunk: its first bytes
+	recs      []rdRec
+	lines     int // newline-terminated (or final) lines in the chunk
+	nonblank  int
+	malformed int
+	firstErrs []Malformed // line numbers relative to the chunk
+	err       error       // a read error after this chunk
+	done      chan struct{}
+}
+
+func (c *rdChunk) scan(sc *rdScanner) {
+	sc.reset()
+	data := c.data
+	c.recs = c.recs[:0]
+	c.firstErrs = c.firstErrs[:0]
+	c.lines, c.nonblank, c.malformed = 0, 0, 0
+	for len(data) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			line, data = data, nil
+		}
+		c.lines++
+		for n := len(line); n > 0 && line[n-1] == '\r'; n-- {
+			line = line[:n-1]
+		}
+		if len(line) == 0 {
+			continue
+		}
+		c.nonblank++
+		if len(line) > maxLine {
+			c.bad(line, "line too long")
+			continue
+		}
+		c.recs = append(c.recs, rdRec{})
+		r := &c.recs[len(c.recs)-1]
+		ok, err := sc.scan(line, r)
+		if err != nil {
+			c.bad(line, err.Error())
+		}
+		if !ok {
+			c.recs = c.recs[:len(c.recs)-1]
+			continue
+		}
+		r.line = c.lines
+	}
+}
+
+func (c *rdChunk) bad(text []byte, reason string) {
+	c.malformed++
+	if len(c.firstErrs) < keepMalformed {
+		var st FileStats
+		st.malformed(c.lines, text, reason) // copies the text: the chunk is reused
+		c.firstErrs = append(c.firstErrs, st.FirstErrors[0])
+	}
+}
+
+// parseRdkafka reads a librdkafka debug log from br into a, filling st.
+func (a *Analyzer) parseRdkafka(name string, br *bufio.Reader, st *FileStats) error {
+	workers := rdWorkers
+	if workers <= 0 {
+		workers = min(runtime.GOMAXPROCS(0), 4)
+	}
+	free := make(chan *rdChunk, 2*workers+1)
+	for range cap(free) {
+		free <- &rdChunk{data: make([]byte, 0, rdChunkSize), done: make(chan struct{}, 1)}
+	}
+	jobs := make(chan *rdChunk, cap(free))
+	order := make(chan *rdChunk, cap(free))
+	for range workers {
+		go func() {
+			sc := newRdScanner()
+			for c := range jobs {
+				c.scan(sc)
+				c.done <- struct{}{}
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	go func() {
+		defer close(order)
+		defer close(jobs)
+		var carry []byte // the start of a line cut by the end of the previous chunk
+		for {
+			var c *rdChunk
+			select {
+			case c = <-free:
+			case <-stop:
+				return
+			}
+			c.data = append(c.data[:0], carry...)
+			c.tooLong = nil
+			n, err := io.ReadFull(br, c.data[len(c.data):cap(c.data)])
+			c.data = c.data[:len(c.data)+n]
+			eof := err == io.EOF || err == io.ErrUnexpectedEOF
+			if err != nil && !eof {
+				c.data, c.err = c.data[:0], err
+				c.done <- struct{}{}
+				order <- c
+				return
+			}
+			carry = carry[:0]
+			if !eof {
+				cut := bytes.LastIndexByte(c.data, '\n')
+				if cut < 0 {
+					// one line fills the chunk: malformed; skip to its end
+					c.tooLong = append([]byte{}, c.data[:min(len(c.data), 256)]...)
+					c.data = c.data[:0]
+					for {
+						_, err = br.ReadSlice('\n')
+						if err != bufio.ErrBufferFull {
+							break
+						}
+					}
+					eof = err == io.EOF
+					if err != nil && !eof {
+						c.err = err
+					}
+					c.done <- struct{}{}
+					order <- c
+					if eof || c.err != nil {
+						return
+					}
+					continue
+				}
+				carry = append(carry, c.data[cut+1:]...)
+				c.data = c.data[:cut+1]
+			}
+			order <- c
+			jobs <- c
+			if eof {
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		for c := range order { // let the reader and the workers finish
+			<-c.done
+		}
+	}()
+
+	p := newRdkafkaParser(a)
+	base := 0
+	emitted := false
+	var ref Ref
+	emit := func(e Event) {
+		emitted = true
+		st.Events++
+		e.Ref = ref
+		a.add(e)
+	}
+	for c := range order {
+		<-c.done
+		if c.tooLong != nil {
+			base++
+			st.Lines++
+			st.malformed(base, c.tooLong, "line too long")
+		}
+		withEvents := 0
+		for i := range c.recs {
+			r := &c.recs[i]
+			emitted = false
+			ref = Ref{File: name, Line: base + r.line}
+			p.fold(r, emit)
+			if emitted {
+				withEvents++
+			}
+		}
+		for _, m := range c.firstErrs {
+			if len(st.FirstErrors) < keepMalformed {
+				m.Line += base
+				st.FirstErrors = append(st.FirstErrors, m)
+			}
+		}
+		st.Malformed += c.malformed
+		st.Ignored += c.nonblank - c.malformed - withEvents
+		st.Lines += c.lines
+		base += c.lines
+		err := c.err
+		c.data = c.data[:0]
+		if err != nil {
+			return fmt.Errorf("%s: line %d: %w", name, base+1, err)
+		}
+		free <- c
+	}
+	return nil
+}
