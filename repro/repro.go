@@ -429,10 +429,7 @@ func (r *run) stopConsumer() {
 	}
 	r.c = nil
 	if c.eng != nil {
-		c.eng.Stop()
-		gctx, cancel := context.WithTimeout(context.Background(), r.o.Grace)
-		_ = r.lp.Run(gctx, c.eng.Stopped)
-		cancel()
+		drain(r.lp, c.eng, r.o.Grace)
 		c.eng.FlushTrace()
 		for tp, d := range c.eng.Delivered() {
 			m := r.delivered[tp]
@@ -447,6 +444,16 @@ func (r *run) stopConsumer() {
 		c.ft.shutdown()
 	}
 	_ = c.src.close()
+}
+
+// drain stops admitting work and runs the loop until every batch in flight has
+// finished or the grace period (on the loop's clock) has passed.
+func drain(lp *loop.Loop, eng *eachbatch.Engine, grace time.Duration) {
+	eng.Stop()
+	expired := false
+	t := lp.After(grace, func() { expired = true })
+	defer t.Stop()
+	_ = lp.Run(context.Background(), func() bool { return eng.Stopped() || expired })
 }
 
 // allDelivered merges what earlier consumer instances and the current one delivered.

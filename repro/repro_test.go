@@ -92,3 +92,31 @@ func TestLiveFixedPoliciesDeliverAll200(t *testing.T) {
 		})
 	}
 }
+
+func TestLiveLedgerCommitStrandsInsteadOfLosingAndARestartDelivers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a live consumer for ~30 s")
+	}
+	o := DefaultOptions()
+	o.Kafka = testKafka(t)
+	o.Policy, o.Commit = eachbatch.V1_10_0, CommitLedger
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Partitions[0]
+	if got := p.CommittedByPhase; len(got) != 3 || got[0] != 82 || got[1] != 82 || got[2] != 202 {
+		t.Errorf("committed by phase %v, want [82 82 202]", got)
+	}
+	if got := p.VerdictByPhase; len(got) != 3 || got[0] != VerdictStranded || got[1] != VerdictStranded || got[2] != VerdictOK {
+		t.Errorf("verdict by phase %v, want STRANDED, STRANDED, OK", got)
+	}
+	if res.Lost() != 0 || p.Delivered != 201 || p.Duplicates < 1 {
+		t.Errorf("lost %d delivered %d duplicates %d, want 0, 201 and at least 1 (record 201 again after the restart)", res.Lost(), p.Delivered, p.Duplicates)
+	}
+	if res.Restarts < 1 {
+		t.Errorf("restarts %d", res.Restarts)
+	}
+}
