@@ -27,7 +27,7 @@ type seedRun struct {
 
 // runSeed runs the bug report's scenario at full scale on virtual time: 20 partitions,
 // 200 records in one transaction on partition 0, a 4m40s eachBatch, then one more record.
-func runSeed(t *testing.T, s eachbatch.Settings) *seedRun {
+func runSeed(t testing.TB, s eachbatch.Settings) *seedRun {
 	t.Helper()
 	r := &seedRun{l: loop.NewVirtual(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))}
 	tr := func(ev traceevent.Event) { r.events = append(r.events, ev) }
@@ -261,6 +261,17 @@ func TestTheSameInputsGiveTheSameTrace(t *testing.T) {
 	for i := range a.events {
 		if a.events[i].Ev != b.events[i].Ev || a.events[i].AtMs != b.events[i].AtMs {
 			t.Fatalf("event %d differs: %+v vs %+v", i, a.events[i], b.events[i])
+		}
+	}
+}
+
+// BenchmarkSeedScenarioFullScaleVirtual runs the bug report's whole scenario (phase 1
+// and 2, 900 s expiry, 40 s per record) on virtual time.
+func BenchmarkSeedScenarioFullScaleVirtual(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		r := runSeed(b, settings(eachbatch.V1_10_0))
+		if r.committed2 != 202 {
+			b.Fatalf("committed %d", r.committed2)
 		}
 	}
 }
