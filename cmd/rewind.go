@@ -1,0 +1,530 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/internal/exitcode"
+	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/rewind"
+)
+
+func init() { register(newRewindCmd) }
+
+type rewindOptions struct {
+	Group        string
+	Topics       []string
+	Delivered    []string
+	To           []string
+	FromFile     string
+	Execute      bool
+	DryRun       bool
+	AllowForward bool
+	UndoFile     string
+	MaxScan      int64
+
+	// completed by Validate
+	targets []rewind.Target
+	source  rewind.Source
+}
+
+// rewindRunner lets tests substitute the cluster.
+type rewindRunner func(ctx context.Context, g *Globals, o *rewindOptions) error
+
+func newRewindCmd(g *Globals) *cobra.Command { return newRewindCmdWith(g, runRewind) }
+
+func newRewindCmdWith(g *Globals, run rewindRunner) *cobra.Command {
+	o := &rewindOptions{}
+	c := &cobra.Command{
+		Use:   "rewind --group GROUP (--delivered FILE ... | --to TOPIC/PARTITION=OFFSET,... | --from-file FILE) [--execute]",
+		Short: "Move a group's committed offsets back to its first lost records (dry run unless --execute)",
+		Long: `Plan, and with --execute apply, the repair for lost records: per partition, move the
+group's committed offset back to the first record it committed past without delivering,
+so the group's next consumer delivers everything lost (and, again, whatever was
+delivered after it).
+
+Targets come from one of:
+  --delivered FILE   the delivery evidence, analysed exactly as ` + "`kstranded inspect`" + ` does:
+                     each LOST partition moves to its safe rewind offset
+  --to T/P=OFFSET    targets by hand (repeatable or comma separated), e.g. --to stranded/0=82;
+                     with --delivered too, the counts say which records were lost
+  --from-file FILE   a saved plan (rewind -o json) or an undo file written by --execute
+
+Without --execute nothing is written: the table shows each partition's committed offset,
+the target, and the records that will be delivered again (read from the partition:
+transaction markers and aborted records are not counted; with evidence, split into LOST,
+never seen by the application, and ALREADY-DELIVERED, which it will see twice).
+
+Safety rules (each refusal names its reason, exit 5, nothing changed):
+  - the group must have no members: a live consumer commits its own position and would
+    overwrite the rewind, and Kafka accepts an admin offset commit only for an empty group
+  - never forward (that skips records) unless --allow-forward; restoring an undo file is
+    a forward move, so its restore command carries --allow-forward
+  - never below the log start offset (those records were deleted) or beyond the high
+    watermark
+  - a saved plan is refused if the committed offset moved since it was made
+
+--execute first writes the current offsets (with leader epoch and metadata) to the undo
+file (--undo-file, default kstranded-undo-GROUP-TIME.json, never overwritten) and prints
+the command that restores them; after committing it reads the offsets back and shows
+they match.
+
+Exit codes: 0 plan shown, or applied and verified, or nothing to rewind; 5 refused
+(group has members, forward move, below log start, beyond high watermark, stale plan);
+1 errors (broker, unreadable file, offsets read back differ); 2 invalid flags (--to
+syntax, unknown partition, conflicting flags, a file that is not a plan or undo file).`,
+		Example: `  kstranded rewind --brokers kafka:9092 --group billing --delivered trace.jsonl
+  kstranded rewind --brokers kafka:9092 --group billing --delivered trace.jsonl --execute
+  kstranded rewind --brokers kafka:9092 --group billing --to orders/3=1200,orders/7=880
+  kstranded rewind --brokers kafka:9092 --group billing --delivered trace.jsonl -o json > plan.json
+  kstranded rewind --brokers kafka:9092 --from-file plan.json --execute
+  kstranded rewind --brokers kafka:9092 --from-file kstranded-undo-billing-20260102T030405Z.json --allow-forward --execute`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := o.validate(g); err != nil {
+				return err
+			}
+			return run(c.Context(), g, o)
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&o.Group, "group", "g", "", "consumer group to repair (required unless --from-file names it)")
+	f.StringArrayVarP(&o.Topics, "topic", "t", nil, "with --delivered: limit the plan to these topics (repeatable)")
+	f.StringArrayVar(&o.Delivered, "delivered", nil, "delivery evidence file, as for inspect (repeatable; - for stdin)")
+	f.StringArrayVar(&o.To, "to", nil, "target TOPIC/PARTITION=OFFSET (repeatable, or comma separated)")
+	f.StringVar(&o.FromFile, "from-file", "", "apply a saved plan (rewind -o json) or an undo file")
+	f.BoolVar(&o.Execute, "execute", false, "apply the plan (default: dry run)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "only show the plan (the default; conflicts with --execute)")
+	f.BoolVar(&o.AllowForward, "allow-forward", false, "allow moving an offset forward (skipping records), e.g. to restore an undo file")
+	f.StringVar(&o.UndoFile, "undo-file", "", "where --execute writes the offsets it replaces (default kstranded-undo-GROUP-TIME.json)")
+	f.Int64Var(&o.MaxScan, "max-scan", 10_000_000, "most offsets to read per partition when judging and counting records")
+	return c
+}
+
+// validate checks the flags and reads --to and --from-file.
+func (o *rewindOptions) validate(g *Globals) error {
+	if o.Execute && o.DryRun {
+		return exitcode.Usagef("--execute and --dry-run contradict each other")
+	}
+	if len(o.To) > 0 && o.FromFile != "" {
+		return exitcode.Usagef("--to and --from-file both set targets; give one")
+	}
+	if len(o.To) == 0 && o.FromFile == "" && len(o.Delivered) == 0 {
+		return exitcode.Usagef("rewind needs --delivered FILE (plan from the loss, as inspect finds it), --to TOPIC/PARTITION=OFFSET, or --from-file FILE")
+	}
+	if len(o.Topics) > 0 && (len(o.To) > 0 || o.FromFile != "") {
+		return exitcode.Usagef("--topic limits a plan made from --delivered; --to and --from-file name their partitions")
+	}
+	if o.MaxScan <= 0 {
+		return exitcode.Usagef("--max-scan must be > 0, got %d", o.MaxScan)
+	}
+	stdin := 0
+	for _, d := range o.Delivered {
+		if d == "-" {
+			stdin++
+		}
+	}
+	if stdin > 1 || (stdin == 1 && o.FromFile == "-") {
+		return exitcode.Usagef("stdin (-) can be read once")
+	}
+	if len(o.To) > 0 {
+		ts, err := rewind.ParseTargets(o.To)
+		if err != nil {
+			return exitcode.Usagef("--to %v", err)
+		}
+		o.targets, o.source = ts, rewind.FromFlag
+	}
+	if o.FromFile != "" {
+		var r io.Reader = g.IO.In
+		name := "stdin"
+		if o.FromFile != "-" {
+			fh, err := os.Open(o.FromFile)
+			if err != nil {
+				return fmt.Errorf("--from-file: %w", err)
+			}
+			defer fh.Close()
+			r, name = fh, o.FromFile
+		}
+		file, err := rewind.ReadFile(r, name)
+		if err != nil {
+			return exitcode.Usagef("--from-file %v", err)
+		}
+		if o.Group != "" && o.Group != file.Group {
+			return exitcode.Usagef("--group %s, but --from-file %s is for group %s", o.Group, name, file.Group)
+		}
+		o.Group, o.targets, o.source = file.Group, file.Targets, file.Kind
+	}
+	if strings.TrimSpace(o.Group) == "" {
+		return exitcode.Usagef("--group is required")
+	}
+	k, err := g.Kafka()
+	if err != nil {
+		return err
+	}
+	if k.Brokers == "" {
+		return exitcode.Usagef("--brokers is required (rewind changes a live cluster)")
+	}
+	return nil
+}
+
+func runRewind(ctx context.Context, g *Globals, o *rewindOptions) error {
+	kc, err := g.Kafka()
+	if err != nil {
+		return err
+	}
+	opts, err := kc.KgoOpts()
+	if err != nil {
+		return err
+	}
+	k, err := rewind.NewKafka(opts, g.Timeout)
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	return rewindWith(ctx, g, o, k)
+}
+
+// rewindWith plans against cl, prints the plan, and with --execute applies it.
+func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Cluster) error {
+	format, _ := g.Format()
+	ev, err := readEvidence(g, o.Delivered)
+	if err != nil {
+		return err
+	}
+	plan, err := rewind.NewPlan(ctx, cl, rewind.Options{
+		Group: o.Group, Topics: o.Topics, Evidence: ev,
+		Targets: o.targets, Source: o.source, AllowForward: o.AllowForward, MaxScan: o.MaxScan,
+	})
+	if err != nil {
+		switch {
+		case errors.Is(err, rewind.ErrUnknownPartition):
+			return fmt.Errorf("%w: %v", exitcode.ErrUsage, err)
+		case errors.Is(err, inspect.ErrEvidenceTopic):
+			return fmt.Errorf("%w: %v", exitcode.ErrUsage, err)
+		case errors.Is(err, context.Canceled):
+			return exitcode.ErrInterrupted
+		}
+		return err
+	}
+	v := buildRewindView(plan, o.Execute)
+	if !o.Execute {
+		if ref := plan.Refused(); len(ref) > 0 {
+			v.Refused = refusedText(ref)
+		}
+		if err := printRewind(g, format, v); err != nil {
+			return err
+		}
+		if v.Refused != "" {
+			return fmt.Errorf("%w: %s", exitcode.ErrRefused, v.Refused)
+		}
+		return nil
+	}
+
+	undo := o.UndoFile
+	if undo == "" {
+		undo = rewind.DefaultUndoPath(".", plan.Group.ID, time.Now())
+	}
+	restore := func(path string) string { return restoreCommand(g, plan.Group.ID, path) }
+	res, xerr := rewind.Execute(ctx, cl, plan, rewind.ExecOptions{UndoPath: undo, Version: render.Version, Restore: restore})
+	if res != nil {
+		v.Executed = &executedView{UndoFile: res.UndoPath, Restore: res.Undo.Restore, Verified: res.Checks}
+		v.Executed.OK = xerr == nil
+	}
+	if xerr != nil {
+		v.Refused = ""
+		if errors.Is(xerr, rewind.ErrGroupActive) || errors.Is(xerr, rewind.ErrUnsafe) {
+			v.Refused = xerr.Error()
+		}
+	}
+	if err := printRewind(g, format, v); err != nil {
+		return err
+	}
+	switch {
+	case xerr == nil:
+		return nil
+	case errors.Is(xerr, rewind.ErrGroupActive) || errors.Is(xerr, rewind.ErrUnsafe):
+		return fmt.Errorf("%w: %v", exitcode.ErrRefused, xerr)
+	case errors.Is(xerr, context.Canceled):
+		return exitcode.ErrInterrupted
+	}
+	return xerr
+}
+
+func refusedText(ms []rewind.Move) string {
+	parts := make([]string, len(ms))
+	for i, m := range ms {
+		parts[i] = fmt.Sprintf("%s: %s", m.TP(), m.Refused)
+	}
+	return strings.Join(parts, "; ")
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9@%+=:,./_-]+$`)
+
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// restoreCommand is the command that applies an undo file. -X values are left out (they
+// may hold secrets); --config paths are kept.
+func restoreCommand(g *Globals, group, path string) string {
+	args := []string{"kstranded", "rewind"}
+	if g.Brokers != "" {
+		args = append(args, "--brokers", shellQuote(g.Brokers))
+	}
+	for _, c := range g.ConfigFiles {
+		args = append(args, "--config", shellQuote(c))
+	}
+	args = append(args, "--group", shellQuote(group), "--from-file", shellQuote(path), "--allow-forward", "--execute")
+	s := strings.Join(args, " ")
+	if len(g.X) > 0 {
+		s += "   # plus your -X connection properties"
+	}
+	return s
+}
+
+// --- view model ---
+
+// RewindSchema names the JSON document `rewind -o json` writes; --from-file reads it back.
+const RewindSchema = rewind.PlanSchema
+
+type rewindView struct {
+	render.Meta
+	At        time.Time     `json:"at"`
+	Mode      string        `json:"mode"` // dry-run or execute
+	Group     inspect.Group `json:"group"`
+	Moves     []rewind.Move `json:"moves"`
+	Unchanged int           `json:"unchanged"`
+	Notes     []string      `json:"notes"`
+	Summary   rewindSummary `json:"summary"`
+	// Busy: why --execute would refuse now because of the group (members, state).
+	Busy string `json:"group_busy,omitempty"`
+	// Refused: why this run refused (exit 5).
+	Refused  string        `json:"refused,omitempty"`
+	Executed *executedView `json:"executed,omitempty"`
+}
+
+type rewindSummary struct {
+	Partitions int   `json:"partitions"` // moves that would be (or were) committed
+	Refused    int   `json:"refused"`
+	Redeliver  int64 `json:"redeliver"`
+	Lost       int64 `json:"lost"`
+	Skip       int64 `json:"skip"`
+}
+
+type executedView struct {
+	UndoFile string         `json:"undo_file"`
+	Restore  string         `json:"restore_command"`
+	Verified []rewind.Check `json:"verified"`
+	OK       bool           `json:"ok"`
+}
+
+func buildRewindView(p *rewind.Plan, execute bool) rewindView {
+	v := rewindView{
+		Meta:      render.NewMeta(RewindSchema, "rewind"),
+		At:        p.At.UTC(),
+		Mode:      "dry-run",
+		Group:     p.Group,
+		Moves:     p.Moves,
+		Unchanged: p.Unchanged,
+		Notes:     p.Notes,
+		Busy:      p.Busy(),
+	}
+	if execute {
+		v.Mode = "execute"
+	}
+	if v.Moves == nil {
+		v.Moves = []rewind.Move{}
+	}
+	if v.Notes == nil {
+		v.Notes = []string{}
+	}
+	if v.Group.Members == nil {
+		v.Group.Members = []inspect.Member{}
+	}
+	for i := range v.Moves {
+		if v.Moves[i].LostRanges == nil {
+			v.Moves[i].LostRanges = []inspect.Range{}
+		}
+	}
+	for _, m := range p.Moves {
+		if m.Refused != "" {
+			v.Summary.Refused++
+			continue
+		}
+		if !m.Applies() {
+			continue
+		}
+		v.Summary.Partitions++
+		v.Summary.Redeliver += m.Redeliver
+		v.Summary.Skip += m.Skip
+		if m.Lost != nil {
+			v.Summary.Lost += *m.Lost
+		}
+	}
+	return v
+}
+
+func printRewind(g *Globals, format render.Format, v rewindView) error {
+	if format == render.JSON {
+		return render.WriteJSON(g.IO.Out, v)
+	}
+	return writeRewindTable(g.IO.Out, v, g.Pretty())
+}
+
+func optCount(p *int64) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func moveAction(m rewind.Move) string {
+	switch {
+	case m.Refused != "":
+		return "REFUSED"
+	case m.Direction == rewind.Back:
+		return "rewind"
+	case m.Direction == rewind.Forward:
+		return "forward"
+	case m.Direction == rewind.Set:
+		return "set"
+	}
+	return "unchanged"
+}
+
+func writeRewindTable(w io.Writer, v rewindView, pretty bool) error {
+	st := render.NewStyles(w)
+	grp := v.Group
+	state := grp.State
+	if state == "" {
+		state = "-"
+	}
+	fmt.Fprintf(w, "group %s  state %s  members %d\n", st.Bold.Render(grp.ID), state, len(grp.Members))
+	for _, m := range grp.Members {
+		fmt.Fprintf(w, "  member %s\n", rewind.DescribeMember(m))
+	}
+	if len(v.Moves) == 0 {
+		for _, n := range v.Notes {
+			fmt.Fprintf(w, "%s %s\n", st.Warn.Render("note:"), n)
+		}
+		fmt.Fprintf(w, "Nothing to rewind: no records lost on %d judged partitions.\n", v.Unchanged)
+		return nil
+	}
+	grid := render.Grid{
+		Header: []string{"TOPIC", "PARTITION", "COMMITTED", "TARGET", "REDELIVER", "LOST", "ALREADY-DELIVERED", "ACTION"},
+		Align:  []render.Align{render.Left, render.Right, render.Right, render.Right, render.Right, render.Right, render.Right, render.Left},
+	}
+	for _, m := range v.Moves {
+		action := moveAction(m)
+		if pretty && m.Refused != "" {
+			action = st.Bad.Render(action)
+		}
+		grid.Rows = append(grid.Rows, []string{m.Topic, strconv.Itoa(int(m.Partition)), num(m.Committed), strconv.FormatInt(m.Target, 10),
+			strconv.FormatInt(m.Redeliver, 10), optCount(m.Lost), optCount(m.AlreadyDelivered), action})
+	}
+	if err := render.WriteGrid(w, grid, pretty); err != nil {
+		return err
+	}
+	for _, m := range v.Moves {
+		name := fmt.Sprintf("%s/%d", m.Topic, m.Partition)
+		approx := ""
+		if m.CountTruncated {
+			approx = "at least "
+		}
+		switch {
+		case m.Refused != "":
+			fmt.Fprintf(w, "%s: %s %s\n", name, st.Bad.Render("REFUSED:"), m.Refused)
+		case m.Direction == rewind.Back:
+			line := fmt.Sprintf("%s: %d -> %d: %s%s will be delivered again", name, m.Committed, m.Target, approx, plural(m.Redeliver, "record", "records"))
+			if m.Lost != nil {
+				line += fmt.Sprintf(": %d lost", *m.Lost)
+				if len(m.LostRanges) > 0 {
+					line += " (" + ranges(m.LostRanges) + ")"
+				}
+				line += fmt.Sprintf(" and %d already delivered (the application sees those twice)", *m.AlreadyDelivered)
+			}
+			fmt.Fprintln(w, line)
+		case m.Direction == rewind.Forward:
+			fmt.Fprintf(w, "%s: %d -> %d: forward, %s%s skipped (never delivered to this group)\n", name, m.Committed, m.Target, approx, plural(m.Skip, "record", "records"))
+		case m.Direction == rewind.Set:
+			fmt.Fprintf(w, "%s: no committed offset -> %d\n", name, m.Target)
+		default:
+			fmt.Fprintf(w, "%s: already at %d\n", name, m.Target)
+		}
+	}
+	for _, n := range v.Notes {
+		fmt.Fprintf(w, "%s %s\n", st.Warn.Render("note:"), n)
+	}
+	s := v.Summary
+	if v.Mode == "dry-run" {
+		switch {
+		case v.Refused != "":
+			fmt.Fprintln(w, st.Bad.Render("REFUSED: the plan breaks a safety rule (see above); nothing was changed."))
+		case s.Partitions == 0:
+			fmt.Fprintln(w, "Nothing to change: every partition is already at its target.")
+		default:
+			fmt.Fprintf(w, "DRY RUN: %s would move; %s delivered again (%d lost). Nothing was changed; add --execute to apply.\n",
+				plural(int64(s.Partitions), "partition", "partitions"), plural(s.Redeliver, "record", "records"), s.Lost)
+			if v.Busy != "" {
+				fmt.Fprintf(w, "%s %s: --execute refuses until every consumer of the group is stopped.\n", st.Warn.Render("warning:"), v.Busy)
+			}
+		}
+		return nil
+	}
+	x := v.Executed
+	if x == nil {
+		if v.Refused != "" {
+			fmt.Fprintln(w, st.Bad.Render("REFUSED:")+" "+v.Refused)
+		} else if s.Partitions == 0 {
+			fmt.Fprintln(w, "Nothing to change: every partition is already at its target.")
+		}
+		return nil
+	}
+	fmt.Fprintf(w, "undo file: %s (the committed offsets before this change)\n", x.UndoFile)
+	if len(x.Verified) > 0 {
+		fmt.Fprintln(w, "read back after the commit:")
+		vg := render.Grid{
+			Header: []string{"TOPIC", "PARTITION", "BEFORE", "TARGET", "NOW", "MATCH"},
+			Align:  []render.Align{render.Left, render.Right, render.Right, render.Right, render.Right, render.Left},
+		}
+		for _, c := range x.Verified {
+			match := "yes"
+			if !c.OK {
+				match = "NO"
+				if c.Err != "" {
+					match += ": " + c.Err
+				}
+			}
+			vg.Rows = append(vg.Rows, []string{c.Topic, strconv.Itoa(int(c.Partition)), num(c.Before), strconv.FormatInt(c.Target, 10), num(c.Now), match})
+		}
+		if err := render.WriteGrid(w, vg, pretty); err != nil {
+			return err
+		}
+	}
+	if x.OK {
+		fmt.Fprintln(w, st.Good.Render(fmt.Sprintf("DONE: committed offsets read back match the plan on %s.", plural(int64(len(x.Verified)), "partition", "partitions")))+
+			" The group's next consumer starts at the targets.")
+	}
+	fmt.Fprintf(w, "to restore the previous offsets: %s\n", x.Restore)
+	return nil
+}

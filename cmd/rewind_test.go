@@ -1,0 +1,290 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kstranded/kstranded/internal/exitcode"
+)
+
+func TestRewindFlagsAreValidated(t *testing.T) {
+	plan := writeFile(t, "plan.json", `{"schema":"kstranded.rewind/v1","group":{"group":"g"},"moves":[{"topic":"stranded","partition":0,"committed":202,"target":82}]}`)
+	notPlan := writeFile(t, "x.json", `{"schema":"kstranded.inspect/v1","group":{"group":"g"}}`)
+	cases := []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"a --to without an offset names the flag", []string{"--group", "g", "--to", "stranded/0"}, `--to "stranded/0": want TOPIC/PARTITION=OFFSET`},
+		{"a --to with a bad partition names the flag", []string{"--group", "g", "--to", "stranded/zero=82"}, `--to "stranded/zero=82": partition "zero"`},
+		{"a --to with a negative offset names the flag", []string{"--group", "g", "--to", "stranded/0=-5"}, `--to "stranded/0=-5": offset "-5"`},
+		{"a partition given twice in --to is an error", []string{"--group", "g", "--to", "stranded/0=82", "--to", "stranded/0=90"}, "already given a target"},
+		{"no source of targets is an error", []string{"--group", "g"}, "rewind needs --delivered FILE"},
+		{"--execute and --dry-run contradict", []string{"--group", "g", "--to", "stranded/0=82", "--execute", "--dry-run"}, "contradict"},
+		{"--to and --from-file both set targets", []string{"--group", "g", "--to", "stranded/0=82", "--from-file", plan}, "give one"},
+		{"--topic only limits a plan from evidence", []string{"--group", "g", "--to", "stranded/0=82", "--topic", "stranded"}, "--topic limits"},
+		{"a group is required", []string{"--to", "stranded/0=82"}, "--group is required"},
+		{"--group must match the plan's group", []string{"--group", "other", "--from-file", plan}, "is for group g"},
+		{"a file that is not a plan is refused", []string{"--from-file", notPlan}, "neither a rewind plan"},
+		{"--max-scan must be positive", []string{"--group", "g", "--to", "stranded/0=82", "--max-scan", "0"}, "--max-scan"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"rewind", "--brokers", "127.0.0.1:1"}, c.args...)
+			code, out, errOut := runCmd(t, "", args...)
+			if code != exitcode.Usage || !strings.Contains(errOut, c.says) {
+				t.Fatalf("exit %d, stderr %q; want exit 2 saying %q\n%s", code, errOut, c.says, out)
+			}
+		})
+	}
+	code, _, errOut := runCmd(t, "", "rewind", "--group", "g", "--to", "stranded/0=82")
+	if code != exitcode.Usage || !strings.Contains(errOut, "--brokers is required") {
+		t.Fatalf("without --brokers: exit %d %s", code, errOut)
+	}
+}
+
+func committedAt(t *testing.T, adm *kadm.Client, group string) int64 {
+	t.Helper()
+	os, err := adm.FetchOffsets(context.Background(), group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, ok := os.Lookup("stranded", 0)
+	if !ok {
+		return -1
+	}
+	return o.At
+}
+
+func waitMembers(t *testing.T, adm *kadm.Client, group string, want func(int) bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		gs, err := adm.DescribeGroups(context.Background(), group)
+		if err == nil {
+			if g, ok := gs[group]; ok && want(len(g.Members)) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("group %s: members did not reach the wanted count: %v", group, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestRewindRepairsTheLossEndToEnd walks the repair of the bug report's loss on the
+// embedded broker: the dry run plans 202 -> 82, --execute refuses while a member runs
+// and names it, then moves the offset once the member left, the undo file restores it,
+// and after repairing again a fresh consumer in the group receives 82-199 and inspect
+// with all the evidence finds nothing lost.
+func TestRewindRepairsTheLossEndToEnd(t *testing.T) {
+	b := strandedBroker(t)
+	dir := t.TempDir()
+	trace := writeFile(t, "t.jsonl", strandedTrace)
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admCl.Close()
+	adm := kadm.NewClient(admCl)
+	rewind := func(args ...string) (int, string, string) {
+		return runCmd(t, "", append([]string{"rewind", "--brokers", b.Addr()}, args...)...)
+	}
+
+	// 1. The dry run plans the first lost record and changes nothing.
+	code, out, errOut := rewind("--group", "g", "--delivered", trace)
+	if code != 0 {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"stranded\t0\t202\t82\t119\t118\t1\trewind",
+		"stranded/0: 202 -> 82: 119 records will be delivered again: 118 lost (82-199) and 1 already delivered",
+		"DRY RUN: 1 partition would move",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out)
+		}
+	}
+	if c := committedAt(t, adm, "g"); c != 202 {
+		t.Fatalf("the dry run changed the committed offset to %d", c)
+	}
+
+	// The JSON plan carries the schema, the move and its counts, and is a plan file.
+	code, out, _ = rewind("--group", "g", "--delivered", trace, "-o", "json")
+	if code != 0 {
+		t.Fatalf("json dry run: exit %d", code)
+	}
+	var v struct {
+		Schema string `json:"schema"`
+		Mode   string `json:"mode"`
+		Moves  []struct {
+			Committed, Target, Redeliver int64
+			Lost                         *int64 `json:"lost"`
+			Direction                    string `json:"direction"`
+		} `json:"moves"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Schema != "kstranded.rewind/v1" || v.Mode != "dry-run" || len(v.Moves) != 1 || v.Moves[0].Committed != 202 || v.Moves[0].Target != 82 ||
+		v.Moves[0].Redeliver != 119 || v.Moves[0].Lost == nil || *v.Moves[0].Lost != 118 || v.Moves[0].Direction != "back" {
+		t.Fatalf("json plan: %s", out)
+	}
+	plan := filepath.Join(dir, "plan.json")
+	if err := os.WriteFile(plan, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// 2. With a member in the group, --execute refuses and names it.
+	ctx, cancel := context.WithCancel(context.Background())
+	member, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("stranded"),
+		kgo.ClientID("billing-app"), kgo.DisableAutoCommit(), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		for ctx.Err() == nil {
+			member.PollFetches(ctx)
+		}
+	}()
+	waitMembers(t, adm, "g", func(n int) bool { return n > 0 })
+	undo := filepath.Join(dir, "undo.json")
+	code, out, errOut = rewind("--from-file", plan, "--execute", "--undo-file", undo)
+	if code != exitcode.Refused || !strings.Contains(errOut, "has 1 member(s)") || !strings.Contains(errOut, "client billing-app") {
+		t.Fatalf("execute with a member: exit %d, want 5 naming the member\n%s%s", code, out, errOut)
+	}
+	if c := committedAt(t, adm, "g"); c != 202 {
+		t.Fatalf("the refused execute changed the committed offset to %d", c)
+	}
+	if _, err := os.Stat(undo); !os.IsNotExist(err) {
+		t.Fatal("a refused execute wrote an undo file")
+	}
+	cancel()
+	<-polled
+	member.Close() // leaves the group
+	waitMembers(t, adm, "g", func(n int) bool { return n == 0 })
+
+	// 3. Once the group is empty, --execute moves it and reads it back.
+	code, out, errOut = rewind("--from-file", plan, "--execute", "--undo-file", undo)
+	if code != 0 {
+		t.Fatalf("execute: exit %d\n%s%s", code, out, errOut)
+	}
+	restore := fmt.Sprintf("to restore the previous offsets: kstranded rewind --brokers %s --group g --from-file %s --allow-forward --execute", b.Addr(), undo)
+	for _, want := range []string{"stranded\t0\t202\t82\t82\tyes", "DONE: committed offsets read back match the plan on 1 partition.", restore} {
+		if !strings.Contains(out, want) {
+			t.Errorf("execute output lacks %q:\n%s", want, out)
+		}
+	}
+	if c := committedAt(t, adm, "g"); c != 82 {
+		t.Fatalf("committed %d after execute, want 82", c)
+	}
+
+	// 4. The undo file restores 202 (a forward move: only with --allow-forward), and the
+	// same plan no longer applies because the group moved since it was made.
+	if code, out, errOut = rewind("--from-file", undo, "--execute", "--undo-file", filepath.Join(dir, "u2.json")); code != exitcode.Refused ||
+		!strings.Contains(errOut, "--allow-forward") {
+		t.Fatalf("restore without --allow-forward: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut = rewind("--from-file", undo, "--allow-forward", "--execute", "--undo-file", filepath.Join(dir, "u2.json")); code != 0 {
+		t.Fatalf("restore: exit %d\n%s%s", code, out, errOut)
+	}
+	if c := committedAt(t, adm, "g"); c != 202 {
+		t.Fatalf("committed %d after restore, want 202", c)
+	}
+	if code, out, errOut = rewind("--group", "g", "--to", "stranded/0=82", "--execute", "--undo-file", filepath.Join(dir, "u3.json")); code != 0 {
+		t.Fatalf("repair again with --to: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// 5. A fresh consumer in the group receives 82-199 (and 201 again).
+	fresh, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("stranded"),
+		kgo.DisableAutoCommit(), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	var lines strings.Builder
+	pctx, pcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer pcancel()
+	for len(got) == 0 || got[len(got)-1] < 201 {
+		fs := fresh.PollFetches(pctx)
+		if pctx.Err() != nil {
+			t.Fatalf("the fresh consumer got %d records: %v", len(got), got)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			got = append(got, r.Offset)
+			fmt.Fprintf(&lines, "stranded %d %d\n", r.Partition, r.Offset)
+		})
+	}
+	if err := fresh.CommitUncommittedOffsets(pctx); err != nil {
+		t.Fatal(err)
+	}
+	fresh.Close()
+	if len(got) != 119 || got[0] != 82 || got[117] != 199 || got[118] != 201 {
+		t.Fatalf("fresh consumer received %d records %v..., want 82-199 and 201", len(got), got[:min(3, len(got))])
+	}
+	after := writeFile(t, "after.txt", lines.String())
+
+	// 6. inspect with all the evidence: nothing lost.
+	code, out, errOut = runCmd(t, "", "inspect", "--brokers", b.Addr(), "--group", "g", "--delivered", trace, "--delivered", after)
+	if code != 0 || !strings.Contains(out, "OK: no records lost on 1 partitions.") {
+		t.Fatalf("inspect after the repair: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func TestRewindWithNothingLostSaysSo(t *testing.T) {
+	b := strandedBroker(t)
+	all := writeFile(t, "all.txt", "stranded/0:0-199\nstranded/0:201\n")
+	code, out, errOut := runCmd(t, "", "rewind", "--brokers", b.Addr(), "--group", "g", "--delivered", all, "--execute")
+	if code != 0 || !strings.Contains(out, "Nothing to rewind: no records lost on 1 judged partitions.") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func TestRewindRefusesBelowTheLogStartAndBeyondTheEnd(t *testing.T) {
+	b := strandedBroker(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	var del kadm.Offsets
+	del.Add(kadm.Offset{Topic: "stranded", Partition: 0, At: 100})
+	if _, err := adm.DeleteRecords(context.Background(), del); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, to, says string
+	}{
+		{"a target below the log start offset stops with the lowest possible target", "stranded/0=82", "below the log start offset 100"},
+		{"a target beyond the high watermark is refused", "stranded/0=500", "beyond the high watermark 202"},
+		{"a partition that does not exist is a usage error", "stranded/99=0", "stranded/99 does not exist"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := runCmd(t, "", "rewind", "--brokers", b.Addr(), "--group", "g", "--to", c.to, "--execute", "--undo-file", filepath.Join(t.TempDir(), "u.json"))
+			want := exitcode.Refused
+			if strings.Contains(c.to, "/99") {
+				want = exitcode.Usage
+			}
+			if code != want || !strings.Contains(errOut, c.says) {
+				t.Fatalf("exit %d (want %d), stderr %q, want %q\n%s", code, want, errOut, c.says, out)
+			}
+			if c := committedAt(t, adm, "g"); c != 202 {
+				t.Fatalf("committed moved to %d", c)
+			}
+		})
+	}
+}

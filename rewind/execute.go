@@ -1,0 +1,120 @@
+package rewind
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Check is one partition read back after the commit.
+type Check struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Before    int64  `json:"before"`
+	Target    int64  `json:"target"`
+	Now       int64  `json:"now"` // -1: no committed offset read back
+	OK        bool   `json:"ok"`
+	Err       string `json:"error,omitempty"` // the broker's answer to this partition's commit
+}
+
+// Result is what Execute did.
+type Result struct {
+	UndoPath string  `json:"undo_file"`
+	Undo     Undo    `json:"-"`
+	Checks   []Check `json:"verified"`
+}
+
+// ExecOptions configures Execute.
+type ExecOptions struct {
+	UndoPath string // where the undo file goes; must not exist
+	Version  string // kstranded's version, stamped into the undo file
+	// Restore renders the command that applies the undo file at path (shown in the file).
+	Restore func(path string) string
+}
+
+// Execute applies p: it refuses while the group has members or any move is refused,
+// writes the undo file, commits the active moves, and reads the committed offsets back.
+// A nil Result with a nil error means there was nothing to move. Once the undo file is
+// written the Result is returned even with an error, so the caller can say how to
+// restore.
+func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, error) {
+	if busy := p.Busy(); busy != "" {
+		return nil, refusal{ErrGroupActive, busy + "; stop every consumer of the group first: a live member commits its own position and would overwrite the rewound offset (and Kafka accepts an admin offset commit only for an empty group)"}
+	}
+	if ref := p.Refused(); len(ref) > 0 {
+		parts := make([]string, len(ref))
+		for i, m := range ref {
+			parts[i] = fmt.Sprintf("%s: %s", m.TP(), m.Refused)
+		}
+		return nil, refusal{ErrUnsafe, strings.Join(parts, "; ") + "; nothing was changed"}
+	}
+	active := p.Active()
+	if len(active) == 0 {
+		return nil, nil
+	}
+	res := &Result{UndoPath: o.UndoPath, Undo: NewUndo(p, o.Version)}
+	if o.Restore != nil {
+		res.Undo.Restore = o.Restore(o.UndoPath)
+	}
+	if err := WriteUndoFile(o.UndoPath, res.Undo); err != nil {
+		return nil, err
+	}
+	perr, err := cl.Commit(ctx, p.Group.ID, active)
+	if err != nil {
+		return res, fmt.Errorf("the commit failed, offsets may be unchanged or partly changed (compare with the undo file %s): %w", o.UndoPath, err)
+	}
+	got, rerr := cl.Committed(ctx, p.Group.ID)
+	var busy, failed []string
+	for _, m := range active {
+		c := Check{Topic: m.Topic, Partition: m.Partition, Before: m.Committed, Target: m.Target, Now: -1}
+		if e := perr[m.TP()]; e != nil {
+			c.Err = e.Error()
+			if groupBusy(e) {
+				busy = append(busy, fmt.Sprintf("%s: %v", m.TP(), e))
+			} else {
+				failed = append(failed, fmt.Sprintf("%s: %v", m.TP(), e))
+			}
+		}
+		if now, ok := got[m.TP()]; ok {
+			c.Now = now
+		}
+		c.OK = c.Err == "" && c.Now == m.Target
+		res.Checks = append(res.Checks, c)
+	}
+	sort.Slice(res.Checks, func(i, j int) bool {
+		a, b := res.Checks[i], res.Checks[j]
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		return a.Partition < b.Partition
+	})
+	switch {
+	case len(busy) > 0:
+		return res, refusal{ErrGroupActive, "the broker rejected the commit because the group is no longer empty (a consumer joined after the check): " + strings.Join(busy, "; ") + "; stop it and run again"}
+	case len(failed) > 0:
+		return res, fmt.Errorf("the broker rejected the commit for %s", strings.Join(failed, "; "))
+	case rerr != nil:
+		return res, fmt.Errorf("the commit was accepted but %w", rerr)
+	}
+	var bad []string
+	for _, c := range res.Checks {
+		if !c.OK {
+			bad = append(bad, fmt.Sprintf("%s/%d: want %d, read back %s", c.Topic, c.Partition, c.Target, offsetText(c.Now)))
+		}
+	}
+	if len(bad) > 0 {
+		return res, fmt.Errorf("%w: %s (did a consumer commit in between?)", ErrMismatch, strings.Join(bad, "; "))
+	}
+	return res, nil
+}
+
+// refusal is a refused execution: its message says why, and it matches its kind
+// (ErrGroupActive, ErrUnsafe) with errors.Is.
+type refusal struct {
+	kind error
+	msg  string
+}
+
+func (r refusal) Error() string { return r.msg }
+func (r refusal) Unwrap() error { return r.kind }

@@ -1,0 +1,403 @@
+// Package rewind plans and applies the repair for lost records: moving a consumer
+// group's committed offset on a partition back to the first record it committed past
+// without delivering, so the group's next consumer delivers it again.
+//
+// The plan is built from exactly the analysis inspect does (inspect.Run: the group's
+// committed offsets, the partition's offsets, the delivery evidence and a scan of what
+// each offset holds); targets can also come from the operator (ParseTargets) or from a
+// saved plan or undo file (ReadFile). Decide is the pure safety rule for one partition:
+// never below the log start offset, never beyond the high watermark, never forward
+// unless allowed. Execute refuses while the group has members (Kafka only accepts an
+// admin offset commit for an empty group, and a live member would overwrite it with its
+// own position at its next commit), writes the undo file before committing, and reads
+// the committed offsets back.
+//
+// What it deliberately does not do: it does not stop consumers, reset offsets by
+// timestamp, or touch groups it was not asked about; it knows nothing of flags or
+// terminals.
+package rewind
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kstranded/kstranded/evidence"
+	"github.com/kstranded/kstranded/inspect"
+)
+
+// Errors the command layer maps to exit codes.
+var (
+	// ErrUnsafe: a move breaks a safety rule (forward, below log start, beyond the high
+	// watermark, a stale plan). Nothing was written.
+	ErrUnsafe = errors.New("unsafe move")
+	// ErrGroupActive: the group has members, or the broker rejected the commit because
+	// the group is not empty. Nothing was written (or, if the broker rejected part of the
+	// commit, the undo file says how to restore).
+	ErrGroupActive = errors.New("group has members")
+	// ErrUnknownPartition: a target names a partition that does not exist.
+	ErrUnknownPartition = errors.New("unknown partition")
+	// ErrMismatch: the committed offsets read back after the commit differ from the plan.
+	ErrMismatch = errors.New("committed offsets do not match the plan")
+)
+
+// Direction says which way a move goes.
+type Direction string
+
+// The directions.
+const (
+	Back    Direction = "back"    // re-delivers records: the repair
+	Forward Direction = "forward" // skips records: only with AllowForward (restoring an undo file is one)
+	Set     Direction = "set"     // the group has no committed offset on the partition yet
+	None    Direction = "none"    // already at the target
+)
+
+// Source says where a target came from.
+type Source string
+
+// The sources.
+const (
+	FromEvidence Source = "first lost record" // inspect's safe rewind offset
+	FromFlag     Source = "--to"
+	FromPlan     Source = "plan file"
+	FromUndo     Source = "undo file"
+)
+
+// Target asks for one partition's committed offset to be Offset.
+type Target struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	// LeaderEpoch and Metadata are committed with the offset; undo files restore them.
+	// -1 / "" for a plain target.
+	LeaderEpoch int32
+	Metadata    string
+	// Expect, when set, is the committed offset the target was planned against; a plan
+	// file applied after the group moved on is refused (re-plan instead).
+	Expect *int64
+}
+
+// TP returns the target's partition.
+func (t Target) TP() evidence.TP { return evidence.TP{Topic: t.Topic, Partition: t.Partition} }
+
+// Move is one partition of a plan.
+type Move struct {
+	Topic             string    `json:"topic"`
+	Partition         int32     `json:"partition"`
+	Committed         int64     `json:"committed"` // -1: the group has none
+	CommittedEpoch    int32     `json:"committed_leader_epoch"`
+	CommittedMetadata string    `json:"committed_metadata"`
+	Target            int64     `json:"target"`
+	TargetEpoch       int32     `json:"target_leader_epoch"`
+	TargetMetadata    string    `json:"target_metadata"`
+	LogStart          int64     `json:"log_start_offset"`
+	LastStable        int64     `json:"last_stable_offset"`
+	HighWatermark     int64     `json:"high_watermark"`
+	Direction         Direction `json:"direction"`
+	Source            Source    `json:"source"`
+	// Redeliver counts the records in [Target, Committed) a consumer is meant to receive
+	// (read from the partition: markers and aborted records are not counted): what the
+	// group will deliver again after a move back.
+	Redeliver int64 `json:"redeliver"`
+	// Lost and AlreadyDelivered split Redeliver by the delivery evidence: records the
+	// application never saw, and records it will see a second time. Nil without evidence.
+	Lost             *int64 `json:"lost"`
+	AlreadyDelivered *int64 `json:"already_delivered"`
+	// LostRanges are the lost records the move recovers (with evidence).
+	LostRanges []inspect.Range `json:"lost_ranges"`
+	// Skip counts the records in [Committed, Target) a forward move passes over.
+	Skip int64 `json:"skip"`
+	// CountTruncated: the scan stopped at --max-scan; the counts are lower bounds.
+	CountTruncated bool `json:"count_truncated"`
+	// Refused says why the move must not be applied; empty when it may.
+	Refused string `json:"refused,omitempty"`
+}
+
+// TP returns the move's partition.
+func (m Move) TP() evidence.TP { return evidence.TP{Topic: m.Topic, Partition: m.Partition} }
+
+// Applies reports whether Execute commits this move.
+func (m Move) Applies() bool { return m.Refused == "" && m.Direction != None }
+
+// Plan is what rewind would do, per partition.
+type Plan struct {
+	At    time.Time
+	Group inspect.Group
+	// Moves has a row per targeted partition, in topic/partition order.
+	Moves []Move
+	// Unchanged counts judged partitions with nothing lost (evidence mode).
+	Unchanged int
+	// Notes: partitions that could not be judged, evidence problems; the plan does not
+	// cover them.
+	Notes    []string
+	Evidence *evidence.Set
+}
+
+// Active returns the moves Execute would commit.
+func (p *Plan) Active() []Move {
+	var out []Move
+	for _, m := range p.Moves {
+		if m.Applies() {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Refused returns the refused moves.
+func (p *Plan) Refused() []Move {
+	var out []Move
+	for _, m := range p.Moves {
+		if m.Refused != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Busy says why the group cannot be written to now: its members or a state other than
+// Empty or Dead. Empty when it can.
+func (p *Plan) Busy() string {
+	g := p.Group
+	if g.Err != "" {
+		return fmt.Sprintf("group %s could not be described (%s), so it cannot be shown to have no members", g.ID, g.Err)
+	}
+	if len(g.Members) > 0 {
+		names := make([]string, 0, len(g.Members))
+		for _, m := range g.Members {
+			names = append(names, DescribeMember(m))
+		}
+		return fmt.Sprintf("group %s has %d member(s): %s", g.ID, len(g.Members), strings.Join(names, "; "))
+	}
+	switch g.State {
+	case "", "Empty", "Dead":
+		return ""
+	}
+	return fmt.Sprintf("group %s is in state %s", g.ID, g.State)
+}
+
+// DescribeMember names a member the way an operator finds it: client ID, host, member ID.
+func DescribeMember(m inspect.Member) string {
+	s := fmt.Sprintf("%s (client %s on %s", m.ID, m.ClientID, m.Host)
+	if m.InstanceID != "" {
+		s += ", instance " + m.InstanceID
+	}
+	return s + ")"
+}
+
+// Options configures NewPlan.
+type Options struct {
+	Group  string
+	Topics []string
+	// Evidence is the delivery evidence (--delivered). Without Targets it decides the
+	// targets (the first lost record per partition); with Targets it splits the counts.
+	Evidence *evidence.Set
+	// Targets, when non-nil, are the partitions to move and where.
+	Targets      []Target
+	Source       Source // of Targets
+	AllowForward bool
+	MaxScan      int64 // offsets per partition scan; <= 0: unbounded
+}
+
+// NewPlan inspects the group as inspect does and plans the moves.
+func NewPlan(ctx context.Context, cl inspect.Cluster, o Options) (*Plan, error) {
+	if o.Targets == nil && o.Evidence == nil {
+		return nil, errors.New("rewind needs delivery evidence or targets")
+	}
+	topics := o.Topics
+	if o.Targets != nil {
+		seen := map[string]bool{}
+		topics = nil
+		for _, t := range o.Targets {
+			if !seen[t.Topic] {
+				seen[t.Topic] = true
+				topics = append(topics, t.Topic)
+			}
+		}
+		sort.Strings(topics)
+	}
+	r, err := inspect.Run(ctx, cl, inspect.Options{Group: o.Group, Topics: topics, Evidence: o.Evidence, MaxScan: o.MaxScan})
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{At: r.At, Group: r.Group, Evidence: o.Evidence}
+	byTP := map[evidence.TP]inspect.PartitionReport{}
+	for _, pr := range r.Partitions {
+		byTP[evidence.TP{Topic: pr.Topic, Partition: pr.Partition}] = pr
+	}
+	for _, n := range r.StrayEvidence {
+		p.Notes = append(p.Notes, "invalid evidence: "+n.What)
+	}
+	for _, t := range r.DeletedTopics {
+		p.Notes = append(p.Notes, fmt.Sprintf("topic %s no longer exists; the group still has offsets for it (not planned)", t))
+	}
+	targets := o.Targets
+	source := o.Source
+	if targets == nil {
+		source = FromEvidence
+		for _, pr := range r.Partitions {
+			j := pr.Judgement
+			name := evidence.TP{Topic: pr.Topic, Partition: pr.Partition}.String()
+			switch {
+			case j == nil:
+				continue
+			case j.SafeRewind != nil:
+				targets = append(targets, Target{Topic: pr.Topic, Partition: pr.Partition, Offset: *j.SafeRewind, LeaderEpoch: -1})
+				if j.Verdict == inspect.VerdictLost && j.Reason != "" {
+					p.Notes = append(p.Notes, fmt.Sprintf("%s: %s", name, j.Reason))
+				}
+			case j.Verdict == inspect.VerdictIncomplete || j.Verdict == inspect.VerdictError:
+				p.Notes = append(p.Notes, fmt.Sprintf("%s: not judged (%s): %s; not planned", name, j.Verdict, j.Reason))
+			case j.Verdict == inspect.VerdictNoEvidence:
+				p.Notes = append(p.Notes, fmt.Sprintf("%s: the evidence does not name this topic; not planned", name))
+			default:
+				p.Unchanged++
+			}
+		}
+	}
+	for _, t := range targets {
+		pr, ok := byTP[t.TP()]
+		if !ok {
+			return nil, fmt.Errorf("%w: %s does not exist", ErrUnknownPartition, t.TP())
+		}
+		m := Decide(pr.Offsets, t, source, o.AllowForward)
+		if m.Direction == Back || m.Direction == Forward {
+			var ev *evidence.Partition
+			if o.Evidence != nil && o.Evidence.Covers(m.Topic) {
+				ev = o.Evidence.Parts[m.TP()]
+				if ev == nil {
+					ev = &evidence.Partition{}
+				}
+			}
+			if err := count(ctx, cl, &m, ev, o.MaxScan); err != nil {
+				return nil, err
+			}
+		}
+		if pr.Judgement != nil && m.Direction == Back {
+			for _, l := range pr.Judgement.Lost {
+				if l.Last >= m.Target {
+					m.LostRanges = append(m.LostRanges, l)
+				}
+			}
+		}
+		p.Moves = append(p.Moves, m)
+	}
+	sort.Slice(p.Moves, func(i, j int) bool {
+		a, b := p.Moves[i], p.Moves[j]
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		return a.Partition < b.Partition
+	})
+	return p, nil
+}
+
+// Decide applies the safety rules to one target against the partition's offsets. It is
+// pure: the counts are filled in later by a scan.
+func Decide(o inspect.Offsets, t Target, source Source, allowForward bool) Move {
+	m := Move{
+		Topic: o.Topic, Partition: o.Partition,
+		Committed: o.Committed, CommittedEpoch: o.CommittedEpoch, CommittedMetadata: o.Metadata,
+		Target: t.Offset, TargetEpoch: t.LeaderEpoch, TargetMetadata: t.Metadata,
+		LogStart: o.LogStart, LastStable: o.LastStable, HighWatermark: o.HighWatermark,
+		Source: source,
+	}
+	switch {
+	case o.Committed < 0:
+		m.Direction = Set
+	case t.Offset == o.Committed:
+		m.Direction = None
+	case t.Offset > o.Committed:
+		m.Direction = Forward
+	default:
+		m.Direction = Back
+	}
+	switch {
+	case o.Err != "":
+		m.Refused = "the partition cannot be read: " + o.Err
+	case t.Expect != nil && *t.Expect != o.Committed:
+		m.Refused = fmt.Sprintf("the committed offset moved since the plan was made (planned against %d, now %s); make a new plan", *t.Expect, offsetText(o.Committed))
+	case m.Direction == None:
+	case t.Offset < o.LogStart:
+		// Records below the log start offset were deleted (retention, DeleteRecords);
+		// a consumer fetching there gets OFFSET_OUT_OF_RANGE and jumps by
+		// auto.offset.reset, possibly to the end.
+		m.Refused = fmt.Sprintf("target %d is below the log start offset %d: records before %d were deleted (retention or DeleteRecords) and cannot be delivered again; the lowest possible target is %d", t.Offset, o.LogStart, o.LogStart, o.LogStart)
+	case t.Offset > o.HighWatermark:
+		m.Refused = fmt.Sprintf("target %d is beyond the high watermark %d: no record has that offset yet", t.Offset, o.HighWatermark)
+	case m.Direction == Forward && !allowForward:
+		m.Refused = fmt.Sprintf("moving forward from %d to %d skips offsets %d-%d without delivering them; pass --allow-forward if that is intended (restoring an undo file is a forward move)", o.Committed, t.Offset, o.Committed, t.Offset-1)
+	case m.Direction == Set && !allowForward && t.Offset > o.LogStart:
+		m.Refused = fmt.Sprintf("the group has no committed offset here (it starts wherever auto.offset.reset says); setting %d can skip records, so it needs --allow-forward", t.Offset)
+	}
+	return m
+}
+
+func offsetText(o int64) string {
+	if o < 0 {
+		return "none"
+	}
+	return fmt.Sprint(o)
+}
+
+// count fills in the record counts of a move by scanning the offsets between the
+// committed offset and the target, up to the last stable offset (what a read_committed
+// consumer can reach).
+func count(ctx context.Context, cl inspect.Cluster, m *Move, ev *evidence.Partition, maxScan int64) error {
+	from, to := min(m.Committed, m.Target), max(m.Committed, m.Target)
+	from = max(from, m.LogStart)
+	to = min(to, m.LastStable)
+	if from >= to {
+		if ev != nil && m.Direction == Back {
+			m.Lost, m.AlreadyDelivered = new(int64), new(int64)
+		}
+		return nil
+	}
+	if maxScan > 0 && to-from > maxScan {
+		to = from + maxScan
+		m.CountTruncated = true
+	}
+	sc, err := cl.Scan(ctx, m.Topic, m.Partition, from, to)
+	if err != nil {
+		return fmt.Errorf("counting the records of %s between %d and %d: %w", m.TP(), from, to, err)
+	}
+	records, delivered := CountRecords(sc.Spans, ev, from, to)
+	if m.Direction == Forward {
+		m.Skip = records
+		return nil
+	}
+	m.Redeliver = records
+	if ev != nil {
+		lost, dup := records-delivered, delivered
+		m.Lost, m.AlreadyDelivered = &lost, &dup
+	}
+	return nil
+}
+
+// CountRecords counts the deliverable records in [from, to) of spans, and how many of
+// them ev says were delivered (ev may be nil).
+func CountRecords(spans []inspect.Span, ev *evidence.Partition, from, to int64) (records, delivered int64) {
+	for _, s := range spans {
+		if !s.Kind.Deliverable() {
+			continue
+		}
+		first, last := max(s.First, from), min(s.Last, to-1)
+		if first > last {
+			continue
+		}
+		records += last - first + 1
+		if ev == nil {
+			continue
+		}
+		for _, iv := range ev.Delivered {
+			a, b := max(iv.First, first), min(iv.Last, last)
+			if a <= b {
+				delivered += b - a + 1
+			}
+		}
+	}
+	return records, delivered
+}

@@ -1,0 +1,333 @@
+package rewind
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kstranded/kstranded/evidence"
+	"github.com/kstranded/kstranded/inspect"
+)
+
+// seedOffsets is partition 0 after the bug report's loss: 200 records in one
+// transaction (0-199), its commit marker (200), one more record (201), committed 202.
+func seedOffsets() inspect.Offsets {
+	return inspect.Offsets{Topic: "stranded", Partition: 0, Committed: 202, CommittedEpoch: 0, LogStart: 0, LastStable: 202, HighWatermark: 202}
+}
+
+func ptr(v int64) *int64 { return &v }
+
+func TestDecide(t *testing.T) {
+	cases := []struct {
+		name         string
+		off          func(o *inspect.Offsets)
+		target       Target
+		allowForward bool
+		dir          Direction
+		refused      string // substring; "" means allowed
+	}{
+		{"moving back to the first lost record is allowed", nil, Target{Offset: 82}, false, Back, ""},
+		{"moving forward is refused", nil, Target{Offset: 210}, false, Forward, "beyond the high watermark"},
+		{"moving forward inside the log is refused without --allow-forward", func(o *inspect.Offsets) { o.Committed = 82 }, Target{Offset: 202}, false, Forward, "--allow-forward"},
+		{"moving forward is allowed with --allow-forward", func(o *inspect.Offsets) { o.Committed = 82 }, Target{Offset: 202}, true, Forward, ""},
+		{"a target below the log start offset is refused", func(o *inspect.Offsets) { o.LogStart = 100 }, Target{Offset: 82}, false, Back, "below the log start offset 100"},
+		{"a target below the log start offset is refused even with --allow-forward", func(o *inspect.Offsets) { o.LogStart = 100 }, Target{Offset: 82}, true, Back, "lowest possible target is 100"},
+		{"a target at the log start offset is allowed", func(o *inspect.Offsets) { o.LogStart = 82 }, Target{Offset: 82}, false, Back, ""},
+		{"a target beyond the high watermark is refused even with --allow-forward", nil, Target{Offset: 203}, true, Forward, "beyond the high watermark 202"},
+		{"the current offset is no move", nil, Target{Offset: 202}, false, None, ""},
+		{"a partition without a commit needs --allow-forward", func(o *inspect.Offsets) { o.Committed = -1 }, Target{Offset: 82}, false, Set, "no committed offset"},
+		{"a partition without a commit may be set to the log start", func(o *inspect.Offsets) { o.Committed = -1 }, Target{Offset: 0}, false, Set, ""},
+		{"an unreadable partition is refused", func(o *inspect.Offsets) { o.Err = "topic no longer exists" }, Target{Offset: 82}, false, Back, "cannot be read"},
+		{"a plan made against another committed offset is refused", nil, Target{Offset: 82, Expect: ptr(150)}, false, Back, "moved since the plan was made (planned against 150, now 202)"},
+		{"a plan made against the current committed offset is allowed", nil, Target{Offset: 82, Expect: ptr(202)}, false, Back, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := seedOffsets()
+			if c.off != nil {
+				c.off(&o)
+			}
+			c.target.Topic, c.target.LeaderEpoch = "stranded", -1
+			m := Decide(o, c.target, FromFlag, c.allowForward)
+			if m.Direction != c.dir {
+				t.Errorf("direction %s, want %s", m.Direction, c.dir)
+			}
+			if c.refused == "" && m.Refused != "" {
+				t.Errorf("refused: %s", m.Refused)
+			}
+			if c.refused != "" && !strings.Contains(m.Refused, c.refused) {
+				t.Errorf("refusal %q, want it to say %q", m.Refused, c.refused)
+			}
+		})
+	}
+}
+
+func TestParseTargets(t *testing.T) {
+	good := []struct {
+		name string
+		in   []string
+		want []Target
+	}{
+		{"one target", []string{"stranded/0=82"}, []Target{{Topic: "stranded", Partition: 0, Offset: 82, LeaderEpoch: -1}}},
+		{"comma separated and repeated values add up", []string{"a/0=1, a/1=2", "b.c_d-e/7=0"},
+			[]Target{{Topic: "a", Offset: 1, LeaderEpoch: -1}, {Topic: "a", Partition: 1, Offset: 2, LeaderEpoch: -1}, {Topic: "b.c_d-e", Partition: 7, Offset: 0, LeaderEpoch: -1}}},
+	}
+	for _, c := range good {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ParseTargets(c.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(c.want) {
+				t.Fatalf("got %+v", got)
+			}
+			for i := range got {
+				if got[i].TP() != c.want[i].TP() || got[i].Offset != c.want[i].Offset || got[i].LeaderEpoch != -1 {
+					t.Fatalf("target %d: got %+v, want %+v", i, got[i], c.want[i])
+				}
+			}
+		})
+	}
+	bad := []struct {
+		name, in, says string
+	}{
+		{"a target without an offset is an error", "stranded/0", "want TOPIC/PARTITION=OFFSET"},
+		{"a target without a topic is an error", "0=82", "no topic"},
+		{"an empty topic is an error", "/0=82", "empty topic"},
+		{"a partition that is not a number is an error", "stranded/x=82", `partition "x"`},
+		{"a negative offset is an error", "stranded/0=-1", `offset "-1"`},
+		{"an offset that is not a number is an error", "stranded/0=latest", `offset "latest"`},
+		{"a partition named twice is an error", "stranded/0=82,stranded/0=90", "already given a target"},
+		{"no targets at all is an error", " , ", "no targets"},
+	}
+	for _, c := range bad {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseTargets([]string{c.in})
+			var te *TargetError
+			if !errors.As(err, &te) || !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("ParseTargets(%q) = %v, want a TargetError saying %q", c.in, err, c.says)
+			}
+		})
+	}
+}
+
+func TestUndoFileRoundTripRestoresOffsetEpochAndMetadata(t *testing.T) {
+	p := &Plan{Group: inspect.Group{ID: "billing/eu"}, Moves: []Move{
+		{Topic: "orders", Partition: 3, Committed: 1200, CommittedEpoch: 7, CommittedMetadata: "app-meta", Target: 1100, Direction: Back},
+		{Topic: "orders", Partition: 4, Committed: 50, Target: 60, Direction: Forward, Refused: "no"},
+		{Topic: "orders", Partition: 5, Committed: 9, Target: 9, Direction: None},
+	}}
+	u := NewUndo(p, "test")
+	if len(u.Offsets) != 1 {
+		t.Fatalf("the undo file must hold only the moves that are applied, got %+v", u.Offsets)
+	}
+	path := DefaultUndoPath(t.TempDir(), p.Group.ID, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	if filepath.Base(path) != "kstranded-undo-billing_eu-20260102T030405Z.json" {
+		t.Fatalf("default name %s", filepath.Base(path))
+	}
+	if err := WriteUndoFile(path, u); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteUndoFile(path, u); err == nil || !strings.Contains(err.Error(), "never overwritten") {
+		t.Fatalf("a second write must not overwrite the undo file: %v", err)
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	f, err := ReadFile(fh, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Kind != FromUndo || f.Group != "billing/eu" || len(f.Targets) != 1 {
+		t.Fatalf("read back %+v", f)
+	}
+	got := f.Targets[0]
+	if got.Topic != "orders" || got.Partition != 3 || got.Offset != 1200 || got.LeaderEpoch != 7 || got.Metadata != "app-meta" || got.Expect != nil {
+		t.Fatalf("target %+v", got)
+	}
+	// Restoring is a forward move: refused without --allow-forward, allowed with it.
+	now := inspect.Offsets{Topic: "orders", Partition: 3, Committed: 1100, LogStart: 0, LastStable: 1300, HighWatermark: 1300}
+	if m := Decide(now, got, FromUndo, false); m.Refused == "" {
+		t.Fatal("restoring without --allow-forward must be refused")
+	}
+	if m := Decide(now, got, FromUndo, true); m.Refused != "" || m.TargetEpoch != 7 || m.TargetMetadata != "app-meta" {
+		t.Fatalf("restore %+v", m)
+	}
+}
+
+func TestReadFileRejectsWhatIsNotAPlan(t *testing.T) {
+	cases := []struct{ name, in, says string }{
+		{"text is not a plan", "stranded/0=82\n", "not a rewind plan"},
+		{"another kstranded document is not a plan", `{"schema":"kstranded.inspect/v1","group":{"group":"g"}}`, "neither a rewind plan"},
+		{"a plan without a group is refused", `{"schema":"kstranded.rewind/v1","moves":[]}`, "names no group"},
+		{"a plan without moves has nothing to apply", `{"schema":"kstranded.rewind/v1","group":{"group":"g"},"moves":[]}`, "no partitions"},
+		{"a move without a target is refused", `{"schema":"kstranded.rewind/v1","group":{"group":"g"},"moves":[{"topic":"t","partition":0}]}`, "moves[0]"},
+		{"a partition twice is refused", `{"schema":"kstranded.rewind-undo/v1","group":"g","offsets":[{"topic":"t","partition":0,"offset":1},{"topic":"t","partition":0,"offset":2}]}`, "appears twice"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ReadFile(strings.NewReader(c.in), "f.json")
+			if err == nil || !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("got %v, want an error saying %q", err, c.says)
+			}
+		})
+	}
+}
+
+func TestReadFileTakesAPlanWithItsCommittedOffsets(t *testing.T) {
+	in := `{"schema":"kstranded.rewind/v1","group":{"group":"g","members":[]},"moves":[{"topic":"t","partition":0,"committed":202,"target":82,"target_leader_epoch":-1,"target_metadata":""}]}`
+	f, err := ReadFile(strings.NewReader(in), "plan.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Kind != FromPlan || f.Group != "g" || len(f.Targets) != 1 || f.Targets[0].Offset != 82 || f.Targets[0].Expect == nil || *f.Targets[0].Expect != 202 {
+		t.Fatalf("%+v", f)
+	}
+}
+
+func TestCountRecordsSkipsMarkersAndSplitsByEvidence(t *testing.T) {
+	spans := []inspect.Span{{First: 0, Last: 199, Kind: inspect.Record}, {First: 200, Last: 200, Kind: inspect.CommitMarker}, {First: 201, Last: 201, Kind: inspect.Record}}
+	ev := &evidence.Partition{Delivered: []evidence.Interval{{First: 0, Last: 81}, {First: 201, Last: 201}}}
+	records, delivered := CountRecords(spans, ev, 82, 202)
+	if records != 119 || delivered != 1 {
+		t.Fatalf("records %d delivered %d, want 119 and 1 (118 lost, the marker not counted)", records, delivered)
+	}
+	if r, d := CountRecords(spans, nil, 82, 202); r != 119 || d != 0 {
+		t.Fatalf("without evidence: %d %d", r, d)
+	}
+}
+
+// fakeCluster serves one partition's offsets and spans, and records commits.
+type fakeCluster struct {
+	group     inspect.Group
+	off       inspect.Offsets
+	spans     []inspect.Span
+	committed []Move
+	commitErr map[evidence.TP]error
+}
+
+func (f *fakeCluster) Snapshot(ctx context.Context, group string, topics []string) (*inspect.Snapshot, error) {
+	return &inspect.Snapshot{Group: f.group, Partitions: []inspect.Offsets{f.off}}, nil
+}
+
+func (f *fakeCluster) Scan(ctx context.Context, topic string, partition int32, from, to int64) (*inspect.Scan, error) {
+	var out []inspect.Span
+	for _, s := range f.spans {
+		a, b := max(s.First, from), min(s.Last, to-1)
+		if a <= b {
+			out = append(out, inspect.Span{First: a, Last: b, Kind: s.Kind})
+		}
+	}
+	return &inspect.Scan{From: from, To: to, Spans: out}, nil
+}
+
+func (f *fakeCluster) Commit(ctx context.Context, group string, moves []Move) (map[evidence.TP]error, error) {
+	if f.commitErr != nil {
+		return f.commitErr, nil
+	}
+	f.committed = append(f.committed, moves...)
+	for _, m := range moves {
+		f.off.Committed = m.Target
+	}
+	return map[evidence.TP]error{}, nil
+}
+
+func (f *fakeCluster) Committed(ctx context.Context, group string) (map[evidence.TP]int64, error) {
+	return map[evidence.TP]int64{{Topic: f.off.Topic, Partition: f.off.Partition}: f.off.Committed}, nil
+}
+
+func seedCluster() *fakeCluster {
+	return &fakeCluster{
+		group: inspect.Group{ID: "g", State: "Empty", Members: []inspect.Member{}},
+		off:   seedOffsets(),
+		spans: []inspect.Span{{First: 0, Last: 199, Kind: inspect.Record}, {First: 200, Last: 200, Kind: inspect.CommitMarker}, {First: 201, Last: 201, Kind: inspect.Record}},
+	}
+}
+
+func seedEvidence(t *testing.T) *evidence.Set {
+	s := evidence.NewSet()
+	if err := s.Read(bytes.NewBufferString("stranded/0:0-81\nstranded/0:201\n"), "ev"); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestPlanFromEvidenceMovesToTheFirstLostRecord(t *testing.T) {
+	cl := seedCluster()
+	p, err := NewPlan(context.Background(), cl, Options{Group: "g", Evidence: seedEvidence(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Moves) != 1 {
+		t.Fatalf("moves %+v", p.Moves)
+	}
+	m := p.Moves[0]
+	if m.Committed != 202 || m.Target != 82 || m.Direction != Back || m.Redeliver != 119 || *m.Lost != 118 || *m.AlreadyDelivered != 1 || m.Source != FromEvidence {
+		t.Fatalf("move %+v", m)
+	}
+	if len(m.LostRanges) != 1 || m.LostRanges[0].First != 82 || m.LostRanges[0].Last != 199 {
+		t.Fatalf("lost ranges %+v", m.LostRanges)
+	}
+}
+
+func TestExecute(t *testing.T) {
+	member := inspect.Member{ID: "consumer-1-abc", ClientID: "billing", Host: "10.0.0.7"}
+	cases := []struct {
+		name    string
+		prepare func(cl *fakeCluster)
+		targets []Target
+		wantErr error
+		says    string
+	}{
+		{"an empty group is rewound and verified", nil, nil, nil, ""},
+		{"a group with members is refused and the member named", func(cl *fakeCluster) {
+			cl.group.State, cl.group.Members = "Stable", []inspect.Member{member}
+		}, nil, ErrGroupActive, "consumer-1-abc (client billing on 10.0.0.7)"},
+		{"a group rebalancing is refused", func(cl *fakeCluster) { cl.group.State = "PreparingRebalance" }, nil, ErrGroupActive, "state PreparingRebalance"},
+		{"a forward move is refused", func(cl *fakeCluster) { cl.off.Committed = 82 }, []Target{{Topic: "stranded", Offset: 202, LeaderEpoch: -1}}, ErrUnsafe, "--allow-forward"},
+		{"a target below the log start is refused", func(cl *fakeCluster) { cl.off.LogStart = 100 }, []Target{{Topic: "stranded", Offset: 82, LeaderEpoch: -1}}, ErrUnsafe, "below the log start offset"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cl := seedCluster()
+			if c.prepare != nil {
+				c.prepare(cl)
+			}
+			o := Options{Group: "g", Evidence: seedEvidence(t), Targets: c.targets, Source: FromFlag}
+			p, err := NewPlan(context.Background(), cl, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			undo := filepath.Join(t.TempDir(), "undo.json")
+			res, err := Execute(context.Background(), cl, p, ExecOptions{UndoPath: undo, Version: "test"})
+			if c.wantErr == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Checks) != 1 || !res.Checks[0].OK || res.Checks[0].Now != 82 || cl.off.Committed != 82 {
+					t.Fatalf("result %+v, committed %d", res, cl.off.Committed)
+				}
+				if _, err := os.Stat(undo); err != nil {
+					t.Fatalf("no undo file: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, c.wantErr) || !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("err %v, want %v saying %q", err, c.wantErr, c.says)
+			}
+			if len(cl.committed) != 0 {
+				t.Fatal("a refused plan must commit nothing")
+			}
+			if _, err := os.Stat(undo); !os.IsNotExist(err) {
+				t.Fatal("a refused plan must not write an undo file")
+			}
+		})
+	}
+}

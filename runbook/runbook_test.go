@@ -1,0 +1,330 @@
+package runbook
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kstranded/kstranded/internal/embedded"
+)
+
+// bin is the kstranded binary the runbooks run, built once by TestMain.
+var bin string
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		dir, err := os.MkdirTemp("", "kstranded-runbook-bin")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		bin = filepath.Join(dir, "kstranded")
+		{
+			out, err := exec.Command("go", "build", "-o", bin, "github.com/kstranded/kstranded").CombinedOutput()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "building kstranded: %v\n%s", err, out)
+				return 1
+			}
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+func runbookFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("../docs/runbooks/*.md")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no runbooks found in docs/runbooks (%v)", err)
+	}
+	return files
+}
+
+func TestEveryRunbookParsesAndHasSteps(t *testing.T) {
+	for _, f := range runbookFiles(t) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, err := Parse(filepath.Base(f), string(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if filepath.Base(f) == "README.md" {
+			continue
+		}
+		run := 0
+		for _, s := range rb.Steps {
+			if !s.Skip {
+				run++
+			}
+		}
+		if run == 0 {
+			t.Errorf("%s has no tested ```sh step", f)
+		}
+		if _, ok := setups[rb.Setup]; !ok {
+			t.Errorf("%s: unknown runbook-setup %q", f, rb.Setup)
+		}
+	}
+}
+
+// setups prepare the environment a runbook's steps start from, in dir, and return the
+// variables to export.
+var setups = map[string]func(t *testing.T, dir string) map[string]string{
+	// broker: an empty embedded broker (the runbook creates what it needs).
+	"broker": func(t *testing.T, dir string) map[string]string {
+		return map[string]string{"BROKER": startBroker(t)}
+	},
+	// loss: the v1.10.0 loss of the bug report, made by `repro --policy v1.10.0 --keep`,
+	// with the group and topic it used and its trace as the delivery evidence.
+	"loss": func(t *testing.T, dir string) map[string]string {
+		broker := startBroker(t)
+		trace := filepath.Join(dir, "trace.jsonl")
+		cmd := exec.Command(bin, "repro", "--brokers", broker, "--policy", "v1.10.0", "--keep",
+			"--trace", trace, "--fetch-wait-max", "10ms", "--time-scale", "0.002", "-o", "json")
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		if code := cmd.ProcessState.ExitCode(); code != 3 {
+			t.Fatalf("repro --policy v1.10.0: exit %d (want 3: records lost): %v\n%s", code, err, out)
+		}
+		var r struct {
+			Lost int `json:"lost"`
+			Runs []struct {
+				Topic string `json:"topic"`
+				Group string `json:"group"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal(out, &r); err != nil || len(r.Runs) != 1 || r.Lost != 118 {
+			t.Fatalf("repro output: %v, lost %d, want 118\n%s", err, r.Lost, out)
+		}
+		return map[string]string{"BROKER": broker, "GROUP": r.Runs[0].Group, "TOPIC": r.Runs[0].Topic, "TRACE": trace}
+	},
+	// stuck: records stranded, not lost: 200 records in one transaction, consumed by the
+	// v1.10.0 model until quiescent: 82 delivered and committed, 118 pending.
+	"stuck": func(t *testing.T, dir string) map[string]string {
+		broker := startBroker(t)
+		trace := filepath.Join(dir, "trace.jsonl")
+		run(t, dir, 0, "repro", "produce", "--brokers", broker, "--topic", "orders", "--records", "200")
+		out := run(t, dir, 0, "repro", "consume", "--brokers", broker, "--group", "billing", "--topic", "orders",
+			"--policy", "v1.10.0", "--until-quiescent", "--time-scale", "0.002", "--fetch-wait-max", "10ms", "--trace", trace, "-o", "json")
+		var r struct {
+			Partitions []struct {
+				Partition int32 `json:"partition"`
+				Committed int64 `json:"committed"`
+			} `json:"partitions"`
+		}
+		if err := json.Unmarshal(out, &r); err != nil || len(r.Partitions) == 0 || r.Partitions[0].Committed != 82 {
+			t.Fatalf("repro consume: %v; want partition 0 committed at 82\n%s", err, out)
+		}
+		return map[string]string{"BROKER": broker, "GROUP": "billing", "TOPIC": "orders", "TRACE": trace}
+	},
+}
+
+// run runs the kstranded binary in dir and returns its standard output.
+func run(t *testing.T, dir string, want int, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if code := cmd.ProcessState.ExitCode(); code != want {
+		t.Fatalf("kstranded %s: exit %d, want %d: %v\n%s", strings.Join(args, " "), code, want, err, out)
+	}
+	return out
+}
+
+func startBroker(t *testing.T) string {
+	t.Helper()
+	b, err := embedded.Start(embedded.Options{Partitions: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b.Addr()
+}
+
+// TestRunbooks runs every runbook's steps in order against the embedded broker and checks
+// each step's exit code and the lines the runbook says the operator will see.
+func TestRunbooks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs consumers against a broker")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("the runbooks are bash")
+	}
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Skip("the runbooks use jq")
+	}
+	for _, f := range runbookFiles(t) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, err := Parse(filepath.Base(f), string(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rb.Steps) == 0 {
+			continue
+		}
+		t.Run(strings.TrimSuffix(rb.Name, ".md"), func(t *testing.T) {
+			t.Parallel()
+			runRunbook(t, rb)
+		})
+	}
+}
+
+func runRunbook(t *testing.T, rb *Runbook) {
+	dir := t.TempDir()
+	setup := setups[rb.Setup]
+	if setup == nil {
+		t.Fatalf("unknown runbook-setup %q", rb.Setup)
+	}
+	env := setup(t, dir)
+	sh := startShell(t, dir, env)
+	for i, s := range rb.Steps {
+		if s.Skip {
+			continue
+		}
+		start := time.Now()
+		out, code := sh.run(t, i, s.Code, 90*time.Second)
+		t.Logf("%s:%d (%.1fs) exit %d\n$ %s\n%s", rb.Name, s.Line, time.Since(start).Seconds(), code, s.Code, out)
+		if code != s.Exit {
+			t.Fatalf("%s:%d: exit %d, the runbook says %d\n$ %s\n%s", rb.Name, s.Line, code, s.Exit, s.Code, out)
+		}
+		if miss := Missing(s.Expect, out); len(miss) > 0 {
+			t.Fatalf("%s:%d: the output lacks lines the runbook promises:\n  %s\n$ %s\n%s", rb.Name, s.Line, strings.Join(miss, "\n  "), s.Code, out)
+		}
+	}
+}
+
+// shell is one bash session fed step by step, as an operator's terminal.
+type shell struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	dir string // where step outputs and exit codes are written
+}
+
+func startShell(t *testing.T, dir string, env map[string]string) *shell {
+	t.Helper()
+	state := t.TempDir()
+	cmd := exec.Command("bash", "--noprofile", "--norc")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"), "NO_COLOR=1")
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	// Its own process group, so that background jobs a runbook starts are stopped too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sh := &shell{cmd: cmd, in: in, dir: state}
+	t.Cleanup(func() {
+		in.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+		}
+		// Whatever the runbook left running in the background.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		time.Sleep(200 * time.Millisecond)
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	})
+	return sh
+}
+
+// run runs one step and returns its combined output and exit code.
+func (s *shell) run(t *testing.T, i int, code string, timeout time.Duration) (string, int) {
+	t.Helper()
+	out := filepath.Join(s.dir, fmt.Sprintf("out.%d", i))
+	rc := filepath.Join(s.dir, fmt.Sprintf("rc.%d", i))
+	script := fmt.Sprintf("{\n%s\n} > %q 2>&1 < /dev/null\necho $? > %q.tmp && mv %q.tmp %q\n", code, out, rc, rc, rc)
+	if _, err := io.WriteString(s.in, script); err != nil {
+		t.Fatalf("the shell is gone: %v", err)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		if b, err := os.ReadFile(rc); err == nil {
+			o, _ := os.ReadFile(out)
+			var c int
+			fmt.Sscan(string(b), &c)
+			return string(o), c
+		}
+		if time.Now().After(deadline) {
+			o, _ := os.ReadFile(out)
+			t.Fatalf("step did not finish within %s\n$ %s\n%s", timeout, code, o)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestParseReadsStepsExpectationsAndSkips(t *testing.T) {
+	md := "<!-- runbook-setup: loss -->\n# T\n\n```sh\nkstranded inspect --group \"$GROUP\"\n```\n<!-- expect exit=3 -->\n\nYou will see:\n\n```text\nstranded-…/0: LOST 82-199\n\n```\n\n```text\nnot an expectation\n```\n\n<!-- runbook: skip (production only) -->\n```sh\nsystemctl stop billing\n```\n\n```js\nconst x = 1\n```\n"
+	rb, err := Parse("t.md", md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rb.Setup != "loss" || len(rb.Steps) != 2 {
+		t.Fatalf("setup %q, %d steps", rb.Setup, len(rb.Steps))
+	}
+	s := rb.Steps[0]
+	if s.Exit != 3 || s.Skip || len(s.Expect) != 1 || s.Expect[0] != "stranded-…/0: LOST 82-199" || s.Code != `kstranded inspect --group "$GROUP"` {
+		t.Fatalf("first step %+v", s)
+	}
+	if !rb.Steps[1].Skip || rb.Steps[1].Exit != 0 {
+		t.Fatalf("second step %+v", rb.Steps[1])
+	}
+}
+
+func TestParseRejectsBrokenMarkup(t *testing.T) {
+	cases := []struct{ name, md string }{
+		{"an unclosed block", "```sh\nls\n"},
+		{"an expectation before any step", "<!-- expect exit=1 -->\n"},
+		{"a misspelt expectation", "```sh\nls\n```\n<!-- expect exit 3 -->\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := Parse("t.md", c.md); err == nil {
+				t.Fatal("want an error")
+			}
+		})
+	}
+}
+
+func TestMissingMatchesWithEllipsisAndSpacing(t *testing.T) {
+	out := "TOPIC\tPARTITION\tCOMMITTED\nstranded-1a2b\t0\t202\nstranded-1a2b/0: LOST 82-199 (118 records); safe rewind offset 82\n"
+	cases := []struct {
+		name   string
+		expect string
+		found  bool
+	}{
+		{"an exact line", "stranded-1a2b\t0\t202", true},
+		{"tabs compare equal to spaces", "stranded-1a2b 0 202", true},
+		{"an ellipsis stands for any text", "stranded-…/0: LOST 82-199 … safe rewind offset 82", true},
+		{"fragments must come in order", "safe rewind … LOST", false},
+		{"a line that is not there", "OK: no records lost", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			miss := Missing([]string{c.expect}, out)
+			if (len(miss) == 0) != c.found {
+				t.Fatalf("Missing(%q) = %v", c.expect, miss)
+			}
+		})
+	}
+}
