@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/embedded"
 	"github.com/kstranded/kstranded/internal/loop"
 	"github.com/kstranded/kstranded/traceevent"
 )
@@ -53,7 +54,13 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 		Policy: string(o.Policy), Commit: string(o.Commit), Settings: o.settingsMap()}
 	ev.Time, ev.AtMs = now()
 	trace(ev)
-	src, err := newRDSource(o.Kafka, consumerProps(o, o.Group, false), o.Topic, trace, now)
+	onEmbedded := false
+	if id, err := ClusterID(ctx, o.Kafka, o.Timeout); err != nil {
+		return nil, err
+	} else if id == embedded.ClusterID {
+		onEmbedded = true // `kstranded broker`: kfake needs a short fetch wait
+	}
+	src, err := newRDSource(o.Kafka, consumerProps(o, o.Group, onEmbedded), o.Topic, trace, now)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +105,9 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 			runErr = nil // interruption is how a plain consume ends
 		}
 	}
+	// Stop admitting, let a batch in flight finish within the grace period, then read
+	// what is committed (librdkafka commits what is stored when it closes).
+	drain(lp, eng, o.Grace)
 	eng.FlushTrace()
 	if c, err := src.committed(o.Timeout); err == nil {
 		committed = c

@@ -295,3 +295,20 @@ func waitHigh(ctx context.Context, p *kafka.Producer, topic string, partition in
 		}
 	}
 }
+
+// ClusterID returns the cluster's ID (used to recognise the embedded broker behind
+// --brokers, e.g. `kstranded broker`).
+func ClusterID(ctx context.Context, cfg kafkaconf.Config, timeout time.Duration) (string, error) {
+	a, berrs, closeAdmin, err := newAdmin(cfg)
+	if err != nil {
+		return "", err
+	}
+	defer closeAdmin()
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	id, err := a.ClusterID(tctx)
+	if err != nil {
+		return "", reachError(cfg.Brokers, "cluster id", err, tctx, berrs.last())
+	}
+	return id, nil
+}

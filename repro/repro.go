@@ -263,6 +263,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err := EnsureTopic(ctx, cfg, topic, o.Partitions, o.Timeout); err != nil {
 			return nil, err
 		}
+		if id, err := ClusterID(ctx, cfg, o.Timeout); err == nil && id == embedded.ClusterID {
+			res.Embedded = true // `kstranded broker`: kfake needs a short fetch wait
+		}
 		if !o.Keep {
 			defer func() {
 				dctx, cancel := context.WithTimeout(context.Background(), o.Timeout)

@@ -16,6 +16,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
+// ClusterID identifies the embedded broker, so clients pointed at `kstranded broker`
+// can apply the settings kfake needs (a short fetch.wait.max.ms on consumers).
+const ClusterID = "kstranded-embedded"
+
 // Options configures the embedded broker.
 type Options struct {
 	Port       int    // 0: a free port
@@ -46,7 +50,7 @@ func Start(o Options) (*Broker, error) {
 			}
 			return net.Listen("tcp", net.JoinHostPort("127.0.0.1", port))
 		}),
-		kfake.ClusterID("kstranded-embedded"),
+		kfake.ClusterID(ClusterID),
 	}
 	if o.Topic != "" {
 		opts = append(opts, kfake.SeedTopics(o.Partitions, o.Topic))
