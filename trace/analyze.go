@@ -129,6 +129,7 @@ type partState struct {
 	cache        RangeSet // fetched, not yet served or cleared (for count-only serves)
 	committed    int64
 	commits      []offRef // increases only
+	lastManual   int64    // highest manual (explicit) commit, -1 before any
 	stored       int64
 	position     int64
 	posRef       Ref
@@ -225,7 +226,7 @@ func (a *Analyzer) part(topic string, p int32) *partState {
 	k := tpKey{topic, p}
 	ps := a.parts[k]
 	if ps == nil {
-		ps = &partState{key: k, committed: Unknown, stored: Unknown, position: Unknown, tl: timeline{cap: a.opt.TimelineCap}}
+		ps = &partState{key: k, committed: Unknown, stored: Unknown, position: Unknown, lastManual: -1, tl: timeline{cap: a.opt.TimelineCap}}
 		a.parts[k] = ps
 		a.order = append(a.order, k)
 	}
@@ -426,6 +427,16 @@ func (a *Analyzer) add(e Event) {
 		var highRef Ref
 		if n := len(ps.commits); n > 0 {
 			high, highRef = ps.commits[n-1].offset, ps.commits[n-1].ref
+		}
+		if e.Reason == "auto" && ps.lastManual > e.Offset && e.Offset < high {
+			// librdkafka reports auto-commit results when the application polls, so an
+			// auto-commit that completed before a manual commit can be reported after
+			// it; it is not a regression of what is committed.
+			a.entry(e, fmt.Sprintf("auto-commit of %d reported after the manual commit of %d", e.Offset, ps.lastManual))
+			return
+		}
+		if e.Reason == "manual" && e.Offset > ps.lastManual {
+			ps.lastManual = e.Offset
 		}
 		if high != Unknown && e.Offset < high {
 			a.regression(e, high, highRef)

@@ -99,6 +99,9 @@ func (p *kstrandedParser) Line(line []byte, emit func(Event)) error {
 			if e.Reason == "" {
 				e.Reason = ev.Error
 			}
+			if k == KindCommit {
+				e.Reason = ev.Reason // "auto" or "manual"
+			}
 			emit(e)
 		}
 		if len(ev.Committed) == 0 && ev.Error != "" {
