@@ -249,6 +249,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res := &Result{RunID: runID, Policy: o.Policy, Commit: o.Commit, Settings: o.settingsMap()}
 	cfg := o.Kafka
 	topic := o.Topic
+	kfake := false
 	if cfg.Brokers == "" {
 		b, err := embedded.Start(embedded.Options{Topic: topic, Partitions: o.Partitions})
 		if err != nil {
@@ -256,7 +257,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		defer b.Close()
 		cfg = cfg.WithBrokers(b.Addr())
-		res.Embedded = true
+		res.Embedded, kfake = true, true
 	} else {
 		// A user's cluster: a topic of our own per run, deleted afterwards unless --keep.
 		topic = fmt.Sprintf("%s-%s", o.Topic, runID)
@@ -264,7 +265,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 		if id, err := ClusterID(ctx, cfg, o.Timeout); err == nil && id == embedded.ClusterID {
-			res.Embedded = true // `kstranded broker`: kfake needs a short fetch wait
+			kfake = true // `kstranded broker`: kfake needs a short fetch wait
 		}
 		if !o.Keep {
 			defer func() {
@@ -282,7 +283,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res.Topic, res.Group, res.Brokers = topic, group, cfg.Brokers
 
-	r := &run{o: o, ctx: ctx, cfg: cfg, topic: topic, group: group, res: res, start: start, lp: loop.NewReal(),
+	r := &run{o: o, ctx: ctx, cfg: cfg, topic: topic, group: group, res: res, start: start, lp: loop.NewReal(), kfake: kfake,
 		records: map[int32][]int64{}, highs: map[int32]int64{}, delivered: map[eachbatch.TopicPartition]map[int64]int{}}
 	r.emit(traceevent.Event{Ev: traceevent.Run, Schema: traceevent.Schema, Topic: topic, Group: group,
 		Policy: string(o.Policy), Commit: string(o.Commit), Settings: res.Settings})
@@ -359,6 +360,7 @@ type run struct {
 	highs     map[int32]int64
 	delivered map[eachbatch.TopicPartition]map[int64]int // over every consumer instance
 	restarted int
+	kfake     bool // the broker is kfake (embedded, or `kstranded broker`)
 }
 
 // consumer is one consumer instance: librdkafka client, model engine, ledger.
@@ -387,7 +389,7 @@ func (r *run) emit(ev traceevent.Event) {
 // startConsumer starts a consumer instance in the run's group.
 func (r *run) startConsumer() error {
 	o := r.o
-	src, err := newRDSource(r.cfg, consumerProps(o, r.group, r.res.Embedded), r.topic, r.trace, r.now)
+	src, err := newRDSource(r.cfg, consumerProps(o, r.group, r.kfake), r.topic, r.trace, r.now)
 	if err != nil {
 		return err
 	}

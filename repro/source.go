@@ -33,7 +33,7 @@ type rdSource struct {
 }
 
 // consumerProps are the librdkafka settings the run owns, from the seed's consumer.
-func consumerProps(o Options, group string, embedded bool) map[string]string {
+func consumerProps(o Options, group string, kfake bool) map[string]string {
 	iso := "read_committed"
 	if !o.ReadCommitted {
 		iso = "read_uncommitted"
@@ -43,7 +43,7 @@ func consumerProps(o Options, group string, embedded bool) map[string]string {
 		reset = "latest"
 	}
 	fetchWait := o.FetchWaitMax
-	if embedded && !o.FetchWaitMaxSet {
+	if kfake && !o.FetchWaitMaxSet {
 		// kfake holds empty fetches for the full wait; keep it short there only.
 		fetchWait = 10 * time.Millisecond
 	}

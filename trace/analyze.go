@@ -435,7 +435,7 @@ func (a *Analyzer) add(e Event) {
 			a.entry(e, fmt.Sprintf("auto-commit of %d reported after the manual commit of %d", e.Offset, ps.lastManual))
 			return
 		}
-		if e.Reason == "manual" && e.Offset > ps.lastManual {
+		if e.Reason != "auto" && e.Offset > ps.lastManual {
 			ps.lastManual = e.Offset
 		}
 		if high != Unknown && e.Offset < high {

@@ -200,6 +200,19 @@ func (p *kstrandedParser) Line(line []byte, emit func(Event)) error {
 		e := base(KindNote)
 		e.Reason = noteOf(ev)
 		emit(e)
+		if ev.Ev == traceevent.PhaseEnd {
+			// The committed offsets repro read from the group coordinator when the phase
+			// ended: the truth, even when librdkafka's report of the auto-commit that
+			// made them was never polled before the consumer closed.
+			for _, ps := range ev.Partitions {
+				if ps.Committed < 0 {
+					continue
+				}
+				c := base(KindCommit)
+				c.Partition, c.Offset, c.Reason = ps.Partition, ps.Committed, "observed"
+				emit(c)
+			}
+		}
 	default:
 		// a newer writer may add events: keep them, unread, in the timeline
 		e := base(KindNote)
