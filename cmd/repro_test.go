@@ -1,0 +1,90 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kstranded/kstranded/internal/exitcode"
+)
+
+func TestReproRejectsInvalidValuesNamingTheFlag(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		flag string
+	}{
+		{"a batch size of 0", []string{"repro", "--batch-size", "0"}, "--batch-size"},
+		{"a negative handler delay", []string{"repro", "--handler-delay", "-1s"}, "--handler-delay"},
+		{"an unknown policy", []string{"repro", "--policy", "v9"}, "--policy"},
+		{"a malformed -X", []string{"repro", "-X", "debug"}, "-X"},
+		{"an unknown commit mode", []string{"repro", "--commit", "sometimes"}, "--commit"},
+		{"a time scale of 0", []string{"repro", "--time-scale", "0"}, "--time-scale"},
+		{"a partition outside the topic", []string{"repro", "--partition", "20"}, "--partition"},
+		{"a negative grace", []string{"repro", "--grace", "-1s"}, "--grace"},
+		{"an unknown flag", []string{"repro", "--bogus"}, "--bogus"},
+		{"an unknown output format", []string{"repro", "-o", "yaml"}, "-o"},
+		{"produce without brokers", []string{"repro", "produce"}, "--brokers"},
+		{"consume without a group", []string{"repro", "consume", "--brokers", "127.0.0.1:1"}, "--group"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := runCmd(t, "", c.args...)
+			if code != exitcode.Usage {
+				t.Fatalf("exit %d, want %d\n%s%s", code, exitcode.Usage, out, errs)
+			}
+			if !strings.Contains(errs, c.flag) {
+				t.Fatalf("the error does not name %s: %q", c.flag, errs)
+			}
+		})
+	}
+}
+
+func TestReproOnUnreachableBrokersFailsWithinTheTimeoutNamingThem(t *testing.T) {
+	start := time.Now()
+	code, _, errs := runCmd(t, "", "repro", "--brokers", "127.0.0.1:1", "--timeout", "3s")
+	took := time.Since(start)
+	if code != exitcode.Error {
+		t.Fatalf("exit %d, want %d: %s", code, exitcode.Error, errs)
+	}
+	if !strings.Contains(errs, "127.0.0.1:1") {
+		t.Fatalf("the error does not name the brokers: %q", errs)
+	}
+	if took > 8*time.Second {
+		t.Fatalf("took %s with --timeout 3s", took)
+	}
+}
+
+func TestReproInterruptedPrintsThePartialResultAndExits130(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a live consumer")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(3*time.Second, cancel)
+	var out, errs bytes.Buffer
+	start := time.Now()
+	code := run(ctx, []string{"repro", "-o", "json", "--grace", "5s"}, IO{In: strings.NewReader(""), Out: &out, Err: &errs})
+	if code != exitcode.Interrupted {
+		t.Fatalf("exit %d, want %d\n%s", code, exitcode.Interrupted, errs.String())
+	}
+	if took := time.Since(start); took > 3*time.Second+5*time.Second+5*time.Second {
+		t.Fatalf("took %s: the drain must end within --grace", took)
+	}
+	var v struct {
+		Runs []struct {
+			Interrupted bool `json:"interrupted"`
+			Partitions  []struct {
+				Delivered int `json:"delivered"`
+			} `json:"partitions"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+		t.Fatalf("partial result is not JSON: %v\n%s", err, out.String())
+	}
+	if len(v.Runs) != 1 || !v.Runs[0].Interrupted || len(v.Runs[0].Partitions) == 0 || v.Runs[0].Partitions[0].Delivered == 0 {
+		t.Fatalf("partial result %s", out.String())
+	}
+}
