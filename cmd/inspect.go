@@ -150,11 +150,7 @@ func readEvidence(g *Globals, files []string) (*evidence.Set, error) {
 }
 
 func runInspect(ctx context.Context, g *Globals, o inspectOptions) error {
-	kc, err := g.Kafka()
-	if err != nil {
-		return err
-	}
-	opts, err := kc.KgoOpts()
+	opts, err := g.KgoOpts()
 	if err != nil {
 		return err
 	}

@@ -146,15 +146,11 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions, fetchWaitSet boo
 		return err
 	}
 	format, _ := g.Format()
-	if o.TraceFile != "" {
-		f, err := os.Create(o.TraceFile)
-		if err != nil {
-			return fmt.Errorf("--trace: %w", err)
-		}
-		defer f.Close()
-		o.Trace = traceevent.NewWriter(f)
-		defer o.Trace.Flush()
+	closeTrace, err := o.openTrace()
+	if err != nil {
+		return err
 	}
+	defer closeTrace()
 	progress := render.IsTerminal(g.IO.Err) && format == render.Table
 	var results []*repro.Result
 	var runErr error
@@ -200,4 +196,20 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions, fetchWaitSet boo
 		return fmt.Errorf("%w: %v", exitcode.ErrInterrupted, runErr)
 	}
 	return runErr
+}
+
+// openTrace opens --trace FILE, if given; the returned function flushes and closes it.
+func (o *reproOptions) openTrace() (func(), error) {
+	if o.TraceFile == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(o.TraceFile)
+	if err != nil {
+		return nil, fmt.Errorf("--trace: %w", err)
+	}
+	o.Trace = traceevent.NewWriter(f)
+	return func() {
+		_ = o.Trace.Flush()
+		_ = f.Close()
+	}, nil
 }

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/internal/view"
 	"github.com/kstranded/kstranded/repro"
-	"github.com/kstranded/kstranded/traceevent"
 )
 
 func newReproProduceCmd(g *Globals) *cobra.Command {
@@ -85,15 +83,11 @@ partition. Use it with ` + "`repro produce`" + ` against your own cluster or ` +
 			if o.Kafka.Brokers == "" || o.Group == "" {
 				return exitcode.Usagef("repro consume needs --brokers and --group")
 			}
-			if o.TraceFile != "" {
-				f, err := os.Create(o.TraceFile)
-				if err != nil {
-					return fmt.Errorf("--trace: %w", err)
-				}
-				defer f.Close()
-				o.Trace = traceevent.NewWriter(f)
-				defer o.Trace.Flush()
+			closeTrace, err := o.openTrace()
+			if err != nil {
+				return err
 			}
+			defer closeTrace()
 			res, err := repro.Consume(c.Context(), o.Options, until)
 			if res != nil {
 				format, _ := g.Format()

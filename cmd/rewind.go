@@ -178,11 +178,7 @@ func (o *rewindOptions) validate(g *Globals) error {
 }
 
 func runRewind(ctx context.Context, g *Globals, o *rewindOptions) error {
-	kc, err := g.Kafka()
-	if err != nil {
-		return err
-	}
-	opts, err := kc.KgoOpts()
+	opts, err := g.KgoOpts()
 	if err != nil {
 		return err
 	}

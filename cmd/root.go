@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kstranded/kstranded/internal/exitcode"
 	"github.com/kstranded/kstranded/internal/kafkaconf"
@@ -41,6 +42,15 @@ type Globals struct {
 // Kafka returns the user's connection configuration.
 func (g *Globals) Kafka() (kafkaconf.Config, error) {
 	return kafkaconf.Load(g.Brokers, g.ConfigFiles, g.X)
+}
+
+// KgoOpts returns franz-go options for the user's connection configuration.
+func (g *Globals) KgoOpts() ([]kgo.Opt, error) {
+	k, err := g.Kafka()
+	if err != nil {
+		return nil, err
+	}
+	return k.KgoOpts()
 }
 
 // Format returns the output format.
