@@ -82,3 +82,61 @@ func TestTLSConfigDecryptsOpenSSLPKCS8Key(t *testing.T) {
 		t.Fatalf("right password: %v", err)
 	}
 }
+
+func TestCheckKeyNamesAWrongOrMissingPasswordWithoutEchoingIt(t *testing.T) {
+	props := func(pw string) Config {
+		p := map[string]string{"security.protocol": "SSL", "ssl.key.location": "testdata/client-pkcs8.key"}
+		if pw != "" {
+			p["ssl.key.password"] = pw
+		}
+		return Config{Props: p}
+	}
+	for _, tc := range []struct {
+		name, password, want string
+	}{
+		{"a wrong password is named", "wrong-password", "wrong ssl.key.password"},
+		{"a missing password is named", "", "ssl.key.password is not set"},
+		{"the right password passes", "kstranded-test", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := props(tc.password).CheckKey()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("CheckKey: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("CheckKey: got %v, want an error containing %q", err, tc.want)
+			case err != nil && tc.password != "" && strings.Contains(err.Error(), tc.password):
+				t.Fatalf("CheckKey echoed the password: %v", err)
+			}
+		})
+	}
+	plaintext := Config{Props: map[string]string{"ssl.key.location": "testdata/client-pkcs8.key", "ssl.key.password": "wrong-password"}}
+	if err := plaintext.CheckKey(); err != nil {
+		t.Fatalf("without security.protocol=SSL librdkafka ignores ssl.*; got %v", err)
+	}
+}
+
+func TestTLSHintExplainsHandshakeRejections(t *testing.T) {
+	for _, msg := range []string{
+		"ssl://127.0.0.1:1/bootstrap: Receive failed: error:0A000412:SSL routines::sslv3 alert bad certificate: SSL alert number 42",
+		"remote error: tls: bad certificate",
+	} {
+		if h := TLSHint(msg); !strings.Contains(h, "client certificate") {
+			t.Errorf("TLSHint(%q) = %q, want a hint about the client certificate", msg, h)
+		}
+	}
+	if h := TLSHint("Local: Broker transport failure"); h != "" {
+		t.Errorf("no TLS failure named, got %q", h)
+	}
+}
+
+func TestExplainErrorRedactsAndHintsOnce(t *testing.T) {
+	props := map[string]string{"ssl.key.password": "hunter22"}
+	got := ExplainError(props, "fetching offsets: remote error: tls: bad certificate (key hunter22)")
+	if strings.Contains(got, "hunter22") || !strings.Contains(got, "client certificate") {
+		t.Fatalf("got %q, want the password redacted and the hint added", got)
+	}
+	if again := ExplainError(props, got); again != got {
+		t.Fatalf("explained twice: %q", again)
+	}
+}

@@ -123,7 +123,7 @@ func decryptKey(keyPEM []byte, password string) ([]byte, error) {
 		}
 		der, err := x509.DecryptPEMBlock(block, []byte(password)) //nolint:staticcheck
 		if err != nil {
-			return nil, errors.New("cannot decrypt key: wrong ssl.key.password?")
+			return nil, errKeyPassword
 		}
 		return pem.EncodeToMemory(&pem.Block{Type: block.Type, Bytes: der}), nil
 	}

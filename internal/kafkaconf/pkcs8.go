@@ -108,11 +108,11 @@ func decryptPKCS8(der, password []byte) ([]byte, error) {
 	cipher.NewCBCDecrypter(block, iv).CryptBlocks(out, info.EncryptedData)
 	n := int(out[len(out)-1])
 	if n == 0 || n > block.BlockSize() || n > len(out) {
-		return nil, errors.New("cannot decrypt key: wrong ssl.key.password?")
+		return nil, errKeyPassword
 	}
 	for _, b := range out[len(out)-n:] {
 		if int(b) != n {
-			return nil, errors.New("cannot decrypt key: wrong ssl.key.password?")
+			return nil, errKeyPassword
 		}
 	}
 	return out[:len(out)-n], nil
