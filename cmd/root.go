@@ -138,7 +138,7 @@ func run(ctx context.Context, args []string, streams IO) int {
 	if err != nil && !errors.Is(err, exitcode.ErrReported) {
 		msg := err.Error()
 		if k, kerr := g.Kafka(); kerr == nil {
-			msg = kafkaconf.RedactText(k.Props, msg)
+			msg = kafkaconf.ExplainError(k.Props, msg)
 		}
 		if f, _ := g.Format(); f == render.JSON {
 			_ = render.WriteJSON(streams.Err, map[string]any{"error": msg, "exit_code": exitcode.Code(err)})
