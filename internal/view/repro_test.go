@@ -1,0 +1,102 @@
+package view
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/repro"
+	"github.com/kstranded/kstranded/traceevent"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// seedLoss is the v1.10.0 outcome as repro reports it (values from a real run).
+func seedLoss() *repro.Result {
+	offs := make([]int64, 200)
+	for i := range offs {
+		offs[i] = int64(i)
+	}
+	return &repro.Result{
+		RunID: "04e9d516", Topic: "stranded", Group: "kstranded-v1.10.0-auto-04e9d516", Brokers: "127.0.0.1:42503", Embedded: true,
+		Policy: eachbatch.V1_10_0, Commit: repro.CommitAuto,
+		Settings: map[string]string{"time_scale": "0.01", "batch_size": "20", "concurrency": "20", "handler_delay": "40s",
+			"handler_parallel": "3", "max_poll_interval": "15m0s"},
+		Produced: repro.ProduceResult{Topic: "stranded", Partition: 0, Offsets: offs, High: 201},
+		Phases: []repro.Phase{
+			{N: 1, Elapsed: 12900 * time.Millisecond, Partitions: []repro.PhasePartition{{Partition: 0, Delivered: 82, Committed: 82, Frontier: 82, High: 201, Verdict: "STRANDED", Stranded: 118}}},
+			{N: 2, Elapsed: 13500 * time.Millisecond, Partitions: []repro.PhasePartition{{Partition: 0, Delivered: 83, Committed: 202, Frontier: 82, High: 202, Verdict: "LOSS", Lost: 118}}},
+		},
+		Partitions: []repro.PartitionResult{{
+			Partition: 0, Produced: 201, High: 202, CommittedByPhase: []int64{82, 202}, FrontierByPhase: []int64{82, 82},
+			VerdictByPhase: []string{"STRANDED", "LOSS"},
+			PartitionVerdict: repro.PartitionVerdict{Records: 201, Delivered: 83, Verdict: "LOSS",
+				Lost: []traceevent.Range{{Partition: 0, First: 82, Last: 199, Count: 118}}},
+		}},
+		Verdict: "LOSS", LossAt: 12800 * time.Millisecond, Elapsed: 13500 * time.Millisecond,
+	}
+}
+
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	got = ansi.ReplaceAll(got, nil)
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/view -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestReproViewOfTheSeedLoss(t *testing.T) {
+	v := NewRepro([]*repro.Result{seedLoss()})
+	if v.Verdict != "LOSS" || v.Lost != 118 || *v.Runs[0].Partitions[0].SafeRewind != 82 {
+		t.Fatalf("view %+v", v)
+	}
+	for _, c := range []struct {
+		name   string
+		format render.Format
+		pretty bool
+	}{{"repro-loss-pipe", render.Table, false}, {"repro-loss-terminal", render.Table, true}, {"repro-loss-json", render.JSON, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := PrintRepro(&b, v, c.format, c.pretty); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, c.name, b.Bytes())
+		})
+	}
+}
+
+func TestAComparisonOfSeveralRunsIsOneTable(t *testing.T) {
+	ok := seedLoss()
+	ok.Policy, ok.Verdict = eachbatch.Head, "OK"
+	ok.Partitions[0].PartitionVerdict = repro.PartitionVerdict{Records: 201, Delivered: 201, Verdict: "OK"}
+	ok.Partitions[0].CommittedByPhase, ok.Partitions[0].FrontierByPhase = []int64{200, 202}, []int64{201, 202}
+	ok.Partitions[0].VerdictByPhase = []string{"OK", "OK"}
+	ok.LossAt = 0
+	v := NewRepro([]*repro.Result{seedLoss(), ok})
+	if v.Verdict != "LOSS" || v.Lost != 118 {
+		t.Fatalf("overall verdict %s lost %d: any loss makes the comparison a loss", v.Verdict, v.Lost)
+	}
+	var b bytes.Buffer
+	if err := PrintRepro(&b, v, render.Table, false); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "repro-comparison-pipe", b.Bytes())
+}
