@@ -401,9 +401,9 @@ func (e *Engine) fetch() ([]Record, *ppc, error) {
 	e.updateMaxMessageCacheSize()
 	recs, err := e.src.Consume(size)
 	if err != nil {
+		// Records the source returned with the error were taken from the client: they
+		// go to the cache like any others, never dropped here.
 		e.Errors = append(e.Errors, err)
-		e.emit(traceevent.Event{Ev: traceevent.Fetch, Requested: size, Error: err.Error()})
-		recs = nil
 	}
 	if e.cache.addMessages(recs) {
 		e.notifyAvailable()
@@ -415,8 +415,12 @@ func (e *Engine) fetch() ([]Record, *ppc, error) {
 		e.emptyFetches++
 	}
 	if len(recs) > 0 || err != nil {
-		e.emit(traceevent.Event{Ev: traceevent.Fetch, Requested: size, Returned: len(recs), Ranges: ranges(recs)})
-		if e.OnFetch != nil {
+		ev := traceevent.Event{Ev: traceevent.Fetch, Requested: size, Returned: len(recs), Ranges: ranges(recs)}
+		if err != nil {
+			ev.Error = err.Error()
+		}
+		e.emit(ev)
+		if e.OnFetch != nil && len(recs) > 0 {
 			e.OnFetch(recs)
 		}
 	}
@@ -459,6 +463,8 @@ func (e *Engine) returnMessages(recs []Record, p *ppc) {
 	if _, ok := e.lastConsumed[tp]; !ok {
 		// #returnMessages remembers the record before the first returned one, so the
 		// clear rewinds to it (v1.10.0 then re-delivers that record; v1.10.1 adds 1).
+		// 1.10.0 sets no leader epoch on that entry (the seek then carries none);
+		// 1.10.1 sets -1 explicitly: both mean "unknown", which is what -1 says here.
 		e.lastConsumed[tp] = lastConsumed{offset: recs[0].Offset - 1, leaderEpoch: -1}
 	}
 	if e.cache.returnMessages(recs) {

@@ -64,7 +64,7 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 	if err != nil {
 		return nil, err
 	}
-	defer src.close()
+	defer func() { _ = src.close(o.Timeout) }()
 	if err := src.waitAssigned(ctx, o.Kafka.Brokers, o.Timeout); err != nil {
 		return nil, err
 	}

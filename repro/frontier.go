@@ -2,6 +2,7 @@ package repro
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"time"
 
@@ -192,12 +193,16 @@ func (t *frontierTracker) admit(tp eachbatch.TopicPartition) {
 	full := (t.maxInFlight > 0 && f.n >= t.maxInFlight) || (t.maxBytes > 0 && f.bytes >= t.maxBytes)
 	switch {
 	case full && !t.paused[tp]:
-		if err := t.pause.Pause(tp); err == nil {
+		if err := t.pause.Pause(tp); err != nil {
+			t.Errors = append(t.Errors, fmt.Errorf("pause %s: %w", tp, err))
+		} else {
 			t.paused[tp] = true
 			t.Pauses++
 		}
 	case !full && t.paused[tp]:
-		if err := t.pause.Resume(tp); err == nil {
+		if err := t.pause.Resume(tp); err != nil {
+			t.Errors = append(t.Errors, fmt.Errorf("resume %s: %w", tp, err))
+		} else {
 			t.paused[tp] = false
 		}
 	}
@@ -259,6 +264,31 @@ func (t *frontierTracker) send(offs map[eachbatch.TopicPartition]int64, cs []led
 			t.Regressions = append(t.Regressions, err)
 		}
 	}
+}
+
+// revoked handles a rebalance that takes partitions away: a revoked partition commits
+// its completed owned frontier (ledger mode), a lost one commits nothing.
+func (t *frontierTracker) revoked(tps []eachbatch.TopicPartition, lost bool) {
+	offs := map[eachbatch.TopicPartition]int64{}
+	var cs []ledger.Commit
+	for _, tp := range tps {
+		if _, ok := t.tokens[tp]; !ok {
+			continue
+		}
+		if lost {
+			t.led.Lose(lkey(tp))
+		} else {
+			t.led.Revoke(lkey(tp))
+			if c, ok := t.led.FinalCommit(lkey(tp)); ok && t.commits && c.Offset > 0 {
+				offs[tp] = c.Offset
+				cs = append(cs, c)
+			}
+		}
+		delete(t.tokens, tp)
+		delete(t.inflight, tp)
+		delete(t.paused, tp)
+	}
+	t.send(offs, cs)
 }
 
 // shutdown revokes every partition and commits only the completed owned frontier

@@ -198,3 +198,31 @@ func TestBackPressurePausesAFullPartitionWithoutMovingTheFrontier(t *testing.T) 
 		t.Fatalf("delivered %d, want 200", got)
 	}
 }
+
+func TestARevokedPartitionCommitsItsFrontierAndALostOneNothing(t *testing.T) {
+	for _, tc := range []struct {
+		lost bool
+		want int64
+	}{{false, 20}, {true, -1}} {
+		l := loop.NewVirtual(time.Unix(0, 0))
+		sim := newSim(l, &commitLog{})
+		sim.Assign(simP0)
+		ft := newFrontierTracker(l, true, sim, time.Hour, nil)
+		ft.assign([]eachbatch.TopicPartition{simP0}, nil)
+		var recs []eachbatch.Record
+		for o := int64(0); o < 30; o++ {
+			recs = append(recs, eachbatch.Record{TopicPartition: simP0, Offset: o})
+		}
+		ft.fetched(recs)
+		ft.finished(recs[:20], true) // 0..19 done, 20..29 still in the handler
+		ft.revoked([]eachbatch.TopicPartition{simP0}, tc.lost)
+		if got := sim.Committed(simP0); got != tc.want {
+			t.Errorf("lost=%v: committed %d, want %d", tc.lost, got, tc.want)
+		}
+		ft.finished(recs[20:], true) // a completion after the revocation changes nothing
+		ft.commitPrepared()
+		if got := sim.Committed(simP0); got != tc.want {
+			t.Errorf("lost=%v: a stale completion moved the commit to %d", tc.lost, got)
+		}
+	}
+}

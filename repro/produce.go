@@ -97,7 +97,7 @@ func Produce(ctx context.Context, cfg kafkaconf.Config, topic string, partition 
 				continue
 			}
 			if m.TopicPartition.Error != nil {
-				_ = p.AbortTransaction(context.Background())
+				_ = p.AbortTransaction(tctx)
 				return ProduceResult{}, fmt.Errorf("delivery: %w", m.TopicPartition.Error)
 			}
 			offsets = append(offsets, int64(m.TopicPartition.Offset))
@@ -281,7 +281,14 @@ func (b *brokerErrors) last() string {
 // by ctx; it returns the high watermark seen.
 func waitHigh(ctx context.Context, p *kafka.Producer, topic string, partition int32, want int64, timeout time.Duration) (int64, error) {
 	for {
-		_, high, err := p.QueryWatermarkOffsets(topic, partition, int(timeout/time.Millisecond))
+		left := timeout
+		if d, ok := ctx.Deadline(); ok {
+			left = time.Until(d)
+		}
+		if left < time.Millisecond {
+			left = time.Millisecond
+		}
+		_, high, err := p.QueryWatermarkOffsets(topic, partition, int(left/time.Millisecond))
 		if err != nil {
 			return 0, fmt.Errorf("watermarks of %s/%d: %w", topic, partition, err)
 		}

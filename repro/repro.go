@@ -374,12 +374,7 @@ func (r *run) now() (time.Time, float64) {
 	return time.Now().UTC(), float64(r.lp.Elapsed()) / float64(time.Millisecond)
 }
 
-func (r *run) trace(ev traceevent.Event) {
-	if ev.Ev == traceevent.Clear && r.res.LossAt == 0 && len(ev.Discarded) > 0 && len(ev.Rewinds) == 0 {
-		r.res.LossAt = time.Since(r.start)
-	}
-	r.o.Trace.Write(ev)
-}
+func (r *run) trace(ev traceevent.Event) { r.o.Trace.Write(ev) }
 
 func (r *run) emit(ev traceevent.Event) {
 	ev.Time, ev.AtMs = r.now()
@@ -419,6 +414,17 @@ func (r *run) startConsumer() error {
 	}
 	ft.assign(src.Assignment(), start)
 	ft.attach(eng)
+	discarded := eng.OnDiscard
+	eng.OnDiscard = func(recs []eachbatch.Record) {
+		// The engine reports records dropped from the cache with no rewind at or below
+		// them: from here on nothing will fetch them again.
+		if r.res.LossAt == 0 {
+			r.res.LossAt = time.Since(r.start)
+		}
+		discarded(recs)
+	}
+	src.onAssign = func(tps []eachbatch.TopicPartition) { ft.assign(tps, nil) }
+	src.onRevoke = ft.revoked
 	r.c.ft = ft
 	r.lp.Post(eng.Start)
 	return nil
@@ -448,7 +454,40 @@ func (r *run) stopConsumer() {
 		}
 		c.ft.shutdown()
 	}
-	_ = c.src.close()
+	if err := c.src.close(r.o.Timeout); err != nil {
+		c.src.errs = append(c.src.errs, err)
+	}
+	r.warn(c)
+}
+
+// warn turns what went wrong inside a consumer instance (client errors the JS client
+// would only log, failed stores, seeks, commits, pauses) into warnings of the result, so a
+// clean verdict is never printed over them.
+func (r *run) warn(c *consumer) {
+	var errs []error
+	if c.eng != nil {
+		errs = append(errs, c.eng.Errors...)
+	}
+	if c.ft != nil {
+		errs = append(errs, c.ft.Errors...)
+		errs = append(errs, c.ft.Regressions...)
+	}
+	errs = append(errs, c.src.errs...)
+	seen := map[string]int{}
+	var order []string
+	for _, e := range errs {
+		m := e.Error()
+		if seen[m] == 0 {
+			order = append(order, m)
+		}
+		seen[m]++
+	}
+	for _, m := range order {
+		if n := seen[m]; n > 1 {
+			m = fmt.Sprintf("%s (%d times)", m, n)
+		}
+		r.res.Warnings = append(r.res.Warnings, m)
+	}
 }
 
 // drain stops admitting work and runs the loop until every batch in flight has

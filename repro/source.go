@@ -30,6 +30,10 @@ type rdSource struct {
 	now    func() (time.Time, float64)
 	errs   []error
 	fatal  error
+	// onAssign and onRevoke tell the application ledger about rebalances; they run in
+	// Poll, on the loop goroutine.
+	onAssign func(tps []eachbatch.TopicPartition)
+	onRevoke func(tps []eachbatch.TopicPartition, lost bool)
 }
 
 // consumerProps are the librdkafka settings the run owns, from the seed's consumer.
@@ -113,16 +117,30 @@ func (s *rdSource) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 		} else {
 			err = c.Assign(e.Partitions)
 		}
+		var added []eachbatch.TopicPartition
 		for _, p := range e.Partitions {
 			tp := eachbatch.TopicPartition{Topic: *p.Topic, Partition: p.Partition}
 			s.assignment = append(s.assignment, tp)
 			s.eof[tp] = -1
+			added = append(added, tp)
+		}
+		if s.onAssign != nil {
+			s.onAssign(added)
 		}
 		sortTPs(s.assignment)
 		s.emit(traceevent.Event{Ev: traceevent.Assign, Topic: s.topic, N: len(e.Partitions), Partitions: partitionList(e.Partitions)})
 		return err
 	case kafka.RevokedPartitions:
 		lost := c.AssignmentLost()
+		if s.onRevoke != nil {
+			// Before unassigning: a revoked partition may still commit its completed
+			// frontier here, its last window; a lost one may not.
+			var tps []eachbatch.TopicPartition
+			for _, p := range e.Partitions {
+				tps = append(tps, eachbatch.TopicPartition{Topic: *p.Topic, Partition: p.Partition})
+			}
+			s.onRevoke(tps, lost)
+		}
 		var err error
 		if c.GetRebalanceProtocol() == "COOPERATIVE" {
 			err = c.IncrementalUnassign(e.Partitions)
@@ -197,6 +215,12 @@ func (s *rdSource) Consume(max int) ([]eachbatch.Record, error) {
 		switch e := ev.(type) {
 		case *kafka.Message:
 			if e.TopicPartition.Error != nil {
+				// Like KafkaConsumerConsumeNum: an error ends the batch; with records
+				// already taken it is not raised (they are returned), only recorded.
+				if len(out) > 0 {
+					s.errs = append(s.errs, e.TopicPartition.Error)
+					return out, nil
+				}
 				return out, e.TopicPartition.Error
 			}
 			tp := eachbatch.TopicPartition{Topic: *e.TopicPartition.Topic, Partition: e.TopicPartition.Partition}
@@ -244,8 +268,8 @@ func (s *rdSource) Seek(tp eachbatch.TopicPartition, offset int64, epoch int32) 
 	if epoch >= 0 {
 		p.LeaderEpoch = &epoch
 	}
-	_, err := s.c.SeekPartitions([]kafka.TopicPartition{p})
-	return err
+	res, err := s.c.SeekPartitions([]kafka.TopicPartition{p})
+	return firstPartitionError(res, err)
 }
 
 // StoreOffset implements eachbatch.Source.
@@ -254,8 +278,8 @@ func (s *rdSource) StoreOffset(tp eachbatch.TopicPartition, offset int64, epoch 
 	if epoch >= 0 {
 		p.LeaderEpoch = &epoch
 	}
-	_, err := s.c.StoreOffsets([]kafka.TopicPartition{p})
-	return err
+	res, err := s.c.StoreOffsets([]kafka.TopicPartition{p})
+	return firstPartitionError(res, err)
 }
 
 // Commit implements eachbatch.Source.
@@ -267,12 +291,27 @@ func (s *rdSource) Commit(offsets map[eachbatch.TopicPartition]int64) error {
 		ps = append(ps, kafka.TopicPartition{Topic: &tp.Topic, Partition: tp.Partition, Offset: kafka.Offset(o)})
 		ev.Committed = append(ev.Committed, traceevent.PartitionOffset{Partition: tp.Partition, Offset: o})
 	}
-	_, err := s.c.CommitOffsets(ps)
+	res, err := s.c.CommitOffsets(ps)
+	err = firstPartitionError(res, err)
 	if err != nil {
 		ev.Error = err.Error()
 	}
 	s.emit(ev)
 	return err
+}
+
+// firstPartitionError returns err, or the first per-partition error of a result: the
+// client returns err == nil when only some partitions failed.
+func firstPartitionError(res []kafka.TopicPartition, err error) error {
+	if err != nil {
+		return err
+	}
+	for _, p := range res {
+		if p.Error != nil {
+			return fmt.Errorf("%s/%d: %w", *p.Topic, p.Partition, p.Error)
+		}
+	}
+	return nil
 }
 
 // Assignment implements eachbatch.Source.
@@ -319,12 +358,16 @@ func (s *rdSource) committed(timeout time.Duration) (map[eachbatch.TopicPartitio
 // Pause stops fetching tp (back-pressure); librdkafka purges what it prefetched, so
 // the client re-fetches from its position on Resume.
 func (s *rdSource) Pause(tp eachbatch.TopicPartition) error {
-	return s.c.Pause([]kafka.TopicPartition{{Topic: &tp.Topic, Partition: tp.Partition}})
+	ps := []kafka.TopicPartition{{Topic: &tp.Topic, Partition: tp.Partition}}
+	err := s.c.Pause(ps)
+	return firstPartitionError(ps, err)
 }
 
 // Resume resumes tp.
 func (s *rdSource) Resume(tp eachbatch.TopicPartition) error {
-	return s.c.Resume([]kafka.TopicPartition{{Topic: &tp.Topic, Partition: tp.Partition}})
+	ps := []kafka.TopicPartition{{Topic: &tp.Topic, Partition: tp.Partition}}
+	err := s.c.Resume(ps)
+	return firstPartitionError(ps, err)
 }
 
 // EndEvidence is librdkafka's end-of-partition position (from the partition-EOF event),
@@ -336,7 +379,20 @@ func (s *rdSource) EndEvidence(tp eachbatch.TopicPartition) (int64, bool) {
 	return 0, false
 }
 
-func (s *rdSource) close() error { return s.c.Close() }
+// close closes the consumer (librdkafka leaves the group and, with auto-commit, commits
+// what is stored), bounded by timeout: a consumer whose brokers stopped answering is
+// abandoned rather than waited for.
+func (s *rdSource) close(timeout time.Duration) error {
+	s.onAssign, s.onRevoke = nil, nil // Close serves a last revocation; nobody listens now
+	done := make(chan error, 1)
+	go func() { done <- s.c.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(timeout):
+		return fmt.Errorf("consumer close did not finish within --timeout %s", timeout)
+	}
+}
 
 func sortTPs(tps []eachbatch.TopicPartition) {
 	sort.Slice(tps, func(i, j int) bool {

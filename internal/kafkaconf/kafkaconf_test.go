@@ -140,3 +140,22 @@ func TestExplainErrorRedactsAndHintsOnce(t *testing.T) {
 		t.Fatalf("explained twice: %q", again)
 	}
 }
+
+func TestReadPropertiesJoinsContinuedLinesAndNeverEchoesALine(t *testing.T) {
+	in := "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \\\n    username=\"u\" \\\n    password=\"hunter22\";\nsecurity.protocol=SASL_SSL\n"
+	p, err := ReadProperties(strings.NewReader(in), "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="hunter22";`
+	if p["sasl.jaas.config"] != want || p["security.protocol"] != "SASL_SSL" {
+		t.Fatalf("got %q", p)
+	}
+	_, err = ReadProperties(strings.NewReader("ok=1\nhunter22secret\n"), "f")
+	if err == nil || !strings.Contains(err.Error(), "f:2") || strings.Contains(err.Error(), "hunter22") {
+		t.Fatalf("want an error naming f:2 without the line's text, got %v", err)
+	}
+	if _, err := ReadProperties(strings.NewReader("a=b\\\n"), "f"); err == nil {
+		t.Fatal("a dangling continuation must be an error")
+	}
+}

@@ -152,7 +152,15 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 			fmt.Fprintln(w, verdictLine(st, r))
 		}
 		fmt.Fprintln(w)
-		return render.WriteGrid(w, comparisonGrid(v), pretty)
+		if err := render.WriteGrid(w, comparisonGrid(v), pretty); err != nil {
+			return err
+		}
+		for _, r := range v.Runs {
+			for _, wn := range r.Warnings {
+				fmt.Fprintln(w, st.Warn.Render("warning: ")+r.Policy+"/"+r.Commit+": "+wn)
+			}
+		}
+		return nil
 	}
 	for _, r := range v.Runs {
 		fmt.Fprintln(w, verdictLine(st, r))
