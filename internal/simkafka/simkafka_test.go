@@ -1,0 +1,98 @@
+package simkafka
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/loop"
+)
+
+var p0 = TP{Topic: "t", Partition: 0}
+
+func offsets(rs []eachbatch.Record) []int64 {
+	out := make([]int64, len(rs))
+	for i, r := range rs {
+		out[i] = r.Offset
+	}
+	return out
+}
+
+func TestConsumeSkipsMarkersAndAbortedRecordsAndReachesTheEnd(t *testing.T) {
+	l := loop.NewVirtual(time.Unix(0, 0))
+	c := New(l, 0, nil)
+	c.Append(p0, Data, Aborted, Aborted, Control, Data)
+	c.Transaction(p0, 2) // 5, 6 and the marker at 7
+	c.Assign(p0)
+	got := offsets(mustConsume(t, c, 100))
+	want := []int64{0, 4, 5, 6}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+	if !c.AtEnd() || c.Position(p0) != 8 || c.HighWatermark(p0) != 8 {
+		t.Fatalf("at end %v position %d high %d", c.AtEnd(), c.Position(p0), c.HighWatermark(p0))
+	}
+	if end, ok := c.EndEvidence(p0); !ok || end != 8 {
+		t.Fatalf("end evidence %d %v, want 8 (past the marker)", end, ok)
+	}
+}
+
+func TestConsumeHonoursMaxSeekAndPause(t *testing.T) {
+	l := loop.NewVirtual(time.Unix(0, 0))
+	c := New(l, 0, nil)
+	c.Transaction(p0, 10)
+	c.Assign(p0)
+	if got := offsets(mustConsume(t, c, 3)); len(got) != 3 || got[2] != 2 {
+		t.Fatalf("first 3: %v", got)
+	}
+	_ = c.Seek(p0, 1, -1)
+	if got := offsets(mustConsume(t, c, 1)); len(got) != 1 || got[0] != 1 {
+		t.Fatalf("after seek to 1: %v", got)
+	}
+	_ = c.Pause(p0)
+	if got := mustConsume(t, c, 10); len(got) != 0 {
+		t.Fatalf("paused partition returned %v", offsets(got))
+	}
+	_ = c.Resume(p0)
+	if got := offsets(mustConsume(t, c, 100)); len(got) != 8 || got[0] != 2 {
+		t.Fatalf("after resume: %v", got)
+	}
+}
+
+func TestAutoCommitCommitsWhatIsStoredOnItsInterval(t *testing.T) {
+	l := loop.NewVirtual(time.Unix(0, 0))
+	c := New(l, 5*time.Second, nil)
+	c.Transaction(p0, 10)
+	c.Assign(p0)
+	_ = c.StoreOffset(p0, 4, -1)
+	ctx := context.Background()
+	before := int64(0)
+	l.After(4*time.Second, func() { before = c.Committed(p0) })
+	_ = l.Run(ctx, func() bool { return c.Committed(p0) == 4 })
+	if before != -1 {
+		t.Fatalf("committed %d at 4s, before the first interval", before)
+	}
+	if l.Elapsed() != 5*time.Second {
+		t.Fatalf("auto-commit at %s, want 5s", l.Elapsed())
+	}
+	c.Close()
+	c.Assign(p0)
+	if c.Position(p0) != 4 {
+		t.Fatalf("a new assignment starts at %d, want the committed 4", c.Position(p0))
+	}
+}
+
+func mustConsume(t *testing.T, c *Client, n int) []eachbatch.Record {
+	t.Helper()
+	rs, err := c.Consume(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
