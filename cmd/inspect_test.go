@@ -14,8 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kstranded/kstranded/inspect"
 	"github.com/kstranded/kstranded/internal/embedded"
 	"github.com/kstranded/kstranded/internal/exitcode"
+	"github.com/kstranded/kstranded/internal/view"
 )
 
 // strandedBroker builds the bug report's end state on the embedded broker: 200 records
@@ -143,7 +145,7 @@ func TestInspectJSONCarriesTheSchemaAndTheVerdict(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if v.Schema != InspectSchema || v.Command != "inspect" || !v.Complete {
+	if v.Schema != view.InspectSchema || v.Command != "inspect" || !v.Complete {
 		t.Fatalf("meta = %+v", v)
 	}
 	j := v.Partitions[0].Judgement
@@ -173,7 +175,7 @@ func TestInspectWithoutEvidenceShowsOffsetsAndSaysLossCannotBeJudged(t *testing.
 	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	if !strings.Contains(out, noEvidenceNote) || strings.Contains(out, "VERDICT") {
+	if !strings.Contains(out, view.NoEvidenceNote) || strings.Contains(out, "VERDICT") {
 		t.Fatalf("output:\n%s", out)
 	}
 	if !strings.Contains(out, "stranded\t0\t202\t-\t0\t202\t202\t0\t-") {
@@ -258,22 +260,84 @@ func TestInspectFaultsEndWithAClearMessageAndExitCode(t *testing.T) {
 	}
 }
 
+// TestInspectWatchPrintsWhatChanged commits a new offset after the first report was
+// printed and before the next poll (afterPoll runs in the loop, so the order is fixed,
+// however loaded the machine), and the second poll reports the change.
 func TestInspectWatchPrintsWhatChanged(t *testing.T) {
 	b := strandedBroker(t)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		time.Sleep(150 * time.Millisecond)
-		cl, _ := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
-		defer cl.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var out, errOut bytes.Buffer
+	g := &Globals{IO: IO{In: strings.NewReader(""), Out: &out, Err: &errOut}, Brokers: b.Addr(), Output: "table", Timeout: 10 * time.Second}
+	o := inspectOptions{Group: "g", MaxScan: 10_000_000, Watch: 50 * time.Millisecond, Count: 2}
+	polls := 0
+	o.afterPoll = func(i int) {
+		polls++
+		if i != 0 {
+			return
+		}
+		if !strings.Contains(out.String(), "stranded\t0\t202\t") {
+			t.Fatalf("the first report is not printed before the commit:\n%s", out.String())
+		}
 		var os kadm.Offsets
 		os.Add(kadm.Offset{Topic: "stranded", Partition: 0, At: 100, LeaderEpoch: -1})
-		_, _ = kadm.NewClient(cl).CommitOffsets(context.Background(), "g", os)
-	}()
-	code, out, errOut := runCmd(t, "", "inspect", "--brokers", b.Addr(), "--group", "g", "--watch", "300ms", "--count", "2")
-	<-done
-	if code != exitcode.OK || !strings.Contains(out, "stranded/0 committed 202 -> 100") || !strings.Contains(out, "stranded/0 lag 0 -> 102") {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+		if _, err := kadm.NewClient(cl).CommitOffsets(context.Background(), "g", os); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = runInspect(context.Background(), g, o)
+	if err != nil || polls != 2 || !strings.Contains(out.String(), "stranded/0 committed 202 -> 100") || !strings.Contains(out.String(), "stranded/0 lag 0 -> 102") {
+		t.Fatalf("err %v after %d polls\n%s\n%s", err, polls, out.String(), errOut.String())
+	}
+}
+
+// interruptingCluster serves the stranded partition and is interrupted (Ctrl-C) while
+// the partition is scanned.
+type interruptingCluster struct{ cancel context.CancelFunc }
+
+func (c interruptingCluster) Snapshot(ctx context.Context, group string, topics []string) (*inspect.Snapshot, error) {
+	return &inspect.Snapshot{
+		Group:      inspect.Group{ID: group, State: "Empty", Members: []inspect.Member{}},
+		Partitions: []inspect.Offsets{{Topic: "stranded", Partition: 0, Committed: 202, CommittedEpoch: 0, LogStart: 0, LastStable: 202, HighWatermark: 202}},
+	}, nil
+}
+
+func (c interruptingCluster) Scan(ctx context.Context, topic string, partition int32, from, to int64) (*inspect.Scan, error) {
+	c.cancel()
+	return nil, ctx.Err()
+}
+
+func TestAnInterruptedInspectPrintsThePartialReportAndExits130(t *testing.T) {
+	ev := writeFile(t, "ev.txt", "stranded/0:0-81\n")
+	for _, c := range []struct {
+		name, format string
+		want         []string
+	}{
+		{"the table is marked interrupted and partial", "table", []string{
+			"stranded\t0\t202\t0\t0\t202\t202\t0\t-\t82\t0\t0\t0\t-\tERROR",
+			"stranded/0: scan of offsets 82-201 failed: context canceled",
+			"INTERRUPTED (partial", "INCOMPLETE: 1 partitions not fully judged.",
+		}},
+		{"the JSON says interrupted and not complete", "json", []string{`"interrupted": true`, `"complete": false`, `"verdict": "ERROR"`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var out, errOut bytes.Buffer
+			g := &Globals{IO: IO{Out: &out, Err: &errOut}, Output: c.format, Timeout: time.Second}
+			err := inspectLoop(ctx, g, inspectOptions{Group: "g", Delivered: []string{ev}, MaxScan: 1000}, interruptingCluster{cancel})
+			if code := exitcode.Code(err); code != exitcode.Interrupted {
+				t.Fatalf("exit %d (%v), want %d", code, err, exitcode.Interrupted)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("the partial report lacks %q:\n%s", w, out.String())
+				}
+			}
+		})
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/kstranded/kstranded/inspect"
 	"github.com/kstranded/kstranded/internal/exitcode"
 	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/internal/view"
 	"github.com/kstranded/kstranded/rewind"
 )
 
@@ -76,7 +76,8 @@ Safety rules (each refusal names its reason, exit 5, nothing changed):
 
 --execute first writes the current offsets (with leader epoch and metadata) to the undo
 file (--undo-file, default kstranded-undo-GROUP-TIME.json, never overwritten) and prints
-the command that restores them; after committing it reads the offsets back and shows
+the command that restores them (a partition that had no committed offset is restored by
+deleting the group's offset there); after committing it reads the offsets back and shows
 they match.
 
 Exit codes: 0 plan shown, or applied and verified, or nothing to rewind; 5 refused
@@ -212,12 +213,9 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 		}
 		return err
 	}
-	v := buildRewindView(plan, o.Execute)
 	if !o.Execute {
-		if ref := plan.Refused(); len(ref) > 0 {
-			v.Refused = refusedText(ref)
-		}
-		if err := printRewind(g, format, v); err != nil {
+		v := view.NewRewindPlan(plan)
+		if err := view.PrintRewind(g.IO.Out, v, format, g.Pretty()); err != nil {
 			return err
 		}
 		if v.Refused != "" {
@@ -232,36 +230,18 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 	}
 	restore := func(path string) string { return restoreCommand(g, plan.Group.ID, path) }
 	res, xerr := rewind.Execute(ctx, cl, plan, rewind.ExecOptions{UndoPath: undo, Version: render.Version, Restore: restore})
-	if res != nil {
-		v.Executed = &executedView{UndoFile: res.UndoPath, Restore: res.Undo.Restore, Verified: res.Checks}
-		v.Executed.OK = xerr == nil
-	}
-	if xerr != nil {
-		v.Refused = ""
-		if errors.Is(xerr, rewind.ErrGroupActive) || errors.Is(xerr, rewind.ErrUnsafe) {
-			v.Refused = xerr.Error()
-		}
-	}
-	if err := printRewind(g, format, v); err != nil {
+	if err := view.PrintRewind(g.IO.Out, view.NewRewindExecution(plan, res, xerr), format, g.Pretty()); err != nil {
 		return err
 	}
 	switch {
 	case xerr == nil:
 		return nil
-	case errors.Is(xerr, rewind.ErrGroupActive) || errors.Is(xerr, rewind.ErrUnsafe):
+	case rewind.IsRefusal(xerr):
 		return fmt.Errorf("%w: %v", exitcode.ErrRefused, xerr)
 	case errors.Is(xerr, context.Canceled):
 		return exitcode.ErrInterrupted
 	}
 	return xerr
-}
-
-func refusedText(ms []rewind.Move) string {
-	parts := make([]string, len(ms))
-	for i, m := range ms {
-		parts[i] = fmt.Sprintf("%s: %s", m.TP(), m.Refused)
-	}
-	return strings.Join(parts, "; ")
 }
 
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9@%+=:,./_-]+$`)
@@ -289,238 +269,4 @@ func restoreCommand(g *Globals, group, path string) string {
 		s += "   # plus your -X connection properties"
 	}
 	return s
-}
-
-// --- view model ---
-
-// RewindSchema names the JSON document `rewind -o json` writes; --from-file reads it back.
-const RewindSchema = rewind.PlanSchema
-
-type rewindView struct {
-	render.Meta
-	At        time.Time     `json:"at"`
-	Mode      string        `json:"mode"` // dry-run or execute
-	Group     inspect.Group `json:"group"`
-	Moves     []rewind.Move `json:"moves"`
-	Unchanged int           `json:"unchanged"`
-	Notes     []string      `json:"notes"`
-	Summary   rewindSummary `json:"summary"`
-	// Busy: why --execute would refuse now because of the group (members, state).
-	Busy string `json:"group_busy,omitempty"`
-	// Refused: why this run refused (exit 5).
-	Refused  string        `json:"refused,omitempty"`
-	Executed *executedView `json:"executed,omitempty"`
-}
-
-type rewindSummary struct {
-	Partitions int   `json:"partitions"` // moves that would be (or were) committed
-	Refused    int   `json:"refused"`
-	Redeliver  int64 `json:"redeliver"`
-	Lost       int64 `json:"lost"`
-	Skip       int64 `json:"skip"`
-}
-
-type executedView struct {
-	UndoFile string         `json:"undo_file"`
-	Restore  string         `json:"restore_command"`
-	Verified []rewind.Check `json:"verified"`
-	OK       bool           `json:"ok"`
-}
-
-func buildRewindView(p *rewind.Plan, execute bool) rewindView {
-	v := rewindView{
-		Meta:      render.NewMeta(RewindSchema, "rewind"),
-		At:        p.At.UTC(),
-		Mode:      "dry-run",
-		Group:     p.Group,
-		Moves:     p.Moves,
-		Unchanged: p.Unchanged,
-		Notes:     p.Notes,
-		Busy:      p.Busy(),
-	}
-	if execute {
-		v.Mode = "execute"
-	}
-	if v.Moves == nil {
-		v.Moves = []rewind.Move{}
-	}
-	if v.Notes == nil {
-		v.Notes = []string{}
-	}
-	if v.Group.Members == nil {
-		v.Group.Members = []inspect.Member{}
-	}
-	for i := range v.Moves {
-		if v.Moves[i].LostRanges == nil {
-			v.Moves[i].LostRanges = []inspect.Range{}
-		}
-	}
-	for _, m := range p.Moves {
-		if m.Refused != "" {
-			v.Summary.Refused++
-			continue
-		}
-		if !m.Applies() {
-			continue
-		}
-		v.Summary.Partitions++
-		v.Summary.Redeliver += m.Redeliver
-		v.Summary.Skip += m.Skip
-		if m.Lost != nil {
-			v.Summary.Lost += *m.Lost
-		}
-	}
-	return v
-}
-
-func printRewind(g *Globals, format render.Format, v rewindView) error {
-	if format == render.JSON {
-		return render.WriteJSON(g.IO.Out, v)
-	}
-	return writeRewindTable(g.IO.Out, v, g.Pretty())
-}
-
-func optCount(p *int64) string {
-	if p == nil {
-		return "-"
-	}
-	return strconv.FormatInt(*p, 10)
-}
-
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-func moveAction(m rewind.Move) string {
-	switch {
-	case m.Refused != "":
-		return "REFUSED"
-	case m.Direction == rewind.Back:
-		return "rewind"
-	case m.Direction == rewind.Forward:
-		return "forward"
-	case m.Direction == rewind.Set:
-		return "set"
-	}
-	return "unchanged"
-}
-
-func writeRewindTable(w io.Writer, v rewindView, pretty bool) error {
-	st := render.NewStyles(w)
-	grp := v.Group
-	state := grp.State
-	if state == "" {
-		state = "-"
-	}
-	fmt.Fprintf(w, "group %s  state %s  members %d\n", st.Bold.Render(grp.ID), state, len(grp.Members))
-	for _, m := range grp.Members {
-		fmt.Fprintf(w, "  member %s\n", rewind.DescribeMember(m))
-	}
-	if len(v.Moves) == 0 {
-		for _, n := range v.Notes {
-			fmt.Fprintf(w, "%s %s\n", st.Warn.Render("note:"), n)
-		}
-		fmt.Fprintf(w, "Nothing to rewind: no records lost on %d judged partitions.\n", v.Unchanged)
-		return nil
-	}
-	grid := render.Grid{
-		Header: []string{"TOPIC", "PARTITION", "COMMITTED", "TARGET", "REDELIVER", "LOST", "ALREADY-DELIVERED", "ACTION"},
-		Align:  []render.Align{render.Left, render.Right, render.Right, render.Right, render.Right, render.Right, render.Right, render.Left},
-	}
-	for _, m := range v.Moves {
-		action := moveAction(m)
-		if pretty && m.Refused != "" {
-			action = st.Bad.Render(action)
-		}
-		grid.Rows = append(grid.Rows, []string{m.Topic, strconv.Itoa(int(m.Partition)), num(m.Committed), strconv.FormatInt(m.Target, 10),
-			strconv.FormatInt(m.Redeliver, 10), optCount(m.Lost), optCount(m.AlreadyDelivered), action})
-	}
-	if err := render.WriteGrid(w, grid, pretty); err != nil {
-		return err
-	}
-	for _, m := range v.Moves {
-		name := fmt.Sprintf("%s/%d", m.Topic, m.Partition)
-		approx := ""
-		if m.CountTruncated {
-			approx = "at least "
-		}
-		switch {
-		case m.Refused != "":
-			fmt.Fprintf(w, "%s: %s %s\n", name, st.Bad.Render("REFUSED:"), m.Refused)
-		case m.Direction == rewind.Back:
-			line := fmt.Sprintf("%s: %d -> %d: %s%s will be delivered again", name, m.Committed, m.Target, approx, plural(m.Redeliver, "record", "records"))
-			if m.Lost != nil {
-				line += fmt.Sprintf(": %d lost", *m.Lost)
-				if len(m.LostRanges) > 0 {
-					line += " (" + ranges(m.LostRanges) + ")"
-				}
-				line += fmt.Sprintf(" and %d already delivered (the application sees those twice)", *m.AlreadyDelivered)
-			}
-			fmt.Fprintln(w, line)
-		case m.Direction == rewind.Forward:
-			fmt.Fprintf(w, "%s: %d -> %d: forward, %s%s skipped (never delivered to this group)\n", name, m.Committed, m.Target, approx, plural(m.Skip, "record", "records"))
-		case m.Direction == rewind.Set:
-			fmt.Fprintf(w, "%s: no committed offset -> %d\n", name, m.Target)
-		default:
-			fmt.Fprintf(w, "%s: already at %d\n", name, m.Target)
-		}
-	}
-	for _, n := range v.Notes {
-		fmt.Fprintf(w, "%s %s\n", st.Warn.Render("note:"), n)
-	}
-	s := v.Summary
-	if v.Mode == "dry-run" {
-		switch {
-		case v.Refused != "":
-			fmt.Fprintln(w, st.Bad.Render("REFUSED: the plan breaks a safety rule (see above); nothing was changed."))
-		case s.Partitions == 0:
-			fmt.Fprintln(w, "Nothing to change: every partition is already at its target.")
-		default:
-			fmt.Fprintf(w, "DRY RUN: %s would move; %s delivered again (%d lost). Nothing was changed; add --execute to apply.\n",
-				plural(int64(s.Partitions), "partition", "partitions"), plural(s.Redeliver, "record", "records"), s.Lost)
-			if v.Busy != "" {
-				fmt.Fprintf(w, "%s %s: --execute refuses until every consumer of the group is stopped.\n", st.Warn.Render("warning:"), v.Busy)
-			}
-		}
-		return nil
-	}
-	x := v.Executed
-	if x == nil {
-		if v.Refused != "" {
-			fmt.Fprintln(w, st.Bad.Render("REFUSED:")+" "+v.Refused)
-		} else if s.Partitions == 0 {
-			fmt.Fprintln(w, "Nothing to change: every partition is already at its target.")
-		}
-		return nil
-	}
-	fmt.Fprintf(w, "undo file: %s (the committed offsets before this change)\n", x.UndoFile)
-	if len(x.Verified) > 0 {
-		fmt.Fprintln(w, "read back after the commit:")
-		vg := render.Grid{
-			Header: []string{"TOPIC", "PARTITION", "BEFORE", "TARGET", "NOW", "MATCH"},
-			Align:  []render.Align{render.Left, render.Right, render.Right, render.Right, render.Right, render.Left},
-		}
-		for _, c := range x.Verified {
-			match := "yes"
-			if !c.OK {
-				match = "NO"
-				if c.Err != "" {
-					match += ": " + c.Err
-				}
-			}
-			vg.Rows = append(vg.Rows, []string{c.Topic, strconv.Itoa(int(c.Partition)), num(c.Before), strconv.FormatInt(c.Target, 10), num(c.Now), match})
-		}
-		if err := render.WriteGrid(w, vg, pretty); err != nil {
-			return err
-		}
-	}
-	if x.OK {
-		fmt.Fprintln(w, st.Good.Render(fmt.Sprintf("DONE: committed offsets read back match the plan on %s.", plural(int64(len(x.Verified)), "partition", "partitions")))+
-			" The group's next consumer starts at the targets.")
-	}
-	fmt.Fprintf(w, "to restore the previous offsets: %s\n", x.Restore)
-	return nil
 }

@@ -288,3 +288,62 @@ func TestRewindRefusesBelowTheLogStartAndBeyondTheEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestTheUndoOfAPartitionWithoutACommitDeletesTheOffset sets an offset on a partition the
+// group had never committed, then runs the restore command the execute printed: it must
+// work, and leave the partition without a committed offset again.
+func TestTheUndoOfAPartitionWithoutACommitDeletesTheOffset(t *testing.T) {
+	b := strandedBroker(t)
+	dir := t.TempDir()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	committed := func(p int32) (int64, bool) {
+		t.Helper()
+		os, err := adm.FetchOffsets(context.Background(), "g")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, ok := os.Lookup("stranded", p)
+		return o.At, ok && o.At >= 0
+	}
+	if _, ok := committed(1); ok {
+		t.Fatal("stranded/1 must start without a committed offset")
+	}
+
+	undo := filepath.Join(dir, "undo.json")
+	code, out, errOut := runCmd(t, "", "rewind", "--brokers", b.Addr(), "--group", "g", "--to", "stranded/1=0", "--execute", "--undo-file", undo)
+	if code != 0 || !strings.Contains(out, "stranded/1: no committed offset -> 0") {
+		t.Fatalf("set: exit %d\n%s%s", code, out, errOut)
+	}
+	if at, ok := committed(1); !ok || at != 0 {
+		t.Fatalf("stranded/1 committed %d (%v) after the set, want 0", at, ok)
+	}
+	_, restore, ok := strings.Cut(out, "to restore the previous offsets: ")
+	if !ok {
+		t.Fatalf("no restore command:\n%s", out)
+	}
+	args := strings.Fields(restore)
+	if args[0] != "kstranded" {
+		t.Fatalf("restore command %q", restore)
+	}
+	args = append(args[1:], "--undo-file", filepath.Join(dir, "undo2.json"))
+	code, out, errOut = runCmd(t, "", args...)
+	if code != 0 {
+		t.Fatalf("the printed restore command %q failed: exit %d\n%s%s", restore, code, out, errOut)
+	}
+	for _, want := range []string{"stranded\t1\t0\t-\t0\t-\t-\tdelete", "stranded/1: 0 -> no committed offset", "stranded\t1\t0\t-\t-\tyes"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("restore output lacks %q:\n%s", want, out)
+		}
+	}
+	if at, ok := committed(1); ok {
+		t.Fatalf("stranded/1 committed %d after the restore, want none", at)
+	}
+	if at, _ := committed(0); at != 202 {
+		t.Fatalf("stranded/0 committed %d, want it untouched at 202", at)
+	}
+}

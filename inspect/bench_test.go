@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -92,7 +94,7 @@ func fill(t testing.TB, addr string, n int) {
 
 // TestScanRateVersusKcat measures, in one run against the same embedded broker and the
 // same range, the scan's classification rate and the rate at which kcat reads the
-// records. Run with KSTRANDED_BENCH_KCAT=1 (bench/inspect-scan-vs-kcat.sh).
+// records. Run with KSTRANDED_BENCH_KCAT=1 (bench/inspect.sh).
 func TestScanRateVersusKcat(t *testing.T) {
 	if os.Getenv("KSTRANDED_BENCH_KCAT") == "" {
 		t.Skip("set KSTRANDED_BENCH_KCAT=1 (needs kcat) to compare scan and kcat rates")
@@ -164,4 +166,45 @@ func BenchmarkScanClassify(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(1_000_000*b.N)/b.Elapsed().Seconds(), "offsets/s")
+}
+
+// TestBenchScriptsNamedHereExistAndRunTheTest keeps the pointers in this package's
+// comments true: every bench/*.sh a comment names exists, and a test whose comment names
+// a script is run by that script.
+func TestBenchScriptsNamedHereExistAndRunTheTest(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := regexp.MustCompile(`bench/[A-Za-z0-9_.-]+\.sh`)
+	testFunc := regexp.MustCompile(`(?m)^func (Test\w+)`)
+	named := 0
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each test function with the comment block above it.
+		funcs := testFunc.FindAllSubmatchIndex(src, -1)
+		for _, loc := range script.FindAllIndex(src, -1) {
+			named++
+			name := string(src[loc[0]:loc[1]])
+			body, err := os.ReadFile(filepath.Join("..", name))
+			if err != nil {
+				t.Errorf("%s names %s, which does not exist: %v", f, name, err)
+				continue
+			}
+			for _, fn := range funcs {
+				if fn[0] > loc[1] {
+					if test := string(src[fn[2]:fn[3]]); !bytes.Contains(body, []byte(test)) {
+						t.Errorf("%s: the comment of %s names %s, which does not run it", f, test, name)
+					}
+					break
+				}
+			}
+		}
+	}
+	if named == 0 {
+		t.Fatal("no comment names a bench script; this test would check nothing")
+	}
 }

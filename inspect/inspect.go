@@ -90,9 +90,13 @@ type Report struct {
 	ScannedOffsets int64
 	// StrayEvidence: evidence for partitions the group has no committed offset for.
 	StrayEvidence []Note
+	// Interrupted: the context ended during the scans; the partitions not fully read
+	// are judged as far as they were (ERROR), and the report is partial.
+	Interrupted bool
 }
 
-// Run inspects a group.
+// Run inspects a group. When ctx ends during the scans it returns the partial report
+// (Interrupted set) together with ctx.Err(), so the caller can still show it.
 func Run(ctx context.Context, cl Cluster, o Options) (*Report, error) {
 	snap, err := cl.Snapshot(ctx, o.Group, o.Topics)
 	if err != nil {
@@ -188,6 +192,7 @@ func Run(ctx context.Context, cl Cluster, o Options) (*Report, error) {
 	}
 	wg.Wait()
 	r.ScanDuration = time.Since(start)
+	r.Interrupted = ctx.Err() != nil
 	return r, ctx.Err()
 }
 

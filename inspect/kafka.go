@@ -54,6 +54,11 @@ func NewKafka(opts []kgo.Opt, timeout time.Duration) (*Kafka, error) {
 // Close closes the client.
 func (k *Kafka) Close() { k.cl.Close() }
 
+// Client returns the franz-go client, so a caller that also writes to the cluster
+// (rewind's offset commit) shares its connections, metadata and options instead of
+// opening a second client. Close still belongs to Kafka.
+func (k *Kafka) Client() *kgo.Client { return k.cl }
+
 func (k *Kafka) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, k.timeout)
 }

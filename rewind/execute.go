@@ -2,9 +2,13 @@ package rewind
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
+
+	"github.com/kstranded/kstranded/evidence"
 )
 
 // Check is one partition read back after the commit.
@@ -12,8 +16,8 @@ type Check struct {
 	Topic     string `json:"topic"`
 	Partition int32  `json:"partition"`
 	Before    int64  `json:"before"`
-	Target    int64  `json:"target"`
-	Now       int64  `json:"now"` // -1: no committed offset read back
+	Target    int64  `json:"target"` // -1: the committed offset was deleted
+	Now       int64  `json:"now"`    // -1: no committed offset read back
 	OK        bool   `json:"ok"`
 	Err       string `json:"error,omitempty"` // the broker's answer to this partition's commit
 }
@@ -60,9 +64,32 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 	if err := WriteUndoFile(o.UndoPath, res.Undo); err != nil {
 		return nil, err
 	}
-	perr, err := cl.Commit(ctx, p.Group.ID, active)
-	if err != nil {
-		return res, fmt.Errorf("the commit failed, offsets may be unchanged or partly changed (compare with the undo file %s): %w", o.UndoPath, err)
+	var commits []Move
+	var deletes []evidence.TP
+	for _, m := range active {
+		if m.Direction == Delete {
+			deletes = append(deletes, m.TP())
+		} else {
+			commits = append(commits, m)
+		}
+	}
+	perr := map[evidence.TP]error{}
+	if len(commits) > 0 {
+		pe, err := cl.Commit(ctx, p.Group.ID, commits)
+		if err != nil {
+			return res, fmt.Errorf("the commit failed, offsets may be unchanged or partly changed (compare with the undo file %s): %w", o.UndoPath, err)
+		}
+		maps.Copy(perr, pe)
+	}
+	if len(deletes) > 0 {
+		pe, err := cl.DeleteOffsets(ctx, p.Group.ID, deletes)
+		if err != nil {
+			if groupBusy(err) {
+				return res, refusal{ErrGroupActive, fmt.Sprintf("the broker refused to delete the committed offsets because the group is no longer empty (a consumer joined after the check): %v; stop it and run again (compare with the undo file %s)", err, o.UndoPath)}
+			}
+			return res, fmt.Errorf("deleting the committed offsets failed, offsets may be unchanged or partly changed (compare with the undo file %s): %w", o.UndoPath, err)
+		}
+		maps.Copy(perr, pe)
 	}
 	got, rerr := cl.Committed(ctx, p.Group.ID)
 	var busy, failed []string
@@ -107,6 +134,12 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 		return res, fmt.Errorf("%w: %s (did a consumer commit in between?)", ErrMismatch, strings.Join(bad, "; "))
 	}
 	return res, nil
+}
+
+// IsRefusal reports whether err from Execute is a refusal for safety (the group has
+// members, a move breaks a safety rule) rather than a failure.
+func IsRefusal(err error) bool {
+	return errors.Is(err, ErrGroupActive) || errors.Is(err, ErrUnsafe)
 }
 
 // refusal is a refused execution: its message says why, and it matches its kind

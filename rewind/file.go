@@ -35,19 +35,27 @@ type Undo struct {
 
 // UndoOffset is one partition of an undo file.
 type UndoOffset struct {
-	Topic       string `json:"topic"`
-	Partition   int32  `json:"partition"`
-	Offset      int64  `json:"offset"` // the committed offset before the rewind
-	LeaderEpoch int32  `json:"leader_epoch"`
-	Metadata    string `json:"metadata"`
-	RewoundTo   int64  `json:"rewound_to"`
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	// Offset is the committed offset before the rewind; -1 with NoCommittedOffset.
+	Offset int64 `json:"offset"`
+	// NoCommittedOffset: the group had no committed offset on the partition (the move
+	// was a Set); restoring deletes the group's offset there rather than committing one.
+	NoCommittedOffset bool   `json:"no_committed_offset,omitempty"`
+	LeaderEpoch       int32  `json:"leader_epoch"`
+	Metadata          string `json:"metadata"`
+	RewoundTo         int64  `json:"rewound_to"` // -1: the move deleted the committed offset
 }
 
 // NewUndo records the committed offsets the active moves of p replace.
 func NewUndo(p *Plan, version string) Undo {
 	u := Undo{Schema: UndoSchema, Command: "rewind", Version: version, Group: p.Group.ID, At: time.Now().UTC(), Offsets: []UndoOffset{}}
 	for _, m := range p.Active() {
-		u.Offsets = append(u.Offsets, UndoOffset{m.Topic, m.Partition, m.Committed, m.CommittedEpoch, m.CommittedMetadata, m.Target})
+		o := UndoOffset{Topic: m.Topic, Partition: m.Partition, Offset: m.Committed, LeaderEpoch: m.CommittedEpoch, Metadata: m.CommittedMetadata, RewoundTo: m.Target}
+		if m.Committed < 0 {
+			o.Offset, o.NoCommittedOffset, o.LeaderEpoch, o.Metadata = -1, true, -1, ""
+		}
+		u.Offsets = append(u.Offsets, o)
 	}
 	return u
 }
@@ -150,18 +158,33 @@ func ReadFile(r io.Reader, name string) (*File, error) {
 	case UndoSchema:
 		f.Kind = FromUndo
 		for i, o := range d.Offsets {
-			if o.Topic == "" || o.Partition < 0 || o.Offset < 0 {
+			switch {
+			case o.Topic == "" || o.Partition < 0:
 				return nil, fmt.Errorf("%s: offsets[%d]: want topic, partition >= 0 and offset >= 0", name, i)
+			case o.NoCommittedOffset && o.Offset != -1:
+				return nil, fmt.Errorf("%s: offsets[%d]: no_committed_offset with offset %d; want offset -1", name, i, o.Offset)
+			case o.NoCommittedOffset || o.Offset == -1:
+				// The group had no committed offset here (undo files written before
+				// no_committed_offset existed say so with offset -1 alone): restore by
+				// deleting the group's offset.
+				f.Targets = append(f.Targets, Target{Topic: o.Topic, Partition: o.Partition, Offset: -1, LeaderEpoch: -1, Delete: true})
+			case o.Offset < 0:
+				return nil, fmt.Errorf("%s: offsets[%d]: want topic, partition >= 0 and offset >= 0", name, i)
+			default:
+				f.Targets = append(f.Targets, Target{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata})
 			}
-			f.Targets = append(f.Targets, Target{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata})
 		}
 	case PlanSchema:
 		f.Kind = FromPlan
 		for i, m := range d.Moves {
-			if m.Topic == "" || m.Partition == nil || m.Target == nil || *m.Partition < 0 || *m.Target < 0 {
+			del := m.Direction == Delete
+			if m.Topic == "" || m.Partition == nil || m.Target == nil || *m.Partition < 0 || (*m.Target < 0 && !(del && *m.Target == -1)) {
 				return nil, fmt.Errorf("%s: moves[%d]: want topic, partition and target", name, i)
 			}
-			t := Target{Topic: m.Topic, Partition: *m.Partition, Offset: *m.Target, LeaderEpoch: -1, Metadata: m.TargetMetadata}
+			t := Target{Topic: m.Topic, Partition: *m.Partition, Offset: *m.Target, LeaderEpoch: -1, Metadata: m.TargetMetadata, Delete: del}
+			if del {
+				t.Offset = -1
+			}
 			if m.TargetEpoch != nil {
 				t.LeaderEpoch = *m.TargetEpoch
 			}

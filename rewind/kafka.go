@@ -15,21 +15,24 @@ import (
 )
 
 // Cluster is what rewind needs from Kafka: inspect's view, plus committing offsets for
-// the group and reading them back.
+// the group, deleting them, and reading them back.
 type Cluster interface {
 	inspect.Cluster
 	// Commit commits offsets for group (as an admin: no member, generation -1) and
 	// returns the per-partition errors.
 	Commit(ctx context.Context, group string, moves []Move) (map[evidence.TP]error, error)
+	// DeleteOffsets deletes group's committed offsets on tps (OffsetDelete, Kafka 2.4+;
+	// the broker accepts it for an empty group) and returns the per-partition errors.
+	DeleteOffsets(ctx context.Context, group string, tps []evidence.TP) (map[evidence.TP]error, error)
 	// Committed reads the group's committed offsets.
 	Committed(ctx context.Context, group string) (map[evidence.TP]int64, error)
 }
 
-// Kafka implements Cluster with inspect's franz-go client for the analysis and a kadm
-// client for the offset commit.
+// Kafka implements Cluster with inspect's franz-go client: the analysis and the offset
+// commit go through one client (one set of connections and metadata), with kadm on top
+// for the commit.
 type Kafka struct {
 	*inspect.Kafka
-	cl      *kgo.Client
 	adm     *kadm.Client
 	timeout time.Duration
 }
@@ -41,18 +44,7 @@ func NewKafka(opts []kgo.Opt, timeout time.Duration) (*Kafka, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl, err := kgo.NewClient(append(opts, kgo.DialTimeout(timeout), kgo.RetryTimeout(timeout), kgo.RequestRetries(3))...)
-	if err != nil {
-		ik.Close()
-		return nil, err
-	}
-	return &Kafka{Kafka: ik, cl: cl, adm: kadm.NewClient(cl), timeout: timeout}, nil
-}
-
-// Close closes both clients.
-func (k *Kafka) Close() {
-	k.cl.Close()
-	k.Kafka.Close()
+	return &Kafka{Kafka: ik, adm: kadm.NewClient(ik.Client()), timeout: timeout}, nil
 }
 
 // Commit implements Cluster.
@@ -71,6 +63,27 @@ func (k *Kafka) Commit(ctx context.Context, group string, moves []Move) (map[evi
 	for t, ps := range resp {
 		for p, r := range ps {
 			out[evidence.TP{Topic: t, Partition: p}] = r.Err
+		}
+	}
+	return out, nil
+}
+
+// DeleteOffsets implements Cluster.
+func (k *Kafka) DeleteOffsets(ctx context.Context, group string, tps []evidence.TP) (map[evidence.TP]error, error) {
+	set := kadm.TopicsSet{}
+	for _, tp := range tps {
+		set.Add(tp.Topic, tp.Partition)
+	}
+	c, cancel := context.WithTimeout(ctx, k.timeout)
+	defer cancel()
+	resp, err := k.adm.DeleteOffsets(c, group, set)
+	if err != nil {
+		return nil, timeoutErr(k.timeout, "deleting committed offsets", err)
+	}
+	out := map[evidence.TP]error{}
+	for t, ps := range resp {
+		for p, e := range ps {
+			out[evidence.TP{Topic: t, Partition: p}] = e
 		}
 	}
 	return out, nil
@@ -102,11 +115,14 @@ func timeoutErr(d time.Duration, op string, err error) error {
 	return fmt.Errorf("%s: %w", op, err)
 }
 
-// groupBusy reports whether a commit error means the group is not empty: Kafka accepts
-// an offset commit without a member ID and generation only for an empty group
-// (GroupCoordinator.handleCommitOffsets), and answers these otherwise.
+// groupBusy reports whether a commit or offset-delete error means the group is not
+// empty: Kafka accepts an offset commit without a member ID and generation only for an
+// empty group (GroupCoordinator.handleCommitOffsets), and answers these otherwise; it
+// deletes offsets of a group with members only for topics it is not subscribed to
+// (GroupCoordinator.handleDeleteOffsets: NON_EMPTY_GROUP, GROUP_SUBSCRIBED_TO_TOPIC).
 func groupBusy(err error) bool {
 	return errors.Is(err, kerr.UnknownMemberID) || errors.Is(err, kerr.IllegalGeneration) ||
 		errors.Is(err, kerr.RebalanceInProgress) || errors.Is(err, kerr.StaleMemberEpoch) ||
-		errors.Is(err, kerr.FencedInstanceID)
+		errors.Is(err, kerr.FencedInstanceID) || errors.Is(err, kerr.NonEmptyGroup) ||
+		errors.Is(err, kerr.GroupSubscribedToTopic)
 }

@@ -5,12 +5,13 @@
 // The plan is built from exactly the analysis inspect does (inspect.Run: the group's
 // committed offsets, the partition's offsets, the delivery evidence and a scan of what
 // each offset holds); targets can also come from the operator (ParseTargets) or from a
-// saved plan or undo file (ReadFile). Decide is the pure safety rule for one partition:
-// never below the log start offset, never beyond the high watermark, never forward
-// unless allowed. Execute refuses while the group has members (Kafka only accepts an
-// admin offset commit for an empty group, and a live member would overwrite it with its
-// own position at its next commit), writes the undo file before committing, and reads
-// the committed offsets back.
+// saved plan or undo file (ReadFile); an undo file restores a partition that had no
+// committed offset by deleting the group's offset there (Delete). Decide is the pure
+// safety rule for one partition: never below the log start offset, never beyond the
+// high watermark, never forward unless allowed. Execute refuses while the group has
+// members (Kafka only accepts an admin offset commit for an empty group, and a live
+// member would overwrite it with its own position at its next commit), writes the undo
+// file before committing, and reads the committed offsets back.
 //
 // What it deliberately does not do: it does not stop consumers, reset offsets by
 // timestamp, or touch groups it was not asked about; it knows nothing of flags or
@@ -52,7 +53,10 @@ const (
 	Back    Direction = "back"    // re-delivers records: the repair
 	Forward Direction = "forward" // skips records: only with AllowForward (restoring an undo file is one)
 	Set     Direction = "set"     // the group has no committed offset on the partition yet
-	None    Direction = "none"    // already at the target
+	// Delete removes the group's committed offset: restoring an undo file written for a
+	// Set move (the partition had no committed offset). Only with AllowForward.
+	Delete Direction = "delete"
+	None   Direction = "none" // already at the target
 )
 
 // Source says where a target came from.
@@ -78,6 +82,9 @@ type Target struct {
 	// Expect, when set, is the committed offset the target was planned against; a plan
 	// file applied after the group moved on is refused (re-plan instead).
 	Expect *int64
+	// Delete asks for the partition to have no committed offset at all (Offset is -1):
+	// the way back from a Set move, read from an undo file.
+	Delete bool
 }
 
 // TP returns the target's partition.
@@ -306,6 +313,10 @@ func Decide(o inspect.Offsets, t Target, source Source, allowForward bool) Move 
 		Source: source,
 	}
 	switch {
+	case t.Delete && o.Committed < 0:
+		m.Direction = None
+	case t.Delete:
+		m.Direction = Delete
 	case o.Committed < 0:
 		m.Direction = Set
 	case t.Offset == o.Committed:
@@ -321,6 +332,12 @@ func Decide(o inspect.Offsets, t Target, source Source, allowForward bool) Move 
 	case t.Expect != nil && *t.Expect != o.Committed:
 		m.Refused = fmt.Sprintf("the committed offset moved since the plan was made (planned against %d, now %s); make a new plan", *t.Expect, offsetText(o.Committed))
 	case m.Direction == None:
+	case m.Direction == Delete && !allowForward:
+		// Without a committed offset the group's next consumer starts where its
+		// auto.offset.reset says; with "latest" that skips every record after it.
+		m.Refused = fmt.Sprintf("the group had no committed offset here; deleting the committed offset %d lets auto.offset.reset decide where the group starts, which can skip records, so it needs --allow-forward (restoring an undo file is a forward move)", o.Committed)
+	case m.Direction == Delete:
+		// Nothing is committed, so the log start and high watermark do not apply.
 	case t.Offset < o.LogStart:
 		// Records below the log start offset were deleted (retention, DeleteRecords);
 		// a consumer fetching there gets OFFSET_OUT_OF_RANGE and jumps by

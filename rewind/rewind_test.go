@@ -210,6 +210,7 @@ type fakeCluster struct {
 	off       inspect.Offsets
 	spans     []inspect.Span
 	committed []Move
+	deleted   []evidence.TP
 	commitErr map[evidence.TP]error
 }
 
@@ -239,7 +240,22 @@ func (f *fakeCluster) Commit(ctx context.Context, group string, moves []Move) (m
 	return map[evidence.TP]error{}, nil
 }
 
+func (f *fakeCluster) DeleteOffsets(ctx context.Context, group string, tps []evidence.TP) (map[evidence.TP]error, error) {
+	out := map[evidence.TP]error{}
+	for _, tp := range tps {
+		f.deleted = append(f.deleted, tp)
+		if tp == (evidence.TP{Topic: f.off.Topic, Partition: f.off.Partition}) {
+			f.off.Committed, f.off.CommittedEpoch, f.off.Metadata = -1, -1, ""
+		}
+		out[tp] = nil
+	}
+	return out, nil
+}
+
 func (f *fakeCluster) Committed(ctx context.Context, group string) (map[evidence.TP]int64, error) {
+	if f.off.Committed < 0 {
+		return map[evidence.TP]int64{}, nil // as FetchOffsets: a partition without a commit is absent
+	}
 	return map[evidence.TP]int64{{Topic: f.off.Topic, Partition: f.off.Partition}: f.off.Committed}, nil
 }
 
@@ -329,5 +345,128 @@ func TestExecute(t *testing.T) {
 				t.Fatal("a refused plan must not write an undo file")
 			}
 		})
+	}
+}
+
+// TestUndoOfASetMoveRestoresTheMissingCommitByDeletingIt walks the round trip of a
+// partition the group had no committed offset for: the rewind sets one, the undo file
+// says there was none, and restoring it deletes the group's offset again.
+func TestUndoOfASetMoveRestoresTheMissingCommitByDeletingIt(t *testing.T) {
+	cl := seedCluster()
+	cl.off.Committed, cl.off.CommittedEpoch = -1, -1
+	dir := t.TempDir()
+	p, err := NewPlan(context.Background(), cl, Options{Group: "g", Targets: []Target{{Topic: "stranded", Offset: 0, LeaderEpoch: -1}}, Source: FromFlag})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := p.Moves[0]; m.Direction != Set || m.Refused != "" {
+		t.Fatalf("move %+v, want an allowed set", m)
+	}
+	undo := filepath.Join(dir, "undo.json")
+	if _, err := Execute(context.Background(), cl, p, ExecOptions{UndoPath: undo, Version: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if cl.off.Committed != 0 {
+		t.Fatalf("committed %d after the set, want 0", cl.off.Committed)
+	}
+	data, err := os.ReadFile(undo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"no_committed_offset": true`) {
+		t.Fatalf("the undo file must say the partition had no committed offset:\n%s", data)
+	}
+
+	f, err := ReadFile(bytes.NewReader(data), undo)
+	if err != nil {
+		t.Fatalf("the undo file of a set move must read back: %v", err)
+	}
+	if got := f.Targets[0]; !got.Delete || got.Offset != -1 {
+		t.Fatalf("target %+v, want a delete", got)
+	}
+	restore := Options{Group: "g", Targets: f.Targets, Source: f.Kind}
+	p, err = NewPlan(context.Background(), cl, restore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := p.Moves[0]; m.Direction != Delete || !strings.Contains(m.Refused, "--allow-forward") {
+		t.Fatalf("restoring without --allow-forward: move %+v, want a refused delete", m)
+	}
+	restore.AllowForward = true
+	if p, err = NewPlan(context.Background(), cl, restore); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Execute(context.Background(), cl, p, ExecOptions{UndoPath: filepath.Join(dir, "undo2.json"), Version: "test"})
+	if err != nil {
+		t.Fatalf("restore: %v", err)
+	}
+	if cl.off.Committed != -1 || len(cl.deleted) != 1 || len(cl.committed) != 1 {
+		t.Fatalf("after the restore: committed %d, deleted %v, commits %v; want the offset deleted and nothing else committed", cl.off.Committed, cl.deleted, cl.committed)
+	}
+	if c := res.Checks[0]; !c.OK || c.Before != 0 || c.Target != -1 || c.Now != -1 {
+		t.Fatalf("check %+v, want 0 -> none read back as none", c)
+	}
+	// The restore's own undo file leads back to 0.
+	if res.Undo.Offsets[0].Offset != 0 || res.Undo.Offsets[0].NoCommittedOffset {
+		t.Fatalf("undo of the restore %+v, want offset 0", res.Undo.Offsets[0])
+	}
+	// Restoring again finds nothing to do.
+	if p, err = NewPlan(context.Background(), cl, restore); err != nil || p.Moves[0].Direction != None {
+		t.Fatalf("restoring twice: %v %+v", err, p.Moves)
+	}
+}
+
+func TestReadFileReadsAMissingCommitOnlyAsOffsetMinusOne(t *testing.T) {
+	cases := []struct {
+		name, offset string
+		delete       bool
+		says         string
+	}{
+		{"the marker with offset -1 is a delete", `"offset":-1,"no_committed_offset":true`, true, ""},
+		{"offset -1 alone (undo files before the marker) is a delete", `"offset":-1`, true, ""},
+		{"the marker with a real offset is contradictory", `"offset":5,"no_committed_offset":true`, false, "want offset -1"},
+		{"another negative offset is an error", `"offset":-2`, false, "offset >= 0"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := `{"schema":"kstranded.rewind-undo/v1","group":"g","offsets":[{"topic":"t","partition":0,` + c.offset + `}]}`
+			f, err := ReadFile(strings.NewReader(in), "undo.json")
+			if c.says != "" {
+				if err == nil || !strings.Contains(err.Error(), c.says) {
+					t.Fatalf("got %v, want an error saying %q", err, c.says)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.Targets[0]; got.Delete != c.delete || got.Offset != -1 {
+				t.Fatalf("target %+v", got)
+			}
+		})
+	}
+	plan := `{"schema":"kstranded.rewind/v1","group":{"group":"g"},"moves":[{"topic":"t","partition":0,"committed":5,"target":-1,"direction":"delete"}]}`
+	f, err := ReadFile(strings.NewReader(plan), "plan.json")
+	if err != nil || !f.Targets[0].Delete || *f.Targets[0].Expect != 5 {
+		t.Fatalf("a plan with a delete move: %v %+v", err, f)
+	}
+}
+
+func TestDecideDelete(t *testing.T) {
+	del := Target{Topic: "stranded", Offset: -1, LeaderEpoch: -1, Delete: true}
+	if m := Decide(seedOffsets(), del, FromUndo, true); m.Direction != Delete || m.Refused != "" || m.Target != -1 {
+		t.Fatalf("deleting a committed offset with --allow-forward: %+v", m)
+	}
+	o := seedOffsets()
+	o.LogStart = 100 // no bound applies: nothing is committed
+	if m := Decide(o, del, FromUndo, true); m.Refused != "" {
+		t.Fatalf("a delete is not bounded by the log start: %s", m.Refused)
+	}
+	if m := Decide(seedOffsets(), del, FromUndo, false); !strings.Contains(m.Refused, "auto.offset.reset") {
+		t.Fatalf("a delete without --allow-forward must be refused: %+v", m)
+	}
+	o.Committed = -1
+	if m := Decide(o, del, FromUndo, false); m.Direction != None || m.Refused != "" {
+		t.Fatalf("a partition without a commit is already restored: %+v", m)
 	}
 }

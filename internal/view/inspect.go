@@ -1,0 +1,329 @@
+package view
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kstranded/kstranded/evidence"
+	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/internal/render"
+)
+
+// InspectSchema versions the JSON document `kstranded inspect -o json` writes.
+const InspectSchema = "kstranded.inspect/v1"
+
+// InspectWatchSchema versions the JSON documents `inspect --watch -o json` writes after
+// the first report: what changed since the previous inspection.
+const InspectWatchSchema = "kstranded.inspect-changes/v1"
+
+// NoEvidenceNote is what an inspection without --delivered says about loss.
+const NoEvidenceNote = "loss cannot be judged without delivery evidence (--delivered FILE)"
+
+// Inspect is the JSON document of `kstranded inspect`.
+type Inspect struct {
+	render.Meta
+	At            time.Time          `json:"at"`
+	Group         inspect.Group      `json:"group"`
+	Evidence      *InspectEvidence   `json:"evidence"`
+	Partitions    []InspectPartition `json:"partitions"`
+	DeletedTopics []string           `json:"deleted_topics"`
+	StrayEvidence []inspect.Note     `json:"stray_evidence"`
+	Summary       inspect.Summary    `json:"summary"`
+	// Complete: every partition was fully judged, and the inspection was not interrupted.
+	Complete bool   `json:"complete"`
+	Note     string `json:"note,omitempty"`
+	Requests int    `json:"requests"`
+	// Interrupted: the inspection was stopped (Ctrl-C) during the scans; the report is
+	// partial.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// InspectEvidence is the delivery evidence an inspection read.
+type InspectEvidence struct {
+	Sources        []evidence.Source    `json:"sources"`
+	MalformedTotal int                  `json:"malformed_total"`
+	Malformed      []evidence.Malformed `json:"malformed"`
+}
+
+// InspectPartition is one partition: its offsets, its lag and, with evidence, its
+// judgement.
+type InspectPartition struct {
+	inspect.Offsets
+	Lag       *int64             `json:"lag"` // nil when the group has no committed offset
+	Judgement *inspect.Judgement `json:"judgement,omitempty"`
+}
+
+// NewInspect builds the view of one inspection.
+func NewInspect(r *inspect.Report) Inspect {
+	v := Inspect{
+		Meta:          render.NewMeta(InspectSchema, "inspect"),
+		At:            r.At.UTC(),
+		Group:         r.Group,
+		Partitions:    make([]InspectPartition, 0, len(r.Partitions)),
+		DeletedTopics: r.DeletedTopics,
+		StrayEvidence: r.StrayEvidence,
+		Summary:       r.Summarize(),
+		Requests:      r.Requests,
+		Interrupted:   r.Interrupted,
+	}
+	if v.DeletedTopics == nil {
+		v.DeletedTopics = []string{}
+	}
+	if v.StrayEvidence == nil {
+		v.StrayEvidence = []inspect.Note{}
+	}
+	for _, p := range r.Partitions {
+		pv := InspectPartition{Offsets: p.Offsets, Judgement: p.Judgement}
+		if l := p.Lag(); l >= 0 {
+			pv.Lag = &l
+		}
+		v.Partitions = append(v.Partitions, pv)
+	}
+	v.Complete = v.Summary.Incomplete == 0 && v.Summary.Errors == 0 && !v.Interrupted
+	if r.Evidence == nil {
+		v.Note = NoEvidenceNote
+	} else {
+		v.Evidence = &InspectEvidence{Sources: r.Evidence.Sources, MalformedTotal: r.Evidence.MalformedTotal(), Malformed: r.Evidence.Malformed}
+		if v.Evidence.Malformed == nil {
+			v.Evidence.Malformed = []evidence.Malformed{}
+		}
+	}
+	return v
+}
+
+// PrintInspect prints the view: JSON, or the group, the evidence read, a row per
+// partition, the details of each partition that has any, and a summary line.
+func PrintInspect(w io.Writer, v Inspect, f render.Format, pretty bool) error {
+	if f == render.JSON {
+		return render.WriteJSON(w, v)
+	}
+	st := render.NewStyles(w)
+	grp := v.Group
+	state := grp.State
+	if state == "" {
+		state = "-"
+	}
+	proto := grp.ProtocolType
+	if grp.Protocol != "" {
+		proto += "/" + grp.Protocol
+	}
+	if proto == "" {
+		proto = "-"
+	}
+	fmt.Fprintf(w, "group %s  state %s  protocol %s  members %d\n", st.Bold.Render(grp.ID), state, proto, len(grp.Members))
+	if grp.Err != "" {
+		fmt.Fprintf(w, "  group description failed: %s\n", grp.Err)
+	}
+	for _, m := range grp.Members {
+		inst := ""
+		if m.InstanceID != "" {
+			inst = " instance " + m.InstanceID
+		}
+		fmt.Fprintf(w, "  member %s (client %s, host %s%s): %d partitions\n", m.ID, m.ClientID, m.Host, inst, m.Partitions)
+	}
+	if v.Evidence != nil {
+		for _, s := range v.Evidence.Sources {
+			extra := ""
+			if s.Topic != "" {
+				extra = ", topic " + s.Topic
+			}
+			if s.Group != "" {
+				extra += ", group " + s.Group
+				if s.Group != grp.ID {
+					extra += " " + st.Warn.Render("(not the inspected group)")
+				}
+			}
+			fmt.Fprintf(w, "evidence %s: %s%s, %d deliveries, %d malformed lines\n", s.Name, s.Format, extra, s.Records, s.Malformed)
+		}
+		for _, m := range v.Evidence.Malformed {
+			fmt.Fprintf(w, "  %s:%d: %s: %q\n", m.Source, m.Line, m.Reason, m.Text)
+		}
+		if shown := len(v.Evidence.Malformed); v.Evidence.MalformedTotal > shown {
+			fmt.Fprintf(w, "  ... %d more malformed lines\n", v.Evidence.MalformedTotal-shown)
+		}
+	}
+	if err := render.WriteGrid(w, inspectGrid(st, v, pretty), pretty); err != nil {
+		return err
+	}
+	// Details: the ranges and what the scan found, per partition that has any.
+	for _, p := range v.Partitions {
+		name := fmt.Sprintf("%s/%d", p.Topic, p.Partition)
+		if p.Err != "" {
+			fmt.Fprintf(w, "%s: %s %s\n", name, st.Bad.Render("error:"), p.Err)
+		}
+		j := p.Judgement
+		if j == nil {
+			continue
+		}
+		if len(j.Lost) > 0 {
+			fmt.Fprintf(w, "%s: %s %s (%d records); safe rewind offset %d\n", name, st.Bad.Render("LOST"), inspectRanges(j.Lost), j.LostCount, *j.SafeRewind)
+		}
+		if len(j.Pending) > 0 {
+			fmt.Fprintf(w, "%s: pending %s (%d records, the consumer will still get them)\n", name, inspectRanges(j.Pending), j.PendingCount)
+		}
+		for _, n := range j.NotDeliverable {
+			fmt.Fprintf(w, "%s: %s: %s, not lost\n", name, inspect.Range{First: n.First, Last: n.Last}, n.What)
+		}
+		for _, n := range j.InvalidEvidence {
+			fmt.Fprintf(w, "%s: %s %s: %s\n", name, st.Warn.Render("invalid evidence"), inspect.Range{First: n.First, Last: n.Last}, n.What)
+		}
+		if j.Reason != "" && p.Err == "" && j.Verdict != inspect.VerdictNoEvidence {
+			fmt.Fprintf(w, "%s: %s\n", name, j.Reason)
+		}
+	}
+	for _, n := range v.StrayEvidence {
+		fmt.Fprintf(w, "%s %s\n", st.Warn.Render("invalid evidence:"), n.What)
+	}
+	for _, t := range v.DeletedTopics {
+		fmt.Fprintf(w, "%s topic %s no longer exists; the group still has committed offsets for it\n", st.Bad.Render("error:"), t)
+	}
+	fmt.Fprintln(w, inspectSummaryLine(st, v))
+	return nil
+}
+
+// inspectGrid is the table of partitions: the offsets, and with evidence the judgement.
+func inspectGrid(st render.Styles, v Inspect, pretty bool) render.Grid {
+	hasMeta := false
+	for _, p := range v.Partitions {
+		if p.Metadata != "" {
+			hasMeta = true
+		}
+	}
+	grid := render.Grid{Header: []string{"TOPIC", "PARTITION", "COMMITTED", "EPOCH"}}
+	if hasMeta {
+		grid.Header = append(grid.Header, "METADATA")
+	}
+	grid.Header = append(grid.Header, "LOG-START", "LAST-STABLE", "HIGH-WATERMARK", "LAG", "OWNER")
+	if v.Evidence != nil {
+		grid.Header = append(grid.Header, "DELIVERED", "LOST", "PENDING", "DUP", "REWIND", "VERDICT")
+	}
+	for _, h := range grid.Header {
+		switch h {
+		case "TOPIC", "METADATA", "OWNER", "VERDICT":
+			grid.Align = append(grid.Align, render.Left)
+		default:
+			grid.Align = append(grid.Align, render.Right)
+		}
+	}
+	for _, p := range v.Partitions {
+		epoch := "-"
+		if p.CommittedEpoch >= 0 {
+			epoch = strconv.Itoa(int(p.CommittedEpoch))
+		}
+		lag := "-"
+		if p.Lag != nil {
+			lag = strconv.FormatInt(*p.Lag, 10)
+		}
+		owner := p.Owner
+		if owner == "" {
+			owner = "-"
+		}
+		row := []string{p.Topic, strconv.Itoa(int(p.Partition)), offsetOrDash(p.Committed), epoch}
+		if hasMeta {
+			row = append(row, p.Metadata)
+		}
+		row = append(row, offsetOrDash(p.LogStart), offsetOrDash(p.LastStable), offsetOrDash(p.HighWatermark), lag, owner)
+		if v.Evidence != nil {
+			j := p.Judgement
+			rewind := "-"
+			if j.SafeRewind != nil {
+				rewind = strconv.FormatInt(*j.SafeRewind, 10)
+			}
+			verdict := string(j.Verdict)
+			if pretty {
+				verdict = st.Verdict(verdict)
+			}
+			row = append(row, strconv.FormatInt(j.Delivered, 10), strconv.FormatInt(j.LostCount, 10),
+				strconv.FormatInt(j.PendingCount, 10), strconv.FormatInt(j.Duplicates, 10), rewind, verdict)
+		}
+		grid.Rows = append(grid.Rows, row)
+	}
+	return grid
+}
+
+func inspectSummaryLine(st render.Styles, v Inspect) string {
+	prefix := ""
+	if v.Interrupted {
+		prefix = st.Warn.Render("INTERRUPTED") + " (partial: the inspection was stopped before every partition was read) "
+	}
+	return prefix + inspectVerdictLine(st, v)
+}
+
+func inspectVerdictLine(st render.Styles, v Inspect) string {
+	s := v.Summary
+	if v.Evidence == nil {
+		return fmt.Sprintf("%d partitions, total lag %d. %s", s.Partitions, s.Lag, st.Dim.Render("Note: "+NoEvidenceNote+"."))
+	}
+	incomplete := ""
+	if !v.Complete {
+		incomplete = " " + st.Warn.Render(fmt.Sprintf("INCOMPLETE: %d partitions not fully judged.", max(s.Incomplete, s.Errors)))
+	}
+	if s.Lost > 0 {
+		return st.Bad.Render(fmt.Sprintf("LOST: %d records on %d of %d partitions were committed past without being delivered.", s.Lost, s.LostPartitions, s.Partitions)) +
+			fmt.Sprintf(" pending %d, delivered %d, duplicates %d.", s.Pending, s.Delivered, s.Duplicates) + incomplete
+	}
+	if s.Pending > 0 {
+		return st.Warn.Render(fmt.Sprintf("No records lost; %d pending (not yet delivered, not committed past).", s.Pending)) +
+			fmt.Sprintf(" delivered %d, duplicates %d.", s.Delivered, s.Duplicates) + incomplete
+	}
+	if !v.Complete {
+		return incomplete[1:]
+	}
+	return st.Good.Render(fmt.Sprintf("OK: no records lost on %d partitions.", s.Judged)) + fmt.Sprintf(" delivered %d, duplicates %d.", s.Delivered, s.Duplicates)
+}
+
+// InspectChanges is one JSON document of `inspect --watch` after the first report.
+type InspectChanges struct {
+	render.Meta
+	At      time.Time        `json:"at"`
+	Changes []inspect.Change `json:"changes"`
+	Summary inspect.Summary  `json:"summary"`
+	// Clock is the inspection's wall-clock time (the operator's time zone) the table
+	// prefixes each change with.
+	Clock string `json:"-"`
+}
+
+// NewInspectChanges builds the view of what changed, cs, as of the inspection r.
+func NewInspectChanges(r *inspect.Report, cs []inspect.Change) InspectChanges {
+	if cs == nil {
+		cs = []inspect.Change{}
+	}
+	return InspectChanges{Meta: render.NewMeta(InspectWatchSchema, "inspect"), At: r.At.UTC(), Changes: cs, Summary: r.Summarize(), Clock: r.At.Format("15:04:05")}
+}
+
+// PrintInspectChanges prints the changes: JSON, or a line per change ("no change" when
+// there is none), each prefixed with the time.
+func PrintInspectChanges(w io.Writer, v InspectChanges, f render.Format) error {
+	if f == render.JSON {
+		return render.WriteJSON(w, v)
+	}
+	if len(v.Changes) == 0 {
+		_, err := fmt.Fprintf(w, "%s no change\n", v.Clock)
+		return err
+	}
+	for _, c := range v.Changes {
+		if _, err := fmt.Fprintf(w, "%s %s\n", v.Clock, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// offsetOrDash shows an offset, or "-" for none (-1).
+func offsetOrDash(o int64) string {
+	if o < 0 {
+		return "-"
+	}
+	return strconv.FormatInt(o, 10)
+}
+
+func inspectRanges(rs []inspect.Range) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = r.String()
+	}
+	return strings.Join(parts, ",")
+}

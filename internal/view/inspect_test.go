@@ -1,0 +1,158 @@
+package view
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kstranded/kstranded/evidence"
+	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/internal/render"
+)
+
+// fixedAt is the time every fixture was taken at.
+var fixedAt = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func i64(v int64) *int64 { return &v }
+
+// lossReport is the bug report's loss on stranded/0 as inspect reports it, with a
+// partition still pending, one that could not be read, stray evidence and a deleted topic.
+func lossReport() *inspect.Report {
+	ev := &evidence.Set{
+		Sources: []evidence.Source{
+			{Name: "trace.jsonl", Format: evidence.FormatTrace, Topic: "stranded", Group: "g", Records: 83},
+			{Name: "app.txt", Format: evidence.FormatText, Group: "other", Records: 10, Malformed: 3},
+		},
+		Malformed: []evidence.Malformed{{Source: "app.txt", Line: 7, Text: "not a line", Reason: "want TOPIC PARTITION OFFSET"}},
+		Parts:     map[evidence.TP]*evidence.Partition{},
+	}
+	return &inspect.Report{
+		At: fixedAt,
+		Group: inspect.Group{ID: "g", State: "Stable", ProtocolType: "consumer", Protocol: "cooperative-sticky",
+			Members: []inspect.Member{{ID: "consumer-1-abc", InstanceID: "billing-0", ClientID: "billing", Host: "/10.0.0.7", Partitions: 1}}},
+		Evidence: ev,
+		Requests: 7,
+		Partitions: []inspect.PartitionReport{
+			{Offsets: inspect.Offsets{Topic: "stranded", Partition: 0, Committed: 202, CommittedEpoch: 0, LogStart: 0, LastStable: 202, HighWatermark: 202},
+				Judgement: &inspect.Judgement{Delivered: 83, Lost: []inspect.Range{{First: 82, Last: 199, Count: 118}}, LostCount: 118,
+					Pending: []inspect.Range{}, SafeRewind: i64(82), NotDeliverable: []inspect.Note{{First: 200, Last: 200, What: "control marker (commit)"}},
+					InvalidEvidence: []inspect.Note{}, ScanFrom: 82, ScanTo: 202, Verdict: inspect.VerdictLost}},
+			{Offsets: inspect.Offsets{Topic: "stranded", Partition: 1, Committed: 10, CommittedEpoch: 3, Metadata: "app-meta", LogStart: 0, LastStable: 15, HighWatermark: 16, Owner: "consumer-1-abc"},
+				Judgement: &inspect.Judgement{Delivered: 10, Duplicates: 2, Lost: []inspect.Range{}, Pending: []inspect.Range{{First: 10, Last: 14, Count: 5}}, PendingCount: 5,
+					NotDeliverable: []inspect.Note{}, InvalidEvidence: []inspect.Note{{First: 20, Last: 20, What: "delivered offsets at or beyond the high watermark 16"}},
+					ScanFrom: 10, ScanTo: 15, Verdict: inspect.VerdictPending}},
+			{Offsets: inspect.Offsets{Topic: "stranded", Partition: 2, Committed: 100, CommittedEpoch: -1, LogStart: 0, LastStable: 120, HighWatermark: 120,
+				Err: "scan of offsets 0-99 failed: no answer within 30s (--timeout)"},
+				Judgement: &inspect.Judgement{Lost: []inspect.Range{}, Pending: []inspect.Range{}, NotDeliverable: []inspect.Note{}, InvalidEvidence: []inspect.Note{},
+					Verdict: inspect.VerdictError, Reason: "the partition could not be read"}},
+		},
+		StrayEvidence: []inspect.Note{{First: 3, Last: 3, What: "stranded/7: 1 delivered offsets, but the group has no committed offset for this partition"}},
+		DeletedTopics: []string{"gone"},
+	}
+}
+
+// offsetsReport is an inspection without evidence: offsets only.
+func offsetsReport() *inspect.Report {
+	return &inspect.Report{
+		At:    fixedAt,
+		Group: inspect.Group{ID: "g", State: "Empty", ProtocolType: "consumer", Members: []inspect.Member{}},
+		Partitions: []inspect.PartitionReport{
+			{Offsets: inspect.Offsets{Topic: "stranded", Partition: 0, Committed: 202, CommittedEpoch: 0, LogStart: 0, LastStable: 202, HighWatermark: 202}},
+			{Offsets: inspect.Offsets{Topic: "stranded", Partition: 1, Committed: -1, CommittedEpoch: -1, LogStart: 0, LastStable: 0, HighWatermark: 0}},
+		},
+		Requests: 4,
+	}
+}
+
+// watchReports are two inspections --watch compares.
+func watchReports() (*inspect.Report, *inspect.Report) {
+	prev := offsetsReport()
+	cur := offsetsReport()
+	cur.At = fixedAt.Add(5 * time.Second)
+	cur.Partitions[0].Committed = 100
+	return prev, cur
+}
+
+func TestInspectViewOfTheSeedLoss(t *testing.T) {
+	v := NewInspect(lossReport())
+	if v.Complete || v.Summary.Lost != 118 || *v.Partitions[0].Lag != 0 || v.Partitions[2].Lag != nil {
+		t.Fatalf("view %+v", v)
+	}
+	for _, c := range []struct {
+		name   string
+		format render.Format
+		pretty bool
+	}{{"inspect-loss-pipe", render.Table, false}, {"inspect-loss-terminal", render.Table, true}, {"inspect-loss-json", render.JSON, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := PrintInspect(&b, v, c.format, c.pretty); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, c.name, b.Bytes())
+		})
+	}
+}
+
+func TestInspectWithoutEvidenceShowsOffsetsAndSaysLossCannotBeJudged(t *testing.T) {
+	v := NewInspect(offsetsReport())
+	if v.Evidence != nil || v.Note != NoEvidenceNote || !v.Complete {
+		t.Fatalf("view %+v", v)
+	}
+	var b bytes.Buffer
+	if err := PrintInspect(&b, v, render.Table, false); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "inspect-offsets-pipe", b.Bytes())
+}
+
+func TestAnInterruptedInspectionIsMarkedPartial(t *testing.T) {
+	r := lossReport()
+	r.Interrupted = true
+	v := NewInspect(r)
+	if v.Complete || !v.Interrupted {
+		t.Fatalf("an interrupted report must not be complete: %+v", v)
+	}
+	var b bytes.Buffer
+	if err := PrintInspect(&b, v, render.Table, false); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "inspect-interrupted-pipe", b.Bytes())
+	b.Reset()
+	if err := PrintInspect(&b, v, render.JSON, false); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Interrupted bool `json:"interrupted"`
+		Complete    bool `json:"complete"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil || !doc.Interrupted || doc.Complete {
+		t.Fatalf("json %s: %v", b.Bytes(), err)
+	}
+	// A finished report says nothing about interruption.
+	b.Reset()
+	_ = PrintInspect(&b, NewInspect(lossReport()), render.JSON, false)
+	if strings.Contains(b.String(), "interrupted") {
+		t.Fatalf("a finished report mentions interruption:\n%s", b.String())
+	}
+}
+
+func TestWatchPrintsWhatChangedSinceThePreviousInspection(t *testing.T) {
+	prev, cur := watchReports()
+	for _, c := range []struct {
+		name   string
+		format render.Format
+	}{{"inspect-changes-pipe", render.Table}, {"inspect-changes-json", render.JSON}} {
+		t.Run(c.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := PrintInspectChanges(&b, NewInspectChanges(cur, inspect.Changes(prev, cur)), c.format); err != nil {
+				t.Fatal(err)
+			}
+			if err := PrintInspectChanges(&b, NewInspectChanges(cur, inspect.Changes(cur, cur)), c.format); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, c.name, b.Bytes())
+		})
+	}
+}

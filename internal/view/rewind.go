@@ -1,0 +1,283 @@
+package view
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/rewind"
+)
+
+// RewindSchema versions the JSON document `kstranded rewind -o json` writes; rewind
+// --from-file reads it back as a plan.
+const RewindSchema = rewind.PlanSchema
+
+// Rewind is the JSON document of `kstranded rewind`: the plan and, with --execute, what
+// was done.
+type Rewind struct {
+	render.Meta
+	At        time.Time     `json:"at"`
+	Mode      string        `json:"mode"` // dry-run or execute
+	Group     inspect.Group `json:"group"`
+	Moves     []rewind.Move `json:"moves"`
+	Unchanged int           `json:"unchanged"`
+	Notes     []string      `json:"notes"`
+	Summary   RewindSummary `json:"summary"`
+	// Busy: why --execute would refuse now because of the group (members, state).
+	Busy string `json:"group_busy,omitempty"`
+	// Refused: why this run refused (exit 5).
+	Refused  string          `json:"refused,omitempty"`
+	Executed *RewindExecuted `json:"executed,omitempty"`
+}
+
+// RewindSummary totals the moves.
+type RewindSummary struct {
+	Partitions int   `json:"partitions"` // moves that would be (or were) committed
+	Refused    int   `json:"refused"`
+	Redeliver  int64 `json:"redeliver"`
+	Lost       int64 `json:"lost"`
+	Skip       int64 `json:"skip"`
+}
+
+// RewindExecuted is what --execute did.
+type RewindExecuted struct {
+	UndoFile string         `json:"undo_file"`
+	Restore  string         `json:"restore_command"`
+	Verified []rewind.Check `json:"verified"`
+	OK       bool           `json:"ok"`
+}
+
+// NewRewindPlan builds the view of a dry run: the plan, and why it would be refused.
+func NewRewindPlan(p *rewind.Plan) Rewind {
+	v := newRewind(p, "dry-run")
+	if ref := p.Refused(); len(ref) > 0 {
+		parts := make([]string, len(ref))
+		for i, m := range ref {
+			parts[i] = fmt.Sprintf("%s: %s", m.TP(), m.Refused)
+		}
+		v.Refused = strings.Join(parts, "; ")
+	}
+	return v
+}
+
+// NewRewindExecution builds the view of --execute: the plan, and what rewind.Execute
+// returned for it (res may be nil: nothing was written).
+func NewRewindExecution(p *rewind.Plan, res *rewind.Result, err error) Rewind {
+	v := newRewind(p, "execute")
+	if res != nil {
+		v.Executed = &RewindExecuted{UndoFile: res.UndoPath, Restore: res.Undo.Restore, Verified: res.Checks, OK: err == nil}
+	}
+	if rewind.IsRefusal(err) {
+		v.Refused = err.Error()
+	}
+	return v
+}
+
+func newRewind(p *rewind.Plan, mode string) Rewind {
+	v := Rewind{
+		Meta:      render.NewMeta(RewindSchema, "rewind"),
+		At:        p.At.UTC(),
+		Mode:      mode,
+		Group:     p.Group,
+		Moves:     p.Moves,
+		Unchanged: p.Unchanged,
+		Notes:     p.Notes,
+		Busy:      p.Busy(),
+	}
+	if v.Moves == nil {
+		v.Moves = []rewind.Move{}
+	}
+	if v.Notes == nil {
+		v.Notes = []string{}
+	}
+	if v.Group.Members == nil {
+		v.Group.Members = []inspect.Member{}
+	}
+	// The moves are copied so that filling in empty lists leaves the plan alone.
+	v.Moves = append([]rewind.Move{}, v.Moves...)
+	for i := range v.Moves {
+		if v.Moves[i].LostRanges == nil {
+			v.Moves[i].LostRanges = []inspect.Range{}
+		}
+	}
+	for _, m := range p.Moves {
+		if m.Refused != "" {
+			v.Summary.Refused++
+			continue
+		}
+		if !m.Applies() {
+			continue
+		}
+		v.Summary.Partitions++
+		v.Summary.Redeliver += m.Redeliver
+		v.Summary.Skip += m.Skip
+		if m.Lost != nil {
+			v.Summary.Lost += *m.Lost
+		}
+	}
+	return v
+}
+
+// PrintRewind prints the view: JSON, or the group, a row per move with what it does,
+// and the outcome (dry run, refusal, or the offsets read back after --execute).
+func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
+	if f == render.JSON {
+		return render.WriteJSON(w, v)
+	}
+	st := render.NewStyles(w)
+	grp := v.Group
+	state := grp.State
+	if state == "" {
+		state = "-"
+	}
+	fmt.Fprintf(w, "group %s  state %s  members %d\n", st.Bold.Render(grp.ID), state, len(grp.Members))
+	for _, m := range grp.Members {
+		fmt.Fprintf(w, "  member %s\n", rewind.DescribeMember(m))
+	}
+	if len(v.Moves) == 0 {
+		for _, n := range v.Notes {
+			fmt.Fprintf(w, "%s %s\n", st.Warn.Render("note:"), n)
+		}
+		fmt.Fprintf(w, "Nothing to rewind: no records lost on %d judged partitions.\n", v.Unchanged)
+		return nil
+	}
+	grid := render.Grid{
+		Header: []string{"TOPIC", "PARTITION", "COMMITTED", "TARGET", "REDELIVER", "LOST", "ALREADY-DELIVERED", "ACTION"},
+		Align:  []render.Align{render.Left, render.Right, render.Right, render.Right, render.Right, render.Right, render.Right, render.Left},
+	}
+	for _, m := range v.Moves {
+		action := rewindAction(m)
+		if pretty && m.Refused != "" {
+			action = st.Bad.Render(action)
+		}
+		grid.Rows = append(grid.Rows, []string{m.Topic, strconv.Itoa(int(m.Partition)), offsetOrDash(m.Committed), offsetOrDash(m.Target),
+			strconv.FormatInt(m.Redeliver, 10), countOrDash(m.Lost), countOrDash(m.AlreadyDelivered), action})
+	}
+	if err := render.WriteGrid(w, grid, pretty); err != nil {
+		return err
+	}
+	for _, m := range v.Moves {
+		fmt.Fprintln(w, moveLine(st, m))
+	}
+	for _, n := range v.Notes {
+		fmt.Fprintf(w, "%s %s\n", st.Warn.Render("note:"), n)
+	}
+	s := v.Summary
+	if v.Mode == "dry-run" {
+		switch {
+		case v.Refused != "":
+			fmt.Fprintln(w, st.Bad.Render("REFUSED: the plan breaks a safety rule (see above); nothing was changed."))
+		case s.Partitions == 0:
+			fmt.Fprintln(w, "Nothing to change: every partition is already at its target.")
+		default:
+			fmt.Fprintf(w, "DRY RUN: %s would move; %s delivered again (%d lost). Nothing was changed; add --execute to apply.\n",
+				countWord(int64(s.Partitions), "partition", "partitions"), countWord(s.Redeliver, "record", "records"), s.Lost)
+			if v.Busy != "" {
+				fmt.Fprintf(w, "%s %s: --execute refuses until every consumer of the group is stopped.\n", st.Warn.Render("warning:"), v.Busy)
+			}
+		}
+		return nil
+	}
+	x := v.Executed
+	if x == nil {
+		if v.Refused != "" {
+			fmt.Fprintln(w, st.Bad.Render("REFUSED:")+" "+v.Refused)
+		} else if s.Partitions == 0 {
+			fmt.Fprintln(w, "Nothing to change: every partition is already at its target.")
+		}
+		return nil
+	}
+	fmt.Fprintf(w, "undo file: %s (the committed offsets before this change)\n", x.UndoFile)
+	if len(x.Verified) > 0 {
+		fmt.Fprintln(w, "read back after the commit:")
+		vg := render.Grid{
+			Header: []string{"TOPIC", "PARTITION", "BEFORE", "TARGET", "NOW", "MATCH"},
+			Align:  []render.Align{render.Left, render.Right, render.Right, render.Right, render.Right, render.Left},
+		}
+		for _, c := range x.Verified {
+			match := "yes"
+			if !c.OK {
+				match = "NO"
+				if c.Err != "" {
+					match += ": " + c.Err
+				}
+			}
+			vg.Rows = append(vg.Rows, []string{c.Topic, strconv.Itoa(int(c.Partition)), offsetOrDash(c.Before), offsetOrDash(c.Target), offsetOrDash(c.Now), match})
+		}
+		if err := render.WriteGrid(w, vg, pretty); err != nil {
+			return err
+		}
+	}
+	if x.OK {
+		fmt.Fprintln(w, st.Good.Render(fmt.Sprintf("DONE: committed offsets read back match the plan on %s.", countWord(int64(len(x.Verified)), "partition", "partitions")))+
+			" The group's next consumer starts at the targets.")
+	}
+	fmt.Fprintf(w, "to restore the previous offsets: %s\n", x.Restore)
+	return nil
+}
+
+// moveLine says what one move does, in words.
+func moveLine(st render.Styles, m rewind.Move) string {
+	name := fmt.Sprintf("%s/%d", m.Topic, m.Partition)
+	approx := ""
+	if m.CountTruncated {
+		approx = "at least "
+	}
+	switch {
+	case m.Refused != "":
+		return fmt.Sprintf("%s: %s %s", name, st.Bad.Render("REFUSED:"), m.Refused)
+	case m.Direction == rewind.Back:
+		line := fmt.Sprintf("%s: %d -> %d: %s%s will be delivered again", name, m.Committed, m.Target, approx, countWord(m.Redeliver, "record", "records"))
+		if m.Lost != nil {
+			line += fmt.Sprintf(": %d lost", *m.Lost)
+			if len(m.LostRanges) > 0 {
+				line += " (" + inspectRanges(m.LostRanges) + ")"
+			}
+			line += fmt.Sprintf(" and %d already delivered (the application sees those twice)", *m.AlreadyDelivered)
+		}
+		return line
+	case m.Direction == rewind.Forward:
+		return fmt.Sprintf("%s: %d -> %d: forward, %s%s skipped (never delivered to this group)", name, m.Committed, m.Target, approx, countWord(m.Skip, "record", "records"))
+	case m.Direction == rewind.Set:
+		return fmt.Sprintf("%s: no committed offset -> %d", name, m.Target)
+	case m.Direction == rewind.Delete:
+		return fmt.Sprintf("%s: %d -> no committed offset (deleted, as before the rewind: the group's next consumer starts where its auto.offset.reset says)", name, m.Committed)
+	case m.Target < 0:
+		return fmt.Sprintf("%s: already without a committed offset", name)
+	}
+	return fmt.Sprintf("%s: already at %d", name, m.Target)
+}
+
+func rewindAction(m rewind.Move) string {
+	switch {
+	case m.Refused != "":
+		return "REFUSED"
+	case m.Direction == rewind.Back:
+		return "rewind"
+	case m.Direction == rewind.Forward:
+		return "forward"
+	case m.Direction == rewind.Set:
+		return "set"
+	case m.Direction == rewind.Delete:
+		return "delete"
+	}
+	return "unchanged"
+}
+
+func countOrDash(p *int64) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+func countWord(n int64, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
