@@ -159,6 +159,11 @@ type expiryRec struct {
 	lastFetch  time.Time
 	lastServe  time.Time
 	fetchTimed bool
+	// When the productive fetches carry no time (the kafkajs trace), the first timed
+	// serve after the last of them bounds it: the records it served had been fetched.
+	fetchBound    time.Time
+	fetchBoundRef Ref
+	fetchRef      Ref
 }
 
 // Analyzer folds normalized events into per-partition state. Feed it with Parse (one
@@ -184,9 +189,15 @@ type Analyzer struct {
 	file        string
 	lastFetch   time.Time
 	lastServe   time.Time
-	first, last time.Time
-	anyDelivery bool
-	fileFirst   time.Time
+	// untimed productive fetches and the first timed serve after them
+	untimedFetch  bool
+	untimedRef    Ref
+	fetchBound    time.Time
+	fetchBoundRef Ref
+	fetchBoundOf  Ref
+	first, last   time.Time
+	anyDelivery   bool
+	fileFirst     time.Time
 }
 
 // NewAnalyzer returns an empty analyzer.
@@ -456,7 +467,8 @@ func (a *Analyzer) add(e Event) {
 		}
 		a.entry(e, d+": "+e.Reason)
 	case KindExpiry:
-		a.expiries = appendCapped(a.expiries, expiryRec{e: e, lastFetch: a.lastFetch, lastServe: a.lastServe})
+		a.expiries = appendCapped(a.expiries, expiryRec{e: e, lastFetch: a.lastFetch, lastServe: a.lastServe,
+			fetchBound: a.fetchBound, fetchBoundRef: a.fetchBoundRef, fetchRef: a.fetchBoundOf})
 		a.entry(e, "cache expired")
 	case KindClear:
 		a.clear(e)
@@ -566,6 +578,11 @@ func appendCommit(s []offRef, c offRef) []offRef {
 func (a *Analyzer) lastFetchAt(e Event) {
 	if e.Timed {
 		a.lastFetch = e.Time
+		a.untimedFetch = false
+		return
+	}
+	if e.Count > 0 || len(e.Ranges) > 0 {
+		a.untimedFetch, a.untimedRef = true, e.Ref
 	}
 }
 
@@ -573,6 +590,10 @@ func (a *Analyzer) deliver(e Event) {
 	a.anyDelivery = true
 	if e.Timed {
 		a.lastServe = e.Time
+		if a.untimedFetch {
+			a.untimedFetch = false
+			a.fetchBound, a.fetchBoundRef, a.fetchBoundOf = e.Time, e.Ref, a.untimedRef
+		}
 	}
 	ps := (*partState)(nil)
 	if e.Partition != AllPartitions {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -427,6 +428,14 @@ func (a *Analyzer) expiryFinding(x expiryRec, r *Report) Finding {
 			fetchNote = " (the trace's fetch lines carry no time)"
 		}
 	}
+	// The kafkajs trace times no fetch; the first timed serve after the last productive
+	// fetch bounds it from above, so at least this long passed since the last fetch.
+	fetchAtLeast := time.Duration(Unknown)
+	if sinceFetch == Unknown && !x.fetchBound.IsZero() && e.Timed && !e.Time.Before(x.fetchBound) {
+		fetchAtLeast = e.Time.Sub(x.fetchBound)
+		fetchNote = fmt.Sprintf(" (the fetch lines carry no time; the last productive fetch filled the cache no later than %s, when the first batch was served from it: at least %s before the expiry)",
+			clock(x.fetchBound), fmtDur(fetchAtLeast))
+	}
 	if sinceServe == Unknown && !x.lastServe.IsZero() && e.Timed {
 		sinceServe = e.Time.Sub(x.lastServe)
 		serveNote = " (last serve " + clock(x.lastServe) + ")"
@@ -468,6 +477,9 @@ func (a *Analyzer) expiryFinding(x expiryRec, r *Report) Finding {
 	}
 	msg := fmt.Sprintf("cache expired at %s: %s since the last fetch%s%s, %s since the last serve%s%s, max.poll.interval.ms %s",
 		clock(e.Time), fmtDur(sinceFetch), full(sinceFetch), fetchNote, fmtDur(sinceServe), full(sinceServe), serveNote, fmtMaxPoll(r))
+	if fetchAtLeast >= 0 {
+		msg = strings.Replace(msg, "unknown since the last fetch", "at least "+fmtDur(fetchAtLeast)+" since the last fetch", 1)
+	}
 	if scaled {
 		msg += fmt.Sprintf(", %s in this trace's time (its durations are scaled by time_scale %s, %s)",
 			fmtDur(maxPoll), f.Facts["time_scale"], r.TimeScaleSource)
@@ -485,6 +497,10 @@ func (a *Analyzer) expiryFinding(x expiryRec, r *Report) Finding {
 	}
 	if scaled {
 		f.Evidence = append(f.Evidence, Evidence{a.settingRef["time_scale"], "time_scale=" + a.settings["time_scale"]})
+	}
+	if fetchAtLeast >= 0 {
+		f.Evidence = append(f.Evidence, Evidence{x.fetchRef, "the last productive fetch"}, Evidence{x.fetchBoundRef, "first serve from it at " + clock(x.fetchBound)})
+		facts("since_fetch_at_least_ms", fetchAtLeast)
 	}
 	// the elapsed time bounds the timeout that was in effect
 	elapsed := sinceFetch
@@ -505,6 +521,11 @@ func (a *Analyzer) expiryFinding(x expiryRec, r *Report) Finding {
 		msg += "; pass --max-poll-interval to compare"
 	case e.Timeout >= 0 && !same(e.Timeout, maxPoll):
 		msg += fmt.Sprintf("; the timeout in effect (%s) is not max.poll.interval.ms (%s)", fmtDur(e.Timeout), fmtDur(maxPoll))
+	case e.Timeout < 0 && fetchAtLeast >= 0 && same(fetchAtLeast, maxPoll):
+		msg += fmt.Sprintf("; the expiry came %s after the cache was filled: max.poll.interval.ms (%s) was honoured, counted from the last fetch. The %s is the time since the last serve, not since the last fetch: while a worker holds the only partition with cached records the others wait for a partition and never fetch, so nothing restarted the count (every fetch, even an empty one, does)",
+			fmtDur(fetchAtLeast), fmtDur(maxPoll), fmtDur(sinceServe))
+	case e.Timeout < 0 && fetchAtLeast >= 0 && fetchAtLeast > maxPoll:
+		msg += fmt.Sprintf("; at least %s passed since the last productive fetch, more than max.poll.interval.ms (%s): fetches the trace does not time (empty ones count too) may have restarted the count", fmtDur(fetchAtLeast), fmtDur(maxPoll))
 	case e.Timeout >= 0:
 		msg += "; the timeout in effect is max.poll.interval.ms"
 		if sinceFetch >= 0 && sinceServe >= 0 && sinceServe < e.Timeout && !same(sinceServe, e.Timeout) {
