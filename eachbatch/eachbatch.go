@@ -28,6 +28,7 @@ package eachbatch
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -235,8 +236,6 @@ type Engine struct {
 
 	delivered map[TopicPartition]map[int64]int
 	stored    map[TopicPartition]int64
-	// OnServe, when set, is told of every batch handed to the handler (the ledger).
-	OnServe func(recs []Record)
 	// OnBatchEnd, when set, is told of every batch the handler finished, with the
 	// records it resolved.
 	OnBatchEnd func(recs []Record, resolved bool)
@@ -440,7 +439,7 @@ func (e *Engine) updateMaxMessageCacheSize() {
 		durMs := float64(now.Sub(e.lastFetch)) / float64(time.Millisecond)
 		perMsPerWorker := float64(e.lastFetchedCnt) / float64(e.lastFetchedCon) / durMs
 		perWorkerMs := float64(e.s.CacheSizePerWorker) / float64(time.Millisecond)
-		need := int(ceil(perWorkerMs*perMsPerWorker)) * e.s.Concurrency
+		need := int(math.Ceil(perWorkerMs*perMsPerWorker)) * e.s.Concurrency
 		e.cacheMaxSize = roundUp(need, e.batchesSize)
 	}
 }
@@ -492,9 +491,6 @@ func (e *Engine) serve(w *worker, recs []Record) {
 	}
 	e.emit(traceevent.Event{Ev: traceevent.Serve, Topic: tp.Topic, Partition: traceevent.P(tp.Partition), Worker: w.id,
 		Offsets: offsets(recs), Remaining: traceevent.P(remaining)})
-	if e.OnServe != nil {
-		e.OnServe(recs)
-	}
 	e.l.After(e.s.BatchDuration(len(recs)), func() { e.endBatch(w, b) })
 }
 
@@ -716,7 +712,7 @@ func (e *Engine) clear() {
 	for tp := range contents {
 		keys = append(keys, tp)
 	}
-	sortTPs(keys)
+	SortTopicPartitions(keys)
 	for _, tp := range keys {
 		ev.Discarded = append(ev.Discarded, ranges(contents[tp])...)
 	}
@@ -724,13 +720,13 @@ func (e *Engine) clear() {
 	for tp := range e.lastConsumed {
 		lc = append(lc, tp)
 	}
-	sortTPs(lc)
+	SortTopicPartitions(lc)
 	for _, tp := range lc {
 		ev.LastConsumedKeys = append(ev.LastConsumedKeys, tp.String())
 	}
 	e.cache.clear()
 	assigned := e.src.Assignment()
-	sortTPs(assigned)
+	SortTopicPartitions(assigned)
 	type seek struct {
 		tp     TopicPartition
 		offset int64
@@ -870,14 +866,6 @@ func (e *Engine) FlushTrace() { e.flushSpin() }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func ceil(f float64) float64 {
-	i := float64(int64(f))
-	if f > i {
-		return i + 1
-	}
-	return i
-}
-
 func roundUp(v, m int) int {
 	if m <= 0 {
 		return v
@@ -910,7 +898,8 @@ func ranges(recs []Record) []traceevent.Range {
 	return out
 }
 
-func sortTPs(tps []TopicPartition) {
+// SortTopicPartitions sorts by topic, then partition.
+func SortTopicPartitions(tps []TopicPartition) {
 	sort.Slice(tps, func(i, j int) bool {
 		if tps[i].Topic != tps[j].Topic {
 			return tps[i].Topic < tps[j].Topic

@@ -3,7 +3,6 @@ package repro
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/kstranded/kstranded/eachbatch"
@@ -340,7 +339,7 @@ func (t *frontierTracker) traceFrontiers() {
 	for tp := range t.tokens {
 		tps = append(tps, tp)
 	}
-	sort.Slice(tps, func(i, j int) bool { return tps[i].Partition < tps[j].Partition })
+	eachbatch.SortTopicPartitions(tps)
 	for _, tp := range tps {
 		f, ok := t.led.Frontier(lkey(tp))
 		if !ok {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -127,7 +126,7 @@ func (s *rdSource) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 		if s.onAssign != nil {
 			s.onAssign(added)
 		}
-		sortTPs(s.assignment)
+		eachbatch.SortTopicPartitions(s.assignment)
 		s.emit(traceevent.Event{Ev: traceevent.Assign, Topic: s.topic, N: len(e.Partitions), Partitions: partitionList(e.Partitions)})
 		return err
 	case kafka.RevokedPartitions:
@@ -392,15 +391,6 @@ func (s *rdSource) close(timeout time.Duration) error {
 	case <-time.After(timeout):
 		return fmt.Errorf("consumer close did not finish within --timeout %s", timeout)
 	}
-}
-
-func sortTPs(tps []eachbatch.TopicPartition) {
-	sort.Slice(tps, func(i, j int) bool {
-		if tps[i].Topic != tps[j].Topic {
-			return strings.Compare(tps[i].Topic, tps[j].Topic) < 0
-		}
-		return tps[i].Partition < tps[j].Partition
-	})
 }
 
 func partitionList(ps []kafka.TopicPartition) []traceevent.PartitionState {

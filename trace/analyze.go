@@ -155,10 +155,9 @@ type spinStat struct {
 }
 
 type expiryRec struct {
-	e          Event
-	lastFetch  time.Time
-	lastServe  time.Time
-	fetchTimed bool
+	e         Event
+	lastFetch time.Time
+	lastServe time.Time
 	// When the productive fetches carry no time (the kafkajs trace), the first timed
 	// serve after the last of them bounds it: the records it served had been fetched.
 	fetchBound    time.Time

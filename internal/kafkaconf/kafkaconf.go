@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/kstranded/kstranded/internal/exitcode"
@@ -177,20 +176,6 @@ func Redact(key, value string) string {
 		return "[redacted]"
 	}
 	return value
-}
-
-// Describe lists key=value lines, sorted, secrets redacted.
-func Describe(props map[string]string) []string {
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]string, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, k+"="+Redact(k, props[k]))
-	}
-	return out
 }
 
 // RedactText removes every secret value of props from a free text (an error message,

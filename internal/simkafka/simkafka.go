@@ -88,13 +88,10 @@ func (c *Client) Transaction(tp TP, n int) (first, last int64) {
 // HighWatermark is the partition's end offset.
 func (c *Client) HighWatermark(tp TP) int64 { return int64(len(c.logs[tp])) }
 
-// Log returns a copy of the partition's log.
-func (c *Client) Log(tp TP) []Kind { return append([]Kind(nil), c.logs[tp]...) }
-
 // Assign assigns partitions, starting each at its committed offset (or 0).
 func (c *Client) Assign(tps ...TP) {
 	c.assignment = append([]TP(nil), tps...)
-	sort.Slice(c.assignment, func(i, j int) bool { return c.assignment[i].Partition < c.assignment[j].Partition })
+	eachbatch.SortTopicPartitions(c.assignment)
 	ps := make([]int32, len(tps))
 	for i, tp := range tps {
 		c.pos[tp] = c.committed[tp]
@@ -207,9 +204,6 @@ func (c *Client) Commit(offs map[TP]int64) error {
 	c.commit(offs, false)
 	return nil
 }
-
-// CommitStored commits the stored offsets now (a manual commit of what is stored).
-func (c *Client) CommitStored() { c.commitStored(false) }
 
 // Assignment implements eachbatch.Source.
 func (c *Client) Assignment() []TP { return append([]TP(nil), c.assignment...) }
