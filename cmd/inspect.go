@@ -14,7 +14,7 @@ import (
 	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
 	"github.com/kstranded/kstranded/internal/exitcode"
-	"github.com/kstranded/kstranded/internal/view"
+	"github.com/kstranded/kstranded/view"
 )
 
 func init() { register(newInspectCmd) }

@@ -17,7 +17,7 @@ import (
 	"github.com/kstranded/kstranded/inspect"
 	"github.com/kstranded/kstranded/internal/embedded"
 	"github.com/kstranded/kstranded/internal/exitcode"
-	"github.com/kstranded/kstranded/internal/view"
+	"github.com/kstranded/kstranded/view"
 )
 
 // strandedBroker builds the bug report's end state on the embedded broker: 200 records

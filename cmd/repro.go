@@ -13,9 +13,9 @@ import (
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/exitcode"
 	"github.com/kstranded/kstranded/internal/render"
-	"github.com/kstranded/kstranded/internal/view"
 	"github.com/kstranded/kstranded/repro"
 	"github.com/kstranded/kstranded/traceevent"
+	"github.com/kstranded/kstranded/view"
 )
 
 func init() { register(newReproCmd) }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/kstranded/kstranded/internal/exitcode"
 	"github.com/kstranded/kstranded/internal/render"
-	"github.com/kstranded/kstranded/internal/view"
 	"github.com/kstranded/kstranded/repro"
+	"github.com/kstranded/kstranded/view"
 )
 
 func newReproProduceCmd(g *Globals) *cobra.Command {

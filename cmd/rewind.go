@@ -15,8 +15,8 @@ import (
 	"github.com/kstranded/kstranded/inspect"
 	"github.com/kstranded/kstranded/internal/exitcode"
 	"github.com/kstranded/kstranded/internal/render"
-	"github.com/kstranded/kstranded/internal/view"
 	"github.com/kstranded/kstranded/rewind"
+	"github.com/kstranded/kstranded/view"
 )
 
 func init() { register(newRewindCmd) }

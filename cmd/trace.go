@@ -13,7 +13,7 @@ import (
 	"github.com/kstranded/kstranded/internal/exitcode"
 	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/trace"
-	"github.com/kstranded/kstranded/trace/view"
+	"github.com/kstranded/kstranded/view"
 )
 
 func init() { register(newTraceCmd) }
@@ -132,28 +132,14 @@ func traceParse(g *Globals, o traceParseOptions) error {
 		}
 	}
 	rep := a.Finish()
-	doc := view.Build(rep, "trace parse", o.Timeline)
+	doc := view.NewTrace(rep, "trace parse", o.Timeline)
 	if o.SVG != "" {
-		if err := writeFileWith(o.SVG, func(w io.Writer) error { return view.WriteSVG(w, rep) }); err != nil {
+		if err := writeFileWith(o.SVG, func(w io.Writer) error { return view.WriteTraceSVG(w, rep) }); err != nil {
 			return fmt.Errorf("--svg: %w", err)
 		}
 	}
-	switch out {
-	case render.JSON:
-		if err := render.WriteJSON(g.IO.Out, doc); err != nil {
-			return err
-		}
-	default:
-		st := render.NewStyles(g.IO.Out)
-		view.WriteHeader(g.IO.Out, doc, st)
-		if o.Timeline {
-			if err := render.WriteGrid(g.IO.Out, view.TimelineGrid(doc), g.Pretty()); err != nil {
-				return err
-			}
-		} else if err := render.WriteGrid(g.IO.Out, view.SummaryGrid(doc, st), g.Pretty()); err != nil {
-			return err
-		}
-		view.WriteFindings(g.IO.Out, doc, st)
+	if err := view.PrintTrace(g.IO.Out, doc, out, g.Pretty(), o.Timeline); err != nil {
+		return err
 	}
 	if rep.Lost() {
 		var first trace.Finding

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/eachbatch/simkafka"
 	"github.com/kstranded/kstranded/internal/loop"
-	"github.com/kstranded/kstranded/internal/simkafka"
 	"github.com/kstranded/kstranded/traceevent"
 )
 

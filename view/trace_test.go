@@ -12,7 +12,7 @@ import (
 
 func report(t *testing.T, file string) *trace.Report {
 	t.Helper()
-	fh, err := os.Open("../testdata/" + file)
+	fh, err := os.Open("../trace/testdata/" + file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func report(t *testing.T, file string) *trace.Report {
 }
 
 func TestTheSummaryNamesTheLossAndTheEvidenceLines(t *testing.T) {
-	d := Build(report(t, "kstranded-v1.10.0.trace"), "trace parse", false)
+	d := NewTrace(report(t, "kstranded-v1.10.0.trace"), "trace parse", false)
 	var out bytes.Buffer
 	st := render.NewStyles(&out)
 	if err := render.WriteGrid(&out, SummaryGrid(d, st), false); err != nil {
@@ -44,7 +44,7 @@ func TestTheSummaryNamesTheLossAndTheEvidenceLines(t *testing.T) {
 
 func TestTheSVGHasALanePerPartitionAndTheLostBand(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteSVG(&b, report(t, "kstranded-v1.10.0.trace")); err != nil {
+	if err := WriteTraceSVG(&b, report(t, "kstranded-v1.10.0.trace")); err != nil {
 		t.Fatal(err)
 	}
 	s := b.String()

@@ -56,7 +56,7 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./internal/view -update)", err)
+		t.Fatalf("%v (run go test ./view -update)", err)
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)

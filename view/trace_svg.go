@@ -10,11 +10,11 @@ import (
 	"github.com/kstranded/kstranded/trace"
 )
 
-// WriteSVG draws the timeline: time across, one lane per partition; in a lane the offset
+// WriteTraceSVG draws the timeline: time across, one lane per partition; in a lane the offset
 // goes up. Delivered ranges are green bars at the time they were delivered, fetched
 // ranges grey, lost ranges a red band; the committed offset (blue) and the fetch position
 // (orange, dashed) are step lines; markers show expiry, clears, commits and rebalances.
-func WriteSVG(w io.Writer, r *trace.Report) error {
+func WriteTraceSVG(w io.Writer, r *trace.Report) error {
 	const (
 		width, left, right, top = 1200.0, 150.0, 30.0, 60.0
 		laneH, laneGap          = 180.0, 40.0

@@ -1,6 +1,3 @@
-// Package view turns domain results into view models (structs with json tags) and
-// prints them as tables or JSON through internal/render. Builders are pure; printers
-// take an io.Writer. Nothing here talks to Kafka or decides a verdict.
 package view
 
 import (

@@ -1,7 +1,8 @@
-// Package view turns a trace.Report into what kstranded trace parse prints: the JSON
-// document (schema kstranded.trace-parse/v1), the summary and timeline tables, and the
-// SVG picture. It decides nothing: every verdict comes from package trace.
 package view
+
+// This file turns a trace.Report into what kstranded trace parse prints: the JSON
+// document (schema kstranded.trace-parse/v1), the summary and timeline tables, and the
+// SVG picture (trace_svg.go). It decides nothing: every verdict comes from package trace.
 
 import (
 	"fmt"
@@ -14,12 +15,12 @@ import (
 	"github.com/kstranded/kstranded/trace"
 )
 
-// Schema names the JSON document.
-const Schema = "kstranded.trace-parse/v1"
+// TraceSchema names the JSON document.
+const TraceSchema = "kstranded.trace-parse/v1"
 
-// Doc is the JSON document. Per partition it carries the delivered offsets as ranges, so
+// Trace is the JSON document. Per partition it carries the delivered offsets as ranges, so
 // it is also evidence for `inspect --delivered`.
-type Doc struct {
+type Trace struct {
 	render.Meta
 	Files             []trace.FileStats `json:"files"`
 	Settings          map[string]string `json:"settings,omitempty"`
@@ -29,16 +30,16 @@ type Doc struct {
 	Start             string            `json:"start,omitempty"`
 	End               string            `json:"end,omitempty"`
 	Lost              bool              `json:"lost"`
-	Partitions        []Partition       `json:"partitions"`
+	Partitions        []TracePartition  `json:"partitions"`
 	Findings          []trace.Finding   `json:"findings"`
 	Counters          []trace.Counter   `json:"counters,omitempty"`
-	Timeline          []Entry           `json:"timeline,omitempty"`
+	Timeline          []TraceEntry      `json:"timeline,omitempty"`
 	TimelineDropped   int               `json:"timeline_dropped,omitempty"`
 	IdlePartitions    int               `json:"idle_partitions,omitempty"`
 }
 
-// Partition is one partition's end state.
-type Partition struct {
+// TracePartition is one partition's end state.
+type TracePartition struct {
 	Topic            string         `json:"topic"`
 	Partition        int32          `json:"partition"`
 	Verdict          string         `json:"verdict"`
@@ -58,8 +59,8 @@ type Partition struct {
 	Discarded        int64          `json:"discarded"`
 }
 
-// Entry is one timeline line.
-type Entry struct {
+// TraceEntry is one timeline line.
+type TraceEntry struct {
 	Time      string         `json:"time"`
 	Topic     string         `json:"topic,omitempty"`
 	Partition *int32         `json:"partition,omitempty"`
@@ -77,7 +78,7 @@ func opt(v int64) *int64 {
 	return &v
 }
 
-func nonNil(s trace.RangeSet) trace.RangeSet {
+func nonNilSet(s trace.RangeSet) trace.RangeSet {
 	if s == nil {
 		return trace.RangeSet{}
 	}
@@ -95,9 +96,9 @@ func Clock(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
-// Build makes the JSON document; timeline adds the chronological entries.
-func Build(r *trace.Report, command string, timeline bool) Doc {
-	d := Doc{Meta: render.NewMeta(Schema, command), Files: r.Files, Settings: r.Settings, DeliveryEvidence: r.DeliveryEvidence,
+// NewTrace makes the JSON document; timeline adds the chronological entries.
+func NewTrace(r *trace.Report, command string, timeline bool) Trace {
+	d := Trace{Meta: render.NewMeta(TraceSchema, command), Files: r.Files, Settings: r.Settings, DeliveryEvidence: r.DeliveryEvidence,
 		Lost: r.Lost(), Findings: r.Findings, Counters: r.Counters, MaxPollSource: r.MaxPollSource, IdlePartitions: r.IdlePartitions}
 	if d.Findings == nil {
 		d.Findings = []trace.Finding{}
@@ -110,26 +111,26 @@ func Build(r *trace.Report, command string, timeline bool) Doc {
 		d.Start, d.End = Clock(r.Start), Clock(r.End)
 	}
 	for _, p := range r.Partitions {
-		d.Partitions = append(d.Partitions, Partition{Topic: p.Topic, Partition: p.Partition, Verdict: p.Verdict,
-			Fetched: nonNil(p.Fetched), FetchedCount: p.FetchedCount, ControlMarkers: p.Control,
-			Delivered: nonNil(p.Delivered), DeliveredCount: p.Delivered.Count() + int64(p.DeliveredUnknown), DeliveredUnknown: p.DeliveredUnknown,
-			Undelivered: nonNil(p.Undelivered), Lost: nonNil(p.Lost), Stranded: nonNil(p.Stranded),
+		d.Partitions = append(d.Partitions, TracePartition{Topic: p.Topic, Partition: p.Partition, Verdict: p.Verdict,
+			Fetched: nonNilSet(p.Fetched), FetchedCount: p.FetchedCount, ControlMarkers: p.Control,
+			Delivered: nonNilSet(p.Delivered), DeliveredCount: p.Delivered.Count() + int64(p.DeliveredUnknown), DeliveredUnknown: p.DeliveredUnknown,
+			Undelivered: nonNilSet(p.Undelivered), Lost: nonNilSet(p.Lost), Stranded: nonNilSet(p.Stranded),
 			Committed: opt(p.Committed), Stored: opt(p.Stored), FetchPosition: opt(p.Position), Clears: p.Clears, Discarded: p.Discarded})
 	}
 	if d.Partitions == nil {
-		d.Partitions = []Partition{}
+		d.Partitions = []TracePartition{}
 	}
 	if timeline {
 		for _, e := range r.Timeline {
-			d.Timeline = append(d.Timeline, entry(e))
+			d.Timeline = append(d.Timeline, traceEntry(e))
 		}
 		d.TimelineDropped = r.TimelineDropped
 	}
 	return d
 }
 
-func entry(e trace.Entry) Entry {
-	x := Entry{Time: Clock(e.Time), Topic: e.Topic, Event: e.Kind.String(), Offsets: e.Ranges, Detail: e.Detail, Source: e.Ref}
+func traceEntry(e trace.Entry) TraceEntry {
+	x := TraceEntry{Time: Clock(e.Time), Topic: e.Topic, Event: e.Kind.String(), Offsets: e.Ranges, Detail: e.Detail, Source: e.Ref}
 	if e.Partition != trace.AllPartitions {
 		p := e.Partition
 		x.Partition = &p
@@ -158,7 +159,7 @@ func partName(topic string, p *int32) string {
 }
 
 // SummaryGrid is the per-partition table.
-func SummaryGrid(d Doc, st render.Styles) render.Grid {
+func SummaryGrid(d Trace, st render.Styles) render.Grid {
 	g := render.Grid{Header: []string{"PARTITION", "FETCHED", "DELIVERED", "UNDELIVERED", "COMMITTED", "POSITION", "CLEARS", "VERDICT"},
 		Align: []render.Align{render.Left, render.Right, render.Right, render.Right, render.Right, render.Right, render.Right, render.Left}}
 	for _, p := range d.Partitions {
@@ -185,7 +186,7 @@ func SummaryGrid(d Doc, st render.Styles) render.Grid {
 }
 
 // TimelineGrid is the chronological table.
-func TimelineGrid(d Doc) render.Grid {
+func TimelineGrid(d Trace) render.Grid {
 	g := render.Grid{Header: []string{"TIME", "PARTITION", "EVENT", "DETAIL", "SOURCE"}}
 	for _, e := range d.Timeline {
 		g.Rows = append(g.Rows, []string{e.Time, partName(e.Topic, e.Partition), e.Event, e.Detail, e.Source.String()})
@@ -194,7 +195,7 @@ func TimelineGrid(d Doc) render.Grid {
 }
 
 // WriteHeader prints the inputs (format, lines, malformed lines with their numbers).
-func WriteHeader(w io.Writer, d Doc, st render.Styles) {
+func WriteHeader(w io.Writer, d Trace, st render.Styles) {
 	for _, f := range d.Files {
 		how := "forced"
 		if f.Detected {
@@ -228,7 +229,7 @@ func WriteHeader(w io.Writer, d Doc, st render.Styles) {
 }
 
 // WriteFindings prints the findings under the table.
-func WriteFindings(w io.Writer, d Doc, st render.Styles) {
+func WriteFindings(w io.Writer, d Trace, st render.Styles) {
 	fmt.Fprintln(w)
 	if len(d.Findings) == 0 {
 		fmt.Fprintln(w, st.Good.Render("no findings"))
@@ -268,4 +269,23 @@ func wrap(s string, width int, indent string) string {
 		col += len(wd)
 	}
 	return b.String()
+}
+
+// PrintTrace prints the trace-parse document: JSON, or the header, the summary (or with
+// timeline the chronological table) and the findings.
+func PrintTrace(w io.Writer, d Trace, f render.Format, pretty, timeline bool) error {
+	if f == render.JSON {
+		return render.WriteJSON(w, d)
+	}
+	st := render.NewStyles(w)
+	WriteHeader(w, d, st)
+	grid := SummaryGrid(d, st)
+	if timeline {
+		grid = TimelineGrid(d)
+	}
+	if err := render.WriteGrid(w, grid, pretty); err != nil {
+		return err
+	}
+	WriteFindings(w, d, st)
+	return nil
 }
