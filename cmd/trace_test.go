@@ -58,8 +58,8 @@ func TestTraceParse(t *testing.T) {
 		outHas []string
 		errHas []string
 	}{
-		{"a v1.10.0 trace is a loss on partition 0 for 82–199", "", []string{"trace", "parse", fixture("kstranded-v1.10.0.trace")},
-			exitcode.Lost, []string{"LOSS", "82–199", "kstranded-v1.10.0.trace:33"}, []string{"records lost"}},
+		{"a v1.10.0 trace is a loss on partition 0 for 82-199", "", []string{"trace", "parse", fixture("kstranded-v1.10.0.trace")},
+			exitcode.Lost, []string{"LOSS", "82-199", "kstranded-v1.10.0.trace:33"}, []string{"records lost"}},
 		{"a head trace loses nothing", "", []string{"trace", "parse", fixture("kstranded-head.trace")},
 			exitcode.OK, []string{"OK"}, nil},
 		{"gzip is read", "", []string{"trace", "parse", gz}, exitcode.Lost, []string{"kstranded (detected)"}, nil},
@@ -68,12 +68,12 @@ func TestTraceParse(t *testing.T) {
 			[]string{"kafkajs (detected)", "CLEAR-NO-REWIND", "118", "900000", "HOT-SPIN"}, nil},
 		{"the timeline is chronological", "", []string{"trace", "parse", "--timeline", fixture("kstranded-v1.10.0.trace")},
 			exitcode.Lost, []string{"TIME\tPARTITION\tEVENT", "cache cleared: 118 undelivered records discarded"}, nil},
-		{"a real v1.10.0 repro trace is a loss on partition 0 for 82–199 and exits 3", "", []string{"trace", "parse", fixture("repro-v1.10.0.trace")},
-			exitcode.Lost, []string{"LOSS", "82–199", "repro-v1.10.0.trace:53", "timeout_ms 9000 in the trace"}, []string{"records lost", "82–199"}},
+		{"a real v1.10.0 repro trace is a loss on partition 0 for 82-199 and exits 3", "", []string{"trace", "parse", fixture("repro-v1.10.0.trace")},
+			exitcode.Lost, []string{"LOSS", "82-199", "repro-v1.10.0.trace:53", "timeout_ms 9000 in the trace"}, []string{"records lost", "82-199"}},
 		{"a real head repro trace loses nothing and exits 0", "", []string{"trace", "parse", "--timeline", fixture("repro-head.trace")},
 			exitcode.OK, []string{"OK", "auto-commit of 2 reported after the manual commit of 82"}, nil},
 		{"the librdkafka log of a v1.10.0 repro shows the commits 82 then 202", "", []string{"trace", "parse", "--timeline", fixture("repro-v1.10.0-rdkafka.log")},
-			exitcode.OK, []string{"librdkafka (detected)", "committed 82\t", "committed 202\t", "fetched 0–200 (200 records), 1 control marker(s)"}, nil},
+			exitcode.OK, []string{"librdkafka (detected)", "committed 82\t", "committed 202\t", "fetched 0-200 (200 records), 1 control marker(s)"}, nil},
 		{"an empty file is an error", "", []string{"trace", "parse", empty}, exitcode.Error, nil, []string{"empty.log", "empty file"}},
 		{"a file in no known format is an error naming it", "", []string{"trace", "parse", junk}, exitcode.Error, nil, []string{"junk.txt", "no known trace format"}},
 		{"a bad pattern is a usage error", "", []string{"trace", "parse", "--pattern", "(", junk}, exitcode.Usage, nil, []string{"--pattern"}},
@@ -127,7 +127,7 @@ func TestTraceParseJSONCarriesDeliveredRangesAndTheSVGIsWritten(t *testing.T) {
 		t.Fatalf("partition 0: %+v", p)
 	}
 	b, err := os.ReadFile(svg)
-	if err != nil || !bytes.HasPrefix(b, []byte("<svg")) || !bytes.Contains(b, []byte("lost 82–199")) {
+	if err != nil || !bytes.HasPrefix(b, []byte("<svg")) || !bytes.Contains(b, []byte("lost 82-199")) {
 		t.Fatalf("svg: %v %.200s", err, b)
 	}
 }

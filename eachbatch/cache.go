@@ -1,19 +1,21 @@
 package eachbatch
 
+import "github.com/kstranded/kstranded/internal/kpart"
+
 // cache mirrors MessageCache and PerPartitionMessageCache of confluent-kafka-javascript
 // (lib/kafkajs/_consumer_cache.js): one FIFO of records per partition, partitions moving
 // between an "available" list and an "assigned" list (held by a worker while it serves
 // a batch from it). A partition whose FIFO runs dry while a worker asks for more is
 // removed from the cache.
 type cache struct {
-	ppcs      map[TopicPartition]*ppc
+	ppcs      map[kpart.TopicPartition]*ppc
 	available []*ppc // FIFO of partitions a worker may take
 	assigned  map[*ppc]struct{}
 	size      int
 }
 
 type ppc struct {
-	tp       TopicPartition
+	tp       kpart.TopicPartition
 	recs     []Record
 	assigned bool
 	removed  bool
@@ -26,7 +28,7 @@ func newCache() *cache {
 }
 
 func (c *cache) reinit() {
-	c.ppcs = map[TopicPartition]*ppc{}
+	c.ppcs = map[kpart.TopicPartition]*ppc{}
 	c.available = nil
 	c.assigned = map[*ppc]struct{}{}
 	c.size = 0
@@ -132,7 +134,7 @@ func (c *cache) giveBack(p *ppc) (notify bool) {
 }
 
 // markStale is MessageCache.markStale: drop the partitions' cached records.
-func (c *cache) markStale(tps []TopicPartition) {
+func (c *cache) markStale(tps []kpart.TopicPartition) {
 	for _, tp := range tps {
 		p := c.ppcs[tp]
 		if p == nil {
@@ -165,8 +167,8 @@ func (c *cache) clear() {
 func (c *cache) assignedSize() int { return len(c.assigned) }
 
 // contents lists what each partition still holds (for the trace and the head policy).
-func (c *cache) contents() map[TopicPartition][]Record {
-	out := map[TopicPartition][]Record{}
+func (c *cache) contents() map[kpart.TopicPartition][]Record {
+	out := map[kpart.TopicPartition][]Record{}
 	for tp, p := range c.ppcs {
 		if len(p.recs) > 0 {
 			out[tp] = append([]Record(nil), p.recs...)

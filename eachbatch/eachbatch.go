@@ -29,25 +29,17 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/loop"
 	"github.com/kstranded/kstranded/traceevent"
 )
 
-// TopicPartition names a partition.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-func (tp TopicPartition) String() string { return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition) }
-
 // Record is one record as the client returns it.
 type Record struct {
-	TopicPartition
+	kpart.TopicPartition
 	Offset      int64
 	LeaderEpoch int32
 	Size        int // key and value bytes
@@ -60,14 +52,14 @@ type Source interface {
 	// and timeout-only-for-first-message in KafkaConsumerConsumeNum).
 	Consume(max int) ([]Record, error)
 	// Seek moves the fetch position; buffered records of the partition are dropped.
-	Seek(tp TopicPartition, offset int64, leaderEpoch int32) error
+	Seek(tp kpart.TopicPartition, offset int64, leaderEpoch int32) error
 	// StoreOffset stores the next offset to commit (rd_kafka_offsets_store); auto-commit
 	// commits what is stored.
-	StoreOffset(tp TopicPartition, offset int64, leaderEpoch int32) error
+	StoreOffset(tp kpart.TopicPartition, offset int64, leaderEpoch int32) error
 	// Commit commits offsets now (seekInternal does this in auto-commit mode).
-	Commit(offsets map[TopicPartition]int64) error
+	Commit(offsets map[kpart.TopicPartition]int64) error
 	// Assignment is the current assignment.
-	Assignment() []TopicPartition
+	Assignment() []kpart.TopicPartition
 	// AtEnd reports whether every assigned partition has been consumed to the end the
 	// source was told to expect, with nothing left buffered.
 	AtEnd() bool
@@ -186,7 +178,7 @@ type lastConsumed struct {
 }
 
 type batch struct {
-	tp           TopicPartition
+	tp           kpart.TopicPartition
 	recs         []Record
 	stale        bool
 	seeked       bool
@@ -223,8 +215,8 @@ type Engine struct {
 	lastFetchedCon int
 	cacheMaxSize   int
 	batchesSize    int // #maxBatchesSize
-	lastConsumed   map[TopicPartition]lastConsumed
-	inflight       map[TopicPartition]*batch
+	lastConsumed   map[kpart.TopicPartition]lastConsumed
+	inflight       map[kpart.TopicPartition]*batch
 	expiryTimer    *loop.Timer
 	maxPollTimer   *loop.Timer
 	lastFetchEmpty bool
@@ -234,8 +226,8 @@ type Engine struct {
 	emptyReads, emptyFetches int
 	lastSpinFlush            time.Time // spin counters reach the trace at most once per valve period
 
-	delivered map[TopicPartition]map[int64]int
-	stored    map[TopicPartition]int64
+	delivered map[kpart.TopicPartition]map[int64]int
+	stored    map[kpart.TopicPartition]int64
 	// OnBatchEnd, when set, is told of every batch the handler finished, with the
 	// records it resolved.
 	OnBatchEnd func(recs []Record, resolved bool)
@@ -245,7 +237,7 @@ type Engine struct {
 	// OnFetch, when set, is told of every fetch result.
 	OnFetch func(recs []Record)
 	// OnSeek, when set, is told of every seek the client makes.
-	OnSeek func(tp TopicPartition, offset int64)
+	OnSeek func(tp kpart.TopicPartition, offset int64)
 	// Errors collects source errors (the JS client logs them and retries).
 	Errors []error
 }
@@ -262,10 +254,10 @@ func New(l *loop.Loop, src Source, s Settings, trace func(traceevent.Event)) (*E
 		l: l, src: src, s: s, trace: trace,
 		cache:        newCache(),
 		cacheMaxSize: 1, // #messageCacheMaxSize starts at 1
-		lastConsumed: map[TopicPartition]lastConsumed{},
-		inflight:     map[TopicPartition]*batch{},
-		delivered:    map[TopicPartition]map[int64]int{},
-		stored:       map[TopicPartition]int64{},
+		lastConsumed: map[kpart.TopicPartition]lastConsumed{},
+		inflight:     map[kpart.TopicPartition]*batch{},
+		delivered:    map[kpart.TopicPartition]map[int64]int{},
+		stored:       map[kpart.TopicPartition]int64{},
 	}
 	if s.BatchSize == -1 {
 		e.cacheMaxSize = int(^uint(0) >> 1)
@@ -446,7 +438,7 @@ func (e *Engine) updateMaxMessageCacheSize() {
 
 func (e *Engine) saveFetchStats(recs []Record) {
 	e.lastFetch = e.l.Now()
-	parts := map[TopicPartition]bool{}
+	parts := map[kpart.TopicPartition]bool{}
 	for _, r := range recs {
 		parts[r.TopicPartition] = true
 		if len(parts) >= e.s.Concurrency {
@@ -537,7 +529,7 @@ func (e *Engine) resolveOffset(b *batch, offset int64, epoch int32) {
 
 // Seek is the public seek(): it marks the partition's batch stale and queues the seek
 // as a pending operation.
-func (e *Engine) Seek(tp TopicPartition, offset int64, epoch int32, reason string) {
+func (e *Engine) Seek(tp kpart.TopicPartition, offset int64, epoch int32, reason string) {
 	if b := e.inflight[tp]; b != nil {
 		b.stale, b.seeked = true, true
 	}
@@ -708,27 +700,27 @@ func (e *Engine) expiryTick() {
 func (e *Engine) clear() {
 	contents := e.cache.contents()
 	ev := traceevent.Event{Ev: traceevent.Clear, LastConsumedKeys: []string{}}
-	keys := make([]TopicPartition, 0, len(contents))
+	keys := make([]kpart.TopicPartition, 0, len(contents))
 	for tp := range contents {
 		keys = append(keys, tp)
 	}
-	SortTopicPartitions(keys)
+	kpart.Sort(keys)
 	for _, tp := range keys {
 		ev.Discarded = append(ev.Discarded, ranges(contents[tp])...)
 	}
-	lc := make([]TopicPartition, 0, len(e.lastConsumed))
+	lc := make([]kpart.TopicPartition, 0, len(e.lastConsumed))
 	for tp := range e.lastConsumed {
 		lc = append(lc, tp)
 	}
-	SortTopicPartitions(lc)
+	kpart.Sort(lc)
 	for _, tp := range lc {
 		ev.LastConsumedKeys = append(ev.LastConsumedKeys, tp.String())
 	}
 	e.cache.clear()
 	assigned := e.src.Assignment()
-	SortTopicPartitions(assigned)
+	kpart.Sort(assigned)
 	type seek struct {
-		tp     TopicPartition
+		tp     kpart.TopicPartition
 		offset int64
 		epoch  int32
 		reason string
@@ -777,9 +769,9 @@ func (e *Engine) clear() {
 
 // seekInternal is #seekInternal: forget last-consumed, drop the partition's cache,
 // seek librdkafka, and, in auto-commit mode, commit the offset sought.
-func (e *Engine) seekInternal(tp TopicPartition, offset int64, epoch int32, reason string) {
+func (e *Engine) seekInternal(tp kpart.TopicPartition, offset int64, epoch int32, reason string) {
 	delete(e.lastConsumed, tp)
-	e.cache.markStale([]TopicPartition{tp})
+	e.cache.markStale([]kpart.TopicPartition{tp})
 	if err := e.src.Seek(tp, offset, epoch); err != nil {
 		e.Errors = append(e.Errors, err)
 	}
@@ -790,7 +782,7 @@ func (e *Engine) seekInternal(tp TopicPartition, offset int64, epoch int32, reas
 	if !e.s.CommitOnSeek {
 		return
 	}
-	if err := e.src.Commit(map[TopicPartition]int64{tp: offset}); err != nil {
+	if err := e.src.Commit(map[kpart.TopicPartition]int64{tp: offset}); err != nil {
 		e.Errors = append(e.Errors, err)
 	}
 }
@@ -840,8 +832,8 @@ func (e *Engine) Status() Status {
 }
 
 // Delivered returns, per partition, how many times each offset reached the handler.
-func (e *Engine) Delivered() map[TopicPartition]map[int64]int {
-	out := make(map[TopicPartition]map[int64]int, len(e.delivered))
+func (e *Engine) Delivered() map[kpart.TopicPartition]map[int64]int {
+	out := make(map[kpart.TopicPartition]map[int64]int, len(e.delivered))
 	for tp, d := range e.delivered {
 		m := make(map[int64]int, len(d))
 		for o, n := range d {
@@ -853,8 +845,8 @@ func (e *Engine) Delivered() map[TopicPartition]map[int64]int {
 }
 
 // Stored returns the last stored offset per partition.
-func (e *Engine) Stored() map[TopicPartition]int64 {
-	out := make(map[TopicPartition]int64, len(e.stored))
+func (e *Engine) Stored() map[kpart.TopicPartition]int64 {
+	out := make(map[kpart.TopicPartition]int64, len(e.stored))
 	for tp, o := range e.stored {
 		out[tp] = o
 	}
@@ -885,7 +877,7 @@ func offsets(recs []Record) []int64 {
 // smaller than the previous one (never by gaps, which are counted instead).
 func ranges(recs []Record) []traceevent.Range {
 	var out []traceevent.Range
-	idx := map[TopicPartition]int{}
+	idx := map[kpart.TopicPartition]int{}
 	for _, r := range recs {
 		if i, ok := idx[r.TopicPartition]; ok && r.Offset > out[i].Last {
 			out[i].Last = r.Offset
@@ -896,14 +888,4 @@ func ranges(recs []Record) []traceevent.Range {
 		out = append(out, traceevent.Range{Partition: r.Partition, First: r.Offset, Last: r.Offset, Count: 1})
 	}
 	return out
-}
-
-// SortTopicPartitions sorts by topic, then partition.
-func SortTopicPartitions(tps []TopicPartition) {
-	sort.Slice(tps, func(i, j int) bool {
-		if tps[i].Topic != tps[j].Topic {
-			return tps[i].Topic < tps[j].Topic
-		}
-		return tps[i].Partition < tps[j].Partition
-	})
 }

@@ -7,11 +7,12 @@ import (
 
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/eachbatch/simkafka"
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/loop"
 	"github.com/kstranded/kstranded/traceevent"
 )
 
-var p0 = eachbatch.TopicPartition{Topic: "stranded", Partition: 0}
+var p0 = kpart.TopicPartition{Topic: "stranded", Partition: 0}
 
 type seedRun struct {
 	l          *loop.Loop
@@ -32,9 +33,9 @@ func runSeed(t testing.TB, s eachbatch.Settings) *seedRun {
 	r := &seedRun{l: loop.NewVirtual(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))}
 	tr := func(ev traceevent.Event) { r.events = append(r.events, ev) }
 	r.sim = simkafka.New(r.l, 5*time.Second, tr)
-	var tps []eachbatch.TopicPartition
+	var tps []kpart.TopicPartition
 	for p := int32(0); p < 20; p++ {
-		tps = append(tps, eachbatch.TopicPartition{Topic: "stranded", Partition: p})
+		tps = append(tps, kpart.TopicPartition{Topic: "stranded", Partition: p})
 	}
 	r.sim.Transaction(p0, 200)
 	r.sim.Assign(tps...)
@@ -224,7 +225,7 @@ func TestHeadRewindsAPartitionThatWasNeverServed(t *testing.T) {
 		t.Run(string(tc.p), func(t *testing.T) {
 			l := loop.NewVirtual(time.Unix(0, 0))
 			sim := simkafka.New(l, 5*time.Second, nil)
-			p1 := eachbatch.TopicPartition{Topic: "stranded", Partition: 1}
+			p1 := kpart.TopicPartition{Topic: "stranded", Partition: 1}
 			sim.Transaction(p0, 100)
 			sim.Transaction(p1, 40)
 			sim.Assign(p0, p1)

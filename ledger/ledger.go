@@ -58,6 +58,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/kstranded/kstranded/internal/kpart"
 )
 
 // Sentinel errors, matched with errors.Is.
@@ -82,14 +84,6 @@ var (
 	// that are still pending are stranded: normal recovery starts after them.
 	ErrPastFrontier = errors.New("ledger: commit past the frontier strands pending records")
 )
-
-// TopicPartition names one partition of one topic.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-func (tp TopicPartition) String() string { return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition) }
 
 // Token identifies one ownership incarnation of a partition: every Assign
 // issues a new one. Work dispatched under a token can only change the ledger
@@ -159,7 +153,7 @@ func (s Status) String() string {
 // offset to consume, as Kafka commits are) and the incarnation it was taken
 // from.
 type Commit struct {
-	TopicPartition TopicPartition
+	TopicPartition kpart.TopicPartition
 	Token          Token
 	Offset         int64
 	// LeaderEpoch is the leader epoch of the last record before Offset, as
@@ -171,7 +165,7 @@ type Commit struct {
 
 // Stats describes one partition's incarnation. Offsets are -1 when unknown.
 type Stats struct {
-	TopicPartition TopicPartition
+	TopicPartition kpart.TopicPartition
 	Token          Token
 	Status         Status
 	// Pending counts records that cap the frontier, Discarded those of them
@@ -290,12 +284,12 @@ func (p *partition) committable() bool { return p.status == Assigned || p.status
 type Ledger struct {
 	mu    sync.Mutex
 	next  Token
-	parts map[TopicPartition]*partition
+	parts map[kpart.TopicPartition]*partition
 }
 
 // New returns an empty ledger.
 func New() *Ledger {
-	return &Ledger{parts: make(map[TopicPartition]*partition)}
+	return &Ledger{parts: make(map[kpart.TopicPartition]*partition)}
 }
 
 // Assign starts a new ownership incarnation of tp and returns its token.
@@ -303,7 +297,7 @@ func New() *Ledger {
 // -1 when it is not known yet, e.g. before auto.offset.reset resolves).
 // Whatever an earlier incarnation held is dropped: its records belong to a
 // previous owner and the new owner starts from start.
-func (l *Ledger) Assign(tp TopicPartition, start int64) Token {
+func (l *Ledger) Assign(tp kpart.TopicPartition, start int64) Token {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.next++
@@ -321,7 +315,7 @@ func (l *Ledger) Assign(tp TopicPartition, start int64) Token {
 	return l.next
 }
 
-func (l *Ledger) assigned(tp TopicPartition, tok Token) (*partition, error) {
+func (l *Ledger) assigned(tp kpart.TopicPartition, tok Token) (*partition, error) {
 	p := l.parts[tp]
 	if p == nil || p.token != tok || p.status != Assigned {
 		return nil, fmt.Errorf("%w: %s token %d", ErrNotOwned, tp, tok)
@@ -331,7 +325,7 @@ func (l *Ledger) assigned(tp TopicPartition, tok Token) (*partition, error) {
 
 // current returns the partition when tok may still finish work on it:
 // the current incarnation, assigned or being revoked.
-func (l *Ledger) current(tp TopicPartition, tok Token) *partition {
+func (l *Ledger) current(tp kpart.TopicPartition, tok Token) *partition {
 	p := l.parts[tp]
 	if p == nil || p.token != tok || !p.committable() {
 		return nil
@@ -348,7 +342,7 @@ func (l *Ledger) current(tp TopicPartition, tok Token) *partition {
 // duplicate: the state it has is returned and only Pending means "dispatch
 // it". An unknown offset below the frontier fails with ErrBehindFrontier
 // (finished and pruned, or a gap): do not dispatch it.
-func (l *Ledger) Register(tp TopicPartition, tok Token, offset int64, leaderEpoch int32) (State, error) {
+func (l *Ledger) Register(tp kpart.TopicPartition, tok Token, offset int64, leaderEpoch int32) (State, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p, err := l.assigned(tp, tok)
@@ -381,7 +375,7 @@ func (l *Ledger) Register(tp TopicPartition, tok Token, offset int64, leaderEpoc
 // the Java client, the fetch position elsewhere). Offsets below it that were
 // not registered are gaps. Lower evidence than already held (a re-fetch
 // after a rewind) is ignored. leaderEpoch is -1 when the client gives none.
-func (l *Ledger) Evidence(tp TopicPartition, tok Token, nextOffset int64, leaderEpoch int32) error {
+func (l *Ledger) Evidence(tp kpart.TopicPartition, tok Token, nextOffset int64, leaderEpoch int32) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p, err := l.assigned(tp, tok)
@@ -401,7 +395,7 @@ func (l *Ledger) Evidence(tp TopicPartition, tok Token, nextOffset int64, leader
 // nothing finished them, so the frontier must not pass them. A later
 // Register of the same offset is their redelivery. It returns how many
 // pending records it marked; finished or unknown offsets are ignored.
-func (l *Ledger) Discard(tp TopicPartition, tok Token, offsets ...int64) (int, error) {
+func (l *Ledger) Discard(tp kpart.TopicPartition, tok Token, offsets ...int64) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p, err := l.assigned(tp, tok)
@@ -429,7 +423,7 @@ func (l *Ledger) Discard(tp TopicPartition, tok Token, offsets ...int64) (int, e
 // (from before a revoke and reassign, or after a loss) is ignored: false,
 // nil. So is a second completion of a finished record. An offset never
 // registered fails with ErrUnknownRecord.
-func (l *Ledger) Complete(tp TopicPartition, tok Token, offset int64) (bool, error) {
+func (l *Ledger) Complete(tp kpart.TopicPartition, tok Token, offset int64) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p := l.current(tp, tok)
@@ -447,7 +441,7 @@ func (l *Ledger) Complete(tp TopicPartition, tok Token, offset int64) (bool, err
 // pendingAt finds the pending record at offset. ok is false when there is
 // none; err says why when that is a caller error rather than a finished
 // record.
-func (p *partition) pendingAt(tp TopicPartition, offset int64) (i int, ok bool, err error) {
+func (p *partition) pendingAt(tp kpart.TopicPartition, offset int64) (i int, ok bool, err error) {
 	i, found := p.find(offset)
 	if !found {
 		if f := p.frontier(); f >= 0 && offset < f {
@@ -468,7 +462,7 @@ func (p *partition) pendingAt(tp TopicPartition, offset int64) (i int, ok bool, 
 // incarnation ends while dispose runs, the disposition has happened but the
 // ledger is not changed (false, nil): make the disposition keyed by the
 // record's coordinates so the next owner's disposition does not duplicate it.
-func (l *Ledger) Quarantine(tp TopicPartition, tok Token, offset int64, dispose func() error) (bool, error) {
+func (l *Ledger) Quarantine(tp kpart.TopicPartition, tok Token, offset int64, dispose func() error) (bool, error) {
 	l.mu.Lock()
 	p := l.current(tp, tok)
 	if p == nil {
@@ -501,7 +495,7 @@ func (l *Ledger) Quarantine(tp TopicPartition, tok Token, offset int64, dispose 
 // Revoke marks tp's current incarnation as being revoked gracefully. Its
 // completions still apply until FinalCommit is taken; nothing new can be
 // registered. It reports whether the partition was assigned.
-func (l *Ledger) Revoke(tp TopicPartition) bool {
+func (l *Ledger) Revoke(tp kpart.TopicPartition) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p := l.parts[tp]
@@ -516,7 +510,7 @@ func (l *Ledger) Revoke(tp TopicPartition) bool {
 // partition already, so nothing applies any more and there is no final
 // commit. Records still pending stay visible in Stats and Pending. It
 // reports whether the partition was assigned or being revoked.
-func (l *Ledger) Lose(tp TopicPartition) bool {
+func (l *Ledger) Lose(tp kpart.TopicPartition) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p := l.parts[tp]
@@ -532,7 +526,7 @@ func (l *Ledger) Lose(tp TopicPartition) bool {
 // one and the next-offset evidence. ok is false when the partition is unknown
 // or no position is known yet. It is informative whatever the status; use
 // PrepareCommit or FinalCommit for a value to commit.
-func (l *Ledger) Frontier(tp TopicPartition) (int64, bool) {
+func (l *Ledger) Frontier(tp kpart.TopicPartition) (int64, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p := l.parts[tp]
@@ -547,7 +541,7 @@ func (l *Ledger) Frontier(tp TopicPartition) (int64, bool) {
 // progress to commit: the incarnation is assigned or being revoked, the
 // frontier is known, and it is above the offset last stored by this
 // incarnation.
-func (l *Ledger) PrepareCommit(tp TopicPartition) (Commit, bool) {
+func (l *Ledger) PrepareCommit(tp kpart.TopicPartition) (Commit, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p := l.parts[tp]
@@ -567,7 +561,7 @@ func (l *Ledger) PrepareCommit(tp TopicPartition) (Commit, bool) {
 // for a lost partition (no final commit), for one still assigned (call
 // Revoke first), and when the frontier is unknown or below the stored
 // commit.
-func (l *Ledger) FinalCommit(tp TopicPartition) (Commit, bool) {
+func (l *Ledger) FinalCommit(tp kpart.TopicPartition) (Commit, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p := l.parts[tp]
@@ -645,7 +639,7 @@ func (l *Ledger) Committed(c Commit) error {
 }
 
 // Pending returns tp's pending offsets in ascending order.
-func (l *Ledger) Pending(tp TopicPartition) []int64 {
+func (l *Ledger) Pending(tp kpart.TopicPartition) []int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p := l.parts[tp]
@@ -663,7 +657,7 @@ func (l *Ledger) Pending(tp TopicPartition) []int64 {
 
 // Stats returns a snapshot of tp's incarnation; ok is false when the ledger
 // has never seen tp.
-func (l *Ledger) Stats(tp TopicPartition) (Stats, bool) {
+func (l *Ledger) Stats(tp kpart.TopicPartition) (Stats, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p := l.parts[tp]

@@ -5,9 +5,11 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/kstranded/kstranded/internal/kpart"
 )
 
-var tp0 = TopicPartition{Topic: "orders", Partition: 0}
+var tp0 = kpart.TopicPartition{Topic: "orders", Partition: 0}
 
 // harness drives one partition through a scenario. tok is the current
 // incarnation, old the one before the last reassign.

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/kstranded/kstranded/internal/kpart"
 )
 
 // This file checks the ledger against a reference model: the article's
@@ -77,7 +79,7 @@ func (r *refPartition) discarded() int {
 type model struct {
 	t     testing.TB
 	l     *Ledger
-	parts map[TopicPartition]*refPartition
+	parts map[kpart.TopicPartition]*refPartition
 	// last frontier seen per incarnation, for the monotonicity check.
 	last map[Token]int64
 	// trace of decoded operations, printed on failure.
@@ -85,7 +87,7 @@ type model struct {
 }
 
 func newModel(t testing.TB) *model {
-	return &model{t: t, l: New(), parts: map[TopicPartition]*refPartition{}, last: map[Token]int64{}}
+	return &model{t: t, l: New(), parts: map[kpart.TopicPartition]*refPartition{}, last: map[Token]int64{}}
 }
 
 var errDisposition = errors.New("disposition failed")
@@ -96,7 +98,7 @@ func (m *model) run(data []byte) {
 	for len(data) >= 3 {
 		m.step(data[0], data[1], data[2])
 		data = data[3:]
-		for _, tp := range []TopicPartition{{"t", 0}, {"t", 1}} {
+		for _, tp := range []kpart.TopicPartition{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}} {
 			m.check(tp)
 		}
 	}
@@ -120,7 +122,7 @@ func joinTrace(trace []string) string {
 
 func (m *model) step(k, a, b byte) {
 	m.t.Helper()
-	tp := TopicPartition{"t", int32(a & 1)}
+	tp := kpart.TopicPartition{Topic: "t", Partition: int32(a & 1)}
 	r := m.parts[tp]
 	if r == nil {
 		r = &refPartition{status: Unassigned, start: -1, evidence: -1, committed: -1, records: map[int64]*refRecord{}}
@@ -327,7 +329,7 @@ func (m *model) step(k, a, b byte) {
 	}
 }
 
-func (m *model) evidence(tp TopicPartition, r *refPartition, tok Token, owned bool, next int64, epoch int32) {
+func (m *model) evidence(tp kpart.TopicPartition, r *refPartition, tok Token, owned bool, next int64, epoch int32) {
 	m.t.Helper()
 	m.trace = append(m.trace, fmt.Sprintf("Evidence(%s, tok %d, %d)", tp, tok, next))
 	err := m.l.Evidence(tp, tok, next, epoch)
@@ -365,7 +367,7 @@ func (m *model) finish(r *refPartition, finishing bool, offset int64, s State) (
 	return false, ErrUnknownRecord
 }
 
-func (m *model) check(tp TopicPartition) {
+func (m *model) check(tp kpart.TopicPartition) {
 	m.t.Helper()
 	r := m.parts[tp]
 	got, ok := m.l.Frontier(tp)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/embedded"
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/loop"
 	"github.com/kstranded/kstranded/traceevent"
 )
@@ -89,7 +90,7 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 	lp.Post(eng.Start)
 	res := &ConsumeResult{Topic: o.Topic, Group: o.Group, Policy: o.Policy}
 	var runErr error
-	committed := map[eachbatch.TopicPartition]int64{}
+	committed := map[kpart.TopicPartition]int64{}
 	if untilQuiescent {
 		committed, runErr = o.settle(ctx, lp, eng, src, nil, eng.Stored)
 		res.Quiescent = runErr == nil
@@ -123,7 +124,7 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 		}
 	}
 	for p := range parts {
-		tp := eachbatch.TopicPartition{Topic: o.Topic, Partition: p}
+		tp := kpart.TopicPartition{Topic: o.Topic, Partition: p}
 		cp := ConsumedPartition{Partition: p, Committed: -1, High: highs[p]}
 		if c, ok := committed[tp]; ok {
 			cp.Committed = c

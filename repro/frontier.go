@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/loop"
 	"github.com/kstranded/kstranded/ledger"
 	"github.com/kstranded/kstranded/traceevent"
@@ -17,20 +18,20 @@ const CommitLedger CommitMode = "ledger"
 
 // committer is what the frontier tracker commits through and pauses with.
 type committer interface {
-	Commit(offsets map[eachbatch.TopicPartition]int64) error
-	Assignment() []eachbatch.TopicPartition
+	Commit(offsets map[kpart.TopicPartition]int64) error
+	Assignment() []kpart.TopicPartition
 }
 
 // pauser pauses and resumes fetching of partitions (back-pressure).
 type pauser interface {
-	Pause(tp eachbatch.TopicPartition) error
-	Resume(tp eachbatch.TopicPartition) error
+	Pause(tp kpart.TopicPartition) error
+	Resume(tp kpart.TopicPartition) error
 }
 
 // evidencer gives the client's next-offset evidence beyond the last returned record
 // (the end of the partition once it was reached: past a trailing transaction marker).
 type evidencer interface {
-	EndEvidence(tp eachbatch.TopicPartition) (int64, bool)
+	EndEvidence(tp kpart.TopicPartition) (int64, bool)
 }
 
 // frontierTracker keeps an application ledger beside the modeled client: every record
@@ -41,7 +42,7 @@ type evidencer interface {
 type frontierTracker struct {
 	lp      *loop.Loop
 	led     *ledger.Ledger
-	tokens  map[eachbatch.TopicPartition]ledger.Token
+	tokens  map[kpart.TopicPartition]ledger.Token
 	commits bool // ledger mode: commit the frontier
 	target  committer
 	pause   pauser
@@ -51,10 +52,10 @@ type frontierTracker struct {
 	interval    time.Duration
 	maxInFlight int // records per partition registered and not finished; 0: no bound
 	maxBytes    int // bytes per partition registered and not finished; 0: no bound
-	inflight    map[eachbatch.TopicPartition]*flight
-	paused      map[eachbatch.TopicPartition]bool
+	inflight    map[kpart.TopicPartition]*flight
+	paused      map[kpart.TopicPartition]bool
 	timer       *loop.Timer
-	last        map[eachbatch.TopicPartition]int64 // last frontier traced
+	last        map[kpart.TopicPartition]int64 // last frontier traced
 
 	Regressions []error
 	Errors      []error
@@ -67,9 +68,9 @@ type flight struct {
 }
 
 func newFrontierTracker(lp *loop.Loop, commits bool, target committer, interval time.Duration, trace func(traceevent.Event)) *frontierTracker {
-	t := &frontierTracker{lp: lp, led: ledger.New(), tokens: map[eachbatch.TopicPartition]ledger.Token{}, commits: commits,
-		target: target, interval: interval, trace: trace, inflight: map[eachbatch.TopicPartition]*flight{},
-		paused: map[eachbatch.TopicPartition]bool{}, last: map[eachbatch.TopicPartition]int64{}}
+	t := &frontierTracker{lp: lp, led: ledger.New(), tokens: map[kpart.TopicPartition]ledger.Token{}, commits: commits,
+		target: target, interval: interval, trace: trace, inflight: map[kpart.TopicPartition]*flight{},
+		paused: map[kpart.TopicPartition]bool{}, last: map[kpart.TopicPartition]int64{}}
 	if p, ok := target.(pauser); ok {
 		t.pause = p
 	}
@@ -79,8 +80,8 @@ func newFrontierTracker(lp *loop.Loop, commits bool, target committer, interval 
 	return t
 }
 
-func lkey(tp eachbatch.TopicPartition) ledger.TopicPartition {
-	return ledger.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}
+func lkey(tp kpart.TopicPartition) kpart.TopicPartition {
+	return kpart.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}
 }
 
 // attach hooks the tracker to the engine's events.
@@ -91,7 +92,7 @@ func (t *frontierTracker) attach(e *eachbatch.Engine) {
 }
 
 // assign starts an ownership incarnation for partitions (start: committed, or -1).
-func (t *frontierTracker) assign(tps []eachbatch.TopicPartition, start map[eachbatch.TopicPartition]int64) {
+func (t *frontierTracker) assign(tps []kpart.TopicPartition, start map[kpart.TopicPartition]int64) {
 	for _, tp := range tps {
 		s, ok := start[tp]
 		if !ok {
@@ -106,7 +107,7 @@ func (t *frontierTracker) assign(tps []eachbatch.TopicPartition, start map[eachb
 }
 
 func (t *frontierTracker) fetched(recs []eachbatch.Record) {
-	last := map[eachbatch.TopicPartition]eachbatch.Record{}
+	last := map[kpart.TopicPartition]eachbatch.Record{}
 	for _, r := range recs {
 		tok, ok := t.tokens[r.TopicPartition]
 		if !ok {
@@ -167,7 +168,7 @@ func (t *frontierTracker) finished(recs []eachbatch.Record, resolved bool) {
 }
 
 func (t *frontierTracker) discarded(recs []eachbatch.Record) {
-	by := map[eachbatch.TopicPartition][]int64{}
+	by := map[kpart.TopicPartition][]int64{}
 	for _, r := range recs {
 		by[r.TopicPartition] = append(by[r.TopicPartition], r.Offset)
 	}
@@ -181,7 +182,7 @@ func (t *frontierTracker) discarded(recs []eachbatch.Record) {
 // admit pauses a partition whose unfinished records exceed the bounds, and resumes it
 // once they are back under. Pausing only stops fetching: it never completes anything,
 // so it never moves the frontier.
-func (t *frontierTracker) admit(tp eachbatch.TopicPartition) {
+func (t *frontierTracker) admit(tp kpart.TopicPartition) {
 	if t.pause == nil || (t.maxInFlight <= 0 && t.maxBytes <= 0) {
 		return
 	}
@@ -231,7 +232,7 @@ func (t *frontierTracker) tick() {
 
 // commitPrepared commits every partition whose frontier moved past its last commit.
 func (t *frontierTracker) commitPrepared() {
-	offs := map[eachbatch.TopicPartition]int64{}
+	offs := map[kpart.TopicPartition]int64{}
 	var cs []ledger.Commit
 	for tp := range t.tokens {
 		c, ok := t.led.PrepareCommit(lkey(tp))
@@ -250,7 +251,7 @@ func (t *frontierTracker) commitPrepared() {
 	t.send(offs, cs)
 }
 
-func (t *frontierTracker) send(offs map[eachbatch.TopicPartition]int64, cs []ledger.Commit) {
+func (t *frontierTracker) send(offs map[kpart.TopicPartition]int64, cs []ledger.Commit) {
 	if len(offs) == 0 {
 		return
 	}
@@ -267,8 +268,8 @@ func (t *frontierTracker) send(offs map[eachbatch.TopicPartition]int64, cs []led
 
 // revoked handles a rebalance that takes partitions away: a revoked partition commits
 // its completed owned frontier (ledger mode), a lost one commits nothing.
-func (t *frontierTracker) revoked(tps []eachbatch.TopicPartition, lost bool) {
-	offs := map[eachbatch.TopicPartition]int64{}
+func (t *frontierTracker) revoked(tps []kpart.TopicPartition, lost bool) {
+	offs := map[kpart.TopicPartition]int64{}
 	var cs []ledger.Commit
 	for _, tp := range tps {
 		if _, ok := t.tokens[tp]; !ok {
@@ -298,7 +299,7 @@ func (t *frontierTracker) shutdown() {
 		t.timer = nil
 	}
 	t.evidence()
-	offs := map[eachbatch.TopicPartition]int64{}
+	offs := map[kpart.TopicPartition]int64{}
 	var cs []ledger.Commit
 	for tp := range t.tokens {
 		t.led.Revoke(lkey(tp))
@@ -312,8 +313,8 @@ func (t *frontierTracker) shutdown() {
 }
 
 // frontiers returns the ledger's frontier per partition (only known ones).
-func (t *frontierTracker) frontiers() map[eachbatch.TopicPartition]int64 {
-	out := map[eachbatch.TopicPartition]int64{}
+func (t *frontierTracker) frontiers() map[kpart.TopicPartition]int64 {
+	out := map[kpart.TopicPartition]int64{}
 	for tp := range t.tokens {
 		if f, ok := t.led.Frontier(lkey(tp)); ok {
 			out[tp] = f
@@ -335,11 +336,11 @@ func (t *frontierTracker) traceFrontiers() {
 	if t.trace == nil {
 		return
 	}
-	tps := make([]eachbatch.TopicPartition, 0, len(t.tokens))
+	tps := make([]kpart.TopicPartition, 0, len(t.tokens))
 	for tp := range t.tokens {
 		tps = append(tps, tp)
 	}
-	eachbatch.SortTopicPartitions(tps)
+	kpart.Sort(tps)
 	for _, tp := range tps {
 		f, ok := t.led.Frontier(lkey(tp))
 		if !ok {

@@ -7,11 +7,12 @@ import (
 
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/eachbatch/simkafka"
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/loop"
 	"github.com/kstranded/kstranded/traceevent"
 )
 
-var simP0 = eachbatch.TopicPartition{Topic: "stranded", Partition: 0}
+var simP0 = kpart.TopicPartition{Topic: "stranded", Partition: 0}
 
 // commitLog records the commits that reach the simulated coordinator on partition 0.
 type commitLog struct{ offsets []int64 }
@@ -42,9 +43,9 @@ func newSim(l *loop.Loop, log *commitLog) *simkafka.Client {
 
 func startSim(t *testing.T, l *loop.Loop, sim *simkafka.Client, s eachbatch.Settings, maxInFlight int) *simConsumer {
 	t.Helper()
-	var tps []eachbatch.TopicPartition
+	var tps []kpart.TopicPartition
 	for p := int32(0); p < 20; p++ {
-		tps = append(tps, eachbatch.TopicPartition{Topic: "stranded", Partition: p})
+		tps = append(tps, kpart.TopicPartition{Topic: "stranded", Partition: p})
 	}
 	sim.Assign(tps...)
 	s.CommitOnSeek = false // enable.auto.commit is off in ledger mode
@@ -55,7 +56,7 @@ func startSim(t *testing.T, l *loop.Loop, sim *simkafka.Client, s eachbatch.Sett
 	sim.OnNonEmpty = eng.NotifyNonEmpty
 	ft := newFrontierTracker(l, true, sim, 5*time.Second, nil)
 	ft.maxInFlight = maxInFlight
-	start := map[eachbatch.TopicPartition]int64{}
+	start := map[kpart.TopicPartition]int64{}
 	for _, tp := range tps {
 		if o := sim.Committed(tp); o >= 0 {
 			start[tp] = o
@@ -208,14 +209,14 @@ func TestARevokedPartitionCommitsItsFrontierAndALostOneNothing(t *testing.T) {
 		sim := newSim(l, &commitLog{})
 		sim.Assign(simP0)
 		ft := newFrontierTracker(l, true, sim, time.Hour, nil)
-		ft.assign([]eachbatch.TopicPartition{simP0}, nil)
+		ft.assign([]kpart.TopicPartition{simP0}, nil)
 		var recs []eachbatch.Record
 		for o := int64(0); o < 30; o++ {
 			recs = append(recs, eachbatch.Record{TopicPartition: simP0, Offset: o})
 		}
 		ft.fetched(recs)
 		ft.finished(recs[:20], true) // 0..19 done, 20..29 still in the handler
-		ft.revoked([]eachbatch.TopicPartition{simP0}, tc.lost)
+		ft.revoked([]kpart.TopicPartition{simP0}, tc.lost)
 		if got := sim.Committed(simP0); got != tc.want {
 			t.Errorf("lost=%v: committed %d, want %d", tc.lost, got, tc.want)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/embedded"
 	"github.com/kstranded/kstranded/internal/kafkaconf"
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/loop"
 	"github.com/kstranded/kstranded/traceevent"
 )
@@ -284,7 +285,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res.Topic, res.Group, res.Brokers = topic, group, cfg.Brokers
 
 	r := &run{o: o, ctx: ctx, cfg: cfg, topic: topic, group: group, res: res, start: start, lp: loop.NewReal(), kfake: kfake,
-		records: map[int32][]int64{}, highs: map[int32]int64{}, delivered: map[eachbatch.TopicPartition]map[int64]int{}}
+		records: map[int32][]int64{}, highs: map[int32]int64{}, delivered: map[kpart.TopicPartition]map[int64]int{}}
 	r.emit(traceevent.Event{Ev: traceevent.Run, Schema: traceevent.Schema, Topic: topic, Group: group,
 		Policy: string(o.Policy), Commit: string(o.Commit), Settings: res.Settings})
 
@@ -326,7 +327,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	r.records[o.Partition] = append(r.records[o.Partition], off)
 	r.highs[o.Partition] = high
-	tp := eachbatch.TopicPartition{Topic: topic, Partition: o.Partition}
+	tp := kpart.TopicPartition{Topic: topic, Partition: o.Partition}
 	r.c.src.expect[tp] = high
 	r.emit(traceevent.Event{Ev: traceevent.Produce, Phase: 2, Topic: topic, Partition: traceevent.P(o.Partition), N: 1,
 		First: traceevent.P(off), Last: traceevent.P(off), High: traceevent.P(high)})
@@ -358,7 +359,7 @@ type run struct {
 	c         *consumer
 	records   map[int32][]int64
 	highs     map[int32]int64
-	delivered map[eachbatch.TopicPartition]map[int64]int // over every consumer instance
+	delivered map[kpart.TopicPartition]map[int64]int // over every consumer instance
 	restarted int
 	kfake     bool // the broker is kfake (embedded, or `kstranded broker`)
 }
@@ -393,7 +394,7 @@ func (r *run) startConsumer() error {
 		return err
 	}
 	for p, h := range r.highs {
-		src.expect[eachbatch.TopicPartition{Topic: r.topic, Partition: p}] = h
+		src.expect[kpart.TopicPartition{Topic: r.topic, Partition: p}] = h
 	}
 	s := o.EngineSettings()
 	eng, err := eachbatch.New(r.lp, src, s, r.trace)
@@ -404,7 +405,7 @@ func (r *run) startConsumer() error {
 	interval := max(o.scale(o.AutoCommitInterval), time.Millisecond)
 	ft := newFrontierTracker(r.lp, o.Commit == CommitLedger, src, interval, r.trace)
 	ft.maxInFlight, ft.maxBytes = o.MaxInFlight, o.MaxInFlightBytes
-	start := map[eachbatch.TopicPartition]int64{}
+	start := map[kpart.TopicPartition]int64{}
 	if c, err := src.committed(o.Timeout); err == nil {
 		for tp, off := range c {
 			if off >= 0 {
@@ -423,7 +424,7 @@ func (r *run) startConsumer() error {
 		}
 		discarded(recs)
 	}
-	src.onAssign = func(tps []eachbatch.TopicPartition) { ft.assign(tps, nil) }
+	src.onAssign = func(tps []kpart.TopicPartition) { ft.assign(tps, nil) }
 	src.onRevoke = ft.revoked
 	r.c.ft = ft
 	r.lp.Post(eng.Start)
@@ -501,9 +502,9 @@ func drain(lp *loop.Loop, eng *eachbatch.Engine, grace time.Duration) {
 }
 
 // allDelivered merges what earlier consumer instances and the current one delivered.
-func (r *run) allDelivered() map[eachbatch.TopicPartition]map[int64]int {
-	out := map[eachbatch.TopicPartition]map[int64]int{}
-	add := func(src map[eachbatch.TopicPartition]map[int64]int) {
+func (r *run) allDelivered() map[kpart.TopicPartition]map[int64]int {
+	out := map[kpart.TopicPartition]map[int64]int{}
+	add := func(src map[kpart.TopicPartition]map[int64]int) {
 		for tp, d := range src {
 			m := out[tp]
 			if m == nil {
@@ -546,7 +547,7 @@ func (r *run) restarts() error {
 }
 
 func (r *run) finish(runErr error) (*Result, error) {
-	var current map[eachbatch.TopicPartition]int64
+	var current map[kpart.TopicPartition]int64
 	if r.c != nil && r.c.src != nil {
 		// Interrupted or failed mid-phase: what is committed now, if it can be read.
 		current, _ = r.c.src.committed(min(r.o.Timeout, 5*time.Second))
@@ -569,8 +570,8 @@ func (r *run) phase(n int, extra func() bool) error {
 	c := r.c
 	target := c.eng.Stored
 	if r.o.Commit == CommitLedger {
-		target = func() map[eachbatch.TopicPartition]int64 {
-			out := map[eachbatch.TopicPartition]int64{}
+		target = func() map[kpart.TopicPartition]int64 {
+			out := map[kpart.TopicPartition]int64{}
 			for tp, f := range c.ft.frontiers() {
 				if f > 0 {
 					out[tp] = f
@@ -617,9 +618,9 @@ func (r *run) phase(n int, extra func() bool) error {
 // committed offsets equal target(), then returns the committed offsets. There is no
 // idle timer: the check runs at the auto-commit interval and ends as soon as it holds.
 func (o Options) settle(ctx context.Context, lp *loop.Loop, eng *eachbatch.Engine, src *rdSource, extra func() bool,
-	target func() map[eachbatch.TopicPartition]int64) (map[eachbatch.TopicPartition]int64, error) {
+	target func() map[kpart.TopicPartition]int64) (map[kpart.TopicPartition]int64, error) {
 	settled, timedOut := false, false
-	var committed map[eachbatch.TopicPartition]int64
+	var committed map[kpart.TopicPartition]int64
 	check := max(o.scale(o.AutoCommitInterval), 10*time.Millisecond)
 	var tick func()
 	tick = func() {
@@ -656,7 +657,7 @@ func (o Options) settle(ctx context.Context, lp *loop.Loop, eng *eachbatch.Engin
 	return committed, nil
 }
 
-func storedCommitted(stored, committed map[eachbatch.TopicPartition]int64) bool {
+func storedCommitted(stored, committed map[kpart.TopicPartition]int64) bool {
 	for tp, s := range stored {
 		if committed[tp] != s {
 			return false
@@ -665,7 +666,7 @@ func storedCommitted(stored, committed map[eachbatch.TopicPartition]int64) bool 
 	return true
 }
 
-func (r *Result) judge(delivered map[eachbatch.TopicPartition]map[int64]int, records map[int32][]int64, highs map[int32]int64, current map[eachbatch.TopicPartition]int64) {
+func (r *Result) judge(delivered map[kpart.TopicPartition]map[int64]int, records map[int32][]int64, highs map[int32]int64, current map[kpart.TopicPartition]int64) {
 	parts := map[int32]bool{}
 	for p := range records {
 		parts[p] = true
@@ -696,7 +697,7 @@ func (r *Result) judge(delivered map[eachbatch.TopicPartition]map[int64]int, rec
 				}
 			}
 		}
-		if v, ok := current[eachbatch.TopicPartition{Topic: r.Topic, Partition: p}]; ok && len(r.Phases) < 2 {
+		if v, ok := current[kpart.TopicPartition{Topic: r.Topic, Partition: p}]; ok && len(r.Phases) < 2 {
 			committed = v
 		}
 		v := Judge(p, records[p], byPart[p], committed)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/kafkaconf"
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/traceevent"
 )
 
@@ -19,20 +20,20 @@ import (
 type rdSource struct {
 	c          *kafka.Consumer
 	topic      string
-	assignment []eachbatch.TopicPartition
+	assignment []kpart.TopicPartition
 	// eof holds the offset of the last partition-EOF event seen for a partition since
 	// its last record or seek (-1: none). Together with expect it tells when the
 	// client has consumed everything there is (quiescence), without idle timers.
-	eof    map[eachbatch.TopicPartition]int64
-	expect map[eachbatch.TopicPartition]int64
+	eof    map[kpart.TopicPartition]int64
+	expect map[kpart.TopicPartition]int64
 	trace  func(traceevent.Event)
 	now    func() (time.Time, float64)
 	errs   []error
 	fatal  error
 	// onAssign and onRevoke tell the application ledger about rebalances; they run in
 	// Poll, on the loop goroutine.
-	onAssign func(tps []eachbatch.TopicPartition)
-	onRevoke func(tps []eachbatch.TopicPartition, lost bool)
+	onAssign func(tps []kpart.TopicPartition)
+	onRevoke func(tps []kpart.TopicPartition, lost bool)
 }
 
 // consumerProps are the librdkafka settings the run owns, from the seed's consumer.
@@ -94,7 +95,7 @@ func newRDSource(cfg kafkaconf.Config, props map[string]string, topic string, tr
 	if err != nil {
 		return nil, fmt.Errorf("consumer: %w", err)
 	}
-	s := &rdSource{c: c, topic: topic, eof: map[eachbatch.TopicPartition]int64{}, expect: map[eachbatch.TopicPartition]int64{}, trace: trace, now: now}
+	s := &rdSource{c: c, topic: topic, eof: map[kpart.TopicPartition]int64{}, expect: map[kpart.TopicPartition]int64{}, trace: trace, now: now}
 	if err := c.SubscribeTopics([]string{topic}, s.rebalance); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("subscribe %s: %w", topic, err)
@@ -116,9 +117,9 @@ func (s *rdSource) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 		} else {
 			err = c.Assign(e.Partitions)
 		}
-		var added []eachbatch.TopicPartition
+		var added []kpart.TopicPartition
 		for _, p := range e.Partitions {
-			tp := eachbatch.TopicPartition{Topic: *p.Topic, Partition: p.Partition}
+			tp := kpart.TopicPartition{Topic: *p.Topic, Partition: p.Partition}
 			s.assignment = append(s.assignment, tp)
 			s.eof[tp] = -1
 			added = append(added, tp)
@@ -126,7 +127,7 @@ func (s *rdSource) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 		if s.onAssign != nil {
 			s.onAssign(added)
 		}
-		eachbatch.SortTopicPartitions(s.assignment)
+		kpart.Sort(s.assignment)
 		s.emit(traceevent.Event{Ev: traceevent.Assign, Topic: s.topic, N: len(e.Partitions), Partitions: partitionList(e.Partitions)})
 		return err
 	case kafka.RevokedPartitions:
@@ -134,9 +135,9 @@ func (s *rdSource) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 		if s.onRevoke != nil {
 			// Before unassigning: a revoked partition may still commit its completed
 			// frontier here, its last window; a lost one may not.
-			var tps []eachbatch.TopicPartition
+			var tps []kpart.TopicPartition
 			for _, p := range e.Partitions {
-				tps = append(tps, eachbatch.TopicPartition{Topic: *p.Topic, Partition: p.Partition})
+				tps = append(tps, kpart.TopicPartition{Topic: *p.Topic, Partition: p.Partition})
 			}
 			s.onRevoke(tps, lost)
 		}
@@ -146,9 +147,9 @@ func (s *rdSource) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 		} else {
 			err = c.Unassign()
 		}
-		gone := map[eachbatch.TopicPartition]bool{}
+		gone := map[kpart.TopicPartition]bool{}
 		for _, p := range e.Partitions {
-			gone[eachbatch.TopicPartition{Topic: *p.Topic, Partition: p.Partition}] = true
+			gone[kpart.TopicPartition{Topic: *p.Topic, Partition: p.Partition}] = true
 		}
 		kept := s.assignment[:0]
 		for _, tp := range s.assignment {
@@ -222,7 +223,7 @@ func (s *rdSource) Consume(max int) ([]eachbatch.Record, error) {
 				}
 				return out, e.TopicPartition.Error
 			}
-			tp := eachbatch.TopicPartition{Topic: *e.TopicPartition.Topic, Partition: e.TopicPartition.Partition}
+			tp := kpart.TopicPartition{Topic: *e.TopicPartition.Topic, Partition: e.TopicPartition.Partition}
 			epoch := int32(-1)
 			if e.TopicPartition.LeaderEpoch != nil {
 				epoch = *e.TopicPartition.LeaderEpoch
@@ -231,7 +232,7 @@ func (s *rdSource) Consume(max int) ([]eachbatch.Record, error) {
 			s.eof[tp] = -1
 			timeout = 1
 		case kafka.PartitionEOF:
-			tp := eachbatch.TopicPartition{Topic: *e.Topic, Partition: e.Partition}
+			tp := kpart.TopicPartition{Topic: *e.Topic, Partition: e.Partition}
 			s.eof[tp] = int64(e.Offset)
 			if len(out) > 0 {
 				timeout = 1
@@ -261,7 +262,7 @@ func (s *rdSource) Consume(max int) ([]eachbatch.Record, error) {
 }
 
 // Seek implements eachbatch.Source.
-func (s *rdSource) Seek(tp eachbatch.TopicPartition, offset int64, epoch int32) error {
+func (s *rdSource) Seek(tp kpart.TopicPartition, offset int64, epoch int32) error {
 	s.eof[tp] = -1
 	p := kafka.TopicPartition{Topic: &tp.Topic, Partition: tp.Partition, Offset: kafka.Offset(offset)}
 	if epoch >= 0 {
@@ -272,7 +273,7 @@ func (s *rdSource) Seek(tp eachbatch.TopicPartition, offset int64, epoch int32) 
 }
 
 // StoreOffset implements eachbatch.Source.
-func (s *rdSource) StoreOffset(tp eachbatch.TopicPartition, offset int64, epoch int32) error {
+func (s *rdSource) StoreOffset(tp kpart.TopicPartition, offset int64, epoch int32) error {
 	p := kafka.TopicPartition{Topic: &tp.Topic, Partition: tp.Partition, Offset: kafka.Offset(offset)}
 	if epoch >= 0 {
 		p.LeaderEpoch = &epoch
@@ -282,7 +283,7 @@ func (s *rdSource) StoreOffset(tp eachbatch.TopicPartition, offset int64, epoch 
 }
 
 // Commit implements eachbatch.Source.
-func (s *rdSource) Commit(offsets map[eachbatch.TopicPartition]int64) error {
+func (s *rdSource) Commit(offsets map[kpart.TopicPartition]int64) error {
 	ps := make([]kafka.TopicPartition, 0, len(offsets))
 	ev := traceevent.Event{Ev: traceevent.Commit, Reason: "manual"}
 	for tp, o := range offsets {
@@ -314,8 +315,8 @@ func firstPartitionError(res []kafka.TopicPartition, err error) error {
 }
 
 // Assignment implements eachbatch.Source.
-func (s *rdSource) Assignment() []eachbatch.TopicPartition {
-	return append([]eachbatch.TopicPartition(nil), s.assignment...)
+func (s *rdSource) Assignment() []kpart.TopicPartition {
+	return append([]kpart.TopicPartition(nil), s.assignment...)
 }
 
 // AtEnd implements eachbatch.Source: every assigned partition that should hold records
@@ -337,7 +338,7 @@ func (s *rdSource) AtEnd() bool {
 }
 
 // committed reads the group's committed offsets from the coordinator.
-func (s *rdSource) committed(timeout time.Duration) (map[eachbatch.TopicPartition]int64, error) {
+func (s *rdSource) committed(timeout time.Duration) (map[kpart.TopicPartition]int64, error) {
 	ps := make([]kafka.TopicPartition, 0, len(s.assignment))
 	for _, tp := range s.assignment {
 		tp := tp
@@ -347,23 +348,23 @@ func (s *rdSource) committed(timeout time.Duration) (map[eachbatch.TopicPartitio
 	if err != nil {
 		return nil, err
 	}
-	out := map[eachbatch.TopicPartition]int64{}
+	out := map[kpart.TopicPartition]int64{}
 	for _, p := range res {
-		out[eachbatch.TopicPartition{Topic: *p.Topic, Partition: p.Partition}] = int64(p.Offset)
+		out[kpart.TopicPartition{Topic: *p.Topic, Partition: p.Partition}] = int64(p.Offset)
 	}
 	return out, nil
 }
 
 // Pause stops fetching tp (back-pressure); librdkafka purges what it prefetched, so
 // the client re-fetches from its position on Resume.
-func (s *rdSource) Pause(tp eachbatch.TopicPartition) error {
+func (s *rdSource) Pause(tp kpart.TopicPartition) error {
 	ps := []kafka.TopicPartition{{Topic: &tp.Topic, Partition: tp.Partition}}
 	err := s.c.Pause(ps)
 	return firstPartitionError(ps, err)
 }
 
 // Resume resumes tp.
-func (s *rdSource) Resume(tp eachbatch.TopicPartition) error {
+func (s *rdSource) Resume(tp kpart.TopicPartition) error {
 	ps := []kafka.TopicPartition{{Topic: &tp.Topic, Partition: tp.Partition}}
 	err := s.c.Resume(ps)
 	return firstPartitionError(ps, err)
@@ -371,7 +372,7 @@ func (s *rdSource) Resume(tp eachbatch.TopicPartition) error {
 
 // EndEvidence is librdkafka's end-of-partition position (from the partition-EOF event),
 // which lies past a trailing transaction marker.
-func (s *rdSource) EndEvidence(tp eachbatch.TopicPartition) (int64, bool) {
+func (s *rdSource) EndEvidence(tp kpart.TopicPartition) (int64, bool) {
 	if o := s.eof[tp]; o >= 0 {
 		return o, true
 	}

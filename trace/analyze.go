@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kstranded/kstranded/internal/kpart"
 )
 
 // Options tune the analysis.
@@ -20,11 +22,6 @@ type Options struct {
 	TimelineCap int
 }
 
-type tpKey struct {
-	topic string
-	part  int32
-}
-
 // Entry is one line of the timeline.
 type Entry struct {
 	Time      time.Time
@@ -32,7 +29,7 @@ type Entry struct {
 	Kind      Kind
 	Topic     string
 	Partition int32
-	Ranges    []Range
+	Ranges    []kpart.Range
 	Offset    int64
 	Count     int
 	Detail    string
@@ -41,7 +38,7 @@ type Entry struct {
 }
 
 type refRange struct {
-	Range
+	kpart.Range
 	ref Ref
 }
 
@@ -57,7 +54,7 @@ type clearRec struct {
 	time      time.Time
 	seq       int
 	ref       Ref
-	discarded RangeSet
+	discarded kpart.RangeSet
 	keys      []string
 	keysKnown bool
 	reason    string
@@ -118,15 +115,15 @@ func (t *timeline) all() []Entry {
 const capRefs = 256
 
 type partState struct {
-	key          tpKey
-	fetched      RangeSet
+	key          kpart.TopicPartition
+	fetched      kpart.RangeSet
 	fetchRefs    []refRange
 	fetchedN     int64
-	ctrl         RangeSet
-	delivered    RangeSet
+	ctrl         kpart.RangeSet
+	delivered    kpart.RangeSet
 	unknownDeliv int
 	hasDelivery  bool
-	cache        RangeSet // fetched, not yet served or cleared (for count-only serves)
+	cache        kpart.RangeSet // fetched, not yet served or cleared (for count-only serves)
 	committed    int64
 	commits      []offRef // increases only
 	lastManual   int64    // highest manual (explicit) commit, -1 before any
@@ -169,8 +166,8 @@ type expiryRec struct {
 // call per input), then call Finish.
 type Analyzer struct {
 	opt         Options
-	parts       map[tpKey]*partState
-	order       []tpKey
+	parts       map[kpart.TopicPartition]*partState
+	order       []kpart.TopicPartition
 	global      timeline
 	files       []FileStats
 	settings    map[string]string
@@ -204,7 +201,7 @@ func NewAnalyzer(opt Options) *Analyzer {
 	if opt.TimelineCap <= 0 {
 		opt.TimelineCap = 4000
 	}
-	return &Analyzer{opt: opt, parts: map[tpKey]*partState{}, settings: map[string]string{},
+	return &Analyzer{opt: opt, parts: map[kpart.TopicPartition]*partState{}, settings: map[string]string{},
 		settingRef: map[string]Ref{}, declared: map[string]int{}, seen: map[string]int{},
 		counterRefs: map[string]Ref{}, spins: map[string]*spinStat{}, global: timeline{cap: opt.TimelineCap}}
 }
@@ -233,7 +230,7 @@ func (a *Analyzer) endFile() {
 }
 
 func (a *Analyzer) part(topic string, p int32) *partState {
-	k := tpKey{topic, p}
+	k := kpart.TopicPartition{Topic: topic, Partition: p}
 	ps := a.parts[k]
 	if ps == nil {
 		ps = &partState{key: k, committed: Unknown, stored: Unknown, position: Unknown, lastManual: -1, tl: timeline{cap: a.opt.TimelineCap}}
@@ -244,14 +241,14 @@ func (a *Analyzer) part(topic string, p int32) *partState {
 }
 
 func (a *Analyzer) position(topic string, p int32) int64 {
-	if ps := a.parts[tpKey{topic, p}]; ps != nil {
+	if ps := a.parts[kpart.TopicPartition{Topic: topic, Partition: p}]; ps != nil {
 		return ps.position
 	}
 	return Unknown
 }
 
 func (a *Analyzer) storedCommitted(topic string, p int32) (int64, int64) {
-	if ps := a.parts[tpKey{topic, p}]; ps != nil {
+	if ps := a.parts[kpart.TopicPartition{Topic: topic, Partition: p}]; ps != nil {
 		return ps.stored, ps.committed
 	}
 	return Unknown, Unknown
@@ -369,7 +366,7 @@ func (a *Analyzer) add(e Event) {
 		}
 		var n int64
 		for _, r := range e.Ranges {
-			fresh := RangeSet{r}.Minus(ps.fetched)
+			fresh := kpart.RangeSet{r}.Minus(ps.fetched)
 			for _, f := range fresh {
 				ps.fetchRefs = appendCapped(ps.fetchRefs, refRange{f, e.Ref})
 			}
@@ -384,10 +381,10 @@ func (a *Analyzer) add(e Event) {
 		if e.Ctrl > 0 {
 			r := e.Ranges[len(e.Ranges)-1]
 			ps.ctrl.Add(r.Last-int64(e.Ctrl)+1, r.Last)
-			ps.cache = ps.cache.Minus(RangeSet{{r.Last - int64(e.Ctrl) + 1, r.Last}})
+			ps.cache = ps.cache.Minus(kpart.RangeSet{{First: r.Last - int64(e.Ctrl) + 1, Last: r.Last}})
 		}
 		ps.fetchedN += n - int64(e.Ctrl)
-		d := fmt.Sprintf("fetched %s (%d records)", RangeSet(e.Ranges), n-int64(e.Ctrl))
+		d := fmt.Sprintf("fetched %s (%d records)", kpart.RangeSet(e.Ranges), n-int64(e.Ctrl))
 		if e.Ctrl > 0 {
 			d += fmt.Sprintf(", %d control marker(s) at the end", e.Ctrl)
 		}
@@ -550,8 +547,8 @@ func (a *Analyzer) regression(e Event, high int64, highRef Ref) {
 		if f.Topic == e.Topic && f.Partition == e.Partition && f.Evidence[0].Ref == highRef {
 			f.Facts["commits"] += "," + strconv.FormatInt(e.Offset, 10)
 			low := min(f.Ranges[0].First, e.Offset)
-			f.Ranges, f.Count = RangeSet{{low, high - 1}}, high-low
-			f.Message = fmt.Sprintf("commits of %s are lower than %d already committed: offsets %d–%d will be delivered again (or were committed by mistake)",
+			f.Ranges, f.Count = kpart.RangeSet{{First: low, Last: high - 1}}, high-low
+			f.Message = fmt.Sprintf("commits of %s are lower than %d already committed: offsets %d-%d will be delivered again (or were committed by mistake)",
 				strings.ReplaceAll(f.Facts["commits"], ",", ", "), high, low, high-1)
 			if len(f.Evidence) < 8 {
 				f.Evidence = append(f.Evidence, Evidence{e.Ref, fmt.Sprintf("committed %d", e.Offset)})
@@ -560,8 +557,8 @@ func (a *Analyzer) regression(e Event, high int64, highRef Ref) {
 		}
 	}
 	a.regressions = appendCapped(a.regressions, Finding{Rule: RuleCommitRegression, Severity: SevWarn,
-		Topic: e.Topic, Partition: e.Partition, Ranges: RangeSet{{e.Offset, high - 1}}, Count: high - e.Offset,
-		Message:  fmt.Sprintf("commit of %d is lower than %d already committed: offsets %d–%d will be delivered again (or were committed by mistake)", e.Offset, high, e.Offset, high-1),
+		Topic: e.Topic, Partition: e.Partition, Ranges: kpart.RangeSet{{First: e.Offset, Last: high - 1}}, Count: high - e.Offset,
+		Message:  fmt.Sprintf("commit of %d is lower than %d already committed: offsets %d-%d will be delivered again (or were committed by mistake)", e.Offset, high, e.Offset, high-1),
 		Facts:    map[string]string{"committed_before": strconv.FormatInt(high, 10), "commits": strconv.FormatInt(e.Offset, 10)},
 		Evidence: []Evidence{{highRef, fmt.Sprintf("committed %d", high)}, {e.Ref, fmt.Sprintf("committed %d", e.Offset)}}})
 }
@@ -609,7 +606,7 @@ func (a *Analyzer) deliver(e Event) {
 		}
 		if n == 1 {
 			ps = cand
-			e.Partition, e.Topic = cand.key.part, cand.key.topic
+			e.Partition, e.Topic = cand.key.Partition, cand.key.Topic
 		}
 	}
 	if ps == nil {
@@ -629,14 +626,14 @@ func (a *Analyzer) deliver(e Event) {
 		if e.Remaining != Unknown {
 			take = ps.cache.Count() - int64(e.Remaining)
 		}
-		var got RangeSet
+		var got kpart.RangeSet
 		for take > 0 && len(ps.cache) > 0 {
 			r := ps.cache[0]
 			if r.Len() > take {
 				r.Last = r.First + take - 1
 			}
 			got.Add(r.First, r.Last)
-			ps.cache = ps.cache.Minus(RangeSet{r})
+			ps.cache = ps.cache.Minus(kpart.RangeSet{r})
 			take -= r.Len()
 		}
 		for _, r := range got {
@@ -647,7 +644,7 @@ func (a *Analyzer) deliver(e Event) {
 		}
 		e.Ranges = got
 	}
-	d := fmt.Sprintf("delivered %s", RangeSet(e.Ranges))
+	d := fmt.Sprintf("delivered %s", kpart.RangeSet(e.Ranges))
 	if len(e.Ranges) == 0 {
 		d = fmt.Sprintf("delivered %d record(s) not seen fetched", e.Count)
 	}
@@ -657,12 +654,12 @@ func (a *Analyzer) deliver(e Event) {
 	// coalesce runs of single-record deliveries (application logs)
 	if last := ps.tl.last(); last != nil && last.Kind == KindDeliver && len(e.Ranges) == 1 && len(last.Ranges) == 1 &&
 		last.Ref.File == e.Ref.File && last.Ranges[0].Last+1 == e.Ranges[0].First && e.Remaining == Unknown && e.Count == 1 {
-		last.Ranges = []Range{{last.Ranges[0].First, e.Ranges[0].Last}}
+		last.Ranges = []kpart.Range{{First: last.Ranges[0].First, Last: e.Ranges[0].Last}}
 		last.Count++
-		last.Detail = fmt.Sprintf("delivered %s", RangeSet(last.Ranges))
+		last.Detail = fmt.Sprintf("delivered %s", kpart.RangeSet(last.Ranges))
 		return
 	}
-	e.Count = int(RangeSet(e.Ranges).Count())
+	e.Count = int(kpart.RangeSet(e.Ranges).Count())
 	a.entry(e, d)
 }
 
@@ -692,18 +689,18 @@ func (a *Analyzer) clear(e Event) {
 		return
 	}
 	for _, ps := range targets {
-		disc := RangeSet(e.Ranges)
+		disc := kpart.RangeSet(e.Ranges)
 		if e.Partition == AllPartitions {
 			disc = ps.cache
 		}
 		disc = disc.Minus(ps.delivered)
 		r := rec
-		r.discarded = append(RangeSet{}, disc...)
+		r.discarded = append(kpart.RangeSet{}, disc...)
 		ps.clears = appendCapped(ps.clears, r)
 		ps.discarded += disc.Count()
 		ps.cache = nil
 		pe := e
-		pe.Topic, pe.Partition, pe.Ranges, pe.Count = ps.key.topic, ps.key.part, r.discarded, int(disc.Count())
+		pe.Topic, pe.Partition, pe.Ranges, pe.Count = ps.key.Topic, ps.key.Partition, r.discarded, int(disc.Count())
 		a.entry(pe, fmt.Sprintf("cache cleared: %d undelivered records discarded (%s) — %s %s", disc.Count(), disc, e.Reason, keys))
 	}
 	a.clearsAll = appendCapped(a.clearsAll, rec)

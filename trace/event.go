@@ -3,6 +3,8 @@ package trace
 import (
 	"fmt"
 	"time"
+
+	"github.com/kstranded/kstranded/internal/kpart"
 )
 
 // Kind is what a normalized event says happened.
@@ -72,7 +74,7 @@ type Event struct {
 	Kind      Kind
 	Topic     string
 	Partition int32
-	Ranges    []Range
+	Ranges    []kpart.Range
 	Offset    int64
 	Count     int
 	Remaining int

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kstranded/kstranded/internal/kpart"
 )
 
 // Rules name the findings.
@@ -41,7 +43,7 @@ type Finding struct {
 	Severity  string            `json:"severity"`
 	Topic     string            `json:"topic,omitempty"`
 	Partition int32             `json:"partition"` // -1: all partitions / not partition-specific
-	Ranges    RangeSet          `json:"offsets,omitempty"`
+	Ranges    kpart.RangeSet    `json:"offsets,omitempty"`
 	Count     int64             `json:"count,omitempty"`
 	Message   string            `json:"message"`
 	Facts     map[string]string `json:"facts,omitempty"`
@@ -52,15 +54,15 @@ type Finding struct {
 type PartitionSummary struct {
 	Topic            string
 	Partition        int32
-	Fetched          RangeSet
+	Fetched          kpart.RangeSet
 	FetchedCount     int64
-	Control          RangeSet
-	Delivered        RangeSet
+	Control          kpart.RangeSet
+	Delivered        kpart.RangeSet
 	DeliveredUnknown int
 	DeliveryEvidence bool
-	Undelivered      RangeSet
-	Lost             RangeSet
-	Stranded         RangeSet
+	Undelivered      kpart.RangeSet
+	Lost             kpart.RangeSet
+	Stranded         kpart.RangeSet
 	Committed        int64
 	Stored           int64
 	Position         int64
@@ -129,13 +131,13 @@ func (a *Analyzer) Finish() *Report {
 	if d := a.declared["clearCache-skip-rewind"]; d > skipsAll {
 		skipsAll, skipsAllRef = d, a.counterRefs["clearCache-skip-rewind"]
 	}
-	keys := make([]tpKey, len(a.order))
+	keys := make([]kpart.TopicPartition, len(a.order))
 	copy(keys, a.order)
 	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].topic != keys[j].topic {
-			return keys[i].topic < keys[j].topic
+		if keys[i].Topic != keys[j].Topic {
+			return keys[i].Topic < keys[j].Topic
 		}
-		return keys[i].part < keys[j].part
+		return keys[i].Partition < keys[j].Partition
 	})
 	var tl []Entry
 	tl = append(tl, a.global.all()...)
@@ -150,7 +152,7 @@ func (a *Analyzer) Finish() *Report {
 			r.IdlePartitions++
 			continue
 		}
-		s := PartitionSummary{Topic: k.topic, Partition: k.part, Fetched: ps.fetched, FetchedCount: ps.fetched.Count() - ps.ctrl.Count(),
+		s := PartitionSummary{Topic: k.Topic, Partition: k.Partition, Fetched: ps.fetched, FetchedCount: ps.fetched.Count() - ps.ctrl.Count(),
 			Control: ps.ctrl, Delivered: ps.delivered, DeliveredUnknown: ps.unknownDeliv, DeliveryEvidence: a.anyDelivery,
 			Committed: ps.committed, Stored: ps.stored, Position: ps.position, Clears: len(ps.clears), Discarded: ps.discarded}
 		if a.anyDelivery {
@@ -272,8 +274,8 @@ func tpName(topic string, p int32) string {
 	return fmt.Sprintf("%s [%d]", topic, p)
 }
 
-func (a *Analyzer) lossFinding(ps *partState, lost RangeSet) Finding {
-	f := Finding{Rule: RuleLoss, Severity: SevLoss, Topic: ps.key.topic, Partition: ps.key.part, Ranges: lost, Count: lost.Count()}
+func (a *Analyzer) lossFinding(ps *partState, lost kpart.RangeSet) Finding {
+	f := Finding{Rule: RuleLoss, Severity: SevLoss, Topic: ps.key.Topic, Partition: ps.key.Partition, Ranges: lost, Count: lost.Count()}
 	var ev []Evidence
 	for _, r := range lost {
 		if ref, ok := ps.fetchRef(r.First); ok {
@@ -306,7 +308,7 @@ func (a *Analyzer) lossFinding(ps *partState, lost RangeSet) Finding {
 		}
 	}
 	f.Message = fmt.Sprintf("%s: %d records (%s) were fetched, never delivered, and the committed offset moved past them (committed %d)",
-		tpName(ps.key.topic, ps.key.part), lost.Count(), lost, committed)
+		tpName(ps.key.Topic, ps.key.Partition), lost.Count(), lost, committed)
 	if cause != "" {
 		f.Message += "; " + cause
 	}
@@ -328,7 +330,7 @@ func (a *Analyzer) clearFinding(ps *partState, c clearRec, skipsAll int, skipsAl
 		return Finding{}, false
 	}
 	n := c.discarded.Count()
-	f := Finding{Rule: RuleClearNoRewind, Severity: SevWarn, Topic: ps.key.topic, Partition: ps.key.part,
+	f := Finding{Rule: RuleClearNoRewind, Severity: SevWarn, Topic: ps.key.Topic, Partition: ps.key.Partition,
 		Ranges: c.discarded, Count: n, Facts: map[string]string{"discarded": strconv.FormatInt(n, 10)}}
 	why := []string{}
 	what := "cache cleared"
@@ -361,7 +363,7 @@ func (a *Analyzer) clearFinding(ps *partState, c clearRec, skipsAll int, skipsAl
 		f.Facts["clear"] = c.reason
 	}
 	f.Message = fmt.Sprintf("%s: a cache clear discarded %d fetched, undelivered records (%s) and did not rewind the partition",
-		tpName(ps.key.topic, ps.key.part), n, c.discarded)
+		tpName(ps.key.Topic, ps.key.Partition), n, c.discarded)
 	for i, w := range why {
 		if i == 0 {
 			f.Message += ": "
@@ -374,7 +376,7 @@ func (a *Analyzer) clearFinding(ps *partState, c clearRec, skipsAll int, skipsAl
 	return f, true
 }
 
-func (a *Analyzer) positionFinding(ps *partState, past RangeSet) (Finding, bool) {
+func (a *Analyzer) positionFinding(ps *partState, past kpart.RangeSet) (Finding, bool) {
 	if len(past) == 0 {
 		return Finding{}, false
 	}
@@ -402,9 +404,9 @@ func (a *Analyzer) positionFinding(ps *partState, past RangeSet) (Finding, bool)
 	if drop == nil {
 		return Finding{}, false
 	}
-	f := Finding{Rule: RulePositionPast, Severity: SevWarn, Topic: ps.key.topic, Partition: ps.key.part, Ranges: past, Count: past.Count()}
+	f := Finding{Rule: RulePositionPast, Severity: SevWarn, Topic: ps.key.Topic, Partition: ps.key.Partition, Ranges: past, Count: past.Count()}
 	f.Message = fmt.Sprintf("%s: the fetch position (%d) is past %d undelivered records (%s) and nothing rewound it: they will not be fetched again by this consumer, and the next commit past them loses them",
-		tpName(ps.key.topic, ps.key.part), ps.position, past.Count(), past)
+		tpName(ps.key.Topic, ps.key.Partition), ps.position, past.Count(), past)
 	f.Evidence = []Evidence{*drop, {ps.posRef, fmt.Sprintf("fetch position %d", ps.position)}}
 	return f, true
 }

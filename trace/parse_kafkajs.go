@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kstranded/kstranded/internal/kpart"
 )
 
 // kafkajsParser reads the instrumented confluent-kafka-javascript trace of the
@@ -270,7 +272,7 @@ func kafkajsEvents(name string, pl kafkajsPayload, hasPayload bool, repeat int) 
 			return []Event{e}
 		}
 		// offsets are listed as "partition:offset" (the list may be cut short: count wins)
-		byPart := map[int32]*RangeSet{}
+		byPart := map[int32]*kpart.RangeSet{}
 		var order []int32
 		for _, s := range pl.Offsets {
 			pt, o, ok := partOffset(s)
@@ -278,7 +280,7 @@ func kafkajsEvents(name string, pl kafkajsPayload, hasPayload bool, repeat int) 
 				continue
 			}
 			if byPart[pt] == nil {
-				byPart[pt] = &RangeSet{}
+				byPart[pt] = &kpart.RangeSet{}
 				order = append(order, pt)
 			}
 			byPart[pt].Add(o, o)
@@ -291,7 +293,7 @@ func kafkajsEvents(name string, pl kafkajsPayload, hasPayload bool, repeat int) 
 			rs := *byPart[pt]
 			if len(order) == 1 && int64(len(pl.Offsets)) < int64(*pl.Count) {
 				// a cut list: the count is contiguous from the first listed offset
-				rs = RangeSet{{rs[0].First, rs[0].First + int64(*pl.Count) - 1}}
+				rs = kpart.RangeSet{{First: rs[0].First, Last: rs[0].First + int64(*pl.Count) - 1}}
 				e.Reason = "offsets list cut short; range inferred from count"
 			}
 			e.Ranges, e.Count = rs, int(rs.Count())
@@ -322,7 +324,7 @@ func kafkajsEvents(name string, pl kafkajsPayload, hasPayload bool, repeat int) 
 		for _, s := range pl.Offsets {
 			if pt, o, ok := partOffset(s); ok {
 				e.Partition = pt
-				e.Ranges = append(e.Ranges, Range{o, o})
+				e.Ranges = append(e.Ranges, kpart.Range{First: o, Last: o})
 			}
 		}
 		return []Event{e}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/traceevent"
 )
 
@@ -68,7 +69,7 @@ func (p *kstrandedParser) Line(line []byte, emit func(Event)) error {
 		for _, r := range ev.Ranges {
 			e := base(KindFetch)
 			e.Partition, e.Count = r.Partition, r.Count
-			e.Ranges = []Range{{r.First, r.Last}}
+			e.Ranges = []kpart.Range{{First: r.First, Last: r.Last}}
 			emit(e)
 		}
 	case traceevent.Serve:
@@ -117,13 +118,13 @@ func (p *kstrandedParser) Line(line []byte, emit func(Event)) error {
 		e := base(KindClear)
 		e.Keys, e.KeysKnown = ev.LastConsumedKeys, true
 		// one clear event per partition that lost records, so the analyzer can attribute them
-		parts := map[int32][]Range{}
+		parts := map[int32][]kpart.Range{}
 		var order []int32
 		for _, d := range ev.Discarded {
 			if _, ok := parts[d.Partition]; !ok {
 				order = append(order, d.Partition)
 			}
-			parts[d.Partition] = append(parts[d.Partition], Range{d.First, d.Last})
+			parts[d.Partition] = append(parts[d.Partition], kpart.Range{First: d.First, Last: d.Last})
 		}
 		if len(order) == 0 {
 			emit(e)
@@ -242,8 +243,8 @@ func noteOf(ev traceevent.Event) string {
 	return ev.Reason
 }
 
-func offsetsToRanges(offs []int64) []Range {
-	var s RangeSet
+func offsetsToRanges(offs []int64) []kpart.Range {
+	var s kpart.RangeSet
 	for _, o := range offs {
 		s.Add(o, o)
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kstranded/kstranded/internal/kpart"
 )
 
 // patternParser reads an application's own delivery log: every line matching the
@@ -67,7 +69,7 @@ func (p *patternParser) Line(line []byte, emit func(Event)) error {
 	}
 	e := newEvent(KindDeliver)
 	e.Partition, e.Offset, e.Count = int32(pv), ov, 1
-	e.Ranges = []Range{{ov, ov}}
+	e.Ranges = []kpart.Range{{First: ov, Last: ov}}
 	e.Name = "delivered"
 	if p.iTopic >= 0 {
 		e.Topic = string(m[p.iTopic])

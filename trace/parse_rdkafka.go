@@ -3,6 +3,8 @@ package trace
 import (
 	"bytes"
 	"time"
+
+	"github.com/kstranded/kstranded/internal/kpart"
 )
 
 // rdkafkaParser reads librdkafka debug logs as every librdkafka-based client writes them
@@ -26,7 +28,7 @@ import (
 type rdkafkaParser struct {
 	a       *Analyzer
 	pending []pendingCommit
-	paused  map[tpKey]bool
+	paused  map[kpart.TopicPartition]bool
 }
 
 type pendingCommit struct {
@@ -37,7 +39,7 @@ type pendingCommit struct {
 }
 
 func newRdkafkaParser(a *Analyzer) *rdkafkaParser {
-	return &rdkafkaParser{a: a, paused: map[tpKey]bool{}}
+	return &rdkafkaParser{a: a, paused: map[kpart.TopicPartition]bool{}}
 }
 
 // isRdkafkaLine reports whether l looks like `%7|1700000000.123|FAC|client| ...`.
@@ -510,7 +512,7 @@ func (p *rdkafkaParser) fold(r *rdRec, emit func(Event)) {
 		e.Offset, e.Reason = r.off, "start fetching"
 		emit(e)
 	case rdFetchable:
-		k := tpKey{r.topic, r.part}
+		k := kpart.TopicPartition{Topic: r.topic, Partition: r.part}
 		if r.flag != p.paused[k] {
 			p.paused[k] = r.flag
 			e := mk(KindResume)
@@ -527,7 +529,7 @@ func (p *rdkafkaParser) fold(r *rdRec, emit func(Event)) {
 		if pos := p.a.position(r.topic, r.part); pos >= 0 && pos <= last && pos < first {
 			first = pos // sparse (compacted or aborted) batches: the fetch started at the position
 		}
-		e.Ranges = []Range{{first, last}}
+		e.Ranges = []kpart.Range{{First: first, Last: last}}
 		emit(e)
 	case rdStore:
 		if st, co := p.a.storedCommitted(r.topic, r.part); !r.flag && st == r.off && (r.aux == Unknown || co != Unknown) {

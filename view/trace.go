@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/trace"
 )
@@ -43,15 +44,15 @@ type TracePartition struct {
 	Topic            string         `json:"topic"`
 	Partition        int32          `json:"partition"`
 	Verdict          string         `json:"verdict"`
-	Fetched          trace.RangeSet `json:"fetched"`
+	Fetched          kpart.RangeSet `json:"fetched"`
 	FetchedCount     int64          `json:"fetched_count"`
-	ControlMarkers   trace.RangeSet `json:"control_markers,omitempty"`
-	Delivered        trace.RangeSet `json:"delivered"`
+	ControlMarkers   kpart.RangeSet `json:"control_markers,omitempty"`
+	Delivered        kpart.RangeSet `json:"delivered"`
 	DeliveredCount   int64          `json:"delivered_count"`
 	DeliveredUnknown int            `json:"delivered_offsets_unknown,omitempty"`
-	Undelivered      trace.RangeSet `json:"undelivered"`
-	Lost             trace.RangeSet `json:"lost"`
-	Stranded         trace.RangeSet `json:"stranded"`
+	Undelivered      kpart.RangeSet `json:"undelivered"`
+	Lost             kpart.RangeSet `json:"lost"`
+	Stranded         kpart.RangeSet `json:"stranded"`
 	Committed        *int64         `json:"committed"`
 	Stored           *int64         `json:"stored"`
 	FetchPosition    *int64         `json:"fetch_position"`
@@ -65,7 +66,7 @@ type TraceEntry struct {
 	Topic     string         `json:"topic,omitempty"`
 	Partition *int32         `json:"partition,omitempty"`
 	Event     string         `json:"event"`
-	Offsets   trace.RangeSet `json:"offsets,omitempty"`
+	Offsets   kpart.RangeSet `json:"offsets,omitempty"`
 	Offset    *int64         `json:"offset,omitempty"`
 	Detail    string         `json:"detail"`
 	Source    trace.Ref      `json:"source"`
@@ -78,9 +79,9 @@ func opt(v int64) *int64 {
 	return &v
 }
 
-func nonNilSet(s trace.RangeSet) trace.RangeSet {
+func nonNilSet(s kpart.RangeSet) kpart.RangeSet {
 	if s == nil {
-		return trace.RangeSet{}
+		return kpart.RangeSet{}
 	}
 	return s
 }

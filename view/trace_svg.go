@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/trace"
 )
 
@@ -65,7 +66,7 @@ func WriteTraceSVG(w io.Writer, r *trace.Report) error {
 	for i, p := range parts {
 		y0 := top + float64(i)*(laneH+laneGap)
 		lo, hi := int64(0), int64(1)
-		for _, s := range []trace.RangeSet{p.Fetched, p.Delivered} {
+		for _, s := range []kpart.RangeSet{p.Fetched, p.Delivered} {
 			if len(s) > 0 && s[len(s)-1].Last+1 > hi {
 				hi = s[len(s)-1].Last + 1
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/loop"
 	"github.com/kstranded/kstranded/traceevent"
 )
@@ -28,7 +29,7 @@ const (
 )
 
 // TP is a topic-partition.
-type TP = eachbatch.TopicPartition
+type TP = kpart.TopicPartition
 
 // Commit is one commit that reached the (simulated) group coordinator.
 type Commit struct {
@@ -91,7 +92,7 @@ func (c *Client) HighWatermark(tp TP) int64 { return int64(len(c.logs[tp])) }
 // Assign assigns partitions, starting each at its committed offset (or 0).
 func (c *Client) Assign(tps ...TP) {
 	c.assignment = append([]TP(nil), tps...)
-	eachbatch.SortTopicPartitions(c.assignment)
+	kpart.Sort(c.assignment)
 	ps := make([]int32, len(tps))
 	for i, tp := range tps {
 		c.pos[tp] = c.committed[tp]

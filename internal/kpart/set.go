@@ -1,26 +1,6 @@
-package trace
+package kpart
 
-import (
-	"fmt"
-	"sort"
-	"strings"
-)
-
-// Range is an inclusive run of offsets of one partition.
-type Range struct {
-	First int64 `json:"first"`
-	Last  int64 `json:"last"`
-}
-
-// Len is the number of offsets in r.
-func (r Range) Len() int64 { return r.Last - r.First + 1 }
-
-func (r Range) String() string {
-	if r.First == r.Last {
-		return fmt.Sprint(r.First)
-	}
-	return fmt.Sprintf("%d–%d", r.First, r.Last)
-}
+import "sort"
 
 // RangeSet is a sorted set of disjoint, non-adjacent ranges.
 type RangeSet []Range
@@ -33,7 +13,7 @@ func (s *RangeSet) Add(first, last int64) {
 	rs := *s
 	// fast path: appending in order (the common case for fetches and deliveries)
 	if n := len(rs); n == 0 || first > rs[n-1].Last+1 {
-		*s = append(rs, Range{first, last})
+		*s = append(rs, Range{First: first, Last: last})
 		return
 	} else if first >= rs[n-1].First {
 		if last > rs[n-1].Last {
@@ -53,7 +33,7 @@ func (s *RangeSet) Add(first, last int64) {
 		j++
 	}
 	out := append(RangeSet{}, rs[:i]...)
-	out = append(out, Range{first, last})
+	out = append(out, Range{First: first, Last: last})
 	out = append(out, rs[j:]...)
 	*s = out
 }
@@ -74,7 +54,7 @@ func (s RangeSet) Minus(t RangeSet) RangeSet {
 				continue
 			}
 			if x.First > cur {
-				out = append(out, Range{cur, x.First - 1})
+				out = append(out, Range{First: cur, Last: x.First - 1})
 			}
 			cur = x.Last + 1
 			if cur > r.Last {
@@ -82,7 +62,7 @@ func (s RangeSet) Minus(t RangeSet) RangeSet {
 			}
 		}
 		if cur <= r.Last {
-			out = append(out, Range{cur, r.Last})
+			out = append(out, Range{First: cur, Last: r.Last})
 		}
 	}
 	return out
@@ -127,13 +107,4 @@ func (s RangeSet) Count() int64 {
 	return n
 }
 
-func (s RangeSet) String() string {
-	if len(s) == 0 {
-		return "-"
-	}
-	parts := make([]string, len(s))
-	for i, r := range s {
-		parts[i] = r.String()
-	}
-	return strings.Join(parts, ",")
-}
+func (s RangeSet) String() string { return Join([]Range(s)) }
