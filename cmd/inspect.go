@@ -14,6 +14,7 @@ import (
 	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
 	"github.com/kstranded/kstranded/internal/exitcode"
+	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/view"
 )
 
@@ -53,7 +54,7 @@ each partition gets a verdict. Which offsets hold a deliverable record is read f
 partition itself (read_committed fetches with control records and the broker's
 aborted-transaction list), never assumed from offset arithmetic:
   LOST        records below the committed offset that were never delivered
-  PENDING     undelivered records at or after the committed offset (the consumer will get them)
+  STRANDED    undelivered records at or after the committed offset (the consumer will get them)
   OK          nothing undelivered
   INCOMPLETE  the scan stopped (--max-scan) below the committed offset
   ERROR       the partition could not be read (topic deleted, broker stopped answering)
@@ -224,7 +225,7 @@ func outcome(r *inspect.Report) error {
 	}
 	var bad []string
 	for _, p := range r.Partitions {
-		if p.Err != "" || (p.Judgement != nil && (p.Judgement.Verdict == inspect.VerdictIncomplete || p.Judgement.Verdict == inspect.VerdictError)) {
+		if p.Err != "" || (p.Judgement != nil && (p.Judgement.Verdict == verdict.Incomplete || p.Judgement.Verdict == verdict.Error)) {
 			bad = append(bad, fmt.Sprintf("%s/%d", p.Topic, p.Partition))
 		}
 	}

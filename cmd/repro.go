@@ -13,6 +13,7 @@ import (
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/exitcode"
 	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/repro"
 	"github.com/kstranded/kstranded/traceevent"
 	"github.com/kstranded/kstranded/view"
@@ -185,9 +186,9 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions, fetchWaitSet boo
 		}
 		if runErr == nil {
 			switch v.Verdict {
-			case repro.VerdictLoss:
+			case verdict.Lost:
 				return exitcode.Reported(exitcode.ErrLost)
-			case repro.VerdictStranded:
+			case verdict.Stranded:
 				return exitcode.Reported(exitcode.ErrStranded)
 			}
 		}

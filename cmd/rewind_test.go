@@ -18,7 +18,7 @@ import (
 
 func TestRewindFlagsAreValidated(t *testing.T) {
 	plan := writeFile(t, "plan.json", `{"schema":"kstranded.rewind/v1","group":{"group":"g"},"moves":[{"topic":"stranded","partition":0,"committed":202,"target":82}]}`)
-	notPlan := writeFile(t, "x.json", `{"schema":"kstranded.inspect/v1","group":{"group":"g"}}`)
+	notPlan := writeFile(t, "x.json", `{"schema":"kstranded.inspect/v2","group":{"group":"g"}}`)
 	cases := []struct {
 		name string
 		args []string

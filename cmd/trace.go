@@ -56,12 +56,12 @@ were lost and why. Each FILE (or - for stdin; gzip is accepted) is one of:
 The format is detected per file (--format forces it). Several files merge into one timeline:
 a librdkafka log says what was fetched and committed, the application log what was delivered.
 
-Findings: LOSS (committed past fetched, never-delivered records), CLEAR-NO-REWIND,
+Findings: LOST (committed past fetched, never-delivered records), CLEAR-NO-REWIND,
 CACHE-EXPIRY (time since fetch and serve against max.poll.interval.ms; a kstranded repro
 trace's durations are scaled by its settings' time_scale and are compared as such), HOT-SPIN,
 COMMIT-REGRESSION, POSITION-PAST-UNDELIVERED, MAX-POLL-EXCEEDED.
 
-Exit code 3 when a LOSS finding exists.`,
+Exit code 3 when a LOST finding exists.`,
 		Example: `  kstranded trace parse repro.trace
   kstranded trace parse --max-poll-interval 15m --timeline consumer.trace
   kstranded trace parse rdkafka.log app.log \

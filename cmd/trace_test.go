@@ -59,7 +59,7 @@ func TestTraceParse(t *testing.T) {
 		errHas []string
 	}{
 		{"a v1.10.0 trace is a loss on partition 0 for 82-199", "", []string{"trace", "parse", fixture("kstranded-v1.10.0.trace")},
-			exitcode.Lost, []string{"LOSS", "82-199", "kstranded-v1.10.0.trace:33"}, []string{"records lost"}},
+			exitcode.Lost, []string{"LOST", "82-199", "kstranded-v1.10.0.trace:33"}, []string{"records lost"}},
 		{"a head trace loses nothing", "", []string{"trace", "parse", fixture("kstranded-head.trace")},
 			exitcode.OK, []string{"OK"}, nil},
 		{"gzip is read", "", []string{"trace", "parse", gz}, exitcode.Lost, []string{"kstranded (detected)"}, nil},
@@ -69,7 +69,7 @@ func TestTraceParse(t *testing.T) {
 		{"the timeline is chronological", "", []string{"trace", "parse", "--timeline", fixture("kstranded-v1.10.0.trace")},
 			exitcode.Lost, []string{"TIME\tPARTITION\tEVENT", "cache cleared: 118 undelivered records discarded"}, nil},
 		{"a real v1.10.0 repro trace is a loss on partition 0 for 82-199 and exits 3", "", []string{"trace", "parse", fixture("repro-v1.10.0.trace")},
-			exitcode.Lost, []string{"LOSS", "82-199", "repro-v1.10.0.trace:53", "timeout_ms 9000 in the trace"}, []string{"records lost", "82-199"}},
+			exitcode.Lost, []string{"LOST", "82-199", "repro-v1.10.0.trace:53", "timeout_ms 9000 in the trace"}, []string{"records lost", "82-199"}},
 		{"a real head repro trace loses nothing and exits 0", "", []string{"trace", "parse", "--timeline", fixture("repro-head.trace")},
 			exitcode.OK, []string{"OK", "auto-commit of 2 reported after the manual commit of 82"}, nil},
 		{"the librdkafka log of a v1.10.0 repro shows the commits 82 then 202", "", []string{"trace", "parse", "--timeline", fixture("repro-v1.10.0-rdkafka.log")},
@@ -119,7 +119,7 @@ func TestTraceParseJSONCarriesDeliveredRangesAndTheSVGIsWritten(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Schema != "kstranded.trace-parse/v1" || doc.Command != "trace parse" || !doc.Lost {
+	if doc.Schema != "kstranded.trace-parse/v2" || doc.Command != "trace parse" || !doc.Lost {
 		t.Fatalf("%+v", doc)
 	}
 	p := doc.Partitions[0]

@@ -885,7 +885,7 @@ func ranges(recs []Record) []traceevent.Range {
 			continue
 		}
 		idx[r.TopicPartition] = len(out)
-		out = append(out, traceevent.Range{Partition: r.Partition, First: r.Offset, Last: r.Offset, Count: 1})
+		out = append(out, traceevent.PartitionRange(r.Partition, r.Offset, r.Offset, 1))
 	}
 	return out
 }

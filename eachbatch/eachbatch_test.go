@@ -122,7 +122,7 @@ func TestV1100ClearDiscards118RecordsAndSkipsEveryRewind(t *testing.T) {
 		t.Fatalf("%d clears, want 1", len(clears))
 	}
 	c := clears[0]
-	if len(c.Discarded) != 1 || c.Discarded[0] != (traceevent.Range{Partition: 0, First: 82, Last: 199, Count: 118}) {
+	if len(c.Discarded) != 1 || c.Discarded[0] != (traceevent.PartitionRange(0, 82, 199, 118)) {
 		t.Errorf("discarded %+v, want partition 0 82..199 (118)", c.Discarded)
 	}
 	if len(c.Rewinds) != 0 || len(c.Skipped) != 20 {

@@ -33,6 +33,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/traceevent"
 )
 
@@ -51,27 +52,13 @@ const (
 // MaxShownMalformed is how many malformed lines are kept for display.
 const MaxShownMalformed = 5
 
-// Interval is an inclusive run of delivered offsets.
-type Interval struct{ First, Last int64 }
-
-// Len is the number of offsets in the interval.
-func (i Interval) Len() int64 { return i.Last - i.First + 1 }
-
-// TP names a topic partition.
-type TP struct {
-	Topic     string
-	Partition int32
-}
-
-func (tp TP) String() string { return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition) }
-
 // Partition is the evidence for one partition: the delivered offsets as sorted, disjoint
 // intervals, and how many deliveries repeated an offset already delivered.
 type Partition struct {
-	Delivered  []Interval
+	Delivered  []kpart.Range
 	Count      int64 // distinct delivered offsets
 	Duplicates int64 // deliveries beyond the first of the same offset
-	raw        []Interval
+	raw        []kpart.Range
 	extraDup   int64 // duplicates stated by a summary (trace parse output)
 }
 
@@ -106,11 +93,11 @@ type Source struct {
 type Set struct {
 	Sources   []Source
 	Malformed []Malformed // the first MaxShownMalformed per source
-	Parts     map[TP]*Partition
+	Parts     map[kpart.TopicPartition]*Partition
 }
 
 // NewSet returns an empty set.
-func NewSet() *Set { return &Set{Parts: map[TP]*Partition{}} }
+func NewSet() *Set { return &Set{Parts: map[kpart.TopicPartition]*Partition{}} }
 
 // MalformedTotal is the number of malformed lines over all sources.
 func (s *Set) MalformedTotal() int {
@@ -176,7 +163,7 @@ func (s *Set) ResolveTopic(t string) {
 	s.normalize()
 }
 
-func (s *Set) add(tp TP, iv Interval) {
+func (s *Set) add(tp kpart.TopicPartition, iv kpart.Range) {
 	p := s.Parts[tp]
 	if p == nil {
 		p = &Partition{}
@@ -195,7 +182,7 @@ func (s *Set) add(tp TP, iv Interval) {
 func (s *Set) normalize() {
 	for _, p := range s.Parts {
 		raw := slices.Clone(p.raw)
-		slices.SortFunc(raw, func(a, b Interval) int {
+		slices.SortFunc(raw, func(a, b kpart.Range) int {
 			if a.First != b.First {
 				if a.First < b.First {
 					return -1
@@ -278,9 +265,9 @@ func (p *parser) bad(line int, text, reason string) {
 	}
 }
 
-func (p *parser) add(topic string, partition int32, iv Interval) {
+func (p *parser) add(topic string, partition int32, iv kpart.Range) {
 	p.src.Records += iv.Len()
-	p.set.add(TP{topic, partition}, iv)
+	p.set.add(kpart.TopicPartition{Topic: topic, Partition: partition}, iv)
 }
 
 // lines reads line-oriented files; the format is decided by the first line that is
@@ -372,7 +359,7 @@ func (p *parser) traceLine(n int, line string) {
 			}
 		}
 		for _, o := range e.Offsets {
-			p.add(p.topic, *e.Partition, Interval{o, o})
+			p.add(p.topic, *e.Partition, kpart.Range{First: o, Last: o})
 		}
 	}
 }
@@ -397,7 +384,7 @@ func (p *parser) jsonLine(n int, line string) {
 		if v.Topic != nil {
 			t = *v.Topic
 		}
-		p.add(t, *v.Partition, Interval{*v.Offset, *v.Offset})
+		p.add(t, *v.Partition, kpart.Range{First: *v.Offset, Last: *v.Offset})
 	}
 }
 
@@ -413,7 +400,7 @@ func (p *parser) textLine(n int, line string) string {
 			p.bad(n, line, "want TOPIC PARTITION OFFSET")
 			return ""
 		}
-		p.add(f[0], part, Interval{off, off})
+		p.add(f[0], part, kpart.Range{First: off, Last: off})
 		return "topic partition offset"
 	}
 	topic, rest := "", line
@@ -445,7 +432,7 @@ func (p *parser) textLine(n int, line string) string {
 			p.bad(n, line, "range ends before it starts")
 			return ""
 		}
-		p.add(topic, part, Interval{first, last})
+		p.add(topic, part, kpart.Range{First: first, Last: last})
 		return "ranges"
 	}
 	off, err := parseOffset(os)
@@ -453,7 +440,7 @@ func (p *parser) textLine(n int, line string) string {
 		p.bad(n, line, "offset: "+err.Error())
 		return ""
 	}
-	p.add(topic, part, Interval{off, off})
+	p.add(topic, part, kpart.Range{First: off, Last: off})
 	if topic != "" {
 		return "ranges"
 	}

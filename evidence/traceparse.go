@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/traceevent"
 )
 
@@ -15,7 +16,7 @@ const TraceParseSchemaPrefix = "kstranded.trace-parse/"
 // read; anything else in the document is ignored.
 //
 //	{
-//	  "schema": "kstranded.trace-parse/v1",
+//	  "schema": "kstranded.trace-parse/v2",
 //	  "topic": "stranded",
 //	  "group": "g",
 //	  "partitions": [
@@ -76,7 +77,7 @@ func (p *parser) tryTraceParse(data []byte) bool {
 			case r.Count != 0 && int64(r.Count) != span:
 				p.bad(line, "", "sparse delivered range (count < last-first+1) cannot be expanded")
 			default:
-				p.add(doc.Topic, *tp.Partition, Interval{r.First, r.Last})
+				p.add(doc.Topic, *tp.Partition, kpart.Range{First: r.First, Last: r.Last})
 			}
 		}
 		for _, o := range tp.DeliveredOffsets {
@@ -84,10 +85,10 @@ func (p *parser) tryTraceParse(data []byte) bool {
 				p.bad(line, "", "negative delivered offset")
 				continue
 			}
-			p.add(doc.Topic, *tp.Partition, Interval{o, o})
+			p.add(doc.Topic, *tp.Partition, kpart.Range{First: o, Last: o})
 		}
 		if tp.Duplicates > 0 && tp.Duplicates < 1<<62 {
-			part := p.set.Parts[TP{doc.Topic, *tp.Partition}]
+			part := p.set.Parts[kpart.TopicPartition{Topic: doc.Topic, Partition: *tp.Partition}]
 			if part != nil {
 				part.extraDup = satAdd(part.extraDup, tp.Duplicates)
 			}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/kstranded/kstranded/evidence"
+	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/internal/verdict"
 )
 
 // Errors the command layer maps to messages and exit codes.
@@ -122,10 +124,10 @@ func Run(ctx context.Context, cl Cluster, o Options) (*Report, error) {
 	for i := range r.Partitions {
 		p := &r.Partitions[i]
 		if !o.Evidence.Covers(p.Topic) {
-			p.Judgement = &Judgement{Verdict: VerdictNoEvidence, Reason: "the evidence does not name this topic", Lost: []Range{}, Pending: []Range{}, NotDeliverable: []Note{}, InvalidEvidence: []Note{}}
+			p.Judgement = &Judgement{Verdict: verdict.NoEvidence, Reason: "the evidence does not name this topic", Lost: []kpart.RecordRange{}, Stranded: []kpart.RecordRange{}, NotDeliverable: []Note{}, InvalidEvidence: []Note{}}
 			continue
 		}
-		ev := o.Evidence.Parts[evidence.TP{Topic: p.Topic, Partition: p.Partition}]
+		ev := o.Evidence.Parts[kpart.TopicPartition{Topic: p.Topic, Partition: p.Partition}]
 		if p.Err != "" {
 			j := Judge(p.Offsets, ev, nil)
 			p.Judgement = &j
@@ -139,10 +141,10 @@ func Run(ctx context.Context, cl Cluster, o Options) (*Report, error) {
 		}
 		jobs = append(jobs, job{i, from, to, trunc})
 	}
-	known := map[evidence.TP]bool{}
+	known := map[kpart.TopicPartition]bool{}
 	for _, p := range r.Partitions {
 		if p.Committed >= 0 {
-			known[evidence.TP{Topic: p.Topic, Partition: p.Partition}] = true
+			known[kpart.TopicPartition{Topic: p.Topic, Partition: p.Partition}] = true
 		}
 	}
 	for tp, ev := range o.Evidence.Parts {
@@ -169,7 +171,7 @@ func Run(ctx context.Context, cl Cluster, o Options) (*Report, error) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			p := &r.Partitions[jb.i]
-			ev := o.Evidence.Parts[evidence.TP{Topic: p.Topic, Partition: p.Partition}]
+			ev := o.Evidence.Parts[kpart.TopicPartition{Topic: p.Topic, Partition: p.Partition}]
 			sc, err := cl.Scan(ctx, p.Topic, p.Partition, jb.from, jb.to)
 			var j Judgement
 			if err != nil {
@@ -232,7 +234,7 @@ type Summary struct {
 	Judged          int   `json:"judged"`
 	LostPartitions  int   `json:"lost_partitions"`
 	Lost            int64 `json:"lost"`
-	Pending         int64 `json:"pending"`
+	Stranded         int64 `json:"stranded"`
 	Delivered       int64 `json:"delivered"`
 	Duplicates      int64 `json:"duplicates"`
 	Incomplete      int   `json:"incomplete"` // partitions not fully judged (errors, truncated scans)
@@ -255,18 +257,18 @@ func (r *Report) Summarize() Summary {
 		if j == nil {
 			continue
 		}
-		if j.Verdict != VerdictNoEvidence {
+		if j.Verdict != verdict.NoEvidence {
 			s.Judged++
 		}
 		s.Lost += j.LostCount
-		s.Pending += j.PendingCount
+		s.Stranded += j.StrandedCount
 		s.Delivered += j.Delivered
 		s.Duplicates += j.Duplicates
 		s.InvalidEvidence += len(j.InvalidEvidence)
 		if j.LostCount > 0 {
 			s.LostPartitions++
 		}
-		if j.Verdict == VerdictIncomplete || j.Verdict == VerdictError {
+		if j.Verdict == verdict.Incomplete || j.Verdict == verdict.Error {
 			s.Incomplete++
 		}
 	}

@@ -17,35 +17,9 @@ import (
 	"sort"
 
 	"github.com/kstranded/kstranded/evidence"
+	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/internal/verdict"
 )
-
-// Verdict is the outcome for one partition.
-type Verdict string
-
-// The verdicts.
-const (
-	VerdictLost       Verdict = "LOST"        // records below the committed offset never delivered
-	VerdictPending    Verdict = "PENDING"     // undelivered records at or after the committed offset only
-	VerdictOK         Verdict = "OK"          // every record up to the last stable offset delivered
-	VerdictNoEvidence Verdict = "NO EVIDENCE" // the evidence does not speak about this topic
-	VerdictIncomplete Verdict = "INCOMPLETE"  // the scan stopped (--max-scan) before the committed offset
-	VerdictError      Verdict = "ERROR"       // the partition could not be read
-)
-
-// Range is an inclusive run of offsets holding Count records of interest (Count can be
-// less than Last-First+1 when markers, aborted or absent offsets lie inside).
-type Range struct {
-	First int64 `json:"first"`
-	Last  int64 `json:"last"`
-	Count int64 `json:"count"`
-}
-
-func (r Range) String() string {
-	if r.First == r.Last {
-		return fmt.Sprint(r.First)
-	}
-	return fmt.Sprintf("%d-%d", r.First, r.Last)
-}
 
 // Offsets is the offsets view of one partition.
 type Offsets struct {
@@ -83,12 +57,12 @@ type Note struct {
 
 // Judgement is the verdict on one partition.
 type Judgement struct {
-	Delivered    int64   `json:"delivered"`
-	Duplicates   int64   `json:"duplicates"`
-	Lost         []Range `json:"lost"`
-	LostCount    int64   `json:"lost_count"`
-	Pending      []Range `json:"pending"`
-	PendingCount int64   `json:"pending_count"`
+	Delivered    int64               `json:"delivered"`
+	Duplicates   int64               `json:"duplicates"`
+	Lost         []kpart.RecordRange `json:"lost"`
+	LostCount    int64               `json:"lost_count"`
+	Stranded      []kpart.RecordRange `json:"stranded"`
+	StrandedCount int64               `json:"stranded_count"`
 	// SafeRewind is the first lost record: committing it makes the group re-deliver
 	// everything lost (and what was delivered after it).
 	SafeRewind *int64 `json:"safe_rewind_offset"`
@@ -97,12 +71,12 @@ type Judgement struct {
 	NotDeliverable []Note `json:"not_deliverable"`
 	// InvalidEvidence: delivered offsets beyond the high watermark, or on offsets that
 	// hold no deliverable record.
-	InvalidEvidence []Note  `json:"invalid_evidence"`
-	ScanFrom        int64   `json:"scan_from"`
-	ScanTo          int64   `json:"scan_to"` // exclusive
-	ScanTruncated   bool    `json:"scan_truncated"`
-	Verdict         Verdict `json:"verdict"`
-	Reason          string  `json:"reason,omitempty"`
+	InvalidEvidence []Note          `json:"invalid_evidence"`
+	ScanFrom        int64           `json:"scan_from"`
+	ScanTo          int64           `json:"scan_to"` // exclusive
+	ScanTruncated   bool            `json:"scan_truncated"`
+	Verdict         verdict.Verdict `json:"verdict"`
+	Reason          string          `json:"reason,omitempty"`
 }
 
 // ScanWindow returns the offsets that must be read from the partition to judge it: from
@@ -130,7 +104,7 @@ func ScanWindow(o Offsets, ev *evidence.Partition, maxScan int64) (from, to int6
 // Judge decides one partition. ev is nil when the evidence covers the topic but names no
 // delivery on this partition; sc is nil when ScanWindow said nothing needed reading.
 func Judge(o Offsets, ev *evidence.Partition, sc *Scan) Judgement {
-	j := Judgement{Lost: []Range{}, Pending: []Range{}, NotDeliverable: []Note{}, InvalidEvidence: []Note{}}
+	j := Judgement{Lost: []kpart.RecordRange{}, Stranded: []kpart.RecordRange{}, NotDeliverable: []Note{}, InvalidEvidence: []Note{}}
 	if ev != nil {
 		j.Delivered, j.Duplicates = ev.Count, ev.Duplicates
 		// Evidence beyond the high watermark names records that do not exist.
@@ -147,15 +121,15 @@ func Judge(o Offsets, ev *evidence.Partition, sc *Scan) Judgement {
 	}
 	if sc != nil {
 		j.ScanFrom, j.ScanTo, j.ScanTruncated = sc.From, sc.To, sc.Truncated
-		var lost, pending *Range
+		var lost, stranded *kpart.RecordRange
 		closeRuns := func() {
 			if lost != nil {
 				j.Lost = append(j.Lost, *lost)
 				lost = nil
 			}
-			if pending != nil {
-				j.Pending = append(j.Pending, *pending)
-				pending = nil
+			if stranded != nil {
+				j.Stranded = append(j.Stranded, *stranded)
+				stranded = nil
 			}
 		}
 		addRecords := func(first, last int64) {
@@ -163,7 +137,7 @@ func Judge(o Offsets, ev *evidence.Partition, sc *Scan) Judgement {
 			if first < committed {
 				l := min(last, committed-1)
 				if lost == nil {
-					lost = &Range{First: first}
+					lost = &kpart.RecordRange{Range: kpart.Range{First: first}}
 				}
 				lost.Last, lost.Count = l, lost.Count+l-first+1
 				j.LostCount += l - first + 1
@@ -174,11 +148,11 @@ func Judge(o Offsets, ev *evidence.Partition, sc *Scan) Judgement {
 					j.Lost = append(j.Lost, *lost)
 					lost = nil
 				}
-				if pending == nil {
-					pending = &Range{First: first}
+				if stranded == nil {
+					stranded = &kpart.RecordRange{Range: kpart.Range{First: first}}
 				}
-				pending.Last, pending.Count = last, pending.Count+last-first+1
-				j.PendingCount += last - first + 1
+				stranded.Last, stranded.Count = last, stranded.Count+last-first+1
+				j.StrandedCount += last - first + 1
 			}
 		}
 		for _, s := range sc.Spans {
@@ -203,22 +177,22 @@ func Judge(o Offsets, ev *evidence.Partition, sc *Scan) Judgement {
 	}
 	switch {
 	case o.Err != "":
-		j.Verdict, j.Reason = VerdictError, o.Err
+		j.Verdict, j.Reason = verdict.Error, o.Err
 	case j.LostCount > 0:
-		j.Verdict = VerdictLost
+		j.Verdict = verdict.Lost
 		if sc != nil && sc.Truncated && sc.To < committed {
 			j.Reason = fmt.Sprintf("scan stopped at offset %d (--max-scan); more may be lost below the committed offset %d", sc.To, committed)
 		}
 	case sc != nil && sc.Truncated && sc.To < committed:
-		j.Verdict = VerdictIncomplete
+		j.Verdict = verdict.Incomplete
 		j.Reason = fmt.Sprintf("scan stopped at offset %d (--max-scan) below the committed offset %d", sc.To, committed)
-	case j.PendingCount > 0:
-		j.Verdict = VerdictPending
+	case j.StrandedCount > 0:
+		j.Verdict = verdict.Stranded
 	case sc != nil && sc.Truncated:
-		j.Verdict = VerdictOK
-		j.Reason = fmt.Sprintf("nothing lost; pending records counted up to offset %d only (--max-scan)", sc.To)
+		j.Verdict = verdict.OK
+		j.Reason = fmt.Sprintf("nothing lost; stranded records counted up to offset %d only (--max-scan)", sc.To)
 	default:
-		j.Verdict = VerdictOK
+		j.Verdict = verdict.OK
 	}
 	if o.Committed > o.LastStable && o.Err == "" {
 		note := fmt.Sprintf("committed offset %d is past the last stable offset %d (open transactions are not judged)", o.Committed, o.LastStable)

@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	"github.com/kstranded/kstranded/evidence"
+	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/internal/verdict"
 )
 
-func delivered(ivs ...evidence.Interval) *evidence.Partition {
+func delivered(ivs ...kpart.Range) *evidence.Partition {
 	p := &evidence.Partition{Delivered: ivs}
 	for _, iv := range ivs {
 		p.Count += iv.Len()
@@ -27,36 +29,36 @@ func TestJudge(t *testing.T) {
 		ev          *evidence.Partition
 		spans       []Span
 		truncated   bool
-		wantVerdict Verdict
-		wantLost    []Range
-		wantPending []Range
+		wantVerdict verdict.Verdict
+		wantLost    []kpart.RecordRange
+		wantPending []kpart.RecordRange
 		wantRewind  int64 // -1: none
 		wantReason  string
 	}{
 		{"records committed past and never delivered are lost, the marker is not",
 			off(202, 202, 202), delivered(iv(0, 81), iv(201, 201)), txn200, false,
-			VerdictLost, []Range{{82, 199, 118}}, []Range{}, 82, ""},
+			verdict.Lost, []kpart.RecordRange{kpart.Counted(82, 199, 118)}, []kpart.RecordRange{}, 82, ""},
 		{"undelivered records at or after the committed offset are pending, not lost",
 			off(82, 201, 201), delivered(iv(0, 81)), txn200[:2], false,
-			VerdictPending, []Range{}, []Range{{82, 199, 118}}, -1, ""},
+			verdict.Stranded, []kpart.RecordRange{}, []kpart.RecordRange{kpart.Counted(82, 199, 118)}, -1, ""},
 		{"a caught-up consumer is OK even though a marker sits at the end",
 			off(201, 201, 201), delivered(iv(0, 199)), nil, false,
-			VerdictOK, []Range{}, []Range{}, -1, ""},
+			verdict.OK, []kpart.RecordRange{}, []kpart.RecordRange{}, -1, ""},
 		{"aborted records inside the range are neither lost nor pending",
 			off(10, 10, 10), delivered(iv(0, 2)), []Span{{3, 4, Record}, {5, 7, Aborted}, {8, 8, AbortMarker}, {9, 9, Record}}, false,
-			VerdictLost, []Range{{3, 9, 3}}, []Range{}, 3, ""},
+			verdict.Lost, []kpart.RecordRange{kpart.Counted(3, 9, 3)}, []kpart.RecordRange{}, 3, ""},
 		{"a delivered offset splits lost ranges",
 			off(10, 10, 10), delivered(iv(0, 2), iv(5, 5)), []Span{{3, 9, Record}}, false,
-			VerdictLost, []Range{{3, 4, 2}, {6, 9, 4}}, []Range{}, 3, ""},
+			verdict.Lost, []kpart.RecordRange{kpart.Counted(3, 4, 2), kpart.Counted(6, 9, 4)}, []kpart.RecordRange{}, 3, ""},
 		{"everything delivered up to the committed offset needs no scan and is OK",
 			off(100, 100, 100), delivered(iv(0, 9), iv(10, 99)), nil, false,
-			VerdictOK, []Range{}, []Range{}, -1, ""},
+			verdict.OK, []kpart.RecordRange{}, []kpart.RecordRange{}, -1, ""},
 		{"a scan stopped by --max-scan before the committed offset says so",
 			off(100, 100, 100), delivered(iv(0, 49)), []Span{{50, 59, Absent}}, true,
-			VerdictIncomplete, []Range{}, []Range{}, -1, "scan stopped at offset 60"},
+			verdict.Incomplete, []kpart.RecordRange{}, []kpart.RecordRange{}, -1, "scan stopped at offset 60"},
 		{"compacted offsets are absent, not lost",
 			off(20, 20, 20), delivered(iv(0, 9), iv(15, 19)), []Span{{10, 14, Absent}}, false,
-			VerdictOK, []Range{}, []Range{}, -1, ""},
+			verdict.OK, []kpart.RecordRange{}, []kpart.RecordRange{}, -1, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,8 +70,8 @@ func TestJudge(t *testing.T) {
 			if j.Verdict != tc.wantVerdict {
 				t.Errorf("verdict %s, want %s (%+v)", j.Verdict, tc.wantVerdict, j)
 			}
-			if !reflect.DeepEqual(j.Lost, tc.wantLost) || !reflect.DeepEqual(j.Pending, tc.wantPending) {
-				t.Errorf("lost %v pending %v, want %v %v", j.Lost, j.Pending, tc.wantLost, tc.wantPending)
+			if !reflect.DeepEqual(j.Lost, tc.wantLost) || !reflect.DeepEqual(j.Stranded, tc.wantPending) {
+				t.Errorf("lost %v pending %v, want %v %v", j.Lost, j.Stranded, tc.wantLost, tc.wantPending)
 			}
 			got := int64(-1)
 			if j.SafeRewind != nil {
@@ -109,4 +111,4 @@ func TestScanWindow(t *testing.T) {
 	}
 }
 
-func iv(first, last int64) evidence.Interval { return evidence.Interval{First: first, Last: last} }
+func iv(first, last int64) kpart.Range { return kpart.Range{First: first, Last: last} }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/internal/embedded"
+	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/internal/verdict"
 )
 
 func startBroker(t testing.TB, partitions int32) *embedded.Broker {
@@ -123,7 +125,7 @@ func TestStrandedRecordsBehindACommittedOffsetAreReportedLost(t *testing.T) {
 		t.Fatalf("offsets = %+v", p.Offsets)
 	}
 	j := p.Judgement
-	if j.Verdict != VerdictLost || j.LostCount != 118 || len(j.Lost) != 1 || j.Lost[0] != (Range{82, 199, 118}) {
+	if j.Verdict != verdict.Lost || j.LostCount != 118 || len(j.Lost) != 1 || j.Lost[0] != (kpart.Counted(82, 199, 118)) {
 		t.Fatalf("judgement = %+v", j)
 	}
 	if j.SafeRewind == nil || *j.SafeRewind != 82 {
@@ -132,7 +134,7 @@ func TestStrandedRecordsBehindACommittedOffsetAreReportedLost(t *testing.T) {
 	if len(j.NotDeliverable) != 1 || j.NotDeliverable[0] != (Note{200, 200, CommitMarker.String()}) {
 		t.Fatalf("not deliverable = %+v", j.NotDeliverable)
 	}
-	if j.Delivered != 83 || j.PendingCount != 0 || len(j.InvalidEvidence) != 0 {
+	if j.Delivered != 83 || j.StrandedCount != 0 || len(j.InvalidEvidence) != 0 {
 		t.Fatalf("judgement = %+v", j)
 	}
 }
@@ -149,8 +151,8 @@ func TestAnAbortedTransactionInsideTheUndeliveredRangeIsNotLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := r.Partitions[0].Judgement
-	want := []Range{{8, 21, 6}} // 8, 9, 16-19, 21: the aborted records and markers are not lost
-	if j.LostCount != 7 || len(j.Lost) != 1 || j.Lost[0] != (Range{8, 21, 7}) {
+	want := []kpart.RecordRange{kpart.Counted(8, 21, 6)} // 8, 9, 16-19, 21: the aborted records and markers are not lost
+	if j.LostCount != 7 || len(j.Lost) != 1 || j.Lost[0] != (kpart.Counted(8, 21, 7)) {
 		t.Fatalf("lost = %+v (%d), want %+v", j.Lost, j.LostCount, want)
 	}
 	wantNotes := []Note{{10, 14, Aborted.String()}, {15, 15, AbortMarker.String()}, {20, 20, CommitMarker.String()}}
@@ -241,7 +243,7 @@ func TestABrokerThatStopsAnsweringMidScanYieldsAPartialScanAndAnError(t *testing
 		t.Fatalf("took %s", d)
 	}
 	j := r.Partitions[0].Judgement
-	if j.Verdict != VerdictError || !strings.Contains(j.Reason, "no answer within 500ms") {
+	if j.Verdict != verdict.Error || !strings.Contains(j.Reason, "no answer within 500ms") {
 		t.Fatalf("judgement = %+v", j)
 	}
 	// What was read before the broker stopped is still shown: 5-19 lost.

@@ -3,6 +3,8 @@ package inspect
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/kstranded/kstranded/internal/kpart"
 )
 
 // Change is one difference between two inspections of a group.
@@ -51,12 +53,12 @@ func Changes(prev, cur *Report) []Change {
 		}
 		q, ok := old[key{p.Topic, p.Partition}]
 		if !ok {
-			add("committed", "-", offsetText(p.Committed))
+			add("committed", "-", kpart.OffsetText(p.Committed))
 			continue
 		}
-		add("committed", offsetText(q.Committed), offsetText(p.Committed))
-		add("lag", offsetText(q.Lag()), offsetText(p.Lag()))
-		add("last-stable", offsetText(q.LastStable), offsetText(p.LastStable))
+		add("committed", kpart.OffsetText(q.Committed), kpart.OffsetText(p.Committed))
+		add("lag", kpart.OffsetText(q.Lag()), kpart.OffsetText(p.Lag()))
+		add("last-stable", kpart.OffsetText(q.LastStable), kpart.OffsetText(p.LastStable))
 		add("owner", dash(q.Owner), dash(p.Owner))
 		add("error", dash(q.Err), dash(p.Err))
 		if q.Judgement != nil && p.Judgement != nil {
@@ -65,13 +67,6 @@ func Changes(prev, cur *Report) []Change {
 		}
 	}
 	return out
-}
-
-func offsetText(o int64) string {
-	if o < 0 {
-		return "-"
-	}
-	return strconv.FormatInt(o, 10)
 }
 
 func dash(s string) string {

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The inspect JSON document (kstranded.inspect/v1), the fields the tests read.
+// The inspect JSON document (kstranded.inspect/v2), the fields the tests read.
 type inspectDoc struct {
 	Schema  string `json:"schema"`
 	Summary struct {
@@ -62,7 +62,7 @@ func TestInspectFindsTheLossOfV1100(t *testing.T) {
 				t.Fatalf("exit %d, want 3 (records lost)\n%s", r.Code, r)
 			}
 			doc := decode[inspectDoc](t, r)
-			if doc.Schema != "kstranded.inspect/v1" || !doc.Complete {
+			if doc.Schema != "kstranded.inspect/v2" || !doc.Complete {
 				t.Errorf("schema %q complete %v", doc.Schema, doc.Complete)
 			}
 			if s := doc.Summary; s.Partitions != 1 || s.LostPartitions != 1 || s.Lost != 118 || s.Pending != 0 || s.Delivered != 83 {

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// The repro JSON document (kstranded.repro/v1), the fields the tests read.
+// The repro JSON document (kstranded.repro/v2), the fields the tests read.
 type reproDoc struct {
 	Schema  string     `json:"schema"`
 	Verdict string     `json:"verdict"`
@@ -84,8 +84,8 @@ func runRepro(t *testing.T, policy string, wantCode int, args []string) reproRun
 		t.Fatalf("exit %d, want %d\n%s", r.Code, wantCode, r)
 	}
 	doc := decode[reproDoc](t, r)
-	if doc.Schema != "kstranded.repro/v1" || len(doc.Runs) != 1 {
-		t.Fatalf("schema %q with %d runs, want kstranded.repro/v1 with 1\n%s", doc.Schema, len(doc.Runs), r)
+	if doc.Schema != "kstranded.repro/v2" || len(doc.Runs) != 1 {
+		t.Fatalf("schema %q with %d runs, want kstranded.repro/v2 with 1\n%s", doc.Schema, len(doc.Runs), r)
 	}
 	run := doc.Runs[0]
 	if run.Policy != policy || run.Embedded {
@@ -166,8 +166,8 @@ func TestReproV1100LosesRecords82To199(t *testing.T) {
 	f := lossRun(t)
 	t.Logf("ran over %s", f.brokers)
 	run := f.run
-	if run.Verdict != "LOSS" || run.Lost != 118 {
-		t.Errorf("verdict %s lost %d, want LOSS 118", run.Verdict, run.Lost)
+	if run.Verdict != "LOST" || run.Lost != 118 {
+		t.Errorf("verdict %s lost %d, want LOST 118", run.Verdict, run.Lost)
 	}
 	if got := run.Phases[0].Partitions[0]; got.Delivered != 82 || got.Committed != 82 {
 		t.Errorf("phase 1: delivered %d committed %d, want 82 and 82", got.Delivered, got.Committed)
@@ -176,8 +176,8 @@ func TestReproV1100LosesRecords82To199(t *testing.T) {
 		t.Errorf("phase 2: delivered %d committed %d, want 83 and 202 (auto-commit moved past 82-199)", got.Delivered, got.Committed)
 	}
 	p := run.Partitions[0]
-	if p.Verdict != "LOSS" || p.LostCount != 118 || !slices.Equal(p.Lost, []rangeJSON{{82, 199, 118}}) {
-		t.Errorf("partition 0: verdict %s lost %+v (%d), want LOSS [82-199] (118)", p.Verdict, p.Lost, p.LostCount)
+	if p.Verdict != "LOST" || p.LostCount != 118 || !slices.Equal(p.Lost, []rangeJSON{{82, 199, 118}}) {
+		t.Errorf("partition 0: verdict %s lost %+v (%d), want LOST [82-199] (118)", p.Verdict, p.Lost, p.LostCount)
 	}
 	if !slices.Equal(p.CommittedByPhase, []int64{82, 202}) {
 		t.Errorf("committed by phase %v, want [82 202]", p.CommittedByPhase)

@@ -136,24 +136,10 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 		}
 		sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
 		cp.Delivered = len(offs)
-		cp.Ranges = contiguous(p, offs)
+		cp.Ranges = traceevent.InPartition(p, kpart.Runs(offs))
 		res.Partitions = append(res.Partitions, cp)
 	}
 	sort.Slice(res.Partitions, func(i, j int) bool { return res.Partitions[i].Partition < res.Partitions[j].Partition })
 	res.Elapsed = time.Since(start)
 	return res, runErr
-}
-
-// contiguous groups sorted offsets into runs of consecutive offsets.
-func contiguous(partition int32, offs []int64) []traceevent.Range {
-	var out []traceevent.Range
-	for _, o := range offs {
-		if n := len(out); n > 0 && out[n-1].Last+1 == o {
-			out[n-1].Last = o
-			out[n-1].Count++
-			continue
-		}
-		out = append(out, traceevent.Range{Partition: partition, First: o, Last: o, Count: 1})
-	}
-	return out
 }

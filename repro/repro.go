@@ -22,6 +22,7 @@ import (
 	"github.com/kstranded/kstranded/internal/kafkaconf"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/loop"
+	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/traceevent"
 )
 
@@ -184,7 +185,7 @@ type PhasePartition struct {
 	Committed int64
 	Frontier  int64 // the ledger's safe commit (-1: unknown)
 	High      int64
-	Verdict   string // judged on what was produced and delivered by then
+	Verdict   verdict.Verdict // judged on what was produced and delivered by then
 	Lost      int
 	Stranded  int
 }
@@ -195,8 +196,8 @@ type PartitionResult struct {
 	Produced         int
 	High             int64
 	CommittedByPhase []int64
-	FrontierByPhase  []int64  // the ledger's safe commit at each phase end
-	VerdictByPhase   []string // the verdict at each phase end
+	FrontierByPhase  []int64           // the ledger's safe commit at each phase end
+	VerdictByPhase   []verdict.Verdict // the verdict at each phase end
 	PartitionVerdict
 }
 
@@ -213,7 +214,7 @@ type Result struct {
 	Produced    ProduceResult
 	Phases      []Phase
 	Partitions  []PartitionResult
-	Verdict     string
+	Verdict     verdict.Verdict
 	LossAt      time.Duration // when records were dropped from the cache without a rewind (0: never)
 	Restarts    int           // consumer restarts in phase 3 (--commit ledger)
 	Elapsed     time.Duration
@@ -559,7 +560,7 @@ func (r *run) finish(runErr error) (*Result, error) {
 		r.res.Interrupted = true
 		r.emit(traceevent.Event{Ev: traceevent.Interrupt})
 	}
-	r.emit(traceevent.Event{Ev: traceevent.Verdict, Partitions: r.res.partitionStates(), Reason: r.res.Verdict})
+	r.emit(traceevent.Event{Ev: traceevent.Verdict, Partitions: r.res.partitionStates(), Reason: string(r.res.Verdict)})
 	return r.res, runErr
 }
 
@@ -608,7 +609,7 @@ func (r *run) phase(n int, extra func() bool) error {
 	states := make([]traceevent.PartitionState, 0, len(ph.Partitions))
 	for _, p := range ph.Partitions {
 		states = append(states, traceevent.PartitionState{Partition: p.Partition, Delivered: p.Delivered, Committed: p.Committed,
-			High: p.High, Frontier: traceevent.P(p.Frontier), Verdict: p.Verdict})
+			High: p.High, Frontier: traceevent.P(p.Frontier), Verdict: string(p.Verdict)})
 	}
 	r.emit(traceevent.Event{Ev: traceevent.PhaseEnd, Phase: n, Partitions: states})
 	return nil
@@ -682,11 +683,11 @@ func (r *Result) judge(delivered map[kpart.TopicPartition]map[int64]int, records
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	r.Partitions = nil
-	worst := VerdictOK
+	worst := verdict.OK
 	for _, p := range ids {
 		committed := int64(-1)
 		var byPhase, frontiers []int64
-		var verdicts []string
+		var verdicts []verdict.Verdict
 		for _, ph := range r.Phases {
 			for _, pp := range ph.Partitions {
 				if pp.Partition == p {
@@ -704,10 +705,10 @@ func (r *Result) judge(delivered map[kpart.TopicPartition]map[int64]int, records
 		r.Partitions = append(r.Partitions, PartitionResult{Partition: p, Produced: len(records[p]), High: highs[p],
 			CommittedByPhase: byPhase, FrontierByPhase: frontiers, VerdictByPhase: verdicts, PartitionVerdict: v})
 		switch {
-		case v.Verdict == VerdictLoss:
-			worst = VerdictLoss
-		case v.Verdict == VerdictStranded && worst == VerdictOK:
-			worst = VerdictStranded
+		case v.Verdict == verdict.Lost:
+			worst = verdict.Lost
+		case v.Verdict == verdict.Stranded && worst == verdict.OK:
+			worst = verdict.Stranded
 		}
 	}
 	r.Verdict = worst
@@ -717,7 +718,7 @@ func (r *Result) partitionStates() []traceevent.PartitionState {
 	out := make([]traceevent.PartitionState, 0, len(r.Partitions))
 	for _, p := range r.Partitions {
 		st := traceevent.PartitionState{Partition: p.Partition, Delivered: p.Delivered, Duplicates: p.Duplicates,
-			High: p.High, Lost: p.Lost, Stranded: p.Stranded, Verdict: p.Verdict, Committed: -1}
+			High: p.High, Lost: p.Lost, Stranded: p.Stranded, Verdict: string(p.Verdict), Committed: -1}
 		if n := len(p.CommittedByPhase); n > 0 {
 			st.Committed = p.CommittedByPhase[n-1]
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/kafkaconf"
+	"github.com/kstranded/kstranded/internal/verdict"
 )
 
 // testKafka returns the brokers of a real cluster when KSTRANDED_TEST_BROKERS is set
@@ -39,7 +40,7 @@ func TestLiveLedgerCommitStrandsInsteadOfLosingAndARestartDelivers(t *testing.T)
 	if got := p.CommittedByPhase; len(got) != 3 || got[0] != 82 || got[1] != 82 || got[2] != 202 {
 		t.Errorf("committed by phase %v, want [82 82 202]", got)
 	}
-	if got := p.VerdictByPhase; len(got) != 3 || got[0] != VerdictStranded || got[1] != VerdictStranded || got[2] != VerdictOK {
+	if got := p.VerdictByPhase; len(got) != 3 || got[0] != verdict.Stranded || got[1] != verdict.Stranded || got[2] != verdict.OK {
 		t.Errorf("verdict by phase %v, want STRANDED, STRANDED, OK", got)
 	}
 	if res.Lost() != 0 || p.Delivered != 201 || p.Duplicates < 1 {

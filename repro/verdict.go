@@ -3,14 +3,9 @@ package repro
 import (
 	"sort"
 
+	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/traceevent"
-)
-
-// Verdicts per partition.
-const (
-	VerdictOK       = "OK"       // every record delivered
-	VerdictLoss     = "LOSS"     // records below the committed offset never delivered
-	VerdictStranded = "STRANDED" // records never delivered, not yet committed past
 )
 
 // PartitionVerdict is the judgement of one partition.
@@ -20,7 +15,7 @@ type PartitionVerdict struct {
 	Duplicates int                // deliveries beyond the first
 	Lost       []traceevent.Range // records below committed, never delivered
 	Stranded   []traceevent.Range // records at or above committed, never delivered
-	Verdict    string
+	Verdict    verdict.Verdict
 }
 
 // LostCount is the number of lost records.
@@ -60,47 +55,23 @@ func Judge(partition int32, records []int64, delivered map[int64]int, committed 
 			stranded = append(stranded, o)
 		}
 	}
-	v.Lost = toRanges(partition, lost, rs)
-	v.Stranded = toRanges(partition, stranded, rs)
+	v.Lost = traceevent.InPartition(partition, kpart.RunsIn(lost, rs))
+	v.Stranded = traceevent.InPartition(partition, kpart.RunsIn(stranded, rs))
 	switch {
 	case len(lost) > 0:
-		v.Verdict = VerdictLoss
+		v.Verdict = verdict.Lost
 	case len(stranded) > 0:
-		v.Verdict = VerdictStranded
+		v.Verdict = verdict.Stranded
 	default:
-		v.Verdict = VerdictOK
+		v.Verdict = verdict.OK
 	}
 	return v
-}
-
-// toRanges groups sorted offsets into ranges that are contiguous in the partition's
-// record sequence (a marker between two undelivered records does not split a range).
-func toRanges(partition int32, offs []int64, records []int64) []traceevent.Range {
-	if len(offs) == 0 {
-		return nil
-	}
-	next := make(map[int64]int64, len(records)) // record -> following record
-	for i := 0; i+1 < len(records); i++ {
-		next[records[i]] = records[i+1]
-	}
-	var out []traceevent.Range
-	cur := traceevent.Range{Partition: partition, First: offs[0], Last: offs[0], Count: 1}
-	for _, o := range offs[1:] {
-		if next[cur.Last] == o {
-			cur.Last = o
-			cur.Count++
-			continue
-		}
-		out = append(out, cur)
-		cur = traceevent.Range{Partition: partition, First: o, Last: o, Count: 1}
-	}
-	return append(out, cur)
 }
 
 func countRanges(rs []traceevent.Range) int {
 	n := 0
 	for _, r := range rs {
-		n += r.Count
+		n += int(r.Count)
 	}
 	return n
 }

@@ -3,6 +3,8 @@ package repro
 import (
 	"testing"
 
+	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/traceevent"
 )
 
@@ -31,7 +33,7 @@ func TestJudge(t *testing.T) {
 		records   []int64
 		delivered map[int64]int
 		committed int64
-		verdict   string
+		verdict   verdict.Verdict
 		lost      []traceevent.Range
 		stranded  []traceevent.Range
 		dups      int
@@ -39,29 +41,29 @@ func TestJudge(t *testing.T) {
 		{
 			name:    "the seed's loss: 82..199 committed past, the marker at 200 not counted",
 			records: seed, delivered: deliveredOnce(seq(0, 81), []int64{201}), committed: 202,
-			verdict: VerdictLoss, lost: []traceevent.Range{{First: 82, Last: 199, Count: 118}},
+			verdict: verdict.Lost, lost: []traceevent.Range{{RecordRange: kpart.Counted(82, 199, 118)}},
 		},
 		{
 			name:    "phase 1 of the seed is stranded, not yet lost",
 			records: seq(0, 199), delivered: deliveredOnce(seq(0, 81)), committed: 82,
-			verdict: VerdictStranded, stranded: []traceevent.Range{{First: 82, Last: 199, Count: 118}},
+			verdict: verdict.Stranded, stranded: []traceevent.Range{{RecordRange: kpart.Counted(82, 199, 118)}},
 		},
 		{
 			name:    "everything delivered is OK even with duplicates, which are counted",
 			records: seed, delivered: deliveredOnce(seq(0, 199), seq(82, 90), []int64{201}), committed: 202,
-			verdict: VerdictOK, dups: 9,
+			verdict: verdict.OK, dups: 9,
 		},
 		{
 			name:    "a gap left by an aborted record does not split a lost range",
 			records: []int64{0, 1, 3, 4, 6}, delivered: deliveredOnce([]int64{0}), committed: 7,
-			verdict: VerdictLoss, lost: []traceevent.Range{{First: 1, Last: 6, Count: 4}},
+			verdict: verdict.Lost, lost: []traceevent.Range{{RecordRange: kpart.Counted(1, 6, 4)}},
 		},
 		{
 			name:    "lost and stranded on both sides of the committed offset",
 			records: seq(0, 9), delivered: deliveredOnce([]int64{0, 1, 5}), committed: 5,
-			verdict:  VerdictLoss,
-			lost:     []traceevent.Range{{First: 2, Last: 4, Count: 3}},
-			stranded: []traceevent.Range{{First: 6, Last: 9, Count: 4}},
+			verdict:  verdict.Lost,
+			lost:     []traceevent.Range{{RecordRange: kpart.Counted(2, 4, 3)}},
+			stranded: []traceevent.Range{{RecordRange: kpart.Counted(6, 9, 4)}},
 		},
 	}
 	for _, c := range cases {

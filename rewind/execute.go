@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kstranded/kstranded/evidence"
+	"github.com/kstranded/kstranded/internal/kpart"
 )
 
 // Check is one partition read back after the commit.
@@ -65,7 +65,7 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 		return nil, err
 	}
 	var commits []Move
-	var deletes []evidence.TP
+	var deletes []kpart.TopicPartition
 	for _, m := range active {
 		if m.Direction == Delete {
 			deletes = append(deletes, m.TP())
@@ -73,7 +73,7 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 			commits = append(commits, m)
 		}
 	}
-	perr := map[evidence.TP]error{}
+	perr := map[kpart.TopicPartition]error{}
 	if len(commits) > 0 {
 		pe, err := cl.Commit(ctx, p.Group.ID, commits)
 		if err != nil {
@@ -127,7 +127,7 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 	var bad []string
 	for _, c := range res.Checks {
 		if !c.OK {
-			bad = append(bad, fmt.Sprintf("%s/%d: want %d, read back %s", c.Topic, c.Partition, c.Target, offsetText(c.Now)))
+			bad = append(bad, fmt.Sprintf("%s/%d: want %d, read back %s", c.Topic, c.Partition, c.Target, kpart.OffsetWord(c.Now)))
 		}
 	}
 	if len(bad) > 0 {

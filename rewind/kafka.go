@@ -10,8 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/internal/kpart"
 )
 
 // Cluster is what rewind needs from Kafka: inspect's view, plus committing offsets for
@@ -20,12 +20,12 @@ type Cluster interface {
 	inspect.Cluster
 	// Commit commits offsets for group (as an admin: no member, generation -1) and
 	// returns the per-partition errors.
-	Commit(ctx context.Context, group string, moves []Move) (map[evidence.TP]error, error)
+	Commit(ctx context.Context, group string, moves []Move) (map[kpart.TopicPartition]error, error)
 	// DeleteOffsets deletes group's committed offsets on tps (OffsetDelete, Kafka 2.4+;
 	// the broker accepts it for an empty group) and returns the per-partition errors.
-	DeleteOffsets(ctx context.Context, group string, tps []evidence.TP) (map[evidence.TP]error, error)
+	DeleteOffsets(ctx context.Context, group string, tps []kpart.TopicPartition) (map[kpart.TopicPartition]error, error)
 	// Committed reads the group's committed offsets.
-	Committed(ctx context.Context, group string) (map[evidence.TP]int64, error)
+	Committed(ctx context.Context, group string) (map[kpart.TopicPartition]int64, error)
 }
 
 // Kafka implements Cluster with inspect's franz-go client: the analysis and the offset
@@ -48,7 +48,7 @@ func NewKafka(opts []kgo.Opt, timeout time.Duration) (*Kafka, error) {
 }
 
 // Commit implements Cluster.
-func (k *Kafka) Commit(ctx context.Context, group string, moves []Move) (map[evidence.TP]error, error) {
+func (k *Kafka) Commit(ctx context.Context, group string, moves []Move) (map[kpart.TopicPartition]error, error) {
 	os := kadm.Offsets{}
 	for _, m := range moves {
 		os.Add(kadm.Offset{Topic: m.Topic, Partition: m.Partition, At: m.Target, LeaderEpoch: m.TargetEpoch, Metadata: m.TargetMetadata})
@@ -59,17 +59,17 @@ func (k *Kafka) Commit(ctx context.Context, group string, moves []Move) (map[evi
 	if err != nil {
 		return nil, timeoutErr(k.timeout, "committing offsets", err)
 	}
-	out := map[evidence.TP]error{}
+	out := map[kpart.TopicPartition]error{}
 	for t, ps := range resp {
 		for p, r := range ps {
-			out[evidence.TP{Topic: t, Partition: p}] = r.Err
+			out[kpart.TopicPartition{Topic: t, Partition: p}] = r.Err
 		}
 	}
 	return out, nil
 }
 
 // DeleteOffsets implements Cluster.
-func (k *Kafka) DeleteOffsets(ctx context.Context, group string, tps []evidence.TP) (map[evidence.TP]error, error) {
+func (k *Kafka) DeleteOffsets(ctx context.Context, group string, tps []kpart.TopicPartition) (map[kpart.TopicPartition]error, error) {
 	set := kadm.TopicsSet{}
 	for _, tp := range tps {
 		set.Add(tp.Topic, tp.Partition)
@@ -80,28 +80,28 @@ func (k *Kafka) DeleteOffsets(ctx context.Context, group string, tps []evidence.
 	if err != nil {
 		return nil, timeoutErr(k.timeout, "deleting committed offsets", err)
 	}
-	out := map[evidence.TP]error{}
+	out := map[kpart.TopicPartition]error{}
 	for t, ps := range resp {
 		for p, e := range ps {
-			out[evidence.TP{Topic: t, Partition: p}] = e
+			out[kpart.TopicPartition{Topic: t, Partition: p}] = e
 		}
 	}
 	return out, nil
 }
 
 // Committed implements Cluster.
-func (k *Kafka) Committed(ctx context.Context, group string) (map[evidence.TP]int64, error) {
+func (k *Kafka) Committed(ctx context.Context, group string) (map[kpart.TopicPartition]int64, error) {
 	c, cancel := context.WithTimeout(ctx, k.timeout)
 	defer cancel()
 	resp, err := k.adm.FetchOffsets(c, group)
 	if err != nil {
 		return nil, timeoutErr(k.timeout, "reading the committed offsets back", err)
 	}
-	out := map[evidence.TP]int64{}
+	out := map[kpart.TopicPartition]int64{}
 	for t, ps := range resp {
 		for p, r := range ps {
 			if r.Err == nil {
-				out[evidence.TP{Topic: t, Partition: p}] = r.At
+				out[kpart.TopicPartition{Topic: t, Partition: p}] = r.At
 			}
 		}
 	}

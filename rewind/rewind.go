@@ -28,6 +28,8 @@ import (
 
 	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/internal/verdict"
 )
 
 // Errors the command layer maps to exit codes.
@@ -88,7 +90,9 @@ type Target struct {
 }
 
 // TP returns the target's partition.
-func (t Target) TP() evidence.TP { return evidence.TP{Topic: t.Topic, Partition: t.Partition} }
+func (t Target) TP() kpart.TopicPartition {
+	return kpart.TopicPartition{Topic: t.Topic, Partition: t.Partition}
+}
 
 // Move is one partition of a plan.
 type Move struct {
@@ -114,7 +118,7 @@ type Move struct {
 	Lost             *int64 `json:"lost"`
 	AlreadyDelivered *int64 `json:"already_delivered"`
 	// LostRanges are the lost records the move recovers (with evidence).
-	LostRanges []inspect.Range `json:"lost_ranges"`
+	LostRanges []kpart.RecordRange `json:"lost_ranges"`
 	// Skip counts the records in [Committed, Target) a forward move passes over.
 	Skip int64 `json:"skip"`
 	// CountTruncated: the scan stopped at --max-scan; the counts are lower bounds.
@@ -124,7 +128,9 @@ type Move struct {
 }
 
 // TP returns the move's partition.
-func (m Move) TP() evidence.TP { return evidence.TP{Topic: m.Topic, Partition: m.Partition} }
+func (m Move) TP() kpart.TopicPartition {
+	return kpart.TopicPartition{Topic: m.Topic, Partition: m.Partition}
+}
 
 // Applies reports whether Execute commits this move.
 func (m Move) Applies() bool { return m.Refused == "" && m.Direction != None }
@@ -231,9 +237,9 @@ func NewPlan(ctx context.Context, cl inspect.Cluster, o Options) (*Plan, error) 
 		return nil, err
 	}
 	p := &Plan{At: r.At, Group: r.Group, Evidence: o.Evidence}
-	byTP := map[evidence.TP]inspect.PartitionReport{}
+	byTP := map[kpart.TopicPartition]inspect.PartitionReport{}
 	for _, pr := range r.Partitions {
-		byTP[evidence.TP{Topic: pr.Topic, Partition: pr.Partition}] = pr
+		byTP[kpart.TopicPartition{Topic: pr.Topic, Partition: pr.Partition}] = pr
 	}
 	for _, n := range r.StrayEvidence {
 		p.Notes = append(p.Notes, "invalid evidence: "+n.What)
@@ -247,18 +253,18 @@ func NewPlan(ctx context.Context, cl inspect.Cluster, o Options) (*Plan, error) 
 		source = FromEvidence
 		for _, pr := range r.Partitions {
 			j := pr.Judgement
-			name := evidence.TP{Topic: pr.Topic, Partition: pr.Partition}.String()
+			name := kpart.TopicPartition{Topic: pr.Topic, Partition: pr.Partition}.String()
 			switch {
 			case j == nil:
 				continue
 			case j.SafeRewind != nil:
 				targets = append(targets, Target{Topic: pr.Topic, Partition: pr.Partition, Offset: *j.SafeRewind, LeaderEpoch: -1})
-				if j.Verdict == inspect.VerdictLost && j.Reason != "" {
+				if j.Verdict == verdict.Lost && j.Reason != "" {
 					p.Notes = append(p.Notes, fmt.Sprintf("%s: %s", name, j.Reason))
 				}
-			case j.Verdict == inspect.VerdictIncomplete || j.Verdict == inspect.VerdictError:
+			case j.Verdict == verdict.Incomplete || j.Verdict == verdict.Error:
 				p.Notes = append(p.Notes, fmt.Sprintf("%s: not judged (%s): %s; not planned", name, j.Verdict, j.Reason))
-			case j.Verdict == inspect.VerdictNoEvidence:
+			case j.Verdict == verdict.NoEvidence:
 				p.Notes = append(p.Notes, fmt.Sprintf("%s: the evidence does not name this topic; not planned", name))
 			default:
 				p.Unchanged++
@@ -330,7 +336,7 @@ func Decide(o inspect.Offsets, t Target, source Source, allowForward bool) Move 
 	case o.Err != "":
 		m.Refused = "the partition cannot be read: " + o.Err
 	case t.Expect != nil && *t.Expect != o.Committed:
-		m.Refused = fmt.Sprintf("the committed offset moved since the plan was made (planned against %d, now %s); make a new plan", *t.Expect, offsetText(o.Committed))
+		m.Refused = fmt.Sprintf("the committed offset moved since the plan was made (planned against %d, now %s); make a new plan", *t.Expect, kpart.OffsetWord(o.Committed))
 	case m.Direction == None:
 	case m.Direction == Delete && !allowForward:
 		// Without a committed offset the group's next consumer starts where its
@@ -351,13 +357,6 @@ func Decide(o inspect.Offsets, t Target, source Source, allowForward bool) Move 
 		m.Refused = fmt.Sprintf("the group has no committed offset here (it starts wherever auto.offset.reset says); setting %d can skip records, so it needs --allow-forward", t.Offset)
 	}
 	return m
-}
-
-func offsetText(o int64) string {
-	if o < 0 {
-		return "none"
-	}
-	return fmt.Sprint(o)
 }
 
 // count fills in the record counts of a move by scanning the offsets between the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/internal/kpart"
 )
 
 // seedOffsets is partition 0 after the bug report's loss: 200 records in one
@@ -165,7 +166,7 @@ func TestUndoFileRoundTripRestoresOffsetEpochAndMetadata(t *testing.T) {
 func TestReadFileRejectsWhatIsNotAPlan(t *testing.T) {
 	cases := []struct{ name, in, says string }{
 		{"text is not a plan", "stranded/0=82\n", "not a rewind plan"},
-		{"another kstranded document is not a plan", `{"schema":"kstranded.inspect/v1","group":{"group":"g"}}`, "neither a rewind plan"},
+		{"another kstranded document is not a plan", `{"schema":"kstranded.inspect/v2","group":{"group":"g"}}`, "neither a rewind plan"},
 		{"a plan without a group is refused", `{"schema":"kstranded.rewind/v1","moves":[]}`, "names no group"},
 		{"a plan without moves has nothing to apply", `{"schema":"kstranded.rewind/v1","group":{"group":"g"},"moves":[]}`, "no partitions"},
 		{"a move without a target is refused", `{"schema":"kstranded.rewind/v1","group":{"group":"g"},"moves":[{"topic":"t","partition":0}]}`, "moves[0]"},
@@ -194,7 +195,7 @@ func TestReadFileTakesAPlanWithItsCommittedOffsets(t *testing.T) {
 
 func TestCountRecordsSkipsMarkersAndSplitsByEvidence(t *testing.T) {
 	spans := []inspect.Span{{First: 0, Last: 199, Kind: inspect.Record}, {First: 200, Last: 200, Kind: inspect.CommitMarker}, {First: 201, Last: 201, Kind: inspect.Record}}
-	ev := &evidence.Partition{Delivered: []evidence.Interval{{First: 0, Last: 81}, {First: 201, Last: 201}}}
+	ev := &evidence.Partition{Delivered: []kpart.Range{{First: 0, Last: 81}, {First: 201, Last: 201}}}
 	records, delivered := CountRecords(spans, ev, 82, 202)
 	if records != 119 || delivered != 1 {
 		t.Fatalf("records %d delivered %d, want 119 and 1 (118 lost, the marker not counted)", records, delivered)
@@ -210,8 +211,8 @@ type fakeCluster struct {
 	off       inspect.Offsets
 	spans     []inspect.Span
 	committed []Move
-	deleted   []evidence.TP
-	commitErr map[evidence.TP]error
+	deleted   []kpart.TopicPartition
+	commitErr map[kpart.TopicPartition]error
 }
 
 func (f *fakeCluster) Snapshot(ctx context.Context, group string, topics []string) (*inspect.Snapshot, error) {
@@ -229,7 +230,7 @@ func (f *fakeCluster) Scan(ctx context.Context, topic string, partition int32, f
 	return &inspect.Scan{From: from, To: to, Spans: out}, nil
 }
 
-func (f *fakeCluster) Commit(ctx context.Context, group string, moves []Move) (map[evidence.TP]error, error) {
+func (f *fakeCluster) Commit(ctx context.Context, group string, moves []Move) (map[kpart.TopicPartition]error, error) {
 	if f.commitErr != nil {
 		return f.commitErr, nil
 	}
@@ -237,14 +238,14 @@ func (f *fakeCluster) Commit(ctx context.Context, group string, moves []Move) (m
 	for _, m := range moves {
 		f.off.Committed = m.Target
 	}
-	return map[evidence.TP]error{}, nil
+	return map[kpart.TopicPartition]error{}, nil
 }
 
-func (f *fakeCluster) DeleteOffsets(ctx context.Context, group string, tps []evidence.TP) (map[evidence.TP]error, error) {
-	out := map[evidence.TP]error{}
+func (f *fakeCluster) DeleteOffsets(ctx context.Context, group string, tps []kpart.TopicPartition) (map[kpart.TopicPartition]error, error) {
+	out := map[kpart.TopicPartition]error{}
 	for _, tp := range tps {
 		f.deleted = append(f.deleted, tp)
-		if tp == (evidence.TP{Topic: f.off.Topic, Partition: f.off.Partition}) {
+		if tp == (kpart.TopicPartition{Topic: f.off.Topic, Partition: f.off.Partition}) {
 			f.off.Committed, f.off.CommittedEpoch, f.off.Metadata = -1, -1, ""
 		}
 		out[tp] = nil
@@ -252,11 +253,11 @@ func (f *fakeCluster) DeleteOffsets(ctx context.Context, group string, tps []evi
 	return out, nil
 }
 
-func (f *fakeCluster) Committed(ctx context.Context, group string) (map[evidence.TP]int64, error) {
+func (f *fakeCluster) Committed(ctx context.Context, group string) (map[kpart.TopicPartition]int64, error) {
 	if f.off.Committed < 0 {
-		return map[evidence.TP]int64{}, nil // as FetchOffsets: a partition without a commit is absent
+		return map[kpart.TopicPartition]int64{}, nil // as FetchOffsets: a partition without a commit is absent
 	}
-	return map[evidence.TP]int64{{Topic: f.off.Topic, Partition: f.off.Partition}: f.off.Committed}, nil
+	return map[kpart.TopicPartition]int64{{Topic: f.off.Topic, Partition: f.off.Partition}: f.off.Committed}, nil
 }
 
 func seedCluster() *fakeCluster {

@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/internal/verdict"
 )
 
 // Rules name the findings.
 const (
-	RuleLoss             = "LOSS"                      // committed past fetched, never-delivered records
+	RuleLoss             = "LOST"                      // committed past fetched, never-delivered records
 	RuleClearNoRewind    = "CLEAR-NO-REWIND"           // a cache clear discarded undelivered records and did not rewind
 	RuleCacheExpiry      = "CACHE-EXPIRY"              // the cache expired: since fetch / since serve / max.poll.interval.ms
 	RuleHotSpin          = "HOT-SPIN"                  // empty cache reads or empty fetches in a storm
@@ -68,7 +69,7 @@ type PartitionSummary struct {
 	Position         int64
 	Clears           int
 	Discarded        int64
-	Verdict          string
+	Verdict          verdict.Verdict
 }
 
 // Counter is a count of one source event name: declared by a counts-summary line, seen as lines.
@@ -99,7 +100,7 @@ type Report struct {
 	Start, End       time.Time
 }
 
-// Lost reports whether any LOSS finding exists.
+// Lost reports whether any LOST finding exists.
 func (r *Report) Lost() bool {
 	for _, f := range r.Findings {
 		if f.Rule == RuleLoss {
@@ -158,11 +159,11 @@ func (a *Analyzer) Finish() *Report {
 		if a.anyDelivery {
 			s.Undelivered = ps.fetched.Minus(ps.delivered).Minus(ps.ctrl)
 		}
-		s.Verdict = "OK"
+		s.Verdict = verdict.OK
 		if !a.anyDelivery {
-			s.Verdict = "NO DELIVERY LOG"
+			s.Verdict = verdict.NoEvidence
 		}
-		// LOSS: the committed offset moved past fetched, never-delivered records
+		// LOST: the committed offset moved past fetched, never-delivered records
 		if ps.committed != Unknown && a.anyDelivery {
 			high := ps.committed
 			for _, c := range ps.commits {
@@ -172,7 +173,7 @@ func (a *Analyzer) Finish() *Report {
 			}
 			s.Lost = s.Undelivered.Below(high)
 			if len(s.Lost) > 0 {
-				s.Verdict = "LOSS"
+				s.Verdict = verdict.Lost
 				r.Findings = append(r.Findings, a.lossFinding(ps, s.Lost))
 			}
 		}
@@ -194,8 +195,8 @@ func (a *Analyzer) Finish() *Report {
 			past := s.Undelivered.Within(low, ps.position).Minus(s.Lost)
 			if f, ok := a.positionFinding(ps, past); ok {
 				s.Stranded = f.Ranges
-				if s.Verdict == "OK" {
-					s.Verdict = "STRANDED"
+				if s.Verdict == verdict.OK {
+					s.Verdict = verdict.Stranded
 				}
 				r.Findings = append(r.Findings, f)
 			}

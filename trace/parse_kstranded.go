@@ -68,7 +68,7 @@ func (p *kstrandedParser) Line(line []byte, emit func(Event)) error {
 		}
 		for _, r := range ev.Ranges {
 			e := base(KindFetch)
-			e.Partition, e.Count = r.Partition, r.Count
+			e.Partition, e.Count = r.Partition, int(r.Count)
 			e.Ranges = []kpart.Range{{First: r.First, Last: r.Last}}
 			emit(e)
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kstranded/kstranded/internal/verdict"
 )
 
 const appPattern = `^(?P<time>\S+) handler delivered topic=(?P<topic>\S+) partition=(?P<partition>\d+) offset=(?P<offset>\d+)`
@@ -122,7 +124,7 @@ func TestALibrdkafkaLogGivesFetchPositionsAndCommits(t *testing.T) {
 	if r.MaxPollInterval != 7*time.Second || len(findings(r, RuleMaxPoll)) != 1 {
 		t.Fatalf("max poll: %s %+v", r.MaxPollInterval, r.Findings)
 	}
-	if r.Lost() || p0.Verdict != "NO DELIVERY LOG" {
+	if r.Lost() || p0.Verdict != verdict.NoEvidence {
 		t.Fatal("without a delivery log nothing can be called lost")
 	}
 	var commits, seeks int
@@ -260,7 +262,7 @@ func TestTheReproLibrdkafkaLogGivesFetchPositionsAndCommits82Then202(t *testing.
 	if fmt.Sprint(positions) != fmt.Sprint(want) {
 		t.Fatalf("fetch positions on partition 0: %q", positions)
 	}
-	if r.Lost() || p0.Verdict != "NO DELIVERY LOG" {
+	if r.Lost() || p0.Verdict != verdict.NoEvidence {
 		t.Fatal("without a delivery log nothing can be called lost")
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/kstranded/kstranded/internal/kpart"
 )
 
 // Schema names this format version.
@@ -49,9 +51,12 @@ const (
 // records actually present in it (sparse ranges have Count < Last-First+1).
 type Range struct {
 	Partition int32 `json:"partition"`
-	First     int64 `json:"first"`
-	Last      int64 `json:"last"`
-	Count     int   `json:"count"`
+	kpart.RecordRange
+}
+
+// PartitionRange returns the Range [first, last] of partition holding count records.
+func PartitionRange(partition int32, first, last, count int64) Range {
+	return Range{partition, kpart.Counted(first, last, count)}
 }
 
 // Rewind is a rewind done or skipped for one partition during a cache clear.
@@ -196,4 +201,16 @@ func (w *Writer) Flush() error {
 		w.err = err
 	}
 	return w.err
+}
+
+// InPartition names the partition of each range of rs.
+func InPartition(partition int32, rs []kpart.RecordRange) []Range {
+	if rs == nil {
+		return nil
+	}
+	out := make([]Range, len(rs))
+	for i, r := range rs {
+		out[i] = Range{partition, r}
+	}
+	return out
 }

@@ -6,12 +6,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kstranded/kstranded/internal/kpart"
 )
 
 func TestClearEventsKeepAnEmptyLastConsumedList(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	w.Write(Event{Time: time.Unix(0, 0).UTC(), Ev: Clear, Discarded: []Range{{Partition: 0, First: 82, Last: 199, Count: 118}}})
+	w.Write(Event{Time: time.Unix(0, 0).UTC(), Ev: Clear, Discarded: []Range{{Partition: 0, RecordRange: kpart.Counted(82, 199, 118)}}})
 	w.Write(Event{Time: time.Unix(0, 0).UTC(), Ev: Fetch, Requested: 1})
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)

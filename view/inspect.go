@@ -4,20 +4,21 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/internal/verdict"
 )
 
 // InspectSchema versions the JSON document `kstranded inspect -o json` writes.
-const InspectSchema = "kstranded.inspect/v1"
+const InspectSchema = "kstranded.inspect/v2"
 
 // InspectWatchSchema versions the JSON documents `inspect --watch -o json` writes after
 // the first report: what changed since the previous inspection.
-const InspectWatchSchema = "kstranded.inspect-changes/v1"
+const InspectWatchSchema = "kstranded.inspect-changes/v2"
 
 // NoEvidenceNote is what an inspection without --delivered says about loss.
 const NoEvidenceNote = "loss cannot be judged without delivery evidence (--delivered FILE)"
@@ -159,18 +160,18 @@ func PrintInspect(w io.Writer, v Inspect, f render.Format, pretty bool) error {
 			continue
 		}
 		if len(j.Lost) > 0 {
-			fmt.Fprintf(w, "%s: %s %s (%d records); safe rewind offset %d\n", name, st.Bad.Render("LOST"), inspectRanges(j.Lost), j.LostCount, *j.SafeRewind)
+			fmt.Fprintf(w, "%s: %s %s (%d records); safe rewind offset %d\n", name, st.Bad.Render("LOST"), kpart.Join(j.Lost), j.LostCount, *j.SafeRewind)
 		}
-		if len(j.Pending) > 0 {
-			fmt.Fprintf(w, "%s: pending %s (%d records, the consumer will still get them)\n", name, inspectRanges(j.Pending), j.PendingCount)
+		if len(j.Stranded) > 0 {
+			fmt.Fprintf(w, "%s: stranded %s (%d records, not yet committed past: the consumer will still get them)\n", name, kpart.Join(j.Stranded), j.StrandedCount)
 		}
 		for _, n := range j.NotDeliverable {
-			fmt.Fprintf(w, "%s: %s: %s, not lost\n", name, inspect.Range{First: n.First, Last: n.Last}, n.What)
+			fmt.Fprintf(w, "%s: %s: %s, not lost\n", name, kpart.Range{First: n.First, Last: n.Last}, n.What)
 		}
 		for _, n := range j.InvalidEvidence {
-			fmt.Fprintf(w, "%s: %s %s: %s\n", name, st.Warn.Render("invalid evidence"), inspect.Range{First: n.First, Last: n.Last}, n.What)
+			fmt.Fprintf(w, "%s: %s %s: %s\n", name, st.Warn.Render("invalid evidence"), kpart.Range{First: n.First, Last: n.Last}, n.What)
 		}
-		if j.Reason != "" && p.Err == "" && j.Verdict != inspect.VerdictNoEvidence {
+		if j.Reason != "" && p.Err == "" && j.Verdict != verdict.NoEvidence {
 			fmt.Fprintf(w, "%s: %s\n", name, j.Reason)
 		}
 	}
@@ -198,7 +199,7 @@ func inspectGrid(st render.Styles, v Inspect, pretty bool) render.Grid {
 	}
 	grid.Header = append(grid.Header, "LOG-START", "LAST-STABLE", "HIGH-WATERMARK", "LAG", "OWNER")
 	if v.Evidence != nil {
-		grid.Header = append(grid.Header, "DELIVERED", "LOST", "PENDING", "DUP", "REWIND", "VERDICT")
+		grid.Header = append(grid.Header, "DELIVERED", "LOST", "STRANDED", "DUP", "REWIND", "VERDICT")
 	}
 	for _, h := range grid.Header {
 		switch h {
@@ -221,23 +222,23 @@ func inspectGrid(st render.Styles, v Inspect, pretty bool) render.Grid {
 		if owner == "" {
 			owner = "-"
 		}
-		row := []string{p.Topic, strconv.Itoa(int(p.Partition)), offsetOrDash(p.Committed), epoch}
+		row := []string{p.Topic, strconv.Itoa(int(p.Partition)), kpart.OffsetText(p.Committed), epoch}
 		if hasMeta {
 			row = append(row, p.Metadata)
 		}
-		row = append(row, offsetOrDash(p.LogStart), offsetOrDash(p.LastStable), offsetOrDash(p.HighWatermark), lag, owner)
+		row = append(row, kpart.OffsetText(p.LogStart), kpart.OffsetText(p.LastStable), kpart.OffsetText(p.HighWatermark), lag, owner)
 		if v.Evidence != nil {
 			j := p.Judgement
 			rewind := "-"
 			if j.SafeRewind != nil {
 				rewind = strconv.FormatInt(*j.SafeRewind, 10)
 			}
-			verdict := string(j.Verdict)
+			word := string(j.Verdict)
 			if pretty {
-				verdict = st.Verdict(verdict)
+				word = st.Verdict(j.Verdict)
 			}
 			row = append(row, strconv.FormatInt(j.Delivered, 10), strconv.FormatInt(j.LostCount, 10),
-				strconv.FormatInt(j.PendingCount, 10), strconv.FormatInt(j.Duplicates, 10), rewind, verdict)
+				strconv.FormatInt(j.StrandedCount, 10), strconv.FormatInt(j.Duplicates, 10), rewind, word)
 		}
 		grid.Rows = append(grid.Rows, row)
 	}
@@ -263,10 +264,10 @@ func inspectVerdictLine(st render.Styles, v Inspect) string {
 	}
 	if s.Lost > 0 {
 		return st.Bad.Render(fmt.Sprintf("LOST: %d records on %d of %d partitions were committed past without being delivered.", s.Lost, s.LostPartitions, s.Partitions)) +
-			fmt.Sprintf(" pending %d, delivered %d, duplicates %d.", s.Pending, s.Delivered, s.Duplicates) + incomplete
+			fmt.Sprintf(" stranded %d, delivered %d, duplicates %d.", s.Stranded, s.Delivered, s.Duplicates) + incomplete
 	}
-	if s.Pending > 0 {
-		return st.Warn.Render(fmt.Sprintf("No records lost; %d pending (not yet delivered, not committed past).", s.Pending)) +
+	if s.Stranded > 0 {
+		return st.Warn.Render(fmt.Sprintf("No records lost; %d stranded (not yet delivered, not committed past).", s.Stranded)) +
 			fmt.Sprintf(" delivered %d, duplicates %d.", s.Delivered, s.Duplicates) + incomplete
 	}
 	if !v.Complete {
@@ -310,20 +311,4 @@ func PrintInspectChanges(w io.Writer, v InspectChanges, f render.Format) error {
 		}
 	}
 	return nil
-}
-
-// offsetOrDash shows an offset, or "-" for none (-1).
-func offsetOrDash(o int64) string {
-	if o < 0 {
-		return "-"
-	}
-	return strconv.FormatInt(o, 10)
-}
-
-func inspectRanges(rs []inspect.Range) string {
-	parts := make([]string, len(rs))
-	for i, r := range rs {
-		parts[i] = r.String()
-	}
-	return strings.Join(parts, ",")
 }

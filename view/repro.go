@@ -6,20 +6,22 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/repro"
 	"github.com/kstranded/kstranded/traceevent"
 )
 
 // ReproSchema versions the JSON of `kstranded repro`.
-const ReproSchema = "kstranded.repro/v1"
+const ReproSchema = "kstranded.repro/v2"
 
 // Repro is the JSON document of `kstranded repro`: one entry per policy run.
 type Repro struct {
 	render.Meta
-	Verdict string     `json:"verdict"`
-	Lost    int        `json:"lost"`
-	Runs    []ReproRun `json:"runs"`
+	Verdict verdict.Verdict `json:"verdict"`
+	Lost    int             `json:"lost"`
+	Runs    []ReproRun      `json:"runs"`
 }
 
 // ReproRun is one run.
@@ -35,7 +37,7 @@ type ReproRun struct {
 	Produced    ReproProduced     `json:"produced"`
 	Phases      []ReproPhase      `json:"phases"`
 	Partitions  []ReproPartition  `json:"partitions"`
-	Verdict     string            `json:"verdict"`
+	Verdict     verdict.Verdict   `json:"verdict"`
 	Lost        int               `json:"lost"`
 	LossAtMs    *float64          `json:"loss_at_ms,omitempty"`
 	Restarts    int               `json:"restarts"`
@@ -62,14 +64,14 @@ type ReproPhase struct {
 
 // ReproPhasePartition is one partition at a phase end.
 type ReproPhasePartition struct {
-	Partition int32  `json:"partition"`
-	Delivered int    `json:"delivered"`
-	Committed int64  `json:"committed"`
-	Frontier  int64  `json:"frontier"`
-	High      int64  `json:"high_watermark"`
-	Verdict   string `json:"verdict"`
-	Lost      int    `json:"lost"`
-	Stranded  int    `json:"stranded"`
+	Partition int32           `json:"partition"`
+	Delivered int             `json:"delivered"`
+	Committed int64           `json:"committed"`
+	Frontier  int64           `json:"frontier"`
+	High      int64           `json:"high_watermark"`
+	Verdict   verdict.Verdict `json:"verdict"`
+	Lost      int             `json:"lost"`
+	Stranded  int             `json:"stranded"`
 }
 
 // ReproPartition is the verdict of one partition.
@@ -80,19 +82,19 @@ type ReproPartition struct {
 	Duplicates       int                `json:"duplicates"`
 	CommittedByPhase []int64            `json:"committed_by_phase"`
 	FrontierByPhase  []int64            `json:"frontier_by_phase"`
-	VerdictByPhase   []string           `json:"verdict_by_phase"`
+	VerdictByPhase   []verdict.Verdict  `json:"verdict_by_phase"`
 	High             int64              `json:"high_watermark"`
 	Lost             []traceevent.Range `json:"lost"`
 	LostCount        int                `json:"lost_count"`
 	Stranded         []traceevent.Range `json:"stranded"`
 	StrandedCount    int                `json:"stranded_count"`
 	SafeRewind       *int64             `json:"safe_rewind,omitempty"`
-	Verdict          string             `json:"verdict"`
+	Verdict          verdict.Verdict    `json:"verdict"`
 }
 
 // NewRepro builds the view of one or more runs.
 func NewRepro(results []*repro.Result) Repro {
-	v := Repro{Meta: render.NewMeta(ReproSchema, "repro"), Verdict: repro.VerdictOK}
+	v := Repro{Meta: render.NewMeta(ReproSchema, "repro"), Verdict: verdict.OK}
 	for _, r := range results {
 		run := ReproRun{
 			RunID: r.RunID, Topic: r.Topic, Group: r.Group, Brokers: r.Brokers, Embedded: r.Embedded,
@@ -116,8 +118,8 @@ func NewRepro(results []*repro.Result) Repro {
 		for _, p := range r.Partitions {
 			rp := ReproPartition{
 				Partition: p.Partition, Produced: p.Produced, Delivered: p.Delivered, Duplicates: p.Duplicates,
-				CommittedByPhase: nonNil(p.CommittedByPhase), FrontierByPhase: nonNil(p.FrontierByPhase), VerdictByPhase: nonNilS(p.VerdictByPhase), High: p.High,
-				Lost: nonNilR(p.Lost), LostCount: p.LostCount(), Stranded: nonNilR(p.Stranded), StrandedCount: p.StrandedCount(),
+				CommittedByPhase: nonNil(p.CommittedByPhase), FrontierByPhase: nonNil(p.FrontierByPhase), VerdictByPhase: nonNil(p.VerdictByPhase), High: p.High,
+				Lost: nonNil(p.Lost), LostCount: p.LostCount(), Stranded: nonNil(p.Stranded), StrandedCount: p.StrandedCount(),
 				Verdict: p.Verdict,
 			}
 			if len(p.Lost) > 0 {
@@ -128,10 +130,10 @@ func NewRepro(results []*repro.Result) Repro {
 		v.Runs = append(v.Runs, run)
 		v.Lost += run.Lost
 		switch {
-		case r.Verdict == repro.VerdictLoss:
-			v.Verdict = repro.VerdictLoss
-		case r.Verdict == repro.VerdictStranded && v.Verdict == repro.VerdictOK:
-			v.Verdict = repro.VerdictStranded
+		case r.Verdict == verdict.Lost:
+			v.Verdict = verdict.Lost
+		case r.Verdict == verdict.Stranded && v.Verdict == verdict.OK:
+			v.Verdict = verdict.Stranded
 		}
 	}
 	return v
@@ -186,26 +188,26 @@ func verdictLine(st render.Styles, r ReproRun) string {
 		lossAt = fmt.Sprintf(", dropped from the cache at %.1fs", *r.LossAtMs/1000)
 	}
 	switch r.Verdict {
-	case repro.VerdictLoss:
+	case verdict.Lost:
 		var parts []string
 		for _, p := range r.Partitions {
 			if p.LostCount > 0 {
-				parts = append(parts, fmt.Sprintf("%d on %s/%d (%s, safe rewind %d)", p.LostCount, r.Topic, p.Partition, rangesText(p.Lost), *p.SafeRewind))
+				parts = append(parts, fmt.Sprintf("%d on %s/%d (%s, safe rewind %d)", p.LostCount, r.Topic, p.Partition, kpart.Join(p.Lost), *p.SafeRewind))
 			}
 		}
-		return fmt.Sprintf("%s%s %s: %d records lost: %s%s", prefix, st.Verdict("LOSS"), r.Policy, r.Lost, strings.Join(parts, "; "), lossAt)
-	case repro.VerdictStranded:
+		return fmt.Sprintf("%s%s %s: %d records lost: %s%s", prefix, st.Verdict(verdict.Lost), r.Policy, r.Lost, strings.Join(parts, "; "), lossAt)
+	case verdict.Stranded:
 		n := 0
 		for _, p := range r.Partitions {
 			n += p.StrandedCount
 		}
-		return fmt.Sprintf("%s%s %s: %d records not delivered, not committed past (yet)", prefix, st.Verdict("STRANDED"), r.Policy, n)
+		return fmt.Sprintf("%s%s %s: %d records not delivered, not committed past (yet)", prefix, st.Verdict(verdict.Stranded), r.Policy, n)
 	}
 	d := 0
 	for _, p := range r.Partitions {
 		d += p.Delivered
 	}
-	return fmt.Sprintf("%s%s %s: every record delivered (%d), nothing lost", prefix, st.Verdict("OK"), r.Policy, d)
+	return fmt.Sprintf("%s%s %s: every record delivered (%d), nothing lost", prefix, st.Verdict(verdict.OK), r.Policy, d)
 }
 
 func runGrid(r ReproRun) render.Grid {
@@ -229,7 +231,7 @@ func runGrid(r ReproRun) render.Grid {
 			row = append(row, phaseCell(p, i))
 		}
 		row = append(row, fmt.Sprint(p.High), countRanges(p.LostCount, p.Lost), countRanges(p.StrandedCount, p.Stranded),
-			strings.Join(p.VerdictByPhase, " > "), p.Verdict)
+			joinVerdicts(p.VerdictByPhase), string(p.Verdict))
 		g.Rows = append(g.Rows, row)
 	}
 	return g
@@ -244,7 +246,7 @@ func comparisonGrid(v Repro) render.Grid {
 		for _, p := range r.Partitions {
 			g.Rows = append(g.Rows, []string{r.Policy, r.Commit, fmt.Sprint(p.Partition), fmt.Sprintf("%d/%d", p.Delivered, p.Produced),
 				fmt.Sprint(p.Duplicates), phaseCell(p, 0), phaseCell(p, 1), phaseCell(p, 2), fmt.Sprint(r.Restarts),
-				countRanges(p.LostCount, p.Lost), strings.Join(p.VerdictByPhase, " > "), p.Verdict})
+				countRanges(p.LostCount, p.Lost), joinVerdicts(p.VerdictByPhase), string(p.Verdict)})
 		}
 	}
 	return g
@@ -256,7 +258,7 @@ func phaseCell(p ReproPartition, i int) string {
 	if i >= len(p.CommittedByPhase) {
 		return "-"
 	}
-	c := offsetText(p.CommittedByPhase[i])
+	c := kpart.OffsetText(p.CommittedByPhase[i])
 	if i < len(p.FrontierByPhase) && p.FrontierByPhase[i] >= 0 {
 		return fmt.Sprintf("%s (%d)", c, p.FrontierByPhase[i])
 	}
@@ -278,55 +280,31 @@ func ProgressLine(p repro.Progress) string {
 		p.Phase, p.Delivered, p.Cached, p.InFlight, exp, p.Elapsed.Round(100*time.Millisecond))
 }
 
-func rangesText(rs []traceevent.Range) string {
-	parts := make([]string, len(rs))
-	for i, r := range rs {
-		if r.First == r.Last {
-			parts[i] = fmt.Sprint(r.First)
-		} else {
-			parts[i] = fmt.Sprintf("%d-%d", r.First, r.Last)
-		}
-	}
-	return strings.Join(parts, ",")
-}
-
 func countRanges(n int, rs []traceevent.Range) string {
 	if n == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%d (%s)", n, rangesText(rs))
-}
-
-func offsetText(o int64) string {
-	if o < 0 {
-		return "none"
-	}
-	return fmt.Sprint(o)
+	return fmt.Sprintf("%d (%s)", n, kpart.Join(rs))
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func ptr[T any](v T) *T { return &v }
 
-func nonNil(s []int64) []int64 {
+// nonNil returns s, or an empty slice for nil, so JSON says [] rather than null.
+func nonNil[S ~[]E, E any](s S) S {
 	if s == nil {
-		return []int64{}
+		return S{}
 	}
 	return s
 }
 
-func nonNilS(s []string) []string {
-	if s == nil {
-		return []string{}
+func joinVerdicts(vs []verdict.Verdict) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = string(v)
 	}
-	return s
-}
-
-func nonNilR(s []traceevent.Range) []traceevent.Range {
-	if s == nil {
-		return []traceevent.Range{}
-	}
-	return s
+	return strings.Join(parts, " > ")
 }
 
 // Consume is the JSON document of `kstranded repro consume`.
@@ -357,7 +335,7 @@ func NewConsume(r *repro.ConsumeResult) Consume {
 		Policy: string(r.Policy), Quiescent: r.Quiescent, Interrupted: r.Interrupted, ElapsedMs: ms(r.Elapsed), Partitions: []ConsumePartition{}}
 	for _, p := range r.Partitions {
 		v.Partitions = append(v.Partitions, ConsumePartition{Partition: p.Partition, Delivered: p.Delivered, Duplicates: p.Duplicates,
-			Ranges: nonNilR(p.Ranges), Committed: p.Committed, High: p.High})
+			Ranges: nonNil(p.Ranges), Committed: p.Committed, High: p.High})
 	}
 	return v
 }
@@ -379,7 +357,7 @@ func PrintConsume(w io.Writer, v Consume, f render.Format, pretty bool) error {
 		Align: []render.Align{render.Right, render.Right, render.Right, render.Left, render.Right, render.Right}}
 	for _, p := range v.Partitions {
 		g.Rows = append(g.Rows, []string{fmt.Sprint(p.Partition), fmt.Sprint(p.Delivered), fmt.Sprint(p.Duplicates),
-			rangesText(p.Ranges), offsetText(p.Committed), fmt.Sprint(p.High)})
+			kpart.Join(p.Ranges), kpart.OffsetText(p.Committed), fmt.Sprint(p.High)})
 	}
 	return render.WriteGrid(w, g, pretty)
 }

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/repro"
 	"github.com/kstranded/kstranded/traceevent"
 )
@@ -31,15 +33,15 @@ func seedLoss() *repro.Result {
 		Produced: repro.ProduceResult{Topic: "stranded", Partition: 0, Offsets: offs, High: 201},
 		Phases: []repro.Phase{
 			{N: 1, Elapsed: 12900 * time.Millisecond, Partitions: []repro.PhasePartition{{Partition: 0, Delivered: 82, Committed: 82, Frontier: 82, High: 201, Verdict: "STRANDED", Stranded: 118}}},
-			{N: 2, Elapsed: 13500 * time.Millisecond, Partitions: []repro.PhasePartition{{Partition: 0, Delivered: 83, Committed: 202, Frontier: 82, High: 202, Verdict: "LOSS", Lost: 118}}},
+			{N: 2, Elapsed: 13500 * time.Millisecond, Partitions: []repro.PhasePartition{{Partition: 0, Delivered: 83, Committed: 202, Frontier: 82, High: 202, Verdict: verdict.Lost, Lost: 118}}},
 		},
 		Partitions: []repro.PartitionResult{{
 			Partition: 0, Produced: 201, High: 202, CommittedByPhase: []int64{82, 202}, FrontierByPhase: []int64{82, 82},
-			VerdictByPhase: []string{"STRANDED", "LOSS"},
-			PartitionVerdict: repro.PartitionVerdict{Records: 201, Delivered: 83, Verdict: "LOSS",
-				Lost: []traceevent.Range{{Partition: 0, First: 82, Last: 199, Count: 118}}},
+			VerdictByPhase: []verdict.Verdict{verdict.Stranded, verdict.Lost},
+			PartitionVerdict: repro.PartitionVerdict{Records: 201, Delivered: 83, Verdict: verdict.Lost,
+				Lost: []traceevent.Range{{Partition: 0, RecordRange: kpart.Counted(82, 199, 118)}}},
 		}},
-		Verdict: "LOSS", LossAt: 12800 * time.Millisecond, Elapsed: 13500 * time.Millisecond,
+		Verdict: verdict.Lost, LossAt: 12800 * time.Millisecond, Elapsed: 13500 * time.Millisecond,
 	}
 }
 
@@ -65,7 +67,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestReproViewOfTheSeedLoss(t *testing.T) {
 	v := NewRepro([]*repro.Result{seedLoss()})
-	if v.Verdict != "LOSS" || v.Lost != 118 || *v.Runs[0].Partitions[0].SafeRewind != 82 {
+	if v.Verdict != "LOST" || v.Lost != 118 || *v.Runs[0].Partitions[0].SafeRewind != 82 {
 		t.Fatalf("view %+v", v)
 	}
 	for _, c := range []struct {
@@ -88,10 +90,10 @@ func TestAComparisonOfSeveralRunsIsOneTable(t *testing.T) {
 	ok.Policy, ok.Verdict = eachbatch.Head, "OK"
 	ok.Partitions[0].PartitionVerdict = repro.PartitionVerdict{Records: 201, Delivered: 201, Verdict: "OK"}
 	ok.Partitions[0].CommittedByPhase, ok.Partitions[0].FrontierByPhase = []int64{200, 202}, []int64{201, 202}
-	ok.Partitions[0].VerdictByPhase = []string{"OK", "OK"}
+	ok.Partitions[0].VerdictByPhase = []verdict.Verdict{verdict.OK, verdict.OK}
 	ok.LossAt = 0
 	v := NewRepro([]*repro.Result{seedLoss(), ok})
-	if v.Verdict != "LOSS" || v.Lost != 118 {
+	if v.Verdict != "LOST" || v.Lost != 118 {
 		t.Fatalf("overall verdict %s lost %d: any loss makes the comparison a loss", v.Verdict, v.Lost)
 	}
 	var b bytes.Buffer

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/rewind"
 )
@@ -101,7 +102,7 @@ func newRewind(p *rewind.Plan, mode string) Rewind {
 	v.Moves = append([]rewind.Move{}, v.Moves...)
 	for i := range v.Moves {
 		if v.Moves[i].LostRanges == nil {
-			v.Moves[i].LostRanges = []inspect.Range{}
+			v.Moves[i].LostRanges = []kpart.RecordRange{}
 		}
 	}
 	for _, m := range p.Moves {
@@ -154,7 +155,7 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 		if pretty && m.Refused != "" {
 			action = st.Bad.Render(action)
 		}
-		grid.Rows = append(grid.Rows, []string{m.Topic, strconv.Itoa(int(m.Partition)), offsetOrDash(m.Committed), offsetOrDash(m.Target),
+		grid.Rows = append(grid.Rows, []string{m.Topic, strconv.Itoa(int(m.Partition)), kpart.OffsetText(m.Committed), kpart.OffsetText(m.Target),
 			strconv.FormatInt(m.Redeliver, 10), countOrDash(m.Lost), countOrDash(m.AlreadyDelivered), action})
 	}
 	if err := render.WriteGrid(w, grid, pretty); err != nil {
@@ -206,7 +207,7 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 					match += ": " + c.Err
 				}
 			}
-			vg.Rows = append(vg.Rows, []string{c.Topic, strconv.Itoa(int(c.Partition)), offsetOrDash(c.Before), offsetOrDash(c.Target), offsetOrDash(c.Now), match})
+			vg.Rows = append(vg.Rows, []string{c.Topic, strconv.Itoa(int(c.Partition)), kpart.OffsetText(c.Before), kpart.OffsetText(c.Target), kpart.OffsetText(c.Now), match})
 		}
 		if err := render.WriteGrid(w, vg, pretty); err != nil {
 			return err
@@ -235,7 +236,7 @@ func moveLine(st render.Styles, m rewind.Move) string {
 		if m.Lost != nil {
 			line += fmt.Sprintf(": %d lost", *m.Lost)
 			if len(m.LostRanges) > 0 {
-				line += " (" + inspectRanges(m.LostRanges) + ")"
+				line += " (" + kpart.Join(m.LostRanges) + ")"
 			}
 			line += fmt.Sprintf(" and %d already delivered (the application sees those twice)", *m.AlreadyDelivered)
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/rewind"
 )
@@ -17,7 +18,7 @@ func dryRunPlan() *rewind.Plan {
 		Moves: []rewind.Move{
 			{Topic: "stranded", Partition: 0, Committed: 202, CommittedEpoch: 0, Target: 82, TargetEpoch: -1, LogStart: 0, LastStable: 202, HighWatermark: 202,
 				Direction: rewind.Back, Source: rewind.FromEvidence, Redeliver: 119, Lost: i64(118), AlreadyDelivered: i64(1),
-				LostRanges: []inspect.Range{{First: 82, Last: 199, Count: 118}}},
+				LostRanges: []kpart.RecordRange{kpart.Counted(82, 199, 118)}},
 			{Topic: "stranded", Partition: 1, Committed: -1, CommittedEpoch: -1, Target: 0, TargetEpoch: -1, LogStart: 0, LastStable: 40, HighWatermark: 40,
 				Direction: rewind.Set, Source: rewind.FromEvidence},
 			{Topic: "stranded", Partition: 3, Committed: 9, CommittedEpoch: 2, Target: 9, TargetEpoch: -1, LogStart: 0, LastStable: 9, HighWatermark: 9,

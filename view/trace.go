@@ -1,7 +1,7 @@
 package view
 
 // This file turns a trace.Report into what kstranded trace parse prints: the JSON
-// document (schema kstranded.trace-parse/v1), the summary and timeline tables, and the
+// document (schema kstranded.trace-parse/v2), the summary and timeline tables, and the
 // SVG picture (trace_svg.go). It decides nothing: every verdict comes from package trace.
 
 import (
@@ -13,11 +13,12 @@ import (
 
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/trace"
 )
 
 // TraceSchema names the JSON document.
-const TraceSchema = "kstranded.trace-parse/v1"
+const TraceSchema = "kstranded.trace-parse/v2"
 
 // Trace is the JSON document. Per partition it carries the delivered offsets as ranges, so
 // it is also evidence for `inspect --delivered`.
@@ -41,23 +42,23 @@ type Trace struct {
 
 // TracePartition is one partition's end state.
 type TracePartition struct {
-	Topic            string         `json:"topic"`
-	Partition        int32          `json:"partition"`
-	Verdict          string         `json:"verdict"`
-	Fetched          kpart.RangeSet `json:"fetched"`
-	FetchedCount     int64          `json:"fetched_count"`
-	ControlMarkers   kpart.RangeSet `json:"control_markers,omitempty"`
-	Delivered        kpart.RangeSet `json:"delivered"`
-	DeliveredCount   int64          `json:"delivered_count"`
-	DeliveredUnknown int            `json:"delivered_offsets_unknown,omitempty"`
-	Undelivered      kpart.RangeSet `json:"undelivered"`
-	Lost             kpart.RangeSet `json:"lost"`
-	Stranded         kpart.RangeSet `json:"stranded"`
-	Committed        *int64         `json:"committed"`
-	Stored           *int64         `json:"stored"`
-	FetchPosition    *int64         `json:"fetch_position"`
-	Clears           int            `json:"clears"`
-	Discarded        int64          `json:"discarded"`
+	Topic            string          `json:"topic"`
+	Partition        int32           `json:"partition"`
+	Verdict          verdict.Verdict `json:"verdict"`
+	Fetched          kpart.RangeSet  `json:"fetched"`
+	FetchedCount     int64           `json:"fetched_count"`
+	ControlMarkers   kpart.RangeSet  `json:"control_markers,omitempty"`
+	Delivered        kpart.RangeSet  `json:"delivered"`
+	DeliveredCount   int64           `json:"delivered_count"`
+	DeliveredUnknown int             `json:"delivered_offsets_unknown,omitempty"`
+	Undelivered      kpart.RangeSet  `json:"undelivered"`
+	Lost             kpart.RangeSet  `json:"lost"`
+	Stranded         kpart.RangeSet  `json:"stranded"`
+	Committed        *int64          `json:"committed"`
+	Stored           *int64          `json:"stored"`
+	FetchPosition    *int64          `json:"fetch_position"`
+	Clears           int             `json:"clears"`
+	Discarded        int64           `json:"discarded"`
 }
 
 // TraceEntry is one timeline line.
@@ -77,13 +78,6 @@ func opt(v int64) *int64 {
 		return nil
 	}
 	return &v
-}
-
-func nonNilSet(s kpart.RangeSet) kpart.RangeSet {
-	if s == nil {
-		return kpart.RangeSet{}
-	}
-	return s
 }
 
 // Clock prints a time for people: the trace's own precision, UTC.
@@ -113,9 +107,9 @@ func NewTrace(r *trace.Report, command string, timeline bool) Trace {
 	}
 	for _, p := range r.Partitions {
 		d.Partitions = append(d.Partitions, TracePartition{Topic: p.Topic, Partition: p.Partition, Verdict: p.Verdict,
-			Fetched: nonNilSet(p.Fetched), FetchedCount: p.FetchedCount, ControlMarkers: p.Control,
-			Delivered: nonNilSet(p.Delivered), DeliveredCount: p.Delivered.Count() + int64(p.DeliveredUnknown), DeliveredUnknown: p.DeliveredUnknown,
-			Undelivered: nonNilSet(p.Undelivered), Lost: nonNilSet(p.Lost), Stranded: nonNilSet(p.Stranded),
+			Fetched: nonNil(p.Fetched), FetchedCount: p.FetchedCount, ControlMarkers: p.Control,
+			Delivered: nonNil(p.Delivered), DeliveredCount: p.Delivered.Count() + int64(p.DeliveredUnknown), DeliveredUnknown: p.DeliveredUnknown,
+			Undelivered: nonNil(p.Undelivered), Lost: nonNil(p.Lost), Stranded: nonNil(p.Stranded),
 			Committed: opt(p.Committed), Stored: opt(p.Stored), FetchPosition: opt(p.Position), Clears: p.Clears, Discarded: p.Discarded})
 	}
 	if d.Partitions == nil {
@@ -218,7 +212,7 @@ func WriteHeader(w io.Writer, d Trace, st render.Styles) {
 		fmt.Fprintf(w, "max.poll.interval.ms: %d (from %s)\n", *d.MaxPollIntervalMs, d.MaxPollSource)
 	}
 	if !d.DeliveryEvidence {
-		fmt.Fprintln(w, st.Dim.Render("no delivery evidence in these inputs: LOSS and stranded rules need what the handler received (add the application's log with --pattern)"))
+		fmt.Fprintln(w, st.Dim.Render("no delivery evidence in these inputs: LOST and STRANDED need what the handler received (add the application's log with --pattern)"))
 	}
 	if d.IdlePartitions > 0 {
 		fmt.Fprintf(w, "%d more partitions are named in the inputs but never had a record\n", d.IdlePartitions)

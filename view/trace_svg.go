@@ -90,7 +90,7 @@ func WriteTraceSVG(w io.Writer, r *trace.Report) error {
 		}
 		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="#fafafa" stroke="#ddd"/>`+"\n", left, y0, width-left-right, laneH)
 		fmt.Fprintf(&b, `<text x="10" y="%.0f" font-weight="bold">%s</text>`+"\n", y0+14, esc(name))
-		fmt.Fprintf(&b, `<text x="10" y="%.0f" fill="#555">%s</text>`+"\n", y0+30, esc(p.Verdict))
+		fmt.Fprintf(&b, `<text x="10" y="%.0f" fill="#555">%s</text>`+"\n", y0+30, esc(string(p.Verdict)))
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="end" fill="#777">%d</text>`+"\n", left-4, y0+laneH, lo)
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="end" fill="#777">%d</text>`+"\n", left-4, y0+10, hi)
 		for _, l := range p.Lost {

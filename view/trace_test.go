@@ -32,7 +32,7 @@ func TestTheSummaryNamesTheLossAndTheEvidenceLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	WriteFindings(&out, d, st)
-	for _, want := range []string{"stranded[0]\t201\t83\t118 (82-199)\t202\t202\t1 (118 discarded)\tLOSS", "kstranded-v1.10.0.trace:42  committed 202, past offset 82"} {
+	for _, want := range []string{"stranded[0]\t201\t83\t118 (82-199)\t202\t202\t1 (118 discarded)\tLOST", "kstranded-v1.10.0.trace:42  committed 202, past offset 82"} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("output lacks %q:\n%s", want, out.String())
 		}

@@ -134,3 +134,16 @@ func OffsetText(o int64) string {
 	}
 	return strconv.FormatInt(o, 10)
 }
+
+// Counted returns the RecordRange [first, last] holding count records.
+func Counted(first, last, count int64) RecordRange {
+	return RecordRange{Range{First: first, Last: last}, count}
+}
+
+// OffsetWord is OffsetText for prose: "none" for no offset.
+func OffsetWord(o int64) string {
+	if o < 0 {
+		return "none"
+	}
+	return strconv.FormatInt(o, 10)
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/kstranded/kstranded/internal/exitcode"
+	"github.com/kstranded/kstranded/internal/verdict"
 )
 
 // Version is kstranded's version, stamped into JSON output.
@@ -137,15 +138,14 @@ func NewStyles(w io.Writer) Styles {
 	}
 }
 
-// Verdict styles a verdict word: LOSS red, STRANDED yellow, OK green.
-func (s Styles) Verdict(v string) string {
+// Verdict styles a verdict word: LOST red, STRANDED yellow, OK green, the verdicts that
+// judge nothing (NO EVIDENCE, INCOMPLETE, ERROR) yellow too: they are not an all-clear.
+func (s Styles) Verdict(v verdict.Verdict) string {
 	switch v {
-	case "LOSS", "LOST":
-		return s.Bad.Render(v)
-	case "STRANDED", "PENDING":
-		return s.Warn.Render(v)
-	case "OK":
-		return s.Good.Render(v)
+	case verdict.Lost:
+		return s.Bad.Render(string(v))
+	case verdict.OK:
+		return s.Good.Render(string(v))
 	}
-	return v
+	return s.Warn.Render(string(v))
 }

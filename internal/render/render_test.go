@@ -44,7 +44,7 @@ func TestGridPrettyRightAlignsNumbers(t *testing.T) {
 func TestStylesOnAPipeHaveNoColour(t *testing.T) {
 	var b bytes.Buffer
 	s := NewStyles(&b)
-	if got := s.Verdict("LOSS"); got != "LOSS" {
+	if got := s.Verdict("LOST"); got != "LOST" {
 		t.Fatalf("colour on a non-terminal: %q", got)
 	}
 }
