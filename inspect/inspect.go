@@ -234,7 +234,7 @@ type Summary struct {
 	Judged          int   `json:"judged"`
 	LostPartitions  int   `json:"lost_partitions"`
 	Lost            int64 `json:"lost"`
-	Stranded         int64 `json:"stranded"`
+	Stranded        int64 `json:"stranded"`
 	Delivered       int64 `json:"delivered"`
 	Duplicates      int64 `json:"duplicates"`
 	Incomplete      int   `json:"incomplete"` // partitions not fully judged (errors, truncated scans)

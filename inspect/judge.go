@@ -57,10 +57,10 @@ type Note struct {
 
 // Judgement is the verdict on one partition.
 type Judgement struct {
-	Delivered    int64               `json:"delivered"`
-	Duplicates   int64               `json:"duplicates"`
-	Lost         []kpart.RecordRange `json:"lost"`
-	LostCount    int64               `json:"lost_count"`
+	Delivered     int64               `json:"delivered"`
+	Duplicates    int64               `json:"duplicates"`
+	Lost          []kpart.RecordRange `json:"lost"`
+	LostCount     int64               `json:"lost_count"`
 	Stranded      []kpart.RecordRange `json:"stranded"`
 	StrandedCount int64               `json:"stranded_count"`
 	// SafeRewind is the first lost record: committing it makes the group re-deliver
