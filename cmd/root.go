@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -37,11 +36,21 @@ type Globals struct {
 	ConfigFiles []string
 	Output      string
 	Timeout     time.Duration
+
+	// the connection configuration, read once per invocation (--config files are read
+	// on the first call, after flag parsing)
+	kafka    *kafkaconf.Config
+	kafkaErr error
 }
 
-// Kafka returns the user's connection configuration.
+// Kafka returns the user's connection configuration. The --config files are read once:
+// every later call returns the same result.
 func (g *Globals) Kafka() (kafkaconf.Config, error) {
-	return kafkaconf.Load(g.Brokers, g.ConfigFiles, g.X)
+	if g.kafka == nil && g.kafkaErr == nil {
+		k, err := kafkaconf.Load(g.Brokers, g.ConfigFiles, g.X)
+		g.kafka, g.kafkaErr = &k, err
+	}
+	return *g.kafka, g.kafkaErr
 }
 
 // KgoOpts returns franz-go options for the user's connection configuration.
@@ -59,12 +68,6 @@ func (g *Globals) Format() (render.Format, error) { return render.ParseFormat(g.
 // Pretty reports whether table output goes to a terminal.
 func (g *Globals) Pretty() bool { return render.IsTerminal(g.IO.Out) }
 
-// registry holds the constructors of the top-level commands; each command file adds
-// itself in init, so this file does not change when a command is added.
-var registry []func(*Globals) *cobra.Command
-
-func register(f func(*Globals) *cobra.Command) { registry = append(registry, f) }
-
 func exitCodeHelp() string {
 	var b strings.Builder
 	b.WriteString("Exit codes:\n")
@@ -72,6 +75,36 @@ func exitCodeHelp() string {
 		fmt.Fprintf(&b, "  %3d  %s\n", e.Code, e.Meaning)
 	}
 	return b.String()
+}
+
+// exitCodes is one line of a command's "Exit codes:" help: a code of exitcode.Table and,
+// where the command says more than the table, its own gloss.
+type exitCodes struct {
+	code  int
+	gloss string
+}
+
+// exitHelp renders a command's "Exit codes:" section from exitcode.Table, so the
+// meanings are written once; a gloss adds what the code means for this command.
+func exitHelp(lines ...exitCodes) string {
+	var b strings.Builder
+	b.WriteString("Exit codes:\n")
+	for _, l := range lines {
+		meaning := ""
+		for _, e := range exitcode.Table {
+			if e.Code == l.code {
+				meaning = e.Meaning
+			}
+		}
+		if meaning == "" {
+			panic(fmt.Sprintf("exit code %d is not in exitcode.Table", l.code))
+		}
+		fmt.Fprintf(&b, "  %3d  %s\n", l.code, meaning)
+		if l.gloss != "" {
+			fmt.Fprintf(&b, "       here: %s\n", l.gloss)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 // NewRoot builds the root command.
@@ -114,12 +147,15 @@ SASL work as for any librdkafka client. Secrets are never printed.
 		}
 		return nil
 	}
-	cmds := make([]*cobra.Command, 0, len(registry))
-	for _, f := range registry {
-		cmds = append(cmds, f(g))
-	}
-	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name() < cmds[j].Name() })
-	root.AddCommand(cmds...)
+	// Every command is added here, explicitly; nil run functions mean the real ones
+	// (tests pass their own to capture the parsed options).
+	root.AddCommand(
+		newBrokerCmd(g, nil),
+		newInspectCmd(g, nil),
+		newReproCmd(g, nil),
+		newRewindCmd(g, nil),
+		newTraceCmd(g),
+	)
 	return root
 }
 
