@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -172,5 +171,5 @@ func writeFileWith(path string, write func(io.Writer) error) error {
 		fh.Close()
 		return err
 	}
-	return errors.Join(fh.Close())
+	return fh.Close()
 }
