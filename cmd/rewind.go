@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/internal/buildinfo"
 	"github.com/kstranded/kstranded/internal/exitcode"
-	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/rewind"
 	"github.com/kstranded/kstranded/view"
 )
@@ -228,7 +228,7 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 		undo = rewind.DefaultUndoPath(".", plan.Group.ID, time.Now())
 	}
 	restore := func(path string) string { return restoreCommand(g, plan.Group.ID, path) }
-	res, xerr := rewind.Execute(ctx, cl, plan, rewind.ExecOptions{UndoPath: undo, Version: render.Version, Restore: restore})
+	res, xerr := rewind.Execute(ctx, cl, plan, rewind.ExecOptions{UndoPath: undo, Version: buildinfo.Version(), Restore: restore})
 	if err := view.PrintRewind(g.IO.Out, view.NewRewindExecution(plan, res, xerr), format, g.Pretty()); err != nil {
 		return err
 	}

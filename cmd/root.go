@@ -17,10 +17,15 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kstranded/kstranded/internal/buildinfo"
 	"github.com/kstranded/kstranded/internal/exitcode"
 	"github.com/kstranded/kstranded/internal/kafkaconf"
 	"github.com/kstranded/kstranded/internal/render"
 )
+
+// brokersEnv names the environment variable that gives the brokers when neither
+// --brokers nor --bootstrap-server is set.
+const brokersEnv = "KSTRANDED_BROKERS"
 
 // IO is where a command reads and writes; tests pass buffers.
 type IO struct {
@@ -127,7 +132,8 @@ SASL work as for any librdkafka client. Secrets are never printed.
 	root.SetOut(g.IO.Out)
 	root.SetErr(g.IO.Err)
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.Brokers, "brokers", "", "bootstrap brokers (host:port,...); default: the embedded broker where a command supports it")
+	pf.StringVarP(&g.Brokers, "brokers", "b", "", "bootstrap brokers (host:port,...); also $"+brokersEnv+" or bootstrap.servers in --config; default: the embedded broker where a command supports it")
+	pf.StringVar(&g.Brokers, "bootstrap-server", "", "alias of --brokers (as kafka-consumer-groups.sh spells it)")
 	pf.StringArrayVarP(&g.X, "property", "X", nil, "librdkafka property key=value (repeatable), e.g. -X security.protocol=SSL")
 	pf.StringArrayVar(&g.ConfigFiles, "config", nil, "librdkafka properties file (key=value lines; repeatable; -X wins)")
 	pf.StringVarP(&g.Output, "output", "o", "table", "output format: table or json")
@@ -136,6 +142,12 @@ SASL work as for any librdkafka client. Secrets are never printed.
 		return exitcode.Usagef("%v (see %s --help)", err, c.CommandPath())
 	})
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		if c.Flags().Changed("brokers") && c.Flags().Changed("bootstrap-server") {
+			return exitcode.Usagef("--brokers and --bootstrap-server are the same setting; give one")
+		}
+		if g.Brokers == "" {
+			g.Brokers = os.Getenv(brokersEnv)
+		}
 		if g.Timeout <= 0 {
 			return exitcode.Usagef("--timeout must be > 0")
 		}
@@ -155,7 +167,11 @@ SASL work as for any librdkafka client. Secrets are never printed.
 		newReproCmd(g, nil),
 		newRewindCmd(g, nil),
 		newTraceCmd(g),
+		newVersionCmd(g, nil),
 	)
+	root.Version = buildinfo.Version()
+	root.SetVersionTemplate("{{with .Annotations}}{{end}}" + currentVersion().String())
+	registerCompletions(root, g)
 	return root
 }
 
