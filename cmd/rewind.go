@@ -178,6 +178,7 @@ func (o *rewindOptions) validate(g *Globals) error {
 }
 
 func runRewind(ctx context.Context, g *Globals, o *rewindOptions) error {
+	g.warnIgnoredProperties("rewind")
 	opts, err := g.KgoOpts()
 	if err != nil {
 		return err
