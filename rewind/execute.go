@@ -35,7 +35,7 @@ type ExecOptions struct {
 	// UniqueUndo: UndoPath is a default name; if it is taken, a suffix makes it unique
 	// (Result.UndoPath says which) rather than failing.
 	UniqueUndo bool
-	Version  string // kstranded's version, stamped into the undo file
+	Version    string // kstranded's version, stamped into the undo file
 	// Restore renders the command that applies the undo file at path (shown in the file).
 	Restore func(path string) string
 }

@@ -218,8 +218,8 @@ type Options struct {
 	AllowForward bool
 	// Force restores an undo file although the group moved on since the rewind; the
 	// records it skips are counted in each move's Skip.
-	Force bool
-	MaxScan      int64 // offsets per partition scan; <= 0: unbounded
+	Force   bool
+	MaxScan int64 // offsets per partition scan; <= 0: unbounded
 }
 
 // NewPlan inspects the group as inspect does and plans the moves.
