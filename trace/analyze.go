@@ -130,6 +130,7 @@ type partState struct {
 	stored       int64
 	position     int64
 	posRef       Ref
+	posReason    string // the fetch error last seen at the position, if any
 	clears       []clearRec
 	rewinds      []offRef
 	seeks        []offRef
@@ -240,11 +241,11 @@ func (a *Analyzer) part(topic string, p int32) *partState {
 	return ps
 }
 
-func (a *Analyzer) position(topic string, p int32) int64 {
+func (a *Analyzer) position(topic string, p int32) (int64, string) {
 	if ps := a.parts[kpart.TopicPartition{Topic: topic, Partition: p}]; ps != nil {
-		return ps.position
+		return ps.position, ps.posReason
 	}
-	return Unknown
+	return Unknown, ""
 }
 
 func (a *Analyzer) storedCommitted(topic string, p int32) (int64, int64) {
@@ -314,7 +315,8 @@ func (a *Analyzer) spin(e Event) {
 	}
 }
 
-// add folds one event.
+// add folds one event: the bounds of the trace, the settings and counters, then one
+// handler per kind.
 func (a *Analyzer) add(e Event) {
 	a.seq++
 	if e.Timed {
@@ -354,58 +356,9 @@ func (a *Analyzer) add(e Event) {
 	}
 	switch e.Kind {
 	case KindFetch:
-		if e.Partition == AllPartitions || len(e.Ranges) == 0 {
-			a.lastFetchAt(e)
-			a.entry(e, fmt.Sprintf("fetched %d records (offsets not in the trace)", e.Count))
-			return
-		}
-		ps := a.part(e.Topic, e.Partition)
-		a.lastFetchAt(e)
-		if e.Timed {
-			ps.lastFetch = e.Time
-		}
-		var n int64
-		for _, r := range e.Ranges {
-			fresh := kpart.RangeSet{r}.Minus(ps.fetched)
-			for _, f := range fresh {
-				ps.fetchRefs = appendCapped(ps.fetchRefs, refRange{f, e.Ref})
-			}
-			ps.fetched.Add(r.First, r.Last)
-			ps.cache.Add(r.First, r.Last)
-			n += r.Len()
-			if r.Last+1 > ps.position || ps.position == Unknown {
-				ps.position = r.Last + 1
-				ps.posRef = e.Ref
-			}
-		}
-		if e.Ctrl > 0 {
-			r := e.Ranges[len(e.Ranges)-1]
-			ps.ctrl.Add(r.Last-int64(e.Ctrl)+1, r.Last)
-			ps.cache = ps.cache.Minus(kpart.RangeSet{{First: r.Last - int64(e.Ctrl) + 1, Last: r.Last}})
-		}
-		ps.fetchedN += n - int64(e.Ctrl)
-		d := fmt.Sprintf("fetched %s (%d records)", kpart.RangeSet(e.Ranges), n-int64(e.Ctrl))
-		if e.Ctrl > 0 {
-			d += fmt.Sprintf(", %d control marker(s) at the end", e.Ctrl)
-		}
-		if e.Reason != "" {
-			d += "; " + e.Reason
-		}
-		a.entry(e, d)
+		a.addFetch(e)
 	case KindPosition:
-		ps := a.part(e.Topic, e.Partition)
-		if e.Offset == ps.position && e.Reason == "" {
-			return
-		}
-		if e.Offset == ps.position {
-			return
-		}
-		ps.position, ps.posRef = e.Offset, e.Ref
-		d := fmt.Sprintf("fetch position %d", e.Offset)
-		if e.Reason != "" {
-			d += " (" + e.Reason + ")"
-		}
-		a.entry(e, d)
+		a.addPosition(e)
 	case KindEmptyFetch:
 		a.lastFetchAt(e)
 		a.spin(e)
@@ -427,35 +380,7 @@ func (a *Analyzer) add(e Event) {
 		ps.stored = e.Offset
 		a.entry(e, fmt.Sprintf("stored %d", e.Offset))
 	case KindCommit:
-		ps := a.part(e.Topic, e.Partition)
-		// commits only ever holds increasing offsets (appendCommit keeps the latest last):
-		// its last entry is the highest commit so far
-		high := int64(Unknown)
-		var highRef Ref
-		if n := len(ps.commits); n > 0 {
-			high, highRef = ps.commits[n-1].offset, ps.commits[n-1].ref
-		}
-		if e.Reason == "auto" && ps.lastManual > e.Offset && e.Offset < high {
-			// librdkafka reports auto-commit results when the application polls, so an
-			// auto-commit that completed before a manual commit can be reported after
-			// it; it is not a regression of what is committed.
-			a.entry(e, fmt.Sprintf("auto-commit of %d reported after the manual commit of %d", e.Offset, ps.lastManual))
-			return
-		}
-		if e.Reason != "auto" && e.Offset > ps.lastManual {
-			ps.lastManual = e.Offset
-		}
-		if high != Unknown && e.Offset < high {
-			a.regression(e, high, highRef)
-		}
-		if e.Offset == ps.committed {
-			return
-		}
-		if e.Offset > high {
-			ps.commits = appendCommit(ps.commits, offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref})
-		}
-		ps.committed = e.Offset
-		a.entry(e, fmt.Sprintf("committed %d", e.Offset))
+		a.addCommit(e)
 	case KindCommitFail:
 		d := "commit failed"
 		if e.Offset != Unknown {
@@ -469,52 +394,11 @@ func (a *Analyzer) add(e Event) {
 	case KindClear:
 		a.clear(e)
 	case KindRewind:
-		if e.Partition == AllPartitions {
-			a.entry(e, "rewind")
-			return
-		}
-		ps := a.part(e.Topic, e.Partition)
-		ps.rewinds = appendCapped(ps.rewinds, offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref, reason: e.Reason})
-		d := "rewind"
-		if e.Offset != Unknown {
-			ps.position = e.Offset
-			d = fmt.Sprintf("rewind to %d", e.Offset)
-		}
-		if e.Reason != "" {
-			d += " (" + e.Reason + ")"
-		}
-		a.entry(e, d)
+		a.addRewind(e)
 	case KindRewindSkip:
-		n := e.Count
-		if n < 1 {
-			n = 1
-		}
-		r := offRef{offset: int64(n), time: e.Time, seq: a.seq, ref: e.Ref, reason: e.Reason}
-		if e.Partition == AllPartitions {
-			a.skipsAll = appendCapped(a.skipsAll, r)
-			a.entry(e, fmt.Sprintf("rewind skipped on %d partition(s): %s", n, e.Reason))
-			return
-		}
-		ps := a.part(e.Topic, e.Partition)
-		ps.skips = appendCapped(ps.skips, r)
-		a.entry(e, "rewind skipped: "+e.Reason)
+		a.addRewindSkip(e)
 	case KindSeek:
-		if e.Partition == AllPartitions {
-			a.entry(e, "seek")
-			return
-		}
-		ps := a.part(e.Topic, e.Partition)
-		r := offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref, reason: e.Reason}
-		ps.seeks = appendCapped(ps.seeks, r)
-		if e.Offset != Unknown {
-			if ps.position != Unknown && e.Offset < ps.position {
-				ps.rewinds = appendCapped(ps.rewinds, r)
-			}
-			ps.position = e.Offset
-		}
-		// a seek purges what the client had fetched ahead
-		ps.cache = nil
-		a.entry(e, fmt.Sprintf("seek to %d (%s)", e.Offset, e.Reason))
+		a.addSeek(e)
 	case KindAssign:
 		a.entry(e, "assigned "+e.Reason)
 	case KindRevoke:
@@ -536,6 +420,163 @@ func (a *Analyzer) add(e Event) {
 		}
 		a.entry(e, d)
 	}
+}
+
+// addFetch folds records fetched into the client: the fetched and cached ranges, the
+// evidence line of each new range, the fetch position past them.
+func (a *Analyzer) addFetch(e Event) {
+	if e.Partition == AllPartitions || len(e.Ranges) == 0 {
+		a.lastFetchAt(e)
+		a.entry(e, fmt.Sprintf("fetched %d records (offsets not in the trace)", e.Count))
+		return
+	}
+	ps := a.part(e.Topic, e.Partition)
+	a.lastFetchAt(e)
+	if e.Timed {
+		ps.lastFetch = e.Time
+	}
+	var n int64
+	for _, r := range e.Ranges {
+		fresh := kpart.RangeSet{r}.Minus(ps.fetched)
+		for _, f := range fresh {
+			ps.fetchRefs = appendCapped(ps.fetchRefs, refRange{f, e.Ref})
+		}
+		ps.fetched.Add(r.First, r.Last)
+		ps.cache.Add(r.First, r.Last)
+		n += r.Len()
+		if r.Last+1 > ps.position || ps.position == Unknown {
+			ps.position = r.Last + 1
+			ps.posRef = e.Ref
+		}
+	}
+	if e.Ctrl > 0 {
+		r := e.Ranges[len(e.Ranges)-1]
+		ps.ctrl.Add(r.Last-int64(e.Ctrl)+1, r.Last)
+		ps.cache = ps.cache.Minus(kpart.RangeSet{{First: r.Last - int64(e.Ctrl) + 1, Last: r.Last}})
+	}
+	ps.fetchedN += n - int64(e.Ctrl)
+	d := fmt.Sprintf("fetched %s (%d records)", kpart.RangeSet(e.Ranges), n-int64(e.Ctrl))
+	if e.Ctrl > 0 {
+		d += fmt.Sprintf(", %d control marker(s) at the end", e.Ctrl)
+	}
+	if e.Reason != "" {
+		d += "; " + e.Reason
+	}
+	a.entry(e, d)
+}
+
+// addPosition folds an observed fetch position. At the position the partition already
+// holds nothing moved: EOF there is the fetcher reaching the end again (librdkafka says so
+// on every return to it) and adds nothing, but a fetch error at it is evidence of why the
+// partition does not advance, kept once per distinct error (issue 11 §6: the position
+// used to be compared twice and every such event dropped).
+func (a *Analyzer) addPosition(e Event) {
+	ps := a.part(e.Topic, e.Partition)
+	if e.Offset == ps.position {
+		if e.Reason == "" || e.Reason == "EOF" || e.Reason == ps.posReason {
+			return
+		}
+		ps.posReason = e.Reason
+		a.entry(e, fmt.Sprintf("fetch at %d failed: %s", e.Offset, e.Reason))
+		return
+	}
+	ps.position, ps.posRef, ps.posReason = e.Offset, e.Ref, e.Reason
+	d := fmt.Sprintf("fetch position %d", e.Offset)
+	if e.Reason != "" {
+		d += " (" + e.Reason + ")"
+	}
+	a.entry(e, d)
+}
+
+// addCommit folds a completed commit: the partition's committed offset, the increasing
+// list of commits (the evidence of when offsets were passed) and regressions.
+func (a *Analyzer) addCommit(e Event) {
+	ps := a.part(e.Topic, e.Partition)
+	// commits only ever holds increasing offsets (appendCommit keeps the latest last):
+	// its last entry is the highest commit so far
+	high := int64(Unknown)
+	var highRef Ref
+	if n := len(ps.commits); n > 0 {
+		high, highRef = ps.commits[n-1].offset, ps.commits[n-1].ref
+	}
+	if e.Reason == "auto" && ps.lastManual > e.Offset && e.Offset < high {
+		// librdkafka reports auto-commit results when the application polls, so an
+		// auto-commit that completed before a manual commit can be reported after
+		// it; it is not a regression of what is committed.
+		a.entry(e, fmt.Sprintf("auto-commit of %d reported after the manual commit of %d", e.Offset, ps.lastManual))
+		return
+	}
+	if e.Reason != "auto" && e.Offset > ps.lastManual {
+		ps.lastManual = e.Offset
+	}
+	if high != Unknown && e.Offset < high {
+		a.regression(e, high, highRef)
+	}
+	if e.Offset == ps.committed {
+		return
+	}
+	if e.Offset > high {
+		ps.commits = appendCommit(ps.commits, offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref})
+	}
+	ps.committed = e.Offset
+	a.entry(e, fmt.Sprintf("committed %d", e.Offset))
+}
+
+// addRewind folds a rewind after a cache clear.
+func (a *Analyzer) addRewind(e Event) {
+	if e.Partition == AllPartitions {
+		a.entry(e, "rewind")
+		return
+	}
+	ps := a.part(e.Topic, e.Partition)
+	ps.rewinds = appendCapped(ps.rewinds, offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref, reason: e.Reason})
+	d := "rewind"
+	if e.Offset != Unknown {
+		ps.position = e.Offset
+		d = fmt.Sprintf("rewind to %d", e.Offset)
+	}
+	if e.Reason != "" {
+		d += " (" + e.Reason + ")"
+	}
+	a.entry(e, d)
+}
+
+// addRewindSkip folds a rewind after a clear that was skipped (Count partitions at once
+// when aggregated).
+func (a *Analyzer) addRewindSkip(e Event) {
+	n := e.Count
+	if n < 1 {
+		n = 1
+	}
+	r := offRef{offset: int64(n), time: e.Time, seq: a.seq, ref: e.Ref, reason: e.Reason}
+	if e.Partition == AllPartitions {
+		a.skipsAll = appendCapped(a.skipsAll, r)
+		a.entry(e, fmt.Sprintf("rewind skipped on %d partition(s): %s", n, e.Reason))
+		return
+	}
+	ps := a.part(e.Topic, e.Partition)
+	ps.skips = appendCapped(ps.skips, r)
+	a.entry(e, "rewind skipped: "+e.Reason)
+}
+
+// addSeek folds a move of the fetch position; a seek back is a rewind.
+func (a *Analyzer) addSeek(e Event) {
+	if e.Partition == AllPartitions {
+		a.entry(e, "seek")
+		return
+	}
+	ps := a.part(e.Topic, e.Partition)
+	r := offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref, reason: e.Reason}
+	ps.seeks = appendCapped(ps.seeks, r)
+	if e.Offset != Unknown {
+		if ps.position != Unknown && e.Offset < ps.position {
+			ps.rewinds = appendCapped(ps.rewinds, r)
+		}
+		ps.position = e.Offset
+	}
+	// a seek purges what the client had fetched ahead
+	ps.cache = nil
+	a.entry(e, fmt.Sprintf("seek to %d (%s)", e.Offset, e.Reason))
 }
 
 // regression records a commit lower than one already committed. Commits that regress

@@ -144,9 +144,9 @@ func (sc *rdScanner) repeat(r *rdRec) bool {
 	}
 	l := &sc.last[p]
 	same := l.op == r.op && l.off == r.off && l.aux == r.aux && l.topic == r.topic &&
-		(r.op == rdPosition || r.op == rdStore && !r.flag && !l.flag)
+		(r.op == rdPosition && (r.text == l.text || r.text == "" || r.text == "EOF") || r.op == rdStore && !r.flag && !l.flag)
 	if !same {
-		*l = rdRec{op: r.op, off: r.off, aux: r.aux, topic: r.topic, flag: r.flag}
+		*l = rdRec{op: r.op, off: r.off, aux: r.aux, topic: r.topic, flag: r.flag, text: r.text}
 	}
 	return same
 }
@@ -560,9 +560,10 @@ func (p *rdkafkaParser) fold(r *rdRec, emit func(Event)) {
 	}
 	switch r.op {
 	case rdPosition:
-		// a repeat of the position the analyzer holds says nothing (the scanner drops most
-		// repeats already, within a chunk; this makes the counts independent of chunking)
-		if p.a.position(r.topic, r.part) == r.off {
+		// a repeat of the position the analyzer holds says nothing, unless it carries a new
+		// fetch error (Analyzer.addPosition); the scanner drops most repeats already, within a
+		// chunk; this makes the counts independent of chunking
+		if pos, reason := p.a.position(r.topic, r.part); pos == r.off && (r.text == "" || r.text == "EOF" || r.text == reason) {
 			return
 		}
 		e := mk(KindPosition)
@@ -587,7 +588,7 @@ func (p *rdkafkaParser) fold(r *rdRec, emit func(Event)) {
 		n, last := r.aux, r.off
 		e.Count, e.Ctrl = int(n), int(r.ctrl)
 		first := last - n + 1
-		if pos := p.a.position(r.topic, r.part); pos >= 0 && pos <= last && pos < first {
+		if pos, _ := p.a.position(r.topic, r.part); pos >= 0 && pos <= last && pos < first {
 			first = pos // sparse (compacted or aborted) batches: the fetch started at the position
 		}
 		e.Ranges = []kpart.Range{{First: first, Last: last}}
