@@ -594,18 +594,7 @@ func (p *rdkafkaParser) fold(r *rdRec, emit func(Event)) {
 		e.Ranges = []kpart.Range{{First: first, Last: last}}
 		emit(e)
 	case rdStore:
-		if st, co := p.a.storedCommitted(r.topic, r.part); !r.flag && st == r.off && (r.aux == Unknown || co != Unknown) {
-			return // as for positions: a repeat that adds nothing
-		}
-		e := mk(KindStore)
-		e.Offset = r.off
-		emit(e)
-		if r.aux != Unknown {
-			p.a.knownCommitted(r.topic, r.part, r.aux)
-		}
-		if r.flag {
-			p.pending = append(p.pending, pendingCommit{r.client, r.topic, r.part, r.off})
-		}
+		p.foldStore(r, mk(KindStore), emit)
 	case rdOffReset:
 		e := mk(KindSeek)
 		e.Offset, e.Reason = r.off, r.text
@@ -613,25 +602,7 @@ func (p *rdkafkaParser) fold(r *rdRec, emit func(Event)) {
 	case rdRemove:
 		p.pending = append(p.pending, pendingCommit{r.client, r.topic, r.part, r.off})
 	case rdCommit:
-		// a commit result settles the offsets its own client stored; another consumer's
-		// stored offsets in the same log stay pending
-		keep := p.pending[:0]
-		for _, pc := range p.pending {
-			if pc.client != r.client {
-				keep = append(keep, pc)
-				continue
-			}
-			if r.ctrl == 1 { // "No offset stored": nothing was committed
-				continue
-			}
-			e := mk(KindCommit)
-			if !r.flag {
-				e.Kind, e.Reason = KindCommitFail, r.text
-			}
-			e.Topic, e.Partition, e.Offset = pc.topic, pc.part, pc.offset
-			emit(e)
-		}
-		p.pending = keep
+		p.foldCommit(r, mk(KindCommit), emit)
 	case rdAssign:
 		emit(mk(KindAssign))
 	case rdRevoke:
@@ -661,6 +632,44 @@ func (p *rdkafkaParser) fold(r *rdRec, emit func(Event)) {
 		e.Reason = r.text
 		emit(e)
 	}
+}
+
+// foldStore folds a stored offset: a store for commit waits for its client's next commit
+// result; the committed offset the line names is known from then on.
+func (p *rdkafkaParser) foldStore(r *rdRec, e Event, emit func(Event)) {
+	if st, co := p.a.storedCommitted(r.topic, r.part); !r.flag && st == r.off && (r.aux == Unknown || co != Unknown) {
+		return // as for positions: a repeat that adds nothing
+	}
+	e.Offset = r.off
+	emit(e)
+	if r.aux != Unknown {
+		p.a.knownCommitted(r.topic, r.part, r.aux)
+	}
+	if r.flag {
+		p.pending = append(p.pending, pendingCommit{r.client, r.topic, r.part, r.off})
+	}
+}
+
+// foldCommit folds a commit result: it settles the offsets its own client stored; another
+// consumer's stored offsets in the same log stay pending.
+func (p *rdkafkaParser) foldCommit(r *rdRec, base Event, emit func(Event)) {
+	keep := p.pending[:0]
+	for _, pc := range p.pending {
+		if pc.client != r.client {
+			keep = append(keep, pc)
+			continue
+		}
+		if r.ctrl == 1 { // "No offset stored": nothing was committed
+			continue
+		}
+		e := base
+		if !r.flag {
+			e.Kind, e.Reason = KindCommitFail, r.text
+		}
+		e.Topic, e.Partition, e.Offset = pc.topic, pc.part, pc.offset
+		emit(e)
+	}
+	p.pending = keep
 }
 
 // Line reads one line (the lineParser interface; Parse itself goes through parseChunks).
