@@ -249,46 +249,52 @@ func (a *Analyzer) Parse(name string, r io.Reader, format Format) (FileStats, er
 			return st, fmt.Errorf("%s: %w (expected kstranded.trace/v1 JSON lines, a confluent-kafka-javascript trace or log output, a librdkafka debug log, or lines matching --pattern)", name, ErrUnknownFormat)
 		}
 	}
-	var p lineParser
+	a.beginFile(name)
+	if err := a.parseFormat(name, br, &st); err != nil {
+		return st, err
+	}
+	a.endFile()
+	a.files = append(a.files, st)
+	if st.Format == FormatPattern && st.Detected && st.PatternMatched == 0 {
+		return st, fmt.Errorf("%s: %w: no line of %d matched --pattern, and none is of another format", name, ErrUnknownFormat, st.Lines)
+	}
+	return st, nil
+}
+
+// parseFormat reads br in st.Format.
+func (a *Analyzer) parseFormat(name string, br *bufio.Reader, st *FileStats) error {
 	switch st.Format {
 	case FormatKstranded:
-		p = &kstrandedParser{}
+		return a.parseLines(name, br, st, &kstrandedParser{})
 	case FormatKafkaJS:
-		p = &kafkajsParser{}
-	case FormatLibrdkafka, FormatJSClient, FormatJSClientJSON:
-		// the formats of multi-gigabyte logs: scanned in chunks, concurrently, folded in order
-		a.beginFile(name)
-		var err error
-		if st.Format == FormatLibrdkafka {
-			err = a.parseChunks(name, br, &st, rdkafkaChunks{}, newRdkafkaParser(a).fold)
-		} else {
-			pat := newPatternScan(a.opt.Pattern)
-			f := &jsFolder{rd: newRdkafkaParser(a)}
-			countPattern := func(r *rdRec, emit func(Event)) {
-				if r.op == jsDeliver {
-					st.PatternMatched++
-				}
-				f.fold(r, emit)
-			}
-			err = a.parseChunks(name, br, &st, jsChunks{json: st.Format == FormatJSClientJSON, pattern: pat}, countPattern)
-		}
-		if err != nil {
-			return st, err
-		}
-		a.endFile()
-		a.files = append(a.files, st)
-		return st, nil
+		return a.parseLines(name, br, st, &kafkajsParser{})
 	case FormatPattern:
 		if a.opt.Pattern == nil {
-			return st, fmt.Errorf("%s: format pattern needs --pattern", name)
+			return fmt.Errorf("%s: format pattern needs --pattern", name)
 		}
 		pp, err := newPatternParser(a.opt.Pattern)
 		if err != nil {
-			return st, err
+			return err
 		}
-		p = pp
+		return a.parseLines(name, br, st, pp)
+	case FormatLibrdkafka:
+		// the formats of multi-gigabyte logs: scanned in chunks, concurrently, folded in order
+		return a.parseChunks(name, br, st, rdkafkaChunks{}, newRdkafkaParser(a).fold)
+	case FormatJSClient, FormatJSClientJSON:
+		f := &jsFolder{rd: newRdkafkaParser(a)}
+		fold := func(r *rdRec, emit func(Event)) {
+			if r.op == jsDeliver {
+				st.PatternMatched++
+			}
+			f.fold(r, emit)
+		}
+		return a.parseChunks(name, br, st, jsChunks{json: st.Format == FormatJSClientJSON, pattern: newPatternScan(a.opt.Pattern)}, fold)
 	}
-	a.beginFile(name)
+	return fmt.Errorf("%s: unknown format %q", name, st.Format)
+}
+
+// parseLines reads br line by line with p.
+func (a *Analyzer) parseLines(name string, br *bufio.Reader, st *FileStats, p lineParser) error {
 	lineNo := 0
 	emitted := false
 	emit := func(e Event) {
@@ -308,10 +314,10 @@ func (a *Analyzer) Parse(name string, r io.Reader, format Format) (FileStats, er
 				_, rerr = br.ReadSlice('\n')
 			}
 			if rerr == io.EOF {
-				break
+				return nil
 			}
 			if rerr != nil {
-				return st, fmt.Errorf("%s: %w", name, rerr)
+				return fmt.Errorf("%s: %w", name, rerr)
 			}
 			continue
 		}
@@ -329,27 +335,21 @@ func (a *Analyzer) Parse(name string, r io.Reader, format Format) (FileStats, er
 					st.malformed(lineNo, line, perr.Error())
 				} else if !emitted {
 					st.Ignored++
-				} else if st.Format == FormatPattern {
-					st.PatternMatched++
-					st.Matched++
 				} else {
 					st.Matched++
+					if st.Format == FormatPattern {
+						st.PatternMatched++
+					}
 				}
 			}
 		}
 		if rerr == io.EOF {
-			break
+			return nil
 		}
 		if rerr != nil {
-			return st, fmt.Errorf("%s: line %d: %w", name, lineNo+1, rerr)
+			return fmt.Errorf("%s: line %d: %w", name, lineNo+1, rerr)
 		}
 	}
-	a.endFile()
-	a.files = append(a.files, st)
-	if st.Format == FormatPattern && st.Detected && st.PatternMatched == 0 {
-		return st, fmt.Errorf("%s: %w: no line of %d matched --pattern, and none is of another format", name, ErrUnknownFormat, st.Lines)
-	}
-	return st, nil
 }
 
 func (st *FileStats) malformed(line int, text []byte, reason string) {
