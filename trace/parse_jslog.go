@@ -143,9 +143,10 @@ func (o *jsObject) reset(start int) {
 	*o = jsObject{msg: o.msg[:0], fac: o.fac[:0], name: o.name[:0], text: o.text[:0], start: start}
 }
 
-// see keeps the first bytes of the object's lines, to name it when it is malformed.
+// see keeps the first bytes of the object's first lines ("{" and the line after it), to
+// name it when it is malformed.
 func (o *jsObject) see(line []byte) {
-	if len(o.text) < 200 {
+	if len(o.text) < 2 {
 		if len(o.text) > 0 {
 			o.text = append(o.text, ' ')
 		}
@@ -366,16 +367,18 @@ func valueEnd(b []byte) int {
 // text is b's own bytes when it has no escape, else the scanner's buffer.
 func (s *jsScanner) jsString(b []byte) ([]byte, []byte, bool) {
 	q := b[0]
-	esc := false
+	end := bytes.IndexByte(b[1:], q) + 1
+	if end == 0 {
+		return nil, nil, false
+	}
+	if bytes.IndexByte(b[1:end], '\\') < 0 {
+		return b[1:end], b[end+1:], true // no escape: the common case, found with IndexByte
+	}
 	for i := 1; i < len(b); i++ {
 		switch b[i] {
 		case '\\':
-			esc = true
 			i++
 		case q:
-			if !esc {
-				return b[1:i], b[i+1:], true
-			}
 			s.str = unescapeJS(s.str[:0], b[1:i])
 			return s.str, b[i+1:], true
 		}
@@ -713,15 +716,23 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
-// jsonStringEnd returns the index of the quote that ends the string starting at b[i].
+// jsonStringEnd returns the index of the quote that ends the string starting at b[i]: the
+// first quote not escaped (preceded by an even number of backslashes).
 func jsonStringEnd(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
+	for j := i + 1; j < len(b); {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		n := 0
+		for m := j - 1; m > i && b[m] == '\\'; m-- {
+			n++
+		}
+		if n%2 == 0 {
 			return j
 		}
+		j++
 	}
 	return -1
 }
