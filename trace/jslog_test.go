@@ -334,3 +334,26 @@ func TestAPositionEventWithAFetchErrorIsKeptOnceEvenWhenThePositionDidNotMove(t 
 		t.Fatalf("position entries %q, want %q", got, want)
 	}
 }
+
+// Memory must not grow with the number of partitions: the timelines of 1,000 partitions
+// share one budget of entries.
+func TestTheTimelinesOfManyPartitionsShareOneBudget(t *testing.T) {
+	a := NewAnalyzer(Options{})
+	for round := int64(0); round < 100; round++ {
+		for p := int32(0); p < 1000; p++ {
+			e := newEvent(KindFetch)
+			e.Topic, e.Partition, e.Timed = "t", p, false
+			e.Ranges = []kpart.Range{{First: round * 10, Last: round*10 + 9}}
+			a.add(e)
+		}
+	}
+	r := a.Finish()
+	if len(r.Timeline) > timelineBudget || r.TimelineDropped != 100*1000-len(r.Timeline) {
+		t.Fatalf("%d timeline entries kept, %d dropped, budget %d", len(r.Timeline), r.TimelineDropped, timelineBudget)
+	}
+	// every partition still has the start and the end of its story
+	p := part(t, r, 999)
+	if p.Fetched.String() != "0-999" {
+		t.Fatalf("partition 999 fetched %s", p.Fetched)
+	}
+}
