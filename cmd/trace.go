@@ -1,7 +1,7 @@
 package cmd
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -16,8 +16,6 @@ import (
 	"github.com/kstranded/kstranded/trace"
 	"github.com/kstranded/kstranded/view"
 )
-
-func init() { register(newTraceCmd) }
 
 func newTraceCmd(g *Globals) *cobra.Command {
 	c := &cobra.Command{
@@ -38,8 +36,10 @@ type traceParseOptions struct {
 	MaxPollInterval time.Duration
 }
 
-func newTraceParseCmd(g *Globals, runF func(traceParseOptions) error) *cobra.Command {
-	o := traceParseOptions{}
+// newTraceParseCmd builds `kstranded trace parse`; runF, when not nil (tests), receives
+// the options instead of the files being parsed.
+func newTraceParseCmd(g *Globals, runF func(context.Context, *traceParseOptions) error) *cobra.Command {
+	o := &traceParseOptions{}
 	c := &cobra.Command{
 		Use:   "parse FILE...",
 		Short: "Turn client traces and logs into per-partition timelines and loss findings",
@@ -51,18 +51,30 @@ were lost and why. Each FILE (or - for stdin; gzip is accepted) is one of:
               (consume-result, cache:nextN-served, cache-expiration-break,
               clearCacheAndResetPositions, ...); pasted "# ..." and "<- ..." annotations are fine
   librdkafka  a librdkafka debug log (debug=consumer,fetch,cgrp) from any librdkafka client
+  jsclient    confluent-kafka-javascript's own log output with its default logger at DEBUG:
+              the { message, fac, name, timestamp } objects Node prints, librdkafka's debug
+              lines forwarded in them, mixed with the application's lines (read with --pattern)
+  jsclient-json  the same through a JSON logger (pino, winston, bunyan: msg or message, fac,
+              timestamp or time), one object a line; other lines are the application's
   pattern     an application's delivery log, one line per record handed to the handler, read
               with --pattern REGEXP naming the groups partition and offset (topic, time optional)
 
-The format is detected per file (--format forces it). Several files merge into one timeline:
-a librdkafka log says what was fetched and committed, the application log what was delivered.
+The format is detected per file (--format forces it), from the first line that decides it
+(up to 16 MiB in; with --pattern and no other format, the whole file is read with the
+pattern), and the header says which line decided and how many lines matched. Several files
+merge into one timeline: a librdkafka log says what was fetched and committed, the
+application log what was delivered; a JS client log can carry all of it in one file.
 
 Findings: LOST (committed past fetched, never-delivered records), CLEAR-NO-REWIND,
 CACHE-EXPIRY (time since fetch and serve against max.poll.interval.ms; a kstranded repro
 trace's durations are scaled by its settings' time_scale and are compared as such), HOT-SPIN,
 COMMIT-REGRESSION, POSITION-PAST-UNDELIVERED, MAX-POLL-EXCEEDED.
 
-Exit code 3 when a LOST finding exists.`,
+` + exitHelp(
+			exitCodes{exitcode.OK, ""},
+			exitCodes{exitcode.Error, "an unreadable file or one in no known format"},
+			exitCodes{exitcode.Usage, ""},
+			exitCodes{exitcode.Lost, "a LOST finding exists"}),
 		Example: `  kstranded trace parse repro.trace
   kstranded trace parse --max-poll-interval 15m --timeline consumer.trace
   kstranded trace parse rdkafka.log app.log \
@@ -72,13 +84,13 @@ Exit code 3 when a LOST finding exists.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Files = args
 			if runF != nil {
-				return runF(o)
+				return runF(c.Context(), o)
 			}
-			return traceParse(g, o)
+			return traceParse(c.Context(), g, o)
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.Format, "format", "auto", "input format: auto, kstranded, kafkajs, librdkafka or pattern")
+	f.StringVar(&o.Format, "format", "auto", "input format: auto, kstranded, kafkajs, librdkafka, jsclient, jsclient-json or pattern")
 	f.StringVar(&o.Pattern, "pattern", "", "regular expression for delivery lines, with named groups partition, offset (topic, time optional)")
 	f.BoolVar(&o.Timeline, "timeline", false, "print the chronological timeline instead of the summary")
 	f.StringVar(&o.SVG, "svg", "", "also draw the timeline as SVG into this file")
@@ -89,7 +101,7 @@ Exit code 3 when a LOST finding exists.`,
 // traceMemoryLimit is trace parse's soft memory limit (runtime/debug.SetMemoryLimit).
 const traceMemoryLimit = 40 << 20
 
-func traceParse(g *Globals, o traceParseOptions) error {
+func traceParse(_ context.Context, g *Globals, o *traceParseOptions) error {
 	format, err := trace.ParseFormat(o.Format)
 	if err != nil {
 		return exitcode.Usagef("--format: %v", err)
@@ -177,5 +189,5 @@ func writeFileWith(path string, write func(io.Writer) error) error {
 		fh.Close()
 		return err
 	}
-	return errors.Join(fh.Close())
+	return fh.Close()
 }
