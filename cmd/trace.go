@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -50,11 +51,19 @@ were lost and why. Each FILE (or - for stdin; gzip is accepted) is one of:
               (consume-result, cache:nextN-served, cache-expiration-break,
               clearCacheAndResetPositions, ...); pasted "# ..." and "<- ..." annotations are fine
   librdkafka  a librdkafka debug log (debug=consumer,fetch,cgrp) from any librdkafka client
+  jsclient    confluent-kafka-javascript's own log output with its default logger at DEBUG:
+              the { message, fac, name, timestamp } objects Node prints, librdkafka's debug
+              lines forwarded in them, mixed with the application's lines (read with --pattern)
+  jsclient-json  the same through a JSON logger (pino, winston, bunyan: msg or message, fac,
+              timestamp or time), one object a line; other lines are the application's
   pattern     an application's delivery log, one line per record handed to the handler, read
               with --pattern REGEXP naming the groups partition and offset (topic, time optional)
 
-The format is detected per file (--format forces it). Several files merge into one timeline:
-a librdkafka log says what was fetched and committed, the application log what was delivered.
+The format is detected per file (--format forces it), from the first line that decides it
+(up to 16 MiB in; with --pattern and no other format, the whole file is read with the
+pattern), and the header says which line decided and how many lines matched. Several files
+merge into one timeline: a librdkafka log says what was fetched and committed, the
+application log what was delivered; a JS client log can carry all of it in one file.
 
 Findings: LOST (committed past fetched, never-delivered records), CLEAR-NO-REWIND,
 CACHE-EXPIRY (time since fetch and serve against max.poll.interval.ms; a kstranded repro
@@ -81,13 +90,16 @@ COMMIT-REGRESSION, POSITION-PAST-UNDELIVERED, MAX-POLL-EXCEEDED.
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.Format, "format", "auto", "input format: auto, kstranded, kafkajs, librdkafka or pattern")
+	f.StringVar(&o.Format, "format", "auto", "input format: auto, kstranded, kafkajs, librdkafka, jsclient, jsclient-json or pattern")
 	f.StringVar(&o.Pattern, "pattern", "", "regular expression for delivery lines, with named groups partition, offset (topic, time optional)")
 	f.BoolVar(&o.Timeline, "timeline", false, "print the chronological timeline instead of the summary")
 	f.StringVar(&o.SVG, "svg", "", "also draw the timeline as SVG into this file")
 	f.DurationVar(&o.MaxPollInterval, "max-poll-interval", 0, "the consumer's max.poll.interval.ms (e.g. 15m) when the trace does not carry it")
 	return c
 }
+
+// traceMemoryLimit is trace parse's soft memory limit (runtime/debug.SetMemoryLimit).
+const traceMemoryLimit = 40 << 20
 
 func traceParse(_ context.Context, g *Globals, o *traceParseOptions) error {
 	format, err := trace.ParseFormat(o.Format)
@@ -113,6 +125,12 @@ func traceParse(_ context.Context, g *Globals, o *traceParseOptions) error {
 	out, err := g.Format()
 	if err != nil {
 		return err
+	}
+	// the parse streams (its memory does not grow with the input): a soft limit makes the
+	// garbage collector keep the heap near what is live instead of twice it (GOGC=100),
+	// unless the user set GOMEMLIMIT
+	if os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(traceMemoryLimit))
 	}
 	stdinUsed := false
 	a := trace.NewAnalyzer(opt)

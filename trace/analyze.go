@@ -35,6 +35,53 @@ type Entry struct {
 	Detail    string
 	Ref       Ref
 	seq       int
+	// the detail of the most frequent entries is written when the timeline is read
+	// (render): most entries of a long log are overwritten in the timeline's ring first
+	lazy      lazyDetail
+	ctrl      int
+	remaining int
+	reason    string
+}
+
+type lazyDetail uint8
+
+const (
+	eager lazyDetail = iota
+	lazyStored
+	lazyCommitted
+	lazyPosition
+	lazyFetched
+	lazyDelivered
+)
+
+// render writes the entry's detail if it was left to the reader.
+func (en *Entry) render() {
+	switch en.lazy {
+	case lazyStored:
+		en.Detail = "stored " + strconv.FormatInt(en.Offset, 10)
+	case lazyCommitted:
+		en.Detail = "committed " + strconv.FormatInt(en.Offset, 10)
+	case lazyPosition:
+		en.Detail = "fetch position " + strconv.FormatInt(en.Offset, 10)
+		if en.reason != "" {
+			en.Detail += " (" + en.reason + ")"
+		}
+	case lazyFetched:
+		n := kpart.RangeSet(en.Ranges).Count()
+		en.Detail = fmt.Sprintf("fetched %s (%d records)", kpart.RangeSet(en.Ranges), n-int64(en.ctrl))
+		if en.ctrl > 0 {
+			en.Detail += fmt.Sprintf(", %d control marker(s) at the end", en.ctrl)
+		}
+		if en.reason != "" {
+			en.Detail += "; " + en.reason
+		}
+	case lazyDelivered:
+		en.Detail = "delivered " + kpart.RangeSet(en.Ranges).String()
+		if en.remaining != Unknown {
+			en.Detail += fmt.Sprintf(", %d left in cache", en.remaining)
+		}
+	}
+	en.lazy = eager
 }
 
 type refRange struct {
@@ -68,19 +115,40 @@ type timeline struct {
 	cap        int
 }
 
-func (t *timeline) add(e Entry) {
+// add adds e and reports whether the timeline grew (rather than overwrote its oldest
+// tail entry).
+func (t *timeline) add(e Entry) bool {
 	half := t.cap / 2
 	if len(t.head) < half {
 		t.head = append(t.head, e)
-		return
+		return true
 	}
 	if len(t.tail) < t.cap-half {
 		t.tail = append(t.tail, e)
-		return
+		return true
 	}
 	t.dropped++
 	t.tail[t.next] = e
 	t.next = (t.next + 1) % len(t.tail)
+	return false
+}
+
+func (t *timeline) len() int { return len(t.head) + len(t.tail) }
+
+// shrink lowers the cap to c, keeping the first and the last entries.
+func (t *timeline) shrink(c int) {
+	if c >= t.cap {
+		return
+	}
+	if t.len() > c {
+		all := t.all()
+		half := c / 2
+		t.dropped += len(all) - c
+		t.head = append([]Entry(nil), all[:half]...)
+		t.tail = append([]Entry(nil), all[len(all)-(c-half):]...)
+		t.next = 0
+	}
+	t.cap = c
 }
 
 // last returns the most recent entry, for coalescing.
@@ -130,6 +198,7 @@ type partState struct {
 	stored       int64
 	position     int64
 	posRef       Ref
+	posReason    string // the fetch error last seen at the position, if any
 	clears       []clearRec
 	rewinds      []offRef
 	seeks        []offRef
@@ -182,6 +251,7 @@ type Analyzer struct {
 	skipsAll    []offRef
 	clearsAll   []clearRec
 	seq         int
+	tlEntries   int // entries in the partition timelines
 	file        string
 	lastFetch   time.Time
 	lastServe   time.Time
@@ -240,11 +310,11 @@ func (a *Analyzer) part(topic string, p int32) *partState {
 	return ps
 }
 
-func (a *Analyzer) position(topic string, p int32) int64 {
+func (a *Analyzer) position(topic string, p int32) (int64, string) {
 	if ps := a.parts[kpart.TopicPartition{Topic: topic, Partition: p}]; ps != nil {
-		return ps.position
+		return ps.position, ps.posReason
 	}
-	return Unknown
+	return Unknown, ""
 }
 
 func (a *Analyzer) storedCommitted(topic string, p int32) (int64, int64) {
@@ -261,14 +331,51 @@ func (a *Analyzer) knownCommitted(topic string, p int32, off int64) {
 	}
 }
 
-func (a *Analyzer) entry(e Event, detail string) {
+func (a *Analyzer) entry(e Event, detail string) { a.entryOf(e, detail, eager) }
+
+// lazyEntry adds an entry whose detail render writes.
+func (a *Analyzer) lazyEntry(e Event, lazy lazyDetail) { a.entryOf(e, "", lazy) }
+
+func (a *Analyzer) entryOf(e Event, detail string, lazy lazyDetail) {
 	en := Entry{Time: e.Time, Timed: e.Timed, Kind: e.Kind, Topic: e.Topic, Partition: e.Partition,
-		Ranges: e.Ranges, Offset: e.Offset, Count: e.Count, Detail: detail, Ref: e.Ref, seq: a.seq}
+		Ranges: e.Ranges, Offset: e.Offset, Count: e.Count, Detail: detail, Ref: e.Ref, seq: a.seq,
+		lazy: lazy, ctrl: e.Ctrl, remaining: e.Remaining, reason: e.Reason}
 	if e.Partition == AllPartitions {
 		a.global.add(en)
 		return
 	}
-	a.part(e.Topic, e.Partition).tl.add(en)
+	ps := a.part(e.Topic, e.Partition)
+	if ps.tl.add(en) {
+		a.tlEntries++
+		if a.tlEntries > timelineBudget {
+			a.shrinkTimelines()
+		}
+	}
+}
+
+// Memory must not depend on the number of partitions (issue 13 §4: 1,000 partitions):
+// what is kept per partition shares fixed budgets. timelineBudget bounds the entries of
+// all partition timelines together; refBudget the evidence references (fetched ranges,
+// commits) of all partitions.
+const (
+	timelineBudget = 40000
+	refBudget      = 50000
+)
+
+// shrinkTimelines lowers every partition timeline's cap to an equal share of the budget.
+func (a *Analyzer) shrinkTimelines() {
+	share := max(32, timelineBudget/(2*len(a.parts)))
+	a.tlEntries = 0
+	for _, ps := range a.parts {
+		ps.tl.shrink(share)
+		a.tlEntries += ps.tl.len()
+	}
+}
+
+// refCap is how many evidence references of one kind a partition keeps: limit, or its
+// share of refBudget when there are many partitions.
+func (a *Analyzer) refCap(limit int) int {
+	return max(16, min(limit, refBudget/max(1, len(a.parts))))
 }
 
 func appendCapped[T any](s []T, v T) []T {
@@ -314,7 +421,8 @@ func (a *Analyzer) spin(e Event) {
 	}
 }
 
-// add folds one event.
+// add folds one event: the bounds of the trace, the settings and counters, then one
+// handler per kind.
 func (a *Analyzer) add(e Event) {
 	a.seq++
 	if e.Timed {
@@ -354,58 +462,9 @@ func (a *Analyzer) add(e Event) {
 	}
 	switch e.Kind {
 	case KindFetch:
-		if e.Partition == AllPartitions || len(e.Ranges) == 0 {
-			a.lastFetchAt(e)
-			a.entry(e, fmt.Sprintf("fetched %d records (offsets not in the trace)", e.Count))
-			return
-		}
-		ps := a.part(e.Topic, e.Partition)
-		a.lastFetchAt(e)
-		if e.Timed {
-			ps.lastFetch = e.Time
-		}
-		var n int64
-		for _, r := range e.Ranges {
-			fresh := kpart.RangeSet{r}.Minus(ps.fetched)
-			for _, f := range fresh {
-				ps.fetchRefs = appendCapped(ps.fetchRefs, refRange{f, e.Ref})
-			}
-			ps.fetched.Add(r.First, r.Last)
-			ps.cache.Add(r.First, r.Last)
-			n += r.Len()
-			if r.Last+1 > ps.position || ps.position == Unknown {
-				ps.position = r.Last + 1
-				ps.posRef = e.Ref
-			}
-		}
-		if e.Ctrl > 0 {
-			r := e.Ranges[len(e.Ranges)-1]
-			ps.ctrl.Add(r.Last-int64(e.Ctrl)+1, r.Last)
-			ps.cache = ps.cache.Minus(kpart.RangeSet{{First: r.Last - int64(e.Ctrl) + 1, Last: r.Last}})
-		}
-		ps.fetchedN += n - int64(e.Ctrl)
-		d := fmt.Sprintf("fetched %s (%d records)", kpart.RangeSet(e.Ranges), n-int64(e.Ctrl))
-		if e.Ctrl > 0 {
-			d += fmt.Sprintf(", %d control marker(s) at the end", e.Ctrl)
-		}
-		if e.Reason != "" {
-			d += "; " + e.Reason
-		}
-		a.entry(e, d)
+		a.addFetch(e)
 	case KindPosition:
-		ps := a.part(e.Topic, e.Partition)
-		if e.Offset == ps.position && e.Reason == "" {
-			return
-		}
-		if e.Offset == ps.position {
-			return
-		}
-		ps.position, ps.posRef = e.Offset, e.Ref
-		d := fmt.Sprintf("fetch position %d", e.Offset)
-		if e.Reason != "" {
-			d += " (" + e.Reason + ")"
-		}
-		a.entry(e, d)
+		a.addPosition(e)
 	case KindEmptyFetch:
 		a.lastFetchAt(e)
 		a.spin(e)
@@ -425,37 +484,9 @@ func (a *Analyzer) add(e Event) {
 			return
 		}
 		ps.stored = e.Offset
-		a.entry(e, fmt.Sprintf("stored %d", e.Offset))
+		a.lazyEntry(e, lazyStored)
 	case KindCommit:
-		ps := a.part(e.Topic, e.Partition)
-		// commits only ever holds increasing offsets (appendCommit keeps the latest last):
-		// its last entry is the highest commit so far
-		high := int64(Unknown)
-		var highRef Ref
-		if n := len(ps.commits); n > 0 {
-			high, highRef = ps.commits[n-1].offset, ps.commits[n-1].ref
-		}
-		if e.Reason == "auto" && ps.lastManual > e.Offset && e.Offset < high {
-			// librdkafka reports auto-commit results when the application polls, so an
-			// auto-commit that completed before a manual commit can be reported after
-			// it; it is not a regression of what is committed.
-			a.entry(e, fmt.Sprintf("auto-commit of %d reported after the manual commit of %d", e.Offset, ps.lastManual))
-			return
-		}
-		if e.Reason != "auto" && e.Offset > ps.lastManual {
-			ps.lastManual = e.Offset
-		}
-		if high != Unknown && e.Offset < high {
-			a.regression(e, high, highRef)
-		}
-		if e.Offset == ps.committed {
-			return
-		}
-		if e.Offset > high {
-			ps.commits = appendCommit(ps.commits, offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref})
-		}
-		ps.committed = e.Offset
-		a.entry(e, fmt.Sprintf("committed %d", e.Offset))
+		a.addCommit(e)
 	case KindCommitFail:
 		d := "commit failed"
 		if e.Offset != Unknown {
@@ -469,52 +500,11 @@ func (a *Analyzer) add(e Event) {
 	case KindClear:
 		a.clear(e)
 	case KindRewind:
-		if e.Partition == AllPartitions {
-			a.entry(e, "rewind")
-			return
-		}
-		ps := a.part(e.Topic, e.Partition)
-		ps.rewinds = appendCapped(ps.rewinds, offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref, reason: e.Reason})
-		d := "rewind"
-		if e.Offset != Unknown {
-			ps.position = e.Offset
-			d = fmt.Sprintf("rewind to %d", e.Offset)
-		}
-		if e.Reason != "" {
-			d += " (" + e.Reason + ")"
-		}
-		a.entry(e, d)
+		a.addRewind(e)
 	case KindRewindSkip:
-		n := e.Count
-		if n < 1 {
-			n = 1
-		}
-		r := offRef{offset: int64(n), time: e.Time, seq: a.seq, ref: e.Ref, reason: e.Reason}
-		if e.Partition == AllPartitions {
-			a.skipsAll = appendCapped(a.skipsAll, r)
-			a.entry(e, fmt.Sprintf("rewind skipped on %d partition(s): %s", n, e.Reason))
-			return
-		}
-		ps := a.part(e.Topic, e.Partition)
-		ps.skips = appendCapped(ps.skips, r)
-		a.entry(e, "rewind skipped: "+e.Reason)
+		a.addRewindSkip(e)
 	case KindSeek:
-		if e.Partition == AllPartitions {
-			a.entry(e, "seek")
-			return
-		}
-		ps := a.part(e.Topic, e.Partition)
-		r := offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref, reason: e.Reason}
-		ps.seeks = appendCapped(ps.seeks, r)
-		if e.Offset != Unknown {
-			if ps.position != Unknown && e.Offset < ps.position {
-				ps.rewinds = appendCapped(ps.rewinds, r)
-			}
-			ps.position = e.Offset
-		}
-		// a seek purges what the client had fetched ahead
-		ps.cache = nil
-		a.entry(e, fmt.Sprintf("seek to %d (%s)", e.Offset, e.Reason))
+		a.addSeek(e)
 	case KindAssign:
 		a.entry(e, "assigned "+e.Reason)
 	case KindRevoke:
@@ -536,6 +526,154 @@ func (a *Analyzer) add(e Event) {
 		}
 		a.entry(e, d)
 	}
+}
+
+// addFetch folds records fetched into the client: the fetched and cached ranges, the
+// evidence line of each new range, the fetch position past them.
+func (a *Analyzer) addFetch(e Event) {
+	if e.Partition == AllPartitions || len(e.Ranges) == 0 {
+		a.lastFetchAt(e)
+		a.entry(e, fmt.Sprintf("fetched %d records (offsets not in the trace)", e.Count))
+		return
+	}
+	ps := a.part(e.Topic, e.Partition)
+	a.lastFetchAt(e)
+	if e.Timed {
+		ps.lastFetch = e.Time
+	}
+	var n int64
+	for _, r := range e.Ranges {
+		fresh := kpart.RangeSet{r}.Minus(ps.fetched)
+		for _, f := range fresh {
+			if len(ps.fetchRefs) < a.refCap(capRefs) {
+				ps.fetchRefs = append(ps.fetchRefs, refRange{f, e.Ref})
+			}
+		}
+		ps.fetched.Add(r.First, r.Last)
+		ps.cache.Add(r.First, r.Last)
+		n += r.Len()
+		if r.Last+1 > ps.position || ps.position == Unknown {
+			ps.position = r.Last + 1
+			ps.posRef = e.Ref
+		}
+	}
+	if e.Ctrl > 0 {
+		r := e.Ranges[len(e.Ranges)-1]
+		ps.ctrl.Add(r.Last-int64(e.Ctrl)+1, r.Last)
+		ps.cache = ps.cache.Minus(kpart.RangeSet{{First: r.Last - int64(e.Ctrl) + 1, Last: r.Last}})
+	}
+	ps.fetchedN += n - int64(e.Ctrl)
+	a.lazyEntry(e, lazyFetched)
+}
+
+// addPosition folds an observed fetch position. At the position the partition already
+// holds nothing moved: EOF there is the fetcher reaching the end again (librdkafka says so
+// on every return to it) and adds nothing, but a fetch error at it is evidence of why the
+// partition does not advance, kept once per distinct error (issue 11 §6: the position
+// used to be compared twice and every such event dropped).
+func (a *Analyzer) addPosition(e Event) {
+	ps := a.part(e.Topic, e.Partition)
+	if e.Offset == ps.position {
+		if e.Reason == "" || e.Reason == "EOF" || e.Reason == ps.posReason {
+			return
+		}
+		ps.posReason = e.Reason
+		a.entry(e, fmt.Sprintf("fetch at %d failed: %s", e.Offset, e.Reason))
+		return
+	}
+	ps.position, ps.posRef, ps.posReason = e.Offset, e.Ref, e.Reason
+	a.lazyEntry(e, lazyPosition)
+}
+
+// addCommit folds a completed commit: the partition's committed offset, the increasing
+// list of commits (the evidence of when offsets were passed) and regressions.
+func (a *Analyzer) addCommit(e Event) {
+	ps := a.part(e.Topic, e.Partition)
+	// commits only ever holds increasing offsets (appendCommit keeps the latest last):
+	// its last entry is the highest commit so far
+	high := int64(Unknown)
+	var highRef Ref
+	if n := len(ps.commits); n > 0 {
+		high, highRef = ps.commits[n-1].offset, ps.commits[n-1].ref
+	}
+	if e.Reason == "auto" && ps.lastManual > e.Offset && e.Offset < high {
+		// librdkafka reports auto-commit results when the application polls, so an
+		// auto-commit that completed before a manual commit can be reported after
+		// it; it is not a regression of what is committed.
+		a.entry(e, fmt.Sprintf("auto-commit of %d reported after the manual commit of %d", e.Offset, ps.lastManual))
+		return
+	}
+	if e.Reason != "auto" && e.Offset > ps.lastManual {
+		ps.lastManual = e.Offset
+	}
+	if high != Unknown && e.Offset < high {
+		a.regression(e, high, highRef)
+	}
+	if e.Offset == ps.committed {
+		return
+	}
+	if e.Offset > high {
+		ps.commits = appendCommit(ps.commits, offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref}, a.refCap(4096))
+	}
+	ps.committed = e.Offset
+	a.lazyEntry(e, lazyCommitted)
+}
+
+// addRewind folds a rewind after a cache clear.
+func (a *Analyzer) addRewind(e Event) {
+	if e.Partition == AllPartitions {
+		a.entry(e, "rewind")
+		return
+	}
+	ps := a.part(e.Topic, e.Partition)
+	ps.rewinds = appendCapped(ps.rewinds, offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref, reason: e.Reason})
+	d := "rewind"
+	if e.Offset != Unknown {
+		ps.position = e.Offset
+		d = fmt.Sprintf("rewind to %d", e.Offset)
+	}
+	if e.Reason != "" {
+		d += " (" + e.Reason + ")"
+	}
+	a.entry(e, d)
+}
+
+// addRewindSkip folds a rewind after a clear that was skipped (Count partitions at once
+// when aggregated).
+func (a *Analyzer) addRewindSkip(e Event) {
+	n := e.Count
+	if n < 1 {
+		n = 1
+	}
+	r := offRef{offset: int64(n), time: e.Time, seq: a.seq, ref: e.Ref, reason: e.Reason}
+	if e.Partition == AllPartitions {
+		a.skipsAll = appendCapped(a.skipsAll, r)
+		a.entry(e, fmt.Sprintf("rewind skipped on %d partition(s): %s", n, e.Reason))
+		return
+	}
+	ps := a.part(e.Topic, e.Partition)
+	ps.skips = appendCapped(ps.skips, r)
+	a.entry(e, "rewind skipped: "+e.Reason)
+}
+
+// addSeek folds a move of the fetch position; a seek back is a rewind.
+func (a *Analyzer) addSeek(e Event) {
+	if e.Partition == AllPartitions {
+		a.entry(e, "seek")
+		return
+	}
+	ps := a.part(e.Topic, e.Partition)
+	r := offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref, reason: e.Reason}
+	ps.seeks = appendCapped(ps.seeks, r)
+	if e.Offset != Unknown {
+		if ps.position != Unknown && e.Offset < ps.position {
+			ps.rewinds = appendCapped(ps.rewinds, r)
+		}
+		ps.position = e.Offset
+	}
+	// a seek purges what the client had fetched ahead
+	ps.cache = nil
+	a.entry(e, fmt.Sprintf("seek to %d (%s)", e.Offset, e.Reason))
 }
 
 // regression records a commit lower than one already committed. Commits that regress
@@ -563,8 +701,8 @@ func (a *Analyzer) regression(e Event, high int64, highRef Ref) {
 		Evidence: []Evidence{{highRef, fmt.Sprintf("committed %d", high)}, {e.Ref, fmt.Sprintf("committed %d", e.Offset)}}})
 }
 
-func appendCommit(s []offRef, c offRef) []offRef {
-	if len(s) < 4096 {
+func appendCommit(s []offRef, c offRef, limit int) []offRef {
+	if len(s) < limit {
 		return append(s, c)
 	}
 	s[len(s)-1] = c // keep the first ones (the evidence of when offsets were first passed) and the latest
@@ -644,23 +782,25 @@ func (a *Analyzer) deliver(e Event) {
 		}
 		e.Ranges = got
 	}
-	d := fmt.Sprintf("delivered %s", kpart.RangeSet(e.Ranges))
 	if len(e.Ranges) == 0 {
-		d = fmt.Sprintf("delivered %d record(s) not seen fetched", e.Count)
-	}
-	if e.Remaining != Unknown {
-		d += fmt.Sprintf(", %d left in cache", e.Remaining)
+		d := fmt.Sprintf("delivered %d record(s) not seen fetched", e.Count)
+		if e.Remaining != Unknown {
+			d += fmt.Sprintf(", %d left in cache", e.Remaining)
+		}
+		e.Count = 0
+		a.entry(e, d)
+		return
 	}
 	// coalesce runs of single-record deliveries (application logs)
 	if last := ps.tl.last(); last != nil && last.Kind == KindDeliver && len(e.Ranges) == 1 && len(last.Ranges) == 1 &&
 		last.Ref.File == e.Ref.File && last.Ranges[0].Last+1 == e.Ranges[0].First && e.Remaining == Unknown && e.Count == 1 {
 		last.Ranges = []kpart.Range{{First: last.Ranges[0].First, Last: e.Ranges[0].Last}}
 		last.Count++
-		last.Detail = fmt.Sprintf("delivered %s", kpart.RangeSet(last.Ranges))
+		last.lazy, last.remaining, last.Detail = lazyDelivered, Unknown, ""
 		return
 	}
 	e.Count = int(kpart.RangeSet(e.Ranges).Count())
-	a.entry(e, d)
+	a.lazyEntry(e, lazyDelivered)
 }
 
 func (a *Analyzer) clear(e Event) {

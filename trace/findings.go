@@ -220,6 +220,9 @@ func (a *Analyzer) Finish() *Report {
 		}
 		return tl[i].seq < tl[j].seq
 	})
+	for i := range tl {
+		tl[i].render()
+	}
 	r.Timeline = tl
 	names := map[string]bool{}
 	for n := range a.declared {

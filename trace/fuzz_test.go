@@ -44,3 +44,38 @@ func FuzzAutoDetect(f *testing.F) {
 	f.Add([]byte("consume-result {\"count\":1, \"offsets\":[\"0:0\"]}\n"))
 	fuzzFormat(f, FormatAuto, regexp.MustCompile(appPattern))
 }
+
+// The JS client's log output, as the DefaultLogger and a JSON logger print it; seeds are
+// excerpts of the real captures (testdata/jsclient). Each input is also read in chunks of
+// 512 bytes, so objects and lines cut by chunk boundaries are exercised.
+func fuzzJSClient(f *testing.F, format Format, pattern string) {
+	re := regexp.MustCompile(pattern)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, size := range []int{1 << 20, 512} {
+			func() {
+				defer func(s int) { rdChunkSize = s }(rdChunkSize)
+				rdChunkSize = size
+				a := NewAnalyzer(Options{Pattern: re, TimelineCap: 64})
+				st, err := a.Parse("fuzz", bytes.NewReader(data), format)
+				if err == nil && st.Lines == 0 {
+					t.Fatalf("success on input without lines: %q", data)
+				}
+				if err == nil && st.Malformed > st.Lines {
+					t.Fatalf("%d malformed of %d lines", st.Malformed, st.Lines)
+				}
+				_ = a.Finish().Lost()
+			}()
+		}
+	})
+}
+
+func FuzzJSClient(f *testing.F) {
+	f.Add([]byte("{\n  message: '[thrd:b/0]: b/0: Enqueue 2 message(s) (1 bytes, 2 ops) on t [0] fetch queue (qlen 0, v2, last_offset 1, 0 ctrl msgs, 0 aborted msgsets, uncompressed)',\n  fac: 'CONSUME',\n  timestamp: 1700000000000,\n  name: 'rdkafka#consumer-1'\n}\ndelivered topic=t partition=0 offset=0\n"))
+	fuzzJSClient(f, FormatJSClient, `^delivered topic=(?P<topic>\S+) partition=(?P<partition>\d+) offset=(?P<offset>\d+)$`)
+}
+
+func FuzzJSClientJSON(f *testing.F) {
+	f.Add([]byte(`{"level":20,"fac":"CONSUME","timestamp":1700000000000,"name":"c","msg":"[thrd:b/0]: b/0: Enqueue 2 message(s) (1 bytes, 2 ops) on t [0] fetch queue (qlen 0, v2, last_offset 1, 0 ctrl msgs, 0 aborted msgsets, uncompressed)"}` + "\n" +
+		`{"topic":"t","partition":0,"offset":"0","msg":"delivered"}` + "\n"))
+	fuzzJSClient(f, FormatJSClientJSON, `"topic":"(?P<topic>[^"]+)","partition":(?P<partition>\d+),"offset":"(?P<offset>\d+)","msg":"delivered"`)
+}

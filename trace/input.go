@@ -23,17 +23,17 @@ const (
 )
 
 // Formats lists the concrete formats, for help texts.
-var Formats = []Format{FormatKstranded, FormatKafkaJS, FormatLibrdkafka, FormatPattern}
+var Formats = []Format{FormatKstranded, FormatKafkaJS, FormatLibrdkafka, FormatJSClient, FormatJSClientJSON, FormatPattern}
 
 // ParseFormat validates a --format value.
 func ParseFormat(s string) (Format, error) {
 	switch f := Format(s); f {
 	case "", FormatAuto:
 		return FormatAuto, nil
-	case FormatKstranded, FormatKafkaJS, FormatLibrdkafka, FormatPattern:
+	case FormatKstranded, FormatKafkaJS, FormatLibrdkafka, FormatJSClient, FormatJSClientJSON, FormatPattern:
 		return f, nil
 	}
-	return "", fmt.Errorf("unknown format %q (want auto, kstranded, kafkajs, librdkafka or pattern)", s)
+	return "", fmt.Errorf("unknown format %q (want auto, kstranded, kafkajs, librdkafka, jsclient, jsclient-json or pattern)", s)
 }
 
 // ErrUnknownFormat is returned for a file in no known format.
@@ -56,7 +56,11 @@ func (e errMalformed) Error() string { return string(e) }
 
 const (
 	sniffBytes = 64 << 10
-	maxLine    = 1 << 20 // longer lines are malformed and skipped
+	// detectBytes bounds how far detection reads for a line that names the format (an
+	// application's log can hold thousands of its own lines before the client's first);
+	// what it read is kept in memory and parsed after.
+	detectBytes = 16 << 20
+	maxLine     = 1 << 20 // longer lines are malformed and skipped
 )
 
 // open wraps r: transparent gzip, a buffered reader big enough to sniff the format.
@@ -72,38 +76,123 @@ func open(r io.Reader) (*bufio.Reader, error) {
 	return br, nil
 }
 
-// Detect names the format of the first lines in head; pattern is tried last.
+// detector decides the format line by line. A line of kstranded's trace, of a librdkafka
+// debug log or of the JS client's log output decides at once; the instrumented kafkajs
+// trace's event names decide at the end of the first sniffBytes (a librdkafka line there
+// wins), or at once after them; lines matching the pattern decide last.
+type detector struct {
+	pattern        *regexp.Regexp
+	bytes, lines   int
+	kafkajs, patt  int
+	firstKafkaJS   int
+	firstPatt      int
+	decided        Format
+	decidedAtLine  int
+	patternMatched int
+}
+
+// line reads one line (without its newline); it returns true once the format is decided.
+func (d *detector) line(raw []byte) bool {
+	d.lines++
+	d.bytes += len(raw) + 1
+	l := bytes.TrimSuffix(raw, []byte{'\r'})
+	decide := func(f Format) bool { d.decided, d.decidedAtLine = f, d.lines; return true }
+	switch {
+	case isJSClientLine(l):
+		return decide(FormatJSClient)
+	case isJSClientJSONLine(l):
+		return decide(FormatJSClientJSON)
+	}
+	l = bytes.TrimSpace(l)
+	if len(l) == 0 {
+		return false
+	}
+	switch {
+	case isRdkafkaLine(l):
+		return decide(FormatLibrdkafka)
+	case l[0] == '{' && bytes.Contains(l, []byte(`"ev"`)) && bytes.Contains(l, []byte(`"ts"`)):
+		return decide(FormatKstranded)
+	}
+	if looksKafkaJS(l) {
+		if d.kafkajs == 0 {
+			d.firstKafkaJS = d.lines
+		}
+		d.kafkajs++
+		if d.bytes > sniffBytes {
+			return decide(FormatKafkaJS)
+		}
+	}
+	if d.pattern != nil && d.pattern.Match(l) {
+		if d.patt == 0 {
+			d.firstPatt = d.lines
+		}
+		d.patt++
+	}
+	if d.kafkajs > 0 && d.bytes > sniffBytes {
+		d.decided, d.decidedAtLine = FormatKafkaJS, d.firstKafkaJS
+		return true
+	}
+	return false
+}
+
+// end decides when no line did: the kafkajs trace's names, else --pattern. With a pattern
+// and no line matching it in what was read, the whole file is read with it (the first
+// delivery line can come after many megabytes of other lines); Parse says how many matched.
+func (d *detector) end() Format {
+	switch {
+	case d.decided != "":
+	case d.kafkajs > 0:
+		d.decided, d.decidedAtLine = FormatKafkaJS, d.firstKafkaJS
+	case d.pattern != nil:
+		d.decided, d.decidedAtLine = FormatPattern, d.firstPatt
+	}
+	return d.decided
+}
+
+// Detect names the format of the lines in head; pattern is tried last.
 func Detect(head []byte, pattern *regexp.Regexp) Format {
+	d := detector{pattern: pattern}
 	lines := bytes.Split(head, []byte{'\n'})
-	if len(lines) > 1 && len(head) == sniffBytes {
+	if len(lines) > 1 && len(head) >= sniffBytes {
 		lines = lines[:len(lines)-1] // the last one may be cut
 	}
-	var kafkajs, patt int
 	for _, l := range lines {
-		l = bytes.TrimSpace(bytes.TrimSuffix(l, []byte{'\r'}))
-		if len(l) == 0 {
-			continue
-		}
-		if isRdkafkaLine(l) {
-			return FormatLibrdkafka
-		}
-		if l[0] == '{' && bytes.Contains(l, []byte(`"ev"`)) && bytes.Contains(l, []byte(`"ts"`)) {
-			return FormatKstranded
-		}
-		if looksKafkaJS(l) {
-			kafkajs++
-		}
-		if pattern != nil && pattern.Match(l) {
-			patt++
+		if d.line(l) {
+			return d.decided
 		}
 	}
 	switch {
-	case kafkajs > 0:
+	case d.kafkajs > 0:
 		return FormatKafkaJS
-	case patt > 0:
+	case d.patt > 0:
 		return FormatPattern
 	}
 	return ""
+}
+
+// detect reads br until a line decides the format or detectBytes were read, and returns
+// the format, the line that decided it, and a reader that gives the whole input again.
+func detect(br *bufio.Reader, pattern *regexp.Regexp) (Format, int, *bufio.Reader, error) {
+	d := detector{pattern: pattern}
+	var head []byte
+	for d.bytes < detectBytes {
+		line, err := br.ReadSlice('\n')
+		head = append(head, line...)
+		if err == bufio.ErrBufferFull {
+			break // a line longer than the buffer: decide with the lines before it
+		}
+		if len(line) > 0 && d.line(bytes.TrimSuffix(line, []byte{'\n'})) {
+			break
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", 0, nil, err
+		}
+	}
+	f := d.end()
+	return f, d.decidedAtLine, bufio.NewReaderSize(io.MultiReader(bytes.NewReader(head), br), 256<<10), nil
 }
 
 // Malformed is one line a parser could not read.
@@ -115,14 +204,21 @@ type Malformed struct {
 
 // FileStats describe one parsed input.
 type FileStats struct {
-	Name        string      `json:"name"`
-	Format      Format      `json:"format"`
-	Detected    bool        `json:"detected"` // the format was auto-detected
-	Lines       int         `json:"lines"`
-	Events      int         `json:"events"`
-	Ignored     int         `json:"ignored"` // well-formed lines that say nothing about offsets
-	Malformed   int         `json:"malformed"`
-	FirstErrors []Malformed `json:"first_malformed,omitempty"`
+	Name      string `json:"name"`
+	Format    Format `json:"format"`
+	Detected  bool   `json:"detected"` // the format was auto-detected
+	Lines     int    `json:"lines"`
+	Events    int    `json:"events"`
+	Ignored   int    `json:"ignored"` // well-formed lines that say nothing about offsets
+	Malformed int    `json:"malformed"`
+	// Matched counts the lines recognised as the file's format (the objects, for the JS
+	// client's multi-line log objects; for line formats, the lines that gave events);
+	// PatternMatched the lines that matched --pattern.
+	Matched        int `json:"matched"`
+	PatternMatched int `json:"pattern_matched,omitempty"`
+	// DetectedAtLine is the line that decided the format, when it was auto-detected.
+	DetectedAtLine int         `json:"detected_at_line,omitempty"`
+	FirstErrors    []Malformed `json:"first_malformed,omitempty"`
 }
 
 const keepMalformed = 5
@@ -144,39 +240,61 @@ func (a *Analyzer) Parse(name string, r io.Reader, format Format) (FileStats, er
 		return st, fmt.Errorf("%s: %w", name, ErrEmpty)
 	}
 	if format == "" || format == FormatAuto {
-		st.Format, st.Detected = Detect(head, a.opt.Pattern), true
+		st.Format, st.DetectedAtLine, br, err = detect(br, a.opt.Pattern)
+		st.Detected = true
+		if err != nil {
+			return st, fmt.Errorf("%s: %w", name, err)
+		}
 		if st.Format == "" {
-			return st, fmt.Errorf("%s: %w (expected kstranded.trace/v1 JSON lines, a confluent-kafka-javascript trace, a librdkafka debug log, or lines matching --pattern)", name, ErrUnknownFormat)
+			return st, fmt.Errorf("%s: %w (expected kstranded.trace/v1 JSON lines, a confluent-kafka-javascript trace or log output, a librdkafka debug log, or lines matching --pattern)", name, ErrUnknownFormat)
 		}
 	}
-	var p lineParser
+	a.beginFile(name)
+	if err := a.parseFormat(name, br, &st); err != nil {
+		return st, err
+	}
+	a.endFile()
+	a.files = append(a.files, st)
+	if st.Format == FormatPattern && st.Detected && st.PatternMatched == 0 {
+		return st, fmt.Errorf("%s: %w: no line of %d matched --pattern, and none is of another format", name, ErrUnknownFormat, st.Lines)
+	}
+	return st, nil
+}
+
+// parseFormat reads br in st.Format.
+func (a *Analyzer) parseFormat(name string, br *bufio.Reader, st *FileStats) error {
 	switch st.Format {
 	case FormatKstranded:
-		p = &kstrandedParser{}
+		return a.parseLines(name, br, st, &kstrandedParser{})
 	case FormatKafkaJS:
-		p = &kafkajsParser{}
-	case FormatLibrdkafka:
-		p = newRdkafkaParser(a)
+		return a.parseLines(name, br, st, &kafkajsParser{})
 	case FormatPattern:
 		if a.opt.Pattern == nil {
-			return st, fmt.Errorf("%s: format pattern needs --pattern", name)
+			return fmt.Errorf("%s: format pattern needs --pattern", name)
 		}
 		pp, err := newPatternParser(a.opt.Pattern)
 		if err != nil {
-			return st, err
+			return err
 		}
-		p = pp
-	}
-	a.beginFile(name)
-	if st.Format == FormatLibrdkafka {
-		// the format of multi-gigabyte logs: scanned in chunks, concurrently, folded in order
-		if err := a.parseRdkafka(name, br, &st); err != nil {
-			return st, err
+		return a.parseLines(name, br, st, pp)
+	case FormatLibrdkafka:
+		// the formats of multi-gigabyte logs: scanned in chunks, concurrently, folded in order
+		return a.parseChunks(name, br, st, rdkafkaChunks{}, newRdkafkaParser(a).fold)
+	case FormatJSClient, FormatJSClientJSON:
+		f := &jsFolder{rd: newRdkafkaParser(a)}
+		fold := func(r *rdRec, emit func(Event)) {
+			if r.op == jsDeliver {
+				st.PatternMatched++
+			}
+			f.fold(r, emit)
 		}
-		a.endFile()
-		a.files = append(a.files, st)
-		return st, nil
+		return a.parseChunks(name, br, st, jsChunks{json: st.Format == FormatJSClientJSON, pattern: newPatternScan(a.opt.Pattern)}, fold)
 	}
+	return fmt.Errorf("%s: unknown format %q", name, st.Format)
+}
+
+// parseLines reads br line by line with p.
+func (a *Analyzer) parseLines(name string, br *bufio.Reader, st *FileStats, p lineParser) error {
 	lineNo := 0
 	emitted := false
 	emit := func(e Event) {
@@ -196,10 +314,10 @@ func (a *Analyzer) Parse(name string, r io.Reader, format Format) (FileStats, er
 				_, rerr = br.ReadSlice('\n')
 			}
 			if rerr == io.EOF {
-				break
+				return nil
 			}
 			if rerr != nil {
-				return st, fmt.Errorf("%s: %w", name, rerr)
+				return fmt.Errorf("%s: %w", name, rerr)
 			}
 			continue
 		}
@@ -217,19 +335,21 @@ func (a *Analyzer) Parse(name string, r io.Reader, format Format) (FileStats, er
 					st.malformed(lineNo, line, perr.Error())
 				} else if !emitted {
 					st.Ignored++
+				} else {
+					st.Matched++
+					if st.Format == FormatPattern {
+						st.PatternMatched++
+					}
 				}
 			}
 		}
 		if rerr == io.EOF {
-			break
+			return nil
 		}
 		if rerr != nil {
-			return st, fmt.Errorf("%s: line %d: %w", name, lineNo+1, rerr)
+			return fmt.Errorf("%s: line %d: %w", name, lineNo+1, rerr)
 		}
 	}
-	a.endFile()
-	a.files = append(a.files, st)
-	return st, nil
 }
 
 func (st *FileStats) malformed(line int, text []byte, reason string) {

@@ -8,10 +8,11 @@ import (
 	"runtime"
 )
 
-// Chunked parsing of librdkafka debug logs, the one format whose files reach gigabytes:
-// the input is read in chunks cut at newlines; workers scan chunks concurrently into
-// records (rdScanner.scan depends on its line alone); the records are folded into the
-// analyzer strictly in file order (rdkafkaParser.fold), so the result is the same as a
+// Chunked parsing of the formats whose files reach gigabytes (librdkafka debug logs and
+// the JS client's log output): the input is read in chunks cut at record boundaries (a
+// newline; for the JS client's multi-line objects, the start of a top-level line); workers
+// scan chunks concurrently into records (a scan depends on its chunk alone); the records
+// are folded into the analyzer strictly in file order, so the result is the same as a
 // line-by-line parse. Memory is bounded by the fixed pool of chunks, whatever the file
 // size: chunkPool × (rdChunkSize + the records of one chunk).
 
@@ -22,6 +23,20 @@ var rdChunkSize = 1 << 20
 // rdWorkers is the number of scanning goroutines (0: GOMAXPROCS, at most 4).
 var rdWorkers = 0
 
+// chunkFormat is what the chunked reader needs of a format.
+type chunkFormat interface {
+	// cut returns the index of the newline that ends the last whole record in data, a
+	// full chunk that is not the end of the input; -1 when there is none.
+	cut(data []byte) int
+	// newScanner returns the scanner of one worker goroutine.
+	newScanner() chunkScanner
+}
+
+// chunkScanner scans one chunk into its records.
+type chunkScanner interface {
+	scan(c *rdChunk)
+}
+
 type rdChunk struct {
 	data      []byte
 	tooLong   []byte // a single line longer than a chunk: its first bytes
@@ -29,17 +44,23 @@ type rdChunk struct {
 	lines     int // newline-terminated (or final) lines in the chunk
 	nonblank  int
 	malformed int
+	matched   int         // lines (or objects) read in the chunk's format
 	firstErrs []Malformed // line numbers relative to the chunk
 	err       error       // a read error after this chunk
 	done      chan struct{}
 }
 
-func (c *rdChunk) scan(sc *rdScanner) {
-	sc.reset()
-	data := c.data
+// reset prepares the chunk for a scan.
+func (c *rdChunk) reset() {
 	c.recs = c.recs[:0]
 	c.firstErrs = c.firstErrs[:0]
-	c.lines, c.nonblank, c.malformed = 0, 0, 0
+	c.lines, c.nonblank, c.malformed, c.matched = 0, 0, 0, 0
+}
+
+// eachLine calls fn with every non-blank line of the chunk (without its line end), c.lines
+// being its number within the chunk; lines longer than maxLine are malformed.
+func (c *rdChunk) eachLine(fn func(line []byte)) {
+	data := c.data
 	for len(data) > 0 {
 		var line []byte
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -59,31 +80,55 @@ func (c *rdChunk) scan(sc *rdScanner) {
 			c.bad(line, "line too long")
 			continue
 		}
-		c.recs = append(c.recs, rdRec{})
-		r := &c.recs[len(c.recs)-1]
-		ok, err := sc.scan(line, r)
-		if err != nil {
-			c.bad(line, err.Error())
-		}
-		if !ok {
-			c.recs = c.recs[:len(c.recs)-1]
-			continue
-		}
-		r.line = c.lines
+		fn(line)
 	}
 }
 
-func (c *rdChunk) bad(text []byte, reason string) {
+// rdkafkaChunks is the librdkafka debug log as a chunked format: one record a line.
+type rdkafkaChunks struct{}
+
+func (rdkafkaChunks) cut(data []byte) int { return bytes.LastIndexByte(data, '\n') }
+
+func (rdkafkaChunks) newScanner() chunkScanner { return rdChunkScanner{newRdScanner()} }
+
+type rdChunkScanner struct{ sc *rdScanner }
+
+func (s rdChunkScanner) scan(c *rdChunk) {
+	s.sc.reset()
+	c.reset()
+	c.eachLine(func(line []byte) {
+		c.recs = append(c.recs, rdRec{})
+		r := &c.recs[len(c.recs)-1]
+		ok, err := s.sc.scan(line, r)
+		if err != nil {
+			c.bad(line, err.Error())
+		} else {
+			c.matched++
+		}
+		if !ok {
+			c.recs = c.recs[:len(c.recs)-1]
+			return
+		}
+		r.line = c.lines
+	})
+}
+
+// bad counts the current line as malformed.
+func (c *rdChunk) bad(text []byte, reason string) { c.badAt(c.lines, text, reason) }
+
+// badAt counts a malformed record that starts at line (within the chunk).
+func (c *rdChunk) badAt(line int, text []byte, reason string) {
 	c.malformed++
 	if len(c.firstErrs) < keepMalformed {
 		var st FileStats
-		st.malformed(c.lines, text, reason) // copies the text: the chunk is reused
+		st.malformed(line, text, reason) // copies the text: the chunk is reused
 		c.firstErrs = append(c.firstErrs, st.FirstErrors[0])
 	}
 }
 
-// parseRdkafka reads a librdkafka debug log from br into a, filling st.
-func (a *Analyzer) parseRdkafka(name string, br *bufio.Reader, st *FileStats) error {
+// parseChunks reads a file of a chunked format from br into a, filling st; fold turns
+// each record into events, in file order.
+func (a *Analyzer) parseChunks(name string, br *bufio.Reader, st *FileStats, cf chunkFormat, fold func(*rdRec, func(Event))) error {
 	workers := rdWorkers
 	if workers <= 0 {
 		workers = min(runtime.GOMAXPROCS(0), 4)
@@ -96,9 +141,9 @@ func (a *Analyzer) parseRdkafka(name string, br *bufio.Reader, st *FileStats) er
 	order := make(chan *rdChunk, cap(free))
 	for range workers {
 		go func() {
-			sc := newRdScanner()
+			sc := cf.newScanner()
 			for c := range jobs {
-				c.scan(sc)
+				sc.scan(c)
 				c.done <- struct{}{}
 			}
 		}()
@@ -128,7 +173,7 @@ func (a *Analyzer) parseRdkafka(name string, br *bufio.Reader, st *FileStats) er
 			}
 			carry = carry[:0]
 			if !eof {
-				cut := bytes.LastIndexByte(c.data, '\n')
+				cut := cf.cut(c.data)
 				if cut < 0 {
 					// one line fills the chunk: malformed; skip to its end
 					c.tooLong = append([]byte{}, c.data[:min(len(c.data), 256)]...)
@@ -167,7 +212,6 @@ func (a *Analyzer) parseRdkafka(name string, br *bufio.Reader, st *FileStats) er
 		}
 	}()
 
-	p := newRdkafkaParser(a)
 	base := 0
 	emitted := false
 	var ref Ref
@@ -189,7 +233,7 @@ func (a *Analyzer) parseRdkafka(name string, br *bufio.Reader, st *FileStats) er
 			r := &c.recs[i]
 			emitted = false
 			ref = Ref{File: name, Line: base + r.line}
-			p.fold(r, emit)
+			fold(r, emit)
 			if emitted {
 				withEvents++
 			}
@@ -201,6 +245,7 @@ func (a *Analyzer) parseRdkafka(name string, br *bufio.Reader, st *FileStats) er
 			}
 		}
 		st.Malformed += c.malformed
+		st.Matched += c.matched
 		st.Ignored += c.nonblank - c.malformed - withEvents
 		st.Lines += c.lines
 		base += c.lines

@@ -144,9 +144,9 @@ func (sc *rdScanner) repeat(r *rdRec) bool {
 	}
 	l := &sc.last[p]
 	same := l.op == r.op && l.off == r.off && l.aux == r.aux && l.topic == r.topic &&
-		(r.op == rdPosition || r.op == rdStore && !r.flag && !l.flag)
+		(r.op == rdPosition && (r.text == l.text || r.text == "" || r.text == "EOF") || r.op == rdStore && !r.flag && !l.flag)
 	if !same {
-		*l = rdRec{op: r.op, off: r.off, aux: r.aux, topic: r.topic, flag: r.flag}
+		*l = rdRec{op: r.op, off: r.off, aux: r.aux, topic: r.topic, flag: r.flag, text: r.text}
 	}
 	return same
 }
@@ -175,51 +175,70 @@ func (sc *rdScanner) scan(l []byte, r *rdRec) (bool, error) {
 	if i < 0 {
 		return false, errMalformed("no client field")
 	}
-	// dispatch on the facility before looking at the message: most facilities of a
-	// consumer,fetch,cgrp debug log (DUMP_*, ASSIGNDONE, HEARTBEAT, ...) say nothing here
-	var op rdOp
+	ok, err := sc.scanMessage(fac, rest[:i], rest[i+1:], r)
+	if !ok || err != nil {
+		return false, err
+	}
+	ts, tok := parseEpoch(tsField)
+	if !tok {
+		return false, errMalformed("bad timestamp")
+	}
+	r.ts = ts.UnixNano()
+	return true, nil
+}
+
+// facilityOp maps a facility to the record it may give. Most facilities of a
+// consumer,fetch,cgrp debug log (DUMP_*, ASSIGNDONE, HEARTBEAT, ...) say nothing here, so the
+// dispatch on the facility comes before any look at the message.
+func facilityOp(fac []byte) rdOp {
 	switch len(fac) {
 	case 4:
 		if string(fac) == "LOST" {
-			op = rdLost
+			return rdLost
 		}
 	case 5:
 		switch string(fac) {
 		case "FETCH":
-			op = rdPosition
+			return rdPosition
 		case "PAUSE":
-			op = rdPause
+			return rdPause
 		}
 	case 6:
 		switch string(fac) {
 		case "OFFSET":
-			op = rdStore
+			return rdStore
 		case "REMOVE":
-			op = rdRemove
+			return rdRemove
 		case "COMMIT":
-			op = rdCommit
+			return rdCommit
 		}
 	case 7:
 		switch string(fac) {
 		case "CONSUME":
-			op = rdFetch
+			return rdFetch
 		case "PARTADD":
-			op = rdAssign
+			return rdAssign
 		case "PARTDEL":
-			op = rdRevoke
+			return rdRevoke
 		case "MAXPOLL":
-			op = rdMaxPoll
+			return rdMaxPoll
 		}
 	case 8:
 		if string(fac) == "FETCHERR" {
-			op = rdPosition
+			return rdPosition
 		}
 	}
+	return rdNone
+}
+
+// scanMessage reads the message of one log line, given its facility and client name, into
+// r (all but the time). The JS client forwards librdkafka's lines as exactly these three
+// fields (parse_jslog.go), so both formats share it.
+func (sc *rdScanner) scanMessage(fac, client, msg []byte, r *rdRec) (bool, error) {
+	op := facilityOp(fac)
 	if op == rdNone {
 		return false, nil
 	}
-	client := rest[:i]
-	msg := rest[i+1:]
 	// with debug on, every client of the process (producers and admin clients, which
 	// librdkafka names "<client.id>#producer-N", next to the consumer) logs into the same
 	// stream: only consumers fetch, store and commit
@@ -238,7 +257,7 @@ func (sc *rdScanner) scan(l []byte, r *rdRec) (bool, error) {
 				return false, errMalformed("unreadable Fetch topic line")
 			}
 			r.topic, r.part, r.off = topic, part, off
-			return sc.finish(r, tsField, client)
+			return sc.keep(r, client), nil
 		}
 	}
 	if len(msg) > 0 && msg[0] == ' ' || bytes.HasPrefix(msg, []byte("[thrd:")) {
@@ -250,221 +269,41 @@ func (sc *rdScanner) scan(l []byte, r *rdRec) (bool, error) {
 	if !ok || err != nil {
 		return false, err
 	}
-	return sc.finish(r, tsField, client)
+	return sc.keep(r, client), nil
 }
 
-// finish drops repeats and reads the time of the records that are kept.
-func (sc *rdScanner) finish(r *rdRec, tsField, client []byte) (bool, error) {
+// keep drops repeats and names the client of the records that settle commits.
+func (sc *rdScanner) keep(r *rdRec, client []byte) bool {
 	if r.topic != "" && sc.repeat(r) {
-		return false, nil
+		return false
 	}
-	ts, tok := parseEpoch(tsField)
-	if !tok {
-		return false, errMalformed("bad timestamp")
-	}
-	r.ts = ts.UnixNano()
 	if r.op == rdStore || r.op == rdRemove || r.op == rdCommit {
 		r.client = sc.intern(client)
 	}
-	return true, nil
+	return true
 }
 
-// message reads the message of a line of an interesting facility into r.
+// message reads the message of a line of an interesting facility into r: one reader per
+// facility.
 func (sc *rdScanner) message(fac, msg []byte, r *rdRec) (bool, error) {
 	switch r.op {
 	case rdPosition:
 		if fac[len(fac)-1] == 'R' { // FETCHERR
-			j := bytes.Index(msg, bFetchFailed)
-			if j < 0 {
-				return false, nil
-			}
-			// "<broker>: topic [p]: Fetch failed at offset O (...): _PARTITION_EOF"
-			seg := msg[:j]
-			if k := bytes.LastIndex(seg, []byte(": ")); k >= 0 {
-				seg = seg[k+2:]
-			}
-			topic, part, ok := sc.topicPart(seg)
-			off, ok2 := parseInt(msg[j+len(bFetchFailed):])
-			if !ok || !ok2 {
-				return false, errMalformed("unreadable Fetch failed line")
-			}
-			r.topic, r.part, r.off = topic, part, off
-			if bytes.Contains(msg, []byte("_PARTITION_EOF")) {
-				r.text = "EOF"
-			} else {
-				r.text = "fetch error"
-				if k := bytes.LastIndex(msg, []byte("): ")); k >= 0 {
-					r.text = string(msg[k+3:])
-				}
-			}
-			return true, nil
+			return sc.fetchFailed(msg, r)
 		}
-		// the fetcher's own request summary, "Fetch 3/3/3 toppar(s)", is a third of the
-		// FETCH lines
-		if bytes.HasSuffix(msg, bToppars) {
-			return false, nil
-		}
-		if j := bytes.Index(msg, bFetchTopic); j >= 0 {
-			topic, part, off, ok := sc.topicPartAt(msg[j+len(bFetchTopic):], bAtOffset)
-			if !ok {
-				return false, errMalformed("unreadable Fetch topic line")
-			}
-			r.topic, r.part, r.off = topic, part, off
-			return true, nil
-		}
-		if bytes.HasPrefix(msg, bPartition) {
-			j := bytes.Index(msg, bStartFetch)
-			if j < 0 {
-				return false, nil
-			}
-			topic, part, ok := sc.topicPart(msg[len(bPartition) : j+1])
-			off, ok2 := parseInt(msg[j+len(bStartFetch):])
-			if !ok || !ok2 {
-				return false, errMalformed("unreadable start-fetching line")
-			}
-			r.op, r.topic, r.part, r.off = rdStartFetch, topic, part, off
-			return true, nil
-		}
-		if j := bytes.Index(msg, bTopic); j >= 0 {
-			nf := bytes.Index(msg, bNotFetch)
-			ff := bytes.Index(msg, bIsFetchable)
-			if nf < 0 && ff < 0 {
-				return false, nil
-			}
-			topic, part, ok := sc.topicPart(msg[j+len(bTopic):])
-			if !ok {
-				return false, errMalformed("unreadable fetchable line")
-			}
-			r.op, r.topic, r.part = rdFetchable, topic, part
-			r.flag = nf >= 0 && bytes.HasPrefix(msg[nf+len(bNotFetch):], []byte("paused"))
-			return true, nil
-		}
-		return false, nil
+		return sc.fetcher(msg, r)
 	case rdFetch:
-		j := bytes.Index(msg, bEnqueue)
-		if j < 0 {
-			return false, nil
-		}
-		n, ok := parseInt(msg[j+len(bEnqueue):])
-		on := bytes.Index(msg, bOn)
-		lo := bytes.Index(msg, bLastOffset)
-		if !ok || on < 0 || lo < 0 {
-			return false, errMalformed("unreadable Enqueue line")
-		}
-		topic, part, ok := sc.topicPart(msg[on+len(bOn):])
-		last, ok2 := parseInt(msg[lo+len(bLastOffset):])
-		if !ok || !ok2 {
-			return false, errMalformed("unreadable Enqueue line")
-		}
-		if c := bytes.Index(msg[lo:], bCtrl); c >= 0 {
-			k := lo + c - 1
-			for k > lo && msg[k] >= '0' && msg[k] <= '9' {
-				k--
-			}
-			v, _ := parseInt(msg[k+1 : lo+c])
-			r.ctrl = int32(min(v, n))
-		}
-		r.topic, r.part, r.off, r.aux = topic, part, last, n
-		return true, nil
+		return sc.enqueue(msg, r)
 	case rdStore: // OFFSET
-		if bytes.HasPrefix(msg, bTopic) {
-			j := bytes.Index(msg, bStored)
-			if j < 0 {
-				return false, nil
-			}
-			topic, part, ok := sc.topicPart(msg[len(bTopic):j])
-			if !ok {
-				return false, errMalformed("unreadable stored offset line")
-			}
-			s, ok := parseInt(msg[j+len(bStored):])
-			if !ok {
-				return false, nil // INVALID: nothing stored yet
-			}
-			r.topic, r.part, r.off = topic, part, s
-			if c := bytes.Index(msg, bCommitted); c >= 0 {
-				if co, ok := parseInt(msg[c+len(bCommitted):]); ok {
-					r.aux = co
-				}
-			}
-			r.flag = bytes.Contains(msg, bForCommit) && !bytes.Contains(msg, []byte("not including"))
-			return true, nil
-		}
-		if j := bytes.Index(msg, bOffReset); j >= 0 {
-			topic, part, ok := sc.topicPart(msg[:j+1])
-			k := bytes.Index(msg[j:], bTo)
-			if !ok || k < 0 {
-				return false, errMalformed("unreadable offset reset line")
-			}
-			r.op, r.topic, r.part = rdOffReset, topic, part
-			if off, ok := parseInt(msg[j+k+len(bTo):]); ok {
-				r.off = off
-			}
-			r.text = "offset reset: " + string(msg[j+k+len(bTo):])
-			return true, nil
-		}
-		return false, nil
+		return sc.offset(msg, r)
 	case rdRemove:
-		if !bytes.HasPrefix(msg, bRemoving) {
-			return false, nil
-		}
-		j := bytes.Index(msg, bStoredEq)
-		topic, part, ok := sc.topicPart(msg[len(bRemoving):])
-		if !ok || j < 0 {
-			return false, nil
-		}
-		s, ok := parseInt(msg[j+len(bStoredEq):])
-		if !ok {
-			return false, nil
-		}
-		r.topic, r.part, r.off = topic, part, s
-		return true, nil
+		return sc.remove(msg, r)
 	case rdCommit:
-		if bytes.Index(msg, bOffsetCom) < 0 {
-			return false, nil
-		}
-		k := bytes.Index(msg, bReturned)
-		if k < 0 {
-			return false, nil
-		}
-		result := msg[k+len(bReturned):]
-		r.flag = bytes.HasPrefix(result, bSuccess)
-		if bytes.Contains(result, []byte("No offset stored")) {
-			r.ctrl = 1
-		}
-		if !r.flag {
-			r.text = string(result)
-		}
-		return true, nil
+		return commitResult(msg, r), nil
 	case rdAssign, rdRevoke:
-		sep := bAdd
-		if r.op == rdRevoke {
-			sep = bDelete
-		}
-		j := bytes.Index(msg, sep)
-		if j < 0 {
-			return false, nil
-		}
-		topic, part, ok := sc.topicPart(msg[j+len(sep):])
-		if !ok {
-			return false, nil
-		}
-		r.topic, r.part = topic, part
-		return true, nil
+		return sc.partAddDel(msg, r), nil
 	case rdMaxPoll:
-		j := bytes.Index(msg, bMaxPoll)
-		if j < 0 {
-			return false, nil
-		}
-		if iv, ok := parseInt(msg[j+len(bMaxPoll):]); ok {
-			r.off = iv
-		}
-		if k := bytes.Index(msg, bExceeded); k >= 0 {
-			if by, ok := parseInt(msg[k+len(bExceeded):]); ok {
-				r.aux = by
-			}
-		}
-		r.text = string(msg)
-		return true, nil
+		return maxPollExceeded(msg, r), nil
 	case rdLost:
 		j := bytes.Index(msg, bLost)
 		if j < 0 {
@@ -473,20 +312,242 @@ func (sc *rdScanner) message(fac, msg []byte, r *rdRec) (bool, error) {
 		r.text = "lost: " + string(msg[j+len(bLost):])
 		return true, nil
 	case rdPause:
-		if !bytes.HasPrefix(msg, bPausing) && !bytes.HasPrefix(msg, bResuming) {
+		return pauseResume(msg, r), nil
+	}
+	return false, nil
+}
+
+// fetchFailed reads "<broker>: topic [p]: Fetch failed at offset O (...): _PARTITION_EOF".
+func (sc *rdScanner) fetchFailed(msg []byte, r *rdRec) (bool, error) {
+	j := bytes.Index(msg, bFetchFailed)
+	if j < 0 {
+		return false, nil
+	}
+	seg := msg[:j]
+	if k := bytes.LastIndex(seg, []byte(": ")); k >= 0 {
+		seg = seg[k+2:]
+	}
+	topic, part, ok := sc.topicPart(seg)
+	off, ok2 := parseInt(msg[j+len(bFetchFailed):])
+	if !ok || !ok2 {
+		return false, errMalformed("unreadable Fetch failed line")
+	}
+	r.topic, r.part, r.off = topic, part, off
+	if bytes.Contains(msg, []byte("_PARTITION_EOF")) {
+		r.text = "EOF"
+	} else {
+		r.text = "fetch error"
+		if k := bytes.LastIndex(msg, []byte("): ")); k >= 0 {
+			r.text = string(msg[k+3:])
+		}
+	}
+	return true, nil
+}
+
+// fetcher reads the FETCH lines: "Fetch topic t [p] at offset N", "Partition t [p] start
+// fetching at offset N", "Topic t [p] ... is (not) fetchable".
+func (sc *rdScanner) fetcher(msg []byte, r *rdRec) (bool, error) {
+	// the fetcher's own request summary, "Fetch 3/3/3 toppar(s)", is a third of the
+	// FETCH lines
+	if bytes.HasSuffix(msg, bToppars) {
+		return false, nil
+	}
+	if j := bytes.Index(msg, bFetchTopic); j >= 0 {
+		topic, part, off, ok := sc.topicPartAt(msg[j+len(bFetchTopic):], bAtOffset)
+		if !ok {
+			return false, errMalformed("unreadable Fetch topic line")
+		}
+		r.topic, r.part, r.off = topic, part, off
+		return true, nil
+	}
+	if bytes.HasPrefix(msg, bPartition) {
+		j := bytes.Index(msg, bStartFetch)
+		if j < 0 {
 			return false, nil
 		}
-		if bytes.HasPrefix(msg, bResuming) {
-			r.op = rdResume
+		topic, part, ok := sc.topicPart(msg[len(bPartition) : j+1])
+		off, ok2 := parseInt(msg[j+len(bStartFetch):])
+		if !ok || !ok2 {
+			return false, errMalformed("unreadable start-fetching line")
 		}
-		if j := bytes.Index(msg, []byte("): ")); j >= 0 {
-			r.text = string(msg[j+3:])
-		} else if j := bytes.LastIndex(msg, []byte(": ")); j >= 0 {
-			r.text = string(msg[j+2:])
+		r.op, r.topic, r.part, r.off = rdStartFetch, topic, part, off
+		return true, nil
+	}
+	if j := bytes.Index(msg, bTopic); j >= 0 {
+		nf := bytes.Index(msg, bNotFetch)
+		ff := bytes.Index(msg, bIsFetchable)
+		if nf < 0 && ff < 0 {
+			return false, nil
 		}
+		topic, part, ok := sc.topicPart(msg[j+len(bTopic):])
+		if !ok {
+			return false, errMalformed("unreadable fetchable line")
+		}
+		r.op, r.topic, r.part = rdFetchable, topic, part
+		r.flag = nf >= 0 && bytes.HasPrefix(msg[nf+len(bNotFetch):], []byte("paused"))
 		return true, nil
 	}
 	return false, nil
+}
+
+// enqueue reads "Enqueue N message(s) (...) on t [p] fetch queue (..., last_offset L, C ctrl msgs, ...)".
+func (sc *rdScanner) enqueue(msg []byte, r *rdRec) (bool, error) {
+	j := bytes.Index(msg, bEnqueue)
+	if j < 0 {
+		return false, nil
+	}
+	n, ok := parseInt(msg[j+len(bEnqueue):])
+	on := bytes.Index(msg, bOn)
+	lo := bytes.Index(msg, bLastOffset)
+	if !ok || on < 0 || lo < 0 {
+		return false, errMalformed("unreadable Enqueue line")
+	}
+	topic, part, ok := sc.topicPart(msg[on+len(bOn):])
+	last, ok2 := parseInt(msg[lo+len(bLastOffset):])
+	if !ok || !ok2 {
+		return false, errMalformed("unreadable Enqueue line")
+	}
+	if c := bytes.Index(msg[lo:], bCtrl); c >= 0 {
+		k := lo + c - 1
+		for k > lo && msg[k] >= '0' && msg[k] <= '9' {
+			k--
+		}
+		v, _ := parseInt(msg[k+1 : lo+c])
+		r.ctrl = int32(min(v, n))
+	}
+	r.topic, r.part, r.off, r.aux = topic, part, last, n
+	return true, nil
+}
+
+// offset reads the OFFSET lines: "Topic t [p]: stored offset S ..., committed offset C ...:
+// setting stored offset S ... for commit" and "t [p]: offset reset (at offset X) to Y".
+func (sc *rdScanner) offset(msg []byte, r *rdRec) (bool, error) {
+	if bytes.HasPrefix(msg, bTopic) {
+		j := bytes.Index(msg, bStored)
+		if j < 0 {
+			return false, nil
+		}
+		topic, part, ok := sc.topicPart(msg[len(bTopic):j])
+		if !ok {
+			return false, errMalformed("unreadable stored offset line")
+		}
+		s, ok := parseInt(msg[j+len(bStored):])
+		if !ok {
+			return false, nil // INVALID: nothing stored yet
+		}
+		r.topic, r.part, r.off = topic, part, s
+		if c := bytes.Index(msg, bCommitted); c >= 0 {
+			if co, ok := parseInt(msg[c+len(bCommitted):]); ok {
+				r.aux = co
+			}
+		}
+		r.flag = bytes.Contains(msg, bForCommit) && !bytes.Contains(msg, []byte("not including"))
+		return true, nil
+	}
+	if j := bytes.Index(msg, bOffReset); j >= 0 {
+		topic, part, ok := sc.topicPart(msg[:j+1])
+		k := bytes.Index(msg[j:], bTo)
+		if !ok || k < 0 {
+			return false, errMalformed("unreadable offset reset line")
+		}
+		r.op, r.topic, r.part = rdOffReset, topic, part
+		if off, ok := parseInt(msg[j+k+len(bTo):]); ok {
+			r.off = off
+		}
+		r.text = "offset reset: " + string(msg[j+k+len(bTo):])
+		return true, nil
+	}
+	return false, nil
+}
+
+// remove reads "Removing t [p] ... stored offset=S".
+func (sc *rdScanner) remove(msg []byte, r *rdRec) (bool, error) {
+	if !bytes.HasPrefix(msg, bRemoving) {
+		return false, nil
+	}
+	j := bytes.Index(msg, bStoredEq)
+	topic, part, ok := sc.topicPart(msg[len(bRemoving):])
+	if !ok || j < 0 {
+		return false, nil
+	}
+	s, ok := parseInt(msg[j+len(bStoredEq):])
+	if !ok {
+		return false, nil
+	}
+	r.topic, r.part, r.off = topic, part, s
+	return true, nil
+}
+
+// commitResult reads "OffsetCommit for N partition(s) ...: returned: Success".
+func commitResult(msg []byte, r *rdRec) bool {
+	if bytes.Index(msg, bOffsetCom) < 0 {
+		return false
+	}
+	k := bytes.Index(msg, bReturned)
+	if k < 0 {
+		return false
+	}
+	result := msg[k+len(bReturned):]
+	r.flag = bytes.HasPrefix(result, bSuccess)
+	if bytes.Contains(result, []byte("No offset stored")) {
+		r.ctrl = 1
+	}
+	if !r.flag {
+		r.text = string(result)
+	}
+	return true
+}
+
+// partAddDel reads the PARTADD / PARTDEL lines: "...: add t [p]", "...: delete t [p]".
+func (sc *rdScanner) partAddDel(msg []byte, r *rdRec) bool {
+	sep := bAdd
+	if r.op == rdRevoke {
+		sep = bDelete
+	}
+	j := bytes.Index(msg, sep)
+	if j < 0 {
+		return false
+	}
+	topic, part, ok := sc.topicPart(msg[j+len(sep):])
+	if !ok {
+		return false
+	}
+	r.topic, r.part = topic, part
+	return true
+}
+
+// maxPollExceeded reads "Application maximum poll interval (Nms) exceeded by Mms".
+func maxPollExceeded(msg []byte, r *rdRec) bool {
+	j := bytes.Index(msg, bMaxPoll)
+	if j < 0 {
+		return false
+	}
+	if iv, ok := parseInt(msg[j+len(bMaxPoll):]); ok {
+		r.off = iv
+	}
+	if k := bytes.Index(msg, bExceeded); k >= 0 {
+		if by, ok := parseInt(msg[k+len(bExceeded):]); ok {
+			r.aux = by
+		}
+	}
+	r.text = string(msg)
+	return true
+}
+
+// pauseResume reads "Pausing fetchers for ...: reason" / "Resuming fetchers for ...".
+func pauseResume(msg []byte, r *rdRec) bool {
+	if !bytes.HasPrefix(msg, bPausing) && !bytes.HasPrefix(msg, bResuming) {
+		return false
+	}
+	if bytes.HasPrefix(msg, bResuming) {
+		r.op = rdResume
+	}
+	if j := bytes.Index(msg, []byte("): ")); j >= 0 {
+		r.text = string(msg[j+3:])
+	} else if j := bytes.LastIndex(msg, []byte(": ")); j >= 0 {
+		r.text = string(msg[j+2:])
+	}
+	return true
 }
 
 // fold turns one record into events, in file order.
@@ -499,9 +560,10 @@ func (p *rdkafkaParser) fold(r *rdRec, emit func(Event)) {
 	}
 	switch r.op {
 	case rdPosition:
-		// a repeat of the position the analyzer holds says nothing (the scanner drops most
-		// repeats already, within a chunk; this makes the counts independent of chunking)
-		if p.a.position(r.topic, r.part) == r.off {
+		// a repeat of the position the analyzer holds says nothing, unless it carries a new
+		// fetch error (Analyzer.addPosition); the scanner drops most repeats already, within a
+		// chunk; this makes the counts independent of chunking
+		if pos, reason := p.a.position(r.topic, r.part); pos == r.off && (r.text == "" || r.text == "EOF" || r.text == reason) {
 			return
 		}
 		e := mk(KindPosition)
@@ -526,24 +588,13 @@ func (p *rdkafkaParser) fold(r *rdRec, emit func(Event)) {
 		n, last := r.aux, r.off
 		e.Count, e.Ctrl = int(n), int(r.ctrl)
 		first := last - n + 1
-		if pos := p.a.position(r.topic, r.part); pos >= 0 && pos <= last && pos < first {
+		if pos, _ := p.a.position(r.topic, r.part); pos >= 0 && pos <= last && pos < first {
 			first = pos // sparse (compacted or aborted) batches: the fetch started at the position
 		}
 		e.Ranges = []kpart.Range{{First: first, Last: last}}
 		emit(e)
 	case rdStore:
-		if st, co := p.a.storedCommitted(r.topic, r.part); !r.flag && st == r.off && (r.aux == Unknown || co != Unknown) {
-			return // as for positions: a repeat that adds nothing
-		}
-		e := mk(KindStore)
-		e.Offset = r.off
-		emit(e)
-		if r.aux != Unknown {
-			p.a.knownCommitted(r.topic, r.part, r.aux)
-		}
-		if r.flag {
-			p.pending = append(p.pending, pendingCommit{r.client, r.topic, r.part, r.off})
-		}
+		p.foldStore(r, mk(KindStore), emit)
 	case rdOffReset:
 		e := mk(KindSeek)
 		e.Offset, e.Reason = r.off, r.text
@@ -551,25 +602,7 @@ func (p *rdkafkaParser) fold(r *rdRec, emit func(Event)) {
 	case rdRemove:
 		p.pending = append(p.pending, pendingCommit{r.client, r.topic, r.part, r.off})
 	case rdCommit:
-		// a commit result settles the offsets its own client stored; another consumer's
-		// stored offsets in the same log stay pending
-		keep := p.pending[:0]
-		for _, pc := range p.pending {
-			if pc.client != r.client {
-				keep = append(keep, pc)
-				continue
-			}
-			if r.ctrl == 1 { // "No offset stored": nothing was committed
-				continue
-			}
-			e := mk(KindCommit)
-			if !r.flag {
-				e.Kind, e.Reason = KindCommitFail, r.text
-			}
-			e.Topic, e.Partition, e.Offset = pc.topic, pc.part, pc.offset
-			emit(e)
-		}
-		p.pending = keep
+		p.foldCommit(r, mk(KindCommit), emit)
 	case rdAssign:
 		emit(mk(KindAssign))
 	case rdRevoke:
@@ -599,6 +632,44 @@ func (p *rdkafkaParser) fold(r *rdRec, emit func(Event)) {
 		e.Reason = r.text
 		emit(e)
 	}
+}
+
+// foldStore folds a stored offset: a store for commit waits for its client's next commit
+// result; the committed offset the line names is known from then on.
+func (p *rdkafkaParser) foldStore(r *rdRec, e Event, emit func(Event)) {
+	if st, co := p.a.storedCommitted(r.topic, r.part); !r.flag && st == r.off && (r.aux == Unknown || co != Unknown) {
+		return // as for positions: a repeat that adds nothing
+	}
+	e.Offset = r.off
+	emit(e)
+	if r.aux != Unknown {
+		p.a.knownCommitted(r.topic, r.part, r.aux)
+	}
+	if r.flag {
+		p.pending = append(p.pending, pendingCommit{r.client, r.topic, r.part, r.off})
+	}
+}
+
+// foldCommit folds a commit result: it settles the offsets its own client stored; another
+// consumer's stored offsets in the same log stay pending.
+func (p *rdkafkaParser) foldCommit(r *rdRec, base Event, emit func(Event)) {
+	keep := p.pending[:0]
+	for _, pc := range p.pending {
+		if pc.client != r.client {
+			keep = append(keep, pc)
+			continue
+		}
+		if r.ctrl == 1 { // "No offset stored": nothing was committed
+			continue
+		}
+		e := base
+		if !r.flag {
+			e.Kind, e.Reason = KindCommitFail, r.text
+		}
+		e.Topic, e.Partition, e.Offset = pc.topic, pc.part, pc.offset
+		emit(e)
+	}
+	p.pending = keep
 }
 
 // Line reads one line (the lineParser interface; Parse itself goes through parseChunks).

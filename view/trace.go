@@ -196,7 +196,15 @@ func WriteHeader(w io.Writer, d Trace, st render.Styles) {
 		if f.Detected {
 			how = "detected"
 		}
+		if f.Detected && f.DetectedAtLine > 1 {
+			how = fmt.Sprintf("detected at line %d", f.DetectedAtLine)
+		}
 		fmt.Fprintf(w, "%s: %s (%s), %d lines, %d events", f.Name, f.Format, how, f.Lines, f.Events)
+		if f.Format == trace.FormatPattern {
+			fmt.Fprintf(w, ", %d matched --pattern", f.PatternMatched)
+		} else if f.Format == trace.FormatJSClient || f.Format == trace.FormatJSClientJSON {
+			fmt.Fprintf(w, ", %d client log lines, %d matched --pattern", f.Matched, f.PatternMatched)
+		}
 		if f.Malformed > 0 {
 			fmt.Fprintf(w, ", %s", st.Warn.Render(fmt.Sprintf("%d malformed", f.Malformed)))
 		}

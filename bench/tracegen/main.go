@@ -1,4 +1,7 @@
-// Command tracegen writes a synthetic librdkafka debug log for bench/trace-parse.sh.
+// Command tracegen writes the synthetic logs of bench/trace-parse.sh and
+// bench/trace-parse-shapes.sh: -shape rdkafka (a librdkafka debug log, mostly idle long
+// polls), busy (every partition fetching, enqueueing, storing and committing), jsclient and
+// jsclient-json (confluent-kafka-javascript's log output with delivery lines).
 package main
 
 import (
@@ -13,13 +16,24 @@ func main() {
 	size := flag.Int64("size", 1<<30, "bytes to write (about)")
 	parts := flag.Int("partitions", 6, "partitions")
 	out := flag.String("o", "", "output file")
+	shape := flag.String("shape", "rdkafka", "rdkafka, busy, jsclient or jsclient-json")
 	flag.Parse()
 	fh, err := os.Create(*out)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if err := tracegen.WriteRdkafkaLog(fh, *size, *parts); err != nil {
+	switch *shape {
+	case "rdkafka":
+		err = tracegen.WriteRdkafkaLog(fh, *size, *parts)
+	case "busy":
+		err = tracegen.WriteBusyRdkafkaLog(fh, *size, *parts)
+	case "jsclient", "jsclient-json":
+		err = tracegen.WriteJSClientLog(fh, *size, *parts, *shape == "jsclient-json")
+	default:
+		err = fmt.Errorf("unknown -shape %q", *shape)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -1,0 +1,863 @@
+package trace
+
+import (
+	"bytes"
+	"regexp"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/kstranded/kstranded/internal/kpart"
+)
+
+// The JS client's own log output (confluent-kafka-javascript, its KafkaJS-compatible API).
+// Every line the client logs goes through one logger call with one object: in
+// lib/kafkajs/_common.js (1.10.0, 1.10.1) the client's own ("BINDING") messages carry
+// createBindingMessageMetadata's {name, fac: 'BINDING', timestamp}, and loggerTrampoline
+// forwards librdkafka's log lines (debug contexts included) as
+// logger.debug(msg.message, {fac, timestamp: Date.now(), name}). So a line says:
+//
+//	message    the text; for librdkafka lines "[thrd:main]: Topic stranded [0]: stored offset 82 ..."
+//	fac        BINDING, or librdkafka's facility (FETCH, CONSUME, OFFSET, COMMIT, CGRP, ...)
+//	name       the client ("rdkafka#consumer-3", "rdkafka#producer-2", or '')
+//	timestamp  Date.now() when it was logged, milliseconds
+//
+// Two shapes reach a file:
+//   - FormatJSClient, the DefaultLogger: console.log({ message, ...extra }) (console.info,
+//     .warn, .error by level), which prints the object with Node's util.inspect: on one line
+//     when it is short, else over several lines, "{", one "  key: value," a line, "}";
+//     strings in single quotes (double or back quotes when the text holds single quotes),
+//     long strings with newlines cut into "'...\n' +" continuation lines. The application's
+//     own lines come in between.
+//   - FormatJSClientJSON, a structured logger the application plugs in (pino, winston,
+//     bunyan): one JSON object a line, the text under "msg" (pino, bunyan) or "message"
+//     (winston), the time under "timestamp" (the client's) or "time"; other lines are the
+//     application's.
+//
+// librdkafka's lines are read by the librdkafka parser itself (rdScanner.scanMessage on the
+// facility, client and message), BINDING lines give the cache fills ("Attempting to fetch
+// N messages to the message cache"), the workers ("Spawning N workers"), pause, resume and
+// disconnect; the application's lines are read with --pattern as deliveries. One file can
+// carry all three, and is read in chunks like a librdkafka log (parse_chunks.go).
+
+// More of the JS client's log formats (see Formats).
+const (
+	FormatJSClient     Format = "jsclient"      // confluent-kafka-javascript DefaultLogger output (Node's inspect of objects)
+	FormatJSClientJSON Format = "jsclient-json" // confluent-kafka-javascript through a JSON logger (pino, winston, bunyan)
+)
+
+// The records the JS client's lines add to librdkafka's (rdRec.op).
+const (
+	jsFetchRequest rdOp = iota + 100 // BINDING "Attempting to fetch N messages to the message cache": aux = N
+	jsWorkers                        // BINDING "Spawning N workers": aux = N
+	jsPause                          // BINDING "Pausing N topics": aux = N
+	jsResume                         // BINDING "Resuming N topics": aux = N
+	jsNote                           // another BINDING line worth the timeline: text
+	jsDeliver                        // an application line matching --pattern: topic, part, off; flag = timed
+)
+
+var (
+	bFac        = []byte("  fac: ")
+	bJSONFac    = []byte(`"fac"`)
+	bJSONMsg    = []byte(`"msg"`)
+	bJSONMsg2   = []byte(`"message"`)
+	bBinding    = []byte("BINDING")
+	bAttempting = []byte("Attempting to fetch ")
+	bSpawning   = []byte("Spawning ")
+	bPausingJS  = []byte("Pausing ")
+	bResumingJS = []byte("Resuming ")
+)
+
+// isJSClientLine reports whether l is a line of the DefaultLogger's inspect output that only
+// the client writes: the "  fac: " field of a multi-line object, or a one-line object with fac.
+func isJSClientLine(l []byte) bool {
+	if bytes.HasPrefix(l, bFac) {
+		return true
+	}
+	return bytes.HasPrefix(l, []byte("{ ")) && bytes.Contains(l, []byte(" fac: ")) && bytes.Contains(l, []byte("message: "))
+}
+
+// isJSClientJSONLine reports whether l is one JSON object with the client's fields.
+func isJSClientJSONLine(l []byte) bool {
+	return len(l) > 0 && l[0] == '{' && bytes.Contains(l, bJSONFac) && (bytes.Contains(l, bJSONMsg) || bytes.Contains(l, bJSONMsg2))
+}
+
+// jsChunks is the JS client's log output as a chunked format.
+type jsChunks struct {
+	json    bool
+	pattern *patternScan
+}
+
+// cut ends a chunk before its last top-level line: a multi-line object's lines after its
+// "{" are indented or its closing "}", so the start of any other line at column 0 is the
+// end of every object before it. With none (one object filling a chunk), at the last line.
+func (f jsChunks) cut(data []byte) int {
+	if f.json {
+		return bytes.LastIndexByte(data, '\n')
+	}
+	for i := len(data) - 2; i >= 0; i-- {
+		if data[i] == '\n' && data[i+1] != ' ' && data[i+1] != '}' && data[i+1] != '\t' && data[i+1] != '\n' && data[i+1] != '\r' {
+			return i
+		}
+	}
+	return bytes.LastIndexByte(data, '\n')
+}
+
+func (f jsChunks) newScanner() chunkScanner {
+	return &jsScanner{rd: newRdScanner(), json: f.json, pattern: f.pattern}
+}
+
+// patternScan reads the application's delivery lines with --pattern (as patternParser does).
+type patternScan struct {
+	re                         *regexp.Regexp
+	iPart, iOff, iTopic, iTime int
+}
+
+func newPatternScan(re *regexp.Regexp) *patternScan {
+	if re == nil {
+		return nil
+	}
+	p, err := newPatternParser(re)
+	if err != nil {
+		return nil
+	}
+	return &patternScan{re: re, iPart: p.iPart, iOff: p.iOff, iTopic: p.iTopic, iTime: p.iTime}
+}
+
+// jsObject is one log object being read.
+type jsObject struct {
+	open           bool
+	start          int // the line of its "{"
+	line           int // the line of its message (0 until the message is read)
+	msg, fac, name []byte
+	hasMsg, hasFac bool
+	ts             int64 // Unix milliseconds
+	hasTS          bool
+	cont           bool   // the last string value goes on (a "' +" continuation)
+	contKey        string // the key of that value
+	bad            string
+	text           []byte // its first bytes, to name it when it is malformed
+}
+
+func (o *jsObject) reset(start int) {
+	*o = jsObject{msg: o.msg[:0], fac: o.fac[:0], name: o.name[:0], text: o.text[:0], start: start}
+}
+
+// see keeps the first bytes of the object's first lines ("{" and the line after it), to
+// name it when it is malformed.
+func (o *jsObject) see(line []byte) {
+	if len(o.text) < 2 {
+		if len(o.text) > 0 {
+			o.text = append(o.text, ' ')
+		}
+		o.text = append(o.text, bytes.TrimSpace(line[:min(len(line), 200)])...)
+	}
+}
+
+// jsScanner scans one chunk of the JS client's log output.
+type jsScanner struct {
+	rd      *rdScanner
+	json    bool
+	pattern *patternScan
+	obj     jsObject
+	clean   []byte // a line without its ANSI colour codes
+	str     []byte // an unescaped string value
+}
+
+func (s *jsScanner) scan(c *rdChunk) {
+	s.rd.reset()
+	c.reset()
+	s.obj.reset(0)
+	c.eachLine(func(line []byte) {
+		if bytes.IndexByte(line, 0x1b) >= 0 {
+			s.clean = stripANSI(s.clean[:0], line)
+			line = s.clean
+		}
+		if s.json {
+			s.jsonLine(c, line)
+		} else {
+			s.inspectLine(c, line)
+		}
+	})
+	if s.obj.open {
+		s.truncated(c)
+	}
+}
+
+// stripANSI appends l without its CSI escape sequences (colours: ESC [ ... m) to dst.
+func stripANSI(dst, l []byte) []byte {
+	for i := 0; i < len(l); i++ {
+		if l[i] == 0x1b && i+1 < len(l) && l[i+1] == '[' {
+			j := i + 2
+			for j < len(l) && (l[j] >= '0' && l[j] <= '9' || l[j] == ';') {
+				j++
+			}
+			if j < len(l) {
+				i = j // the final byte of the sequence
+				continue
+			}
+		}
+		dst = append(dst, l[i])
+	}
+	return dst
+}
+
+// truncated counts the open object as malformed: its end never came.
+func (s *jsScanner) truncated(c *rdChunk) {
+	c.badAt(s.obj.start, s.obj.text, "truncated log object (no closing })")
+	s.obj.open = false
+}
+
+// inspectLine reads one line of the DefaultLogger's output.
+func (s *jsScanner) inspectLine(c *rdChunk, line []byte) {
+	o := &s.obj
+	if o.open {
+		switch {
+		case o.cont && len(line) > 4 && line[0] == ' ' && line[1] == ' ' && line[2] == ' ' && line[3] == ' ':
+			s.continuation(line[4:])
+			return
+		case line[0] == '}':
+			if len(bytes.TrimSpace(line)) == 1 {
+				s.close(c)
+				return
+			}
+		case len(line) > 2 && line[0] == ' ' && line[1] == ' ' && line[2] != ' ':
+			o.see(line)
+			if o.bad == "" {
+				if err := s.fields(line[2:], true); err != "" {
+					o.bad = err
+				}
+			}
+			if o.hasMsg && o.line == 0 {
+				o.line = c.lines
+			}
+			return
+		case line[0] == '{':
+			// a new object before the end of this one: this one was cut short
+			s.truncated(c)
+		default:
+			// a line of another writer in the middle of the object (stderr and stdout
+			// merged): read it for itself, the object goes on
+			s.appLine(c, line)
+			return
+		}
+	}
+	switch {
+	case len(line) == 1 && line[0] == '{':
+		o.reset(c.lines)
+		o.open = true
+		o.see(line)
+	case line[0] == '{' && line[len(line)-1] == '}' && len(line) > 3:
+		// a short object on one line: "{ message: '...', fac: 'BINDING', ... }"
+		o.reset(c.lines)
+		o.see(line)
+		o.open = true
+		if err := s.fields(bytes.TrimSpace(line[1:len(line)-1]), false); err != "" {
+			o.bad = err
+		}
+		s.close(c)
+	case len(line) > 2 && line[0] == ' ' && line[1] == ' ' && (bytes.HasPrefix(line, bFac) || bytes.HasPrefix(line, []byte("  message: "))):
+		c.bad(line, "log object field outside an object (its { is missing)")
+	default:
+		s.appLine(c, line)
+	}
+}
+
+// continuation appends a "    'more text' +" line to the string value it continues.
+func (s *jsScanner) continuation(b []byte) {
+	o := &s.obj
+	v, rest, ok := s.jsString(b)
+	if !ok {
+		o.bad, o.cont = "unterminated string continuation", false
+		return
+	}
+	if o.contKey == "message" {
+		o.msg = append(o.msg, v...)
+	}
+	rest = bytes.TrimSpace(rest)
+	o.cont = bytes.HasSuffix(rest, []byte("+"))
+}
+
+// fields reads "key: value" fields separated by ", " (one line of a multi-line object
+// holds one, with a trailing ","; a one-line object holds them all).
+func (s *jsScanner) fields(b []byte, multiline bool) string {
+	o := &s.obj
+	for len(b) > 0 {
+		k := bytes.Index(b, []byte(": "))
+		if k <= 0 {
+			return "log object field without a value"
+		}
+		key := b[:k]
+		b = b[k+2:]
+		if len(b) == 0 {
+			return "log object field without a value"
+		}
+		var val []byte
+		isStr := false
+		if b[0] == '\'' || b[0] == '"' || b[0] == '`' {
+			v, rest, ok := s.jsString(b)
+			if !ok {
+				return "unterminated string in a log object"
+			}
+			val, b, isStr = v, rest, true
+		} else {
+			end := valueEnd(b)
+			val, b = b[:end], b[end:]
+		}
+		switch string(key) {
+		case "message":
+			if isStr {
+				o.msg, o.hasMsg = append(o.msg[:0], val...), true
+			}
+		case "fac":
+			if isStr {
+				o.fac, o.hasFac = append(o.fac[:0], val...), true
+			}
+		case "name":
+			if isStr {
+				o.name = append(o.name[:0], val...)
+			}
+		case "timestamp":
+			if v, ok := parseInt(val); ok && len(val) <= 16 {
+				o.ts, o.hasTS = v, true
+			}
+		}
+		b = bytes.TrimLeft(b, " ")
+		if multiline && bytes.HasPrefix(b, []byte("+")) && isStr {
+			o.cont, o.contKey = true, string(key)
+			return ""
+		}
+		if len(b) > 0 && b[0] == ',' {
+			b = bytes.TrimLeft(b[1:], " ")
+		} else if len(b) > 0 {
+			return "unreadable log object field"
+		}
+	}
+	return ""
+}
+
+// valueEnd finds the end of a value that is not a string: the next ", " outside brackets
+// and quotes, or the end.
+func valueEnd(b []byte) int {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[', '(':
+			depth++
+		case '}', ']', ')':
+			depth--
+		case '\'', '"', '`':
+			q := b[i]
+			for i++; i < len(b) && b[i] != q; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case ',':
+			if depth <= 0 {
+				return i
+			}
+		}
+	}
+	return len(b)
+}
+
+// jsString reads a JavaScript string literal as util.inspect writes it at the start of b
+// (quoted with ', " or `, backslash escapes), returning its text and what follows it. The
+// text is b's own bytes when it has no escape, else the scanner's buffer.
+func (s *jsScanner) jsString(b []byte) ([]byte, []byte, bool) {
+	q := b[0]
+	end := bytes.IndexByte(b[1:], q) + 1
+	if end == 0 {
+		return nil, nil, false
+	}
+	if bytes.IndexByte(b[1:end], '\\') < 0 {
+		return b[1:end], b[end+1:], true // no escape: the common case, found with IndexByte
+	}
+	for i := 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case q:
+			s.str = unescapeJS(s.str[:0], b[1:i])
+			return s.str, b[i+1:], true
+		}
+	}
+	return nil, nil, false
+}
+
+// unescapeJS appends the text of a string literal's body with its escapes resolved: \n,
+// \t, \r, \b, \f, \v, \0, \xHH, \uHHHH, \u{H...}, and \c for any other c.
+func unescapeJS(dst, b []byte) []byte {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != '\\' || i+1 >= len(b) {
+			dst = append(dst, c)
+			continue
+		}
+		i++
+		switch b[i] {
+		case 'n':
+			dst = append(dst, '\n')
+		case 't':
+			dst = append(dst, '\t')
+		case 'r':
+			dst = append(dst, '\r')
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'v':
+			dst = append(dst, '\v')
+		case '0':
+			dst = append(dst, 0)
+		case 'x', 'u':
+			n := 2
+			if b[i] == 'u' {
+				n = 4
+			}
+			h := b[i+1:]
+			if b[i] == 'u' && len(h) > 0 && h[0] == '{' {
+				if e := bytes.IndexByte(h, '}'); e > 0 {
+					if v, err := strconv.ParseUint(string(h[1:e]), 16, 32); err == nil {
+						dst = utf8.AppendRune(dst, rune(v))
+						i += e + 1
+						continue
+					}
+				}
+			}
+			if len(h) >= n {
+				if v, err := strconv.ParseUint(string(h[:n]), 16, 32); err == nil {
+					dst = utf8.AppendRune(dst, rune(v))
+					i += n
+					continue
+				}
+			}
+			dst = append(dst, b[i])
+		default:
+			dst = append(dst, b[i])
+		}
+	}
+	return dst
+}
+
+// close reads the object that ended.
+func (s *jsScanner) close(c *rdChunk) {
+	o := &s.obj
+	o.open = false
+	if o.line == 0 {
+		o.line = o.start
+	}
+	if o.bad != "" {
+		c.badAt(o.start, o.text, o.bad)
+		return
+	}
+	if !o.hasFac {
+		return // an object the application logged: not the client's
+	}
+	if !o.hasMsg {
+		c.badAt(o.start, o.text, "client log object without a message")
+		return
+	}
+	c.matched++
+	s.record(c, o.line, o.fac, o.name, o.msg, o.ts, o.hasTS)
+}
+
+// record reads what one client log line says into a record of the chunk.
+func (s *jsScanner) record(c *rdChunk, line int, fac, name, msg []byte, ts int64, timed bool) {
+	c.recs = append(c.recs, rdRec{})
+	r := &c.recs[len(c.recs)-1]
+	var ok bool
+	var err error
+	if bytes.Equal(fac, bBinding) {
+		ok = s.binding(name, msg, r)
+	} else {
+		ok, err = s.rd.scanMessage(fac, name, msg, r)
+	}
+	if err != nil {
+		c.matched--
+		c.badAt(line, msg, err.Error())
+	}
+	if !ok || err != nil {
+		c.recs = c.recs[:len(c.recs)-1]
+		return
+	}
+	r.line = line
+	if timed {
+		r.ts = ts * int64(time.Millisecond)
+	} else {
+		r.ts = 0
+	}
+}
+
+// binding reads the client's own messages (lib/kafkajs/_consumer.js): the cache fills,
+// the workers, pause, resume, connect and disconnect, rebalances and errors. Producers'
+// messages say nothing about consumption.
+func (s *jsScanner) binding(name, msg []byte, r *rdRec) bool {
+	if bytes.Contains(name, bProducerName) {
+		return false
+	}
+	*r = rdRec{part: AllPartitions, off: Unknown, aux: Unknown}
+	num := func(prefix []byte) (int64, bool) {
+		if !bytes.HasPrefix(msg, prefix) {
+			return 0, false
+		}
+		return parseInt(msg[len(prefix):])
+	}
+	if n, ok := num(bAttempting); ok && bytes.HasSuffix(msg, []byte("messages to the message cache")) {
+		r.op, r.aux = jsFetchRequest, n
+		return true
+	}
+	if n, ok := num(bSpawning); ok && bytes.HasSuffix(msg, []byte(" workers")) {
+		r.op, r.aux = jsWorkers, n
+		return true
+	}
+	if n, ok := num(bPausingJS); ok && bytes.HasSuffix(msg, []byte(" topics")) {
+		r.op, r.aux = jsPause, n
+		return true
+	}
+	if n, ok := num(bResumingJS); ok && bytes.HasSuffix(msg, []byte(" topics")) {
+		r.op, r.aux = jsResume, n
+		return true
+	}
+	for _, p := range [][]byte{[]byte("Consumer connected"), []byte("Consumer disconnected"),
+		[]byte("Signalling disconnection"), []byte("Received rebalance event"), []byte("Seek error"),
+		[]byte("Error"), []byte("Consumer encountered error"), []byte("Could not get watermark")} {
+		if bytes.HasPrefix(msg, p) {
+			r.op, r.text = jsNote, truncText(msg, 300)
+			return true
+		}
+	}
+	return false
+}
+
+func truncText(b []byte, n int) string {
+	if len(b) > n {
+		return string(bytes.ToValidUTF8(b[:n], []byte("?"))) + "…"
+	}
+	return string(bytes.ToValidUTF8(b, []byte("?")))
+}
+
+// appLine reads a line of the application's own with --pattern.
+func (s *jsScanner) appLine(c *rdChunk, line []byte) {
+	p := s.pattern
+	if p == nil {
+		return
+	}
+	m := p.re.FindSubmatchIndex(line)
+	if m == nil {
+		return
+	}
+	group := func(i int) []byte {
+		if i < 0 || m[2*i] < 0 {
+			return nil
+		}
+		return line[m[2*i]:m[2*i+1]]
+	}
+	pv, ok1 := parseInt(group(p.iPart))
+	ov, ok2 := parseInt(group(p.iOff))
+	if !ok1 || !ok2 || len(group(p.iPart)) > 9 || len(group(p.iOff)) > 18 {
+		c.bad(line, "pattern matched but partition/offset are not numbers")
+		return
+	}
+	c.recs = append(c.recs, rdRec{op: jsDeliver, part: int32(pv), off: ov, aux: Unknown, line: c.lines})
+	r := &c.recs[len(c.recs)-1]
+	if t := group(p.iTopic); t != nil {
+		r.topic = s.rd.intern(t)
+	}
+	if tv := group(p.iTime); len(tv) > 0 {
+		t, ok := ParseLogTime(string(tv))
+		if !ok {
+			c.recs = c.recs[:len(c.recs)-1]
+			c.bad(line, "pattern matched but the time is unreadable")
+			return
+		}
+		r.ts, r.flag = t.UnixNano(), true
+	}
+}
+
+// jsonLine reads one line of a JSON logger's output.
+func (s *jsScanner) jsonLine(c *rdChunk, line []byte) {
+	t := bytes.TrimLeft(line, " \t")
+	if len(t) == 0 || t[0] != '{' || !bytes.Contains(t, bJSONFac) {
+		s.appLine(c, line)
+		return
+	}
+	o := &s.obj
+	o.reset(c.lines)
+	if err := s.jsonFields(t); err != "" {
+		c.bad(line, err)
+		return
+	}
+	if !o.hasFac {
+		s.appLine(c, line)
+		return
+	}
+	if !o.hasMsg {
+		c.bad(line, "client log object without msg or message")
+		return
+	}
+	c.matched++
+	s.record(c, c.lines, o.fac, o.name, o.msg, o.ts, o.hasTS)
+}
+
+// jsonFields reads the top-level fields of one JSON object: the text (msg, message), fac,
+// name and the time (the client's timestamp, else the logger's time: milliseconds since the
+// epoch or an RFC 3339 string).
+func (s *jsScanner) jsonFields(b []byte) string {
+	o := &s.obj
+	i := 1
+	fromTimestamp := false
+	for {
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return "truncated JSON object"
+		}
+		if b[i] == '}' {
+			break
+		}
+		if b[i] != '"' {
+			return "JSON object: a key is not a string"
+		}
+		ke := jsonStringEnd(b, i)
+		if ke < 0 {
+			return "truncated JSON object"
+		}
+		key := b[i+1 : ke]
+		i = skipWS(b, ke+1)
+		if i >= len(b) || b[i] != ':' {
+			return "JSON object: no : after a key"
+		}
+		i = skipWS(b, i+1)
+		if i >= len(b) {
+			return "truncated JSON object"
+		}
+		var val []byte
+		isStr := b[i] == '"'
+		if isStr {
+			ve := jsonStringEnd(b, i)
+			if ve < 0 {
+				return "truncated JSON object"
+			}
+			val = b[i+1 : ve]
+			i = ve + 1
+		} else {
+			ve := jsonValueEnd(b, i)
+			if ve < 0 {
+				return "truncated JSON object"
+			}
+			val = b[i:ve]
+			i = ve
+		}
+		switch string(key) {
+		case "msg", "message":
+			if isStr && (!o.hasMsg || string(key) == "msg") {
+				o.msg, o.hasMsg = unescapeJSON(o.msg[:0], val), true
+			}
+		case "fac":
+			if isStr {
+				o.fac, o.hasFac = append(o.fac[:0], val...), true
+			}
+		case "name":
+			if isStr {
+				o.name = unescapeJSON(o.name[:0], val)
+			}
+		case "timestamp": // the client's Date.now(), when it logged
+			if ms, ok := jsonTime(val, isStr); ok {
+				o.ts, o.hasTS, fromTimestamp = ms, true, true
+			}
+		case "time": // the logger's own
+			if ms, ok := jsonTime(val, isStr); ok && !fromTimestamp {
+				o.ts, o.hasTS = ms, true
+			}
+		}
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return "truncated JSON object"
+		}
+		if b[i] == ',' {
+			i++
+			continue
+		}
+		if b[i] != '}' {
+			return "JSON object: no , between fields"
+		}
+		break
+	}
+	return ""
+}
+
+// jsonTime reads a time in milliseconds since the epoch: a number (milliseconds; seconds
+// when small) or a string in a format ParseLogTime knows.
+func jsonTime(val []byte, isStr bool) (int64, bool) {
+	if !isStr {
+		v, ok := parseInt(val)
+		if !ok || len(val) > 16 {
+			return 0, false
+		}
+		if v < 1e11 { // seconds (bunyan writes strings; some loggers epoch seconds)
+			if f, err := strconv.ParseFloat(string(val), 64); err == nil {
+				return int64(f * 1000), true
+			}
+		}
+		return v, true
+	}
+	t, ok := ParseLogTime(string(val))
+	if !ok {
+		return 0, false
+	}
+	return t.UnixMilli(), true
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// jsonStringEnd returns the index of the quote that ends the string starting at b[i]: the
+// first quote not escaped (preceded by an even number of backslashes).
+func jsonStringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		n := 0
+		for m := j - 1; m > i && b[m] == '\\'; m-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j
+		}
+		j++
+	}
+	return -1
+}
+
+// jsonValueEnd returns the end of the non-string value starting at b[i] (a number, true,
+// false, null, or a nested object or array, skipped whole).
+func jsonValueEnd(b []byte, i int) int {
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			e := jsonStringEnd(b, j)
+			if e < 0 {
+				return -1
+			}
+			j = e
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return j
+			}
+			depth--
+			if depth == 0 {
+				return j + 1
+			}
+		case ',':
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	if depth == 0 {
+		return len(b)
+	}
+	return -1
+}
+
+// unescapeJSON appends the text of a JSON string body with its escapes resolved.
+func unescapeJSON(dst, b []byte) []byte {
+	if bytes.IndexByte(b, '\\') < 0 {
+		return append(dst, b...)
+	}
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != '\\' || i+1 >= len(b) {
+			dst = append(dst, c)
+			continue
+		}
+		i++
+		switch b[i] {
+		case 'n':
+			dst = append(dst, '\n')
+		case 't':
+			dst = append(dst, '\t')
+		case 'r':
+			dst = append(dst, '\r')
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'u':
+			if i+4 < len(b) {
+				if v, err := strconv.ParseUint(string(b[i+1:i+5]), 16, 32); err == nil {
+					r := rune(v)
+					i += 4
+					// a surrogate pair: \uD83D\uDE00
+					if r >= 0xd800 && r < 0xdc00 && i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
+						if v2, err := strconv.ParseUint(string(b[i+3:i+7]), 16, 32); err == nil && v2 >= 0xdc00 && v2 < 0xe000 {
+							r = (r-0xd800)<<10 + (rune(v2) - 0xdc00) + 0x10000
+							i += 6
+						}
+					}
+					dst = utf8.AppendRune(dst, r)
+					continue
+				}
+			}
+			dst = append(dst, 'u')
+		default:
+			dst = append(dst, b[i])
+		}
+	}
+	return dst
+}
+
+// jsFolder turns the records of a JS client log into events, in file order: librdkafka's
+// through the librdkafka parser's fold, the client's and the application's here.
+type jsFolder struct {
+	rd   *rdkafkaParser
+	last int64 // the time of the last timed record: an untimed delivery line happened after it
+}
+
+func (f *jsFolder) fold(r *rdRec, emit func(Event)) {
+	if r.op < jsFetchRequest {
+		if r.ts == 0 {
+			r.ts = f.last // a client object without its timestamp
+		} else {
+			f.last = r.ts
+		}
+		f.rd.fold(r, emit)
+		return
+	}
+	e := newEvent(KindNote)
+	if r.ts != 0 && (r.op != jsDeliver || r.flag) {
+		f.last = r.ts
+		e.Time, e.Timed = time.Unix(0, r.ts).UTC(), true
+	} else if f.last != 0 {
+		e.Time = time.Unix(0, f.last).UTC()
+	}
+	switch r.op {
+	case jsFetchRequest:
+		e.Name, e.Reason = "fetch-request", "attempting to fetch "+itoa(r.aux)+" messages to the message cache"
+	case jsWorkers:
+		e.Name, e.Reason = "spawn-workers", itoa(r.aux)+" workers"
+	case jsPause, jsResume:
+		e.Kind, e.Reason = KindPause, itoa(r.aux)+" topic(s) (the client's pause)"
+		if r.op == jsResume {
+			e.Kind, e.Reason = KindResume, itoa(r.aux)+" topic(s) (the client's resume)"
+		}
+	case jsNote:
+		e.Name, e.Reason = "client", r.text
+	case jsDeliver:
+		e.Kind, e.Name = KindDeliver, "delivered"
+		e.Topic, e.Partition, e.Offset, e.Count = r.topic, r.part, r.off, 1
+		e.Ranges = []kpart.Range{{First: r.off, Last: r.off}}
+	}
+	emit(e)
+}
