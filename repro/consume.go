@@ -12,6 +12,7 @@ import (
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/loop"
 	"github.com/kstranded/kstranded/traceevent"
+	"github.com/kstranded/kstranded/workload"
 )
 
 // ConsumeResult is what `repro consume` saw.
@@ -82,7 +83,7 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 	for _, h := range highs {
 		total += h
 	}
-	o.Records = int(total) // bounds the derived phase timeout
+	o.Workload = workload.Spec{Parts: []workload.Part{{Records: int(total)}}} // bounds the derived phase timeout
 	eng, err := eachbatch.New(lp, src, o.EngineSettings(), trace)
 	if err != nil {
 		return nil, err

@@ -115,6 +115,7 @@ type Result struct {
 	Group       string
 	Brokers     string
 	Embedded    bool
+	Simulated   bool // Simulate: no broker, virtual time
 	Policy      eachbatch.Policy
 	Commit      CommitMode
 	Settings    map[string]string

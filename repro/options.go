@@ -8,6 +8,7 @@ import (
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/kafkaconf"
 	"github.com/kstranded/kstranded/traceevent"
+	"github.com/kstranded/kstranded/workload"
 )
 
 // CommitMode says who decides the committed offset.
@@ -27,9 +28,8 @@ type Options struct {
 	Kafka      kafkaconf.Config // Brokers empty: the embedded broker
 	Topic      string
 	Partitions int32
-	Partition  int32
-	Records    int
-	Group      string // empty: generated per run
+	Workload   workload.Spec // the records phase 1 writes
+	Group      string        // empty: generated per run
 
 	Policy eachbatch.Policy
 	Commit CommitMode
@@ -68,7 +68,7 @@ type Options struct {
 func DefaultOptions() Options {
 	s := eachbatch.DefaultSettings()
 	return Options{
-		Topic: "stranded", Partitions: 20, Partition: 0, Records: 200,
+		Topic: "stranded", Partitions: 20, Workload: workload.Seed(),
 		Policy: eachbatch.V1_10_0, Commit: CommitAuto, TimeScale: 0.01,
 		Concurrency: s.Concurrency, BatchSize: s.BatchSize,
 		HandlerDelay: s.HandlerDelay, HandlerParallel: s.HandlerParallel,
@@ -106,12 +106,8 @@ func (o Options) EngineSettings() eachbatch.Settings {
 // Validate checks the options; errors name the flag.
 func (o Options) Validate() error {
 	switch {
-	case o.Records <= 0:
-		return errors.New("--records must be > 0")
 	case o.Partitions <= 0:
 		return errors.New("--partitions must be > 0")
-	case o.Partition < 0 || o.Partition >= o.Partitions:
-		return fmt.Errorf("--partition must be in 0..%d", o.Partitions-1)
 	case o.TimeScale <= 0 || o.TimeScale > 10:
 		return errors.New("--time-scale must be > 0 and <= 10")
 	case o.Concurrency <= 0:
@@ -145,6 +141,9 @@ func (o Options) Validate() error {
 	case o.MaxRestarts < 1:
 		return errors.New("--max-restarts must be >= 1")
 	}
+	if err := o.Workload.Validate(o.Partitions); err != nil {
+		return err
+	}
 	if _, err := eachbatch.ParsePolicy(string(o.Policy)); err != nil {
 		return fmt.Errorf("--policy: %w", err)
 	}
@@ -154,8 +153,9 @@ func (o Options) Validate() error {
 func (o Options) settingsMap() map[string]string {
 	return map[string]string{
 		"time_scale":              fmt.Sprint(o.TimeScale),
-		"records":                 fmt.Sprint(o.Records),
-		"partition":               fmt.Sprint(o.Partition),
+		"spread":                  o.Workload.String(),
+		"transactions":            fmt.Sprint(o.Workload.Transactions),
+		"records":                 fmt.Sprint(o.Workload.Total()),
 		"partitions":              fmt.Sprint(o.Partitions),
 		"concurrency":             fmt.Sprint(o.Concurrency),
 		"batch_size":              fmt.Sprint(o.BatchSize),

@@ -15,6 +15,7 @@ import (
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/loop"
 	"github.com/kstranded/kstranded/traceevent"
+	"github.com/kstranded/kstranded/workload"
 )
 
 // Progress is a live status for terminals.
@@ -83,15 +84,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	r.emit(traceevent.Event{Ev: traceevent.Run, Schema: traceevent.Schema, Topic: topic, Group: group,
 		Policy: string(o.Policy), Commit: string(o.Commit), Settings: res.Settings})
 
-	prod, err := Produce(ctx, cfg, topic, o.Partition, o.Records, "kstranded-"+runID, o.Timeout)
+	prod, err := Produce(ctx, cfg, topic, o.Workload, "kstranded-"+runID, o.Timeout)
 	if err != nil {
 		return nil, err
 	}
 	res.Produced = prod
-	r.records[o.Partition] = append([]int64(nil), prod.Offsets...)
-	r.highs[o.Partition] = prod.High
-	r.emit(traceevent.Event{Ev: traceevent.Produce, Topic: topic, Partition: traceevent.P(o.Partition), N: len(prod.Offsets),
-		First: traceevent.P(prod.First()), Last: traceevent.P(prod.Last()), High: traceevent.P(prod.High)})
+	for _, pp := range prod.Partitions {
+		r.records[pp.Partition] = append([]int64(nil), pp.Offsets...)
+		r.highs[pp.Partition] = pp.High
+		r.emit(traceevent.Event{Ev: traceevent.Produce, Topic: topic, Partition: traceevent.P(pp.Partition), N: len(pp.Offsets),
+			First: traceevent.P(pp.First()), Last: traceevent.P(pp.Last()), High: traceevent.P(pp.High)})
+	}
 
 	if err := r.startConsumer(); err != nil {
 		r.stopConsumer()
@@ -113,20 +116,23 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := r.phase(1, nil); err != nil {
 		return r.finish(err)
 	}
-	// Phase 2: one more record wakes the consumer; auto-commit then moves past whatever
-	// was dropped.
-	off, high, err := ProduceOne(ctx, cfg, topic, o.Partition, o.Timeout)
+	// Phase 2: one more record on every partition that held workload records wakes the
+	// consumer; auto-commit then moves past whatever was dropped, on every partition
+	// where something was (as in production, where records keep arriving).
+	parts := workloadPartitions(o.Workload)
+	offs, highs, err := ProduceEach(ctx, cfg, topic, parts, o.Timeout)
 	if err != nil {
 		return r.finish(err)
 	}
-	r.records[o.Partition] = append(r.records[o.Partition], off)
-	r.highs[o.Partition] = high
-	tp := kpart.TopicPartition{Topic: topic, Partition: o.Partition}
-	r.c.src.expect[tp] = high
-	r.emit(traceevent.Event{Ev: traceevent.Produce, Phase: 2, Topic: topic, Partition: traceevent.P(o.Partition), N: 1,
-		First: traceevent.P(off), Last: traceevent.P(off), High: traceevent.P(high)})
+	for _, p := range parts {
+		r.records[p] = append(r.records[p], offs[p])
+		r.highs[p] = highs[p]
+		r.c.src.expect[kpart.TopicPartition{Topic: topic, Partition: p}] = highs[p]
+		r.emit(traceevent.Event{Ev: traceevent.Produce, Phase: 2, Topic: topic, Partition: traceevent.P(p), N: 1,
+			First: traceevent.P(offs[p]), Last: traceevent.P(offs[p]), High: traceevent.P(highs[p])})
+	}
 	eng := r.c.eng
-	if err := r.phase(2, func() bool { return eng.Delivered()[tp][off] > 0 }); err != nil {
+	if err := r.phase(2, phase2Delivered(eng, topic, offs)); err != nil {
 		return r.finish(err)
 	}
 	if o.Commit == CommitLedger {
@@ -381,30 +387,9 @@ func (r *run) phase(n int, extra func() bool) error {
 		}
 		return err
 	}
-	ph := Phase{N: n, Elapsed: time.Since(r.start)}
-	del := r.allDelivered()
-	fr := c.ft.frontiers()
-	for tp, cm := range committed {
-		d := del[tp]
-		if cm < 0 && len(d) == 0 && r.highs[tp.Partition] == 0 {
-			continue
-		}
-		f, ok := fr[tp]
-		if !ok {
-			f = -1
-		}
-		v := Judge(tp.Partition, r.records[tp.Partition], d, cm)
-		ph.Partitions = append(ph.Partitions, PhasePartition{Partition: tp.Partition, Delivered: len(d), Committed: cm, Frontier: f,
-			High: r.highs[tp.Partition], Verdict: v.Verdict, Lost: v.LostCount(), Stranded: v.StrandedCount()})
-	}
-	sort.Slice(ph.Partitions, func(i, j int) bool { return ph.Partitions[i].Partition < ph.Partitions[j].Partition })
+	ph := newPhase(n, time.Since(r.start), committed, r.allDelivered(), c.ft.frontiers(), r.records, r.highs)
 	r.res.Phases = append(r.res.Phases, ph)
-	states := make([]traceevent.PartitionState, 0, len(ph.Partitions))
-	for _, p := range ph.Partitions {
-		states = append(states, traceevent.PartitionState{Partition: p.Partition, Delivered: p.Delivered, Committed: p.Committed,
-			High: p.High, Frontier: traceevent.P(p.Frontier), Verdict: string(p.Verdict)})
-	}
-	r.emit(traceevent.Event{Ev: traceevent.PhaseEnd, Phase: n, Partitions: states})
+	r.emit(ph.event())
 	return nil
 }
 
@@ -435,7 +420,7 @@ func (o Options) settle(ctx context.Context, lp *loop.Loop, eng *eachbatch.Engin
 	if limit == 0 {
 		// Generous: every record handled one batch at a time, plus two expiries.
 		perRecord := o.scale(o.HandlerDelay) / time.Duration(o.HandlerParallel)
-		limit = time.Duration(o.Records+1)*perRecord + 4*o.scale(o.MaxPollInterval) + o.Timeout
+		limit = time.Duration(o.Workload.Total()+len(o.Workload.Parts))*perRecord + 4*o.scale(o.MaxPollInterval) + o.Timeout
 	}
 	deadline := lp.After(limit, func() { timedOut = true })
 	defer deadline.Stop()
@@ -458,4 +443,58 @@ func storedCommitted(stored, committed map[kpart.TopicPartition]int64) bool {
 		}
 	}
 	return true
+}
+
+// workloadPartitions are the partitions that hold workload records, sorted.
+func workloadPartitions(w workload.Spec) []int32 {
+	out := make([]int32, len(w.Parts))
+	for i, p := range w.Parts {
+		out[i] = p.Partition
+	}
+	return out
+}
+
+// phase2Delivered holds once every phase-2 record reached the handler.
+func phase2Delivered(eng *eachbatch.Engine, topic string, offs map[int32]int64) func() bool {
+	return func() bool {
+		del := eng.Delivered()
+		for p, off := range offs {
+			if del[kpart.TopicPartition{Topic: topic, Partition: p}][off] == 0 {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// newPhase records the state at a phase end: every partition with a committed offset,
+// a delivery or workload records.
+func newPhase(n int, elapsed time.Duration, committed map[kpart.TopicPartition]int64, del map[kpart.TopicPartition]map[int64]int,
+	fr map[kpart.TopicPartition]int64, records map[int32][]int64, highs map[int32]int64) Phase {
+	ph := Phase{N: n, Elapsed: elapsed}
+	for tp, cm := range committed {
+		d := del[tp]
+		if cm < 0 && len(d) == 0 && highs[tp.Partition] == 0 {
+			continue
+		}
+		f, ok := fr[tp]
+		if !ok {
+			f = -1
+		}
+		v := Judge(tp.Partition, records[tp.Partition], d, cm)
+		ph.Partitions = append(ph.Partitions, PhasePartition{Partition: tp.Partition, Delivered: len(d), Committed: cm, Frontier: f,
+			High: highs[tp.Partition], Verdict: v.Verdict, Lost: v.LostCount(), Stranded: v.StrandedCount()})
+	}
+	sort.Slice(ph.Partitions, func(i, j int) bool { return ph.Partitions[i].Partition < ph.Partitions[j].Partition })
+	return ph
+}
+
+// event is the phase's trace event.
+func (ph Phase) event() traceevent.Event {
+	states := make([]traceevent.PartitionState, 0, len(ph.Partitions))
+	for _, p := range ph.Partitions {
+		states = append(states, traceevent.PartitionState{Partition: p.Partition, Delivered: p.Delivered, Committed: p.Committed,
+			High: p.High, Frontier: traceevent.P(p.Frontier), Verdict: string(p.Verdict)})
+	}
+	return traceevent.Event{Ev: traceevent.PhaseEnd, Phase: ph.N, Partitions: states}
 }

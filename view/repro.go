@@ -31,6 +31,8 @@ type ReproRun struct {
 	Group       string            `json:"group"`
 	Brokers     string            `json:"brokers"`
 	Embedded    bool              `json:"embedded_broker"`
+	Simulated   bool              `json:"simulated"`
+	Workload    ReproWorkload     `json:"workload"`
 	Policy      string            `json:"policy"`
 	Commit      string            `json:"commit"`
 	Settings    map[string]string `json:"settings"`
@@ -46,7 +48,17 @@ type ReproRun struct {
 	Warnings    []string          `json:"warnings,omitempty"`
 }
 
-// ReproProduced is the transactional workload.
+// ReproWorkload is the workload spec and what each partition received.
+type ReproWorkload struct {
+	Spread       string          `json:"spread"`
+	Transactions int             `json:"transactions"`
+	Records      int             `json:"records"`
+	Partitions   []ReproProduced `json:"partitions"`
+}
+
+// ReproProduced is what one partition received in phase 1. A run's "produced" is its
+// first workload partition (the only one with the one-partition shorthand), kept for
+// readers of the document from before --spread.
 type ReproProduced struct {
 	Partition int32 `json:"partition"`
 	Count     int   `json:"count"`
@@ -102,8 +114,17 @@ func NewRepro(results []*repro.Result) Repro {
 			Verdict: r.Verdict, Lost: r.Lost(), ElapsedMs: ms(r.Elapsed), Interrupted: r.Interrupted, Warnings: r.Warnings, Restarts: r.Restarts,
 			Phases: []ReproPhase{}, Partitions: []ReproPartition{},
 		}
-		if n := len(r.Produced.Offsets); n > 0 {
-			run.Produced = ReproProduced{Partition: r.Produced.Partition, Count: n, First: r.Produced.First(), Last: r.Produced.Last(), High: r.Produced.High}
+		run.Simulated = r.Simulated
+		run.Workload = ReproWorkload{Spread: r.Produced.Spec.String(), Transactions: r.Produced.Spec.Transactions,
+			Records: r.Produced.Records(), Partitions: []ReproProduced{}}
+		for _, pp := range r.Produced.Partitions {
+			if n := len(pp.Offsets); n > 0 {
+				run.Workload.Partitions = append(run.Workload.Partitions,
+					ReproProduced{Partition: pp.Partition, Count: n, First: pp.First(), Last: pp.Last(), High: pp.High})
+			}
+		}
+		if len(run.Workload.Partitions) > 0 {
+			run.Produced = run.Workload.Partitions[0]
 		}
 		if r.LossAt > 0 {
 			run.LossAtMs = ptr(ms(r.LossAt))
