@@ -382,3 +382,46 @@ func PrintConsume(w io.Writer, v Consume, f render.Format, pretty bool) error {
 	}
 	return render.WriteGrid(w, g, pretty)
 }
+
+// Produced is the JSON document of `kstranded repro produce`. The top-level partition,
+// count and offsets are the first workload partition's, as before --spread; the
+// workload lists every partition.
+type Produced struct {
+	render.Meta
+	Topic string `json:"topic"`
+	ReproProduced
+	Workload ReproWorkload `json:"workload"`
+}
+
+// NewProduced builds the view of a produce.
+func NewProduced(r repro.ProduceResult) Produced {
+	v := Produced{Meta: render.NewMeta("kstranded.produce/v1", "repro produce"), Topic: r.Topic,
+		Workload: ReproWorkload{Spread: r.Spec.String(), Transactions: r.Spec.Transactions, Records: r.Records(), Partitions: []ReproProduced{}}}
+	for _, pp := range r.Partitions {
+		v.Workload.Partitions = append(v.Workload.Partitions, ReproProduced{Partition: pp.Partition, Count: len(pp.Offsets),
+			First: pp.First(), Last: pp.Last(), High: pp.High})
+	}
+	if len(v.Workload.Partitions) > 0 {
+		v.ReproProduced = v.Workload.Partitions[0]
+	}
+	return v
+}
+
+// PrintProduced prints a produce: one line per partition.
+func PrintProduced(w io.Writer, v Produced, f render.Format) error {
+	if f == render.JSON {
+		return render.WriteJSON(w, v)
+	}
+	how := "not transactional"
+	switch n := v.Workload.Transactions; {
+	case n == 1:
+		how = "in one transaction"
+	case n > 1:
+		how = fmt.Sprintf("in %d transactions", n)
+	}
+	for _, p := range v.Workload.Partitions {
+		fmt.Fprintf(w, "produced %d records to %s/%d %s: offsets %d-%d, high watermark %d\n",
+			p.Count, v.Topic, p.Partition, how, p.First, p.Last, p.High)
+	}
+	return nil
+}
