@@ -83,10 +83,10 @@ func TestTheSeedsBoundaryIsStatedExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := res.Boundaries[0].Text
-	if !strings.HasPrefix(b, "v1.10.0 loses records when max poll interval < ") {
+	if !strings.HasPrefix(b, "v1.10.0 loses records when max-poll-interval < ") {
 		t.Fatalf("boundary %q", b)
 	}
-	edge, err := time.ParseDuration(strings.Fields(strings.TrimPrefix(b, "v1.10.0 loses records when max poll interval < "))[0])
+	edge, err := time.ParseDuration(strings.Fields(strings.TrimPrefix(b, "v1.10.0 loses records when max-poll-interval < "))[0])
 	if err != nil {
 		t.Fatal(err)
 	}

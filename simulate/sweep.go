@@ -367,7 +367,7 @@ func boundary(ctx context.Context, base repro.Options, c Case, sw Sweep, rows []
 			losing = append(losing, i)
 		}
 	}
-	name := strings.ReplaceAll(sw.Flag, "-", " ")
+	name := sw.Flag
 	switch {
 	case len(losing) == 0:
 		return fmt.Sprintf("%s loses no records at any %s swept", c.Policy, name)

@@ -184,8 +184,12 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 	}
 	for _, r := range v.Runs {
 		fmt.Fprintln(w, verdictLine(st, r))
-		fmt.Fprintln(w, st.Dim.Render(fmt.Sprintf("topic %s · group %s · brokers %s%s · commit %s · %s",
-			r.Topic, r.Group, r.Brokers, map[bool]string{true: " (embedded)", false: ""}[r.Embedded], r.Commit, settingsLine(r.Settings))))
+		where := fmt.Sprintf("brokers %s%s", r.Brokers, map[bool]string{true: " (embedded)", false: ""}[r.Embedded])
+		if r.Simulated {
+			where = "simulated (no broker, virtual time)"
+		}
+		fmt.Fprintln(w, st.Dim.Render(fmt.Sprintf("topic %s · group %s · %s · commit %s · workload %s · %s",
+			r.Topic, r.Group, where, r.Commit, workloadLine(r.Workload), settingsLine(r.Settings))))
 		if r.Restarts > 0 {
 			fmt.Fprintln(w, st.Dim.Render(fmt.Sprintf("phase 3: %d consumer restart(s) in the same group", r.Restarts)))
 		}
@@ -216,7 +220,11 @@ func verdictLine(st render.Styles, r ReproRun) string {
 				parts = append(parts, fmt.Sprintf("%d on %s/%d (%s, safe rewind %d)", p.LostCount, r.Topic, p.Partition, kpart.Join(p.Lost), *p.SafeRewind))
 			}
 		}
-		return fmt.Sprintf("%s%s %s: %d records lost: %s%s", prefix, st.Verdict(verdict.Lost), r.Policy, r.Lost, strings.Join(parts, "; "), lossAt)
+		if len(parts) > 3 {
+			parts = append(parts[:3], fmt.Sprintf("%d more partitions", len(parts)-3))
+		}
+		return fmt.Sprintf("%s%s %s: %d records lost on %d of %d partitions: %s%s", prefix, st.Verdict(verdict.Lost), r.Policy, r.Lost,
+			lostPartitions(r), len(r.Partitions), strings.Join(parts, "; "), lossAt)
 	case verdict.Stranded:
 		n := 0
 		for _, p := range r.Partitions {
@@ -229,6 +237,27 @@ func verdictLine(st render.Styles, r ReproRun) string {
 		d += p.Delivered
 	}
 	return fmt.Sprintf("%s%s %s: every record delivered (%d), nothing lost", prefix, st.Verdict(verdict.OK), r.Policy, d)
+}
+
+func lostPartitions(r ReproRun) int {
+	n := 0
+	for _, p := range r.Partitions {
+		if p.LostCount > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func workloadLine(w ReproWorkload) string {
+	if w.Spread == "" {
+		return "-"
+	}
+	txn := "not transactional"
+	if w.Transactions > 0 {
+		txn = fmt.Sprintf("%d transaction(s)", w.Transactions)
+	}
+	return fmt.Sprintf("%s (%d records, %s)", w.Spread, w.Records, txn)
 }
 
 func runGrid(r ReproRun) render.Grid {
