@@ -126,4 +126,3 @@ func TestAdviceForTheSeedNamesTheSafeRangeAndTheFixedVersions(t *testing.T) {
 		}
 	}
 }
-
