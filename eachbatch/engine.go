@@ -106,9 +106,11 @@ func New(l *loop.Loop, src Source, s Settings, trace func(traceevent.Event)) (*E
 	return e, nil
 }
 
-func (e *Engine) emit(ev traceevent.Event) {
-	ev.Time = e.l.Now().UTC()
-	ev.AtMs = float64(e.l.Elapsed()) / float64(time.Millisecond)
+func (e *Engine) emit(ev traceevent.Event) { e.emitAt(ev, e.l.Now()) }
+
+func (e *Engine) emitAt(ev traceevent.Event, t time.Time) {
+	ev.Time = t.UTC()
+	ev.AtMs = float64(t.Sub(e.l.Start())) / float64(time.Millisecond)
 	e.trace(ev)
 }
 
@@ -456,17 +458,21 @@ func (e *Engine) notifyAvailable() {
 	}
 }
 
-func (e *Engine) flushSpin() {
+func (e *Engine) flushSpin() { e.flushSpinAt(e.l.Now()) }
+
+// flushSpinAt writes the spin counters as of t (coalesceIdle passes ticks it runs ahead
+// of the loop's clock).
+func (e *Engine) flushSpinAt(t time.Time) {
 	if e.emptyReads == 0 && e.emptyFetches == 0 {
 		return
 	}
 	ev := traceevent.Event{Ev: traceevent.Spin, EmptyReads: e.emptyReads, EmptyFetches: e.emptyFetches}
 	if !e.lastSpinFlush.IsZero() {
-		ev.WindowMs = traceevent.P(ms(e.l.Now().Sub(e.lastSpinFlush)))
+		ev.WindowMs = traceevent.P(ms(t.Sub(e.lastSpinFlush)))
 	}
-	e.emit(ev)
+	e.emitAt(ev, t)
 	e.emptyReads, e.emptyFetches = 0, 0
-	e.lastSpinFlush = e.l.Now()
+	e.lastSpinFlush = t
 }
 
 // Quiescent reports whether nothing is left to deliver: the cache is empty, no batch is

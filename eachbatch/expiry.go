@@ -78,6 +78,9 @@ func (e *Engine) expiryTick() {
 		return
 	}
 	if now.After(maxFetch) {
+		if e.coalesceIdle(now, cacheExp) {
+			return
+		}
 		// The valve: keep fetching even when nothing arrives.
 		if now.Sub(e.lastSpinFlush) >= max(e.s.FetchValve, time.Second) {
 			e.flushSpin()
@@ -184,4 +187,64 @@ func (e *Engine) seekInternal(tp kpart.TopicPartition, offset int64, epoch int32
 	if err := e.src.Commit(map[kpart.TopicPartition]int64{tp: offset}); err != nil {
 		e.Errors = append(e.Errors, err)
 	}
+}
+
+// coalesceIdle runs, in one go, the valve ticks of a stretch of virtual time that is
+// provably idle, instead of stepping through each: every worker is serving a batch or
+// waiting for a partition to become available, no partition is available, at least one
+// is held by a busy worker, nobody waits for the queue to fill, nothing else is queued
+// on the loop, and no other timer falls before the tick. Then each tick (every MinWake,
+// #cacheExpirationLoop's floor, since the last fetch is more than FetchValve old) only
+// wakes the waiting workers, which find no partition (MessageCache.nextN returns null)
+// and wait again in the same order: the sole effects are the empty-read counter and
+// the spin events flushed at most once per valve period, which are kept exactly. The
+// stretch ends before the cache expires or another timer is due (a batch ends, an
+// auto-commit), where the loop takes over again with the expiry timer where stepping
+// would have left it.
+//
+// Only on a virtual clock: on the wall clock the ticks are real sleeps anyway.
+func (e *Engine) coalesceIdle(now, cacheExp time.Time) bool {
+	if e.s.StepIdle || !e.l.Virtual() || e.terminating || len(e.pendingOps) > 0 || len(e.nonEmptyWaits) > 0 ||
+		len(e.cache.available) > 0 || e.cache.assignedSize() == 0 {
+		return false
+	}
+	waiting := 0
+	for _, w := range e.workers {
+		if w.done {
+			continue
+		}
+		// A worker neither done nor waiting is serving a batch or backing off: either
+		// way a timer of its own bounds the stretch (a queued step makes the loop busy).
+		if w.waiting {
+			if w.ppc != nil {
+				return false
+			}
+			waiting++
+		}
+	}
+	if waiting != len(e.availWaiters) || waiting == 0 {
+		return false
+	}
+	next, ok, idle := e.l.Idle()
+	if !idle {
+		return false
+	}
+	limit := cacheExp
+	if ok && next.Before(limit) {
+		limit = next
+	}
+	flushEvery := max(e.s.FetchValve, time.Second)
+	t := now
+	for {
+		if t.Sub(e.lastSpinFlush) >= flushEvery {
+			e.flushSpinAt(t)
+		}
+		e.emptyReads += waiting
+		t = t.Add(e.s.MinWake)
+		if !t.Before(limit) {
+			break
+		}
+	}
+	e.armExpiry(t.Sub(now))
+	return true
 }

@@ -59,6 +59,9 @@ type Settings struct {
 	// CommitOnSeek: #seekInternal commits the offset it seeks to, which the JS client
 	// does only when enable.auto.commit is on.
 	CommitOnSeek bool
+	// StepIdle steps through idle virtual time one valve tick at a time instead of
+	// coalescing it (the outcome and the trace are the same; tests compare the two).
+	StepIdle bool
 }
 
 // DefaultSettings are the seed's settings at scale 1.
