@@ -235,7 +235,11 @@ type Cell struct {
 	Lost           int // records lost
 	LostPartitions int
 	Stranded       int
-	Err            error
+	// Stalled: a phase never settled (for example batches running past twice
+	// max.poll.interval become stale and are delivered again, forever); Lost and Stranded
+	// are as of the phase limit.
+	Stalled bool
+	Err     error
 }
 
 // Row is one value of the sweep.
@@ -333,7 +337,10 @@ feed:
 func simulateCell(ctx context.Context, o repro.Options, c Case) Cell {
 	cell := Cell{Case: c}
 	r, err := repro.Simulate(ctx, o)
-	if err != nil {
+	switch {
+	case errors.Is(err, repro.ErrPhaseTimeout) && r != nil:
+		cell.Stalled = true
+	case err != nil:
 		cell.Err = err
 		return cell
 	}
@@ -361,13 +368,27 @@ func lost(ctx context.Context, base repro.Options, c Case, flag string, v Value)
 // loss switches once between two neighbouring values of a duration or count, the switch
 // is found exactly by bisection on the model (to 1 s, or 1).
 func boundary(ctx context.Context, base repro.Options, c Case, sw Sweep, rows []Row, ci int) string {
+	name := sw.Flag
+	var stalled []string
+	for _, r := range rows {
+		if r.Cells[ci].Stalled {
+			stalled = append(stalled, r.Value.Text)
+		}
+	}
+	if len(stalled) > 0 {
+		return fmt.Sprintf("%s never settles (stale batches delivered again and again) at %s %s; %s", c.Policy, name,
+			shortList(stalled), boundaryText(ctx, base, c, sw, rows, ci, name))
+	}
+	return boundaryText(ctx, base, c, sw, rows, ci, name)
+}
+
+func boundaryText(ctx context.Context, base repro.Options, c Case, sw Sweep, rows []Row, ci int, name string) string {
 	var losing []int
 	for i, r := range rows {
 		if r.Cells[ci].Lost > 0 {
 			losing = append(losing, i)
 		}
 	}
-	name := sw.Flag
 	switch {
 	case len(losing) == 0:
 		return fmt.Sprintf("%s loses no records at any %s swept", c.Policy, name)
@@ -387,7 +408,7 @@ func boundary(ctx context.Context, base repro.Options, c Case, sw Sweep, rows []
 		for _, i := range losing {
 			vals = append(vals, rows[i].Value.Text)
 		}
-		return fmt.Sprintf("%s loses records at %s %s (%d of %d values)", c.Policy, name, strings.Join(vals, ", "), len(losing), len(rows))
+		return fmt.Sprintf("%s loses records at %s %s (%d of %d values)", c.Policy, name, shortList(vals), len(losing), len(rows))
 	}
 	lo, hi := rows[at-1].Value, rows[at].Value
 	lossBelow := rows[at-1].Cells[ci].Lost > 0
@@ -425,4 +446,12 @@ func bisect(ctx context.Context, base repro.Options, c Case, sw Sweep, lo, hi Va
 		}
 	}
 	return mk(b).Text
+}
+
+// shortList joins values, the first 8 and a count of the rest.
+func shortList(vals []string) string {
+	if len(vals) <= 8 {
+		return strings.Join(vals, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(vals[:8], ", "), len(vals)-8)
 }

@@ -36,6 +36,7 @@ type SweepCell struct {
 	Lost           int    `json:"lost"`
 	LostPartitions int    `json:"lost_partitions"`
 	Stranded       int    `json:"stranded"`
+	Stalled        bool   `json:"stalled"`
 }
 
 // NewSweep builds the view of a sweep.
@@ -46,7 +47,7 @@ func NewSweep(r *simulate.Result) Sweep {
 		sr := SweepRow{Value: row.Value.Text}
 		for _, c := range row.Cells {
 			sr.Cells = append(sr.Cells, SweepCell{Policy: string(c.Policy), Commit: string(c.Commit), Lost: c.Lost,
-				LostPartitions: c.LostPartitions, Stranded: c.Stranded})
+				LostPartitions: c.LostPartitions, Stranded: c.Stranded, Stalled: c.Stalled})
 		}
 		v.Rows = append(v.Rows, sr)
 	}
@@ -85,7 +86,11 @@ func PrintSweep(w io.Writer, v Sweep, f render.Format, pretty bool) error {
 	for _, r := range v.Rows {
 		row := []string{r.Value}
 		for _, c := range r.Cells {
-			row = append(row, fmt.Sprintf("%d (%d)", c.Lost, c.LostPartitions))
+			cell := fmt.Sprintf("%d (%d)", c.Lost, c.LostPartitions)
+			if c.Stalled {
+				cell += fmt.Sprintf(" stalled, %d stranded", c.Stranded)
+			}
+			row = append(row, cell)
 		}
 		g.Rows = append(g.Rows, row)
 	}
