@@ -106,3 +106,40 @@ func TestGroupCompletionWithoutAClusterOffersNothingAtOnce(t *testing.T) {
 func newProbeCmd(f func()) *cobra.Command {
 	return &cobra.Command{Use: "probe", RunE: func(*cobra.Command, []string) error { f(); return nil }}
 }
+
+func TestArgumentErrorsAreUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"nosuch"},
+		{"trace", "nosuch"},
+		{"repro", "extra"},
+		{"trace", "parse"},
+		{"inspect", "extra", "--group", "g", "--brokers", "127.0.0.1:1"},
+		{"version", "extra"},
+	} {
+		code, _, errs := runArgs(t, args...)
+		if code != exitcode.Usage || !strings.Contains(errs, "--help") {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, exitcode.Usage, errs)
+		}
+	}
+	for _, args := range [][]string{{}, {"trace"}, {"help", "repro"}} {
+		if code, _, errs := runArgs(t, args...); code != 0 {
+			t.Errorf("%v: exit %d: %s", args, code, errs)
+		}
+	}
+}
+
+func TestAMalformedSecretPropertyIsNeverEchoed(t *testing.T) {
+	for _, o := range []string{"table", "json"} {
+		code, out, errs := runArgs(t, "inspect", "--group", "g", "--brokers", "127.0.0.1:1", "-o", o, "-X", "sasl.password:S3CRET")
+		if code != exitcode.Usage || strings.Contains(out+errs, "S3CRET") || !strings.Contains(errs, "sasl.password") {
+			t.Errorf("-o %s: exit %d:\n%s%s", o, code, out, errs)
+		}
+	}
+}
+
+func TestInspectNamesAPropertyItDoesNotRead(t *testing.T) {
+	_, _, errs := runArgs(t, "inspect", "--group", "g", "--brokers", "127.0.0.1:1", "--timeout", "200ms", "-X", "securty.protocol=SSL")
+	if !strings.Contains(errs, "securty.protocol is not read by this command") {
+		t.Fatalf("no warning naming the misspelt key:\n%s", errs)
+	}
+}

@@ -145,6 +145,7 @@ func readEvidence(g *Globals, files []string) (*evidence.Set, error) {
 }
 
 func runInspect(ctx context.Context, g *Globals, o *inspectOptions) error {
+	g.warnIgnoredProperties("inspect")
 	opts, err := g.KgoOpts()
 	if err != nil {
 		return err

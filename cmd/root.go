@@ -67,6 +67,19 @@ func (g *Globals) KgoOpts() ([]kgo.Opt, error) {
 	return k.KgoOpts()
 }
 
+// warnIgnoredProperties names, on stderr, the properties a franz-go command (inspect,
+// rewind) does not read, so a misspelt key is seen rather than silently dropped.
+func (g *Globals) warnIgnoredProperties(command string) {
+	k, err := g.Kafka()
+	if err != nil {
+		return
+	}
+	if ign := k.IgnoredByKgo(); len(ign) > 0 {
+		fmt.Fprintf(g.IO.Err, "kstranded %s: note: %s not read by this command (it uses only bootstrap.servers, security.protocol, ssl.* and sasl.* connection properties); check the spelling if you meant one of those\n",
+			command, strings.Join(ign, ", ")+map[bool]string{true: " is", false: " are"}[len(ign) == 1])
+	}
+}
+
 // Format returns the output format.
 func (g *Globals) Format() (render.Format, error) { return render.ParseFormat(g.Output) }
 
@@ -170,10 +183,45 @@ SASL work as for any librdkafka client. Secrets are never printed.
 		newTraceCmd(g),
 		newVersionCmd(g, nil),
 	)
+	usageArgs(root)
 	root.Version = buildinfo.Version()
 	root.SetVersionTemplate("{{with .Annotations}}{{end}}" + currentVersion().String())
 	registerCompletions(root, g)
 	return root
+}
+
+// usageArgs makes every positional-argument error a usage error (exit 2, as README's
+// table says), as flag errors already are: cobra returns plain errors for an unknown
+// command, an extra argument or a missing one. The root command, whose positional
+// arguments can only be command names, rejects anything else as an unknown command.
+func usageArgs(c *cobra.Command) {
+	if !c.HasParent() || (c.HasSubCommands() && !c.Runnable()) {
+		// the root and commands that only group subcommands (trace): cobra prints help
+		// and exits 0 for any word that names no subcommand unless the command runs
+		unknown := func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return exitcode.Usagef("unknown command %q for %q (see %s --help)", args[0], c.CommandPath(), c.CommandPath())
+			}
+			return nil
+		}
+		c.Args = unknown
+		c.RunE = func(c *cobra.Command, args []string) error {
+			if err := unknown(c, args); err != nil {
+				return err
+			}
+			return c.Help()
+		}
+	} else if check := c.Args; check != nil {
+		c.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				return exitcode.Usagef("%v (see %s --help)", err, c.CommandPath())
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 // Main runs kstranded with args and returns the process exit code.
