@@ -49,7 +49,7 @@ func TestSimulatedV1101LosesASecondPartitionsUnservedRecordsAndHeadDoesNot(t *te
 		t.Run(string(tc.policy), func(t *testing.T) {
 			o := DefaultOptions()
 			o.Policy = tc.policy
-			o.Workload = workload.Spec{Parts: []workload.Part{{0, 100}, {1, 40}}, Transactions: 1}
+			o.Workload = workload.Spec{Parts: []workload.Part{{Partition: 0, Records: 100}, {Partition: 1, Records: 40}}, Transactions: 1}
 			o.Concurrency, o.BatchSize = 1, -1
 			res := simulate(t, o)
 			if res.Verdict != tc.want {

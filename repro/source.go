@@ -351,7 +351,13 @@ func (s *rdSource) committed(timeout time.Duration) (map[kpart.TopicPartition]in
 	}
 	out := map[kpart.TopicPartition]int64{}
 	for _, p := range res {
-		out[kpart.TopicPartition{Topic: *p.Topic, Partition: p.Partition}] = int64(p.Offset)
+		// librdkafka says "no committed offset" with OFFSET_INVALID (-1001); the results
+		// say -1, as the simulated client does.
+		off := int64(p.Offset)
+		if off < 0 {
+			off = -1
+		}
+		out[kpart.TopicPartition{Topic: *p.Topic, Partition: p.Partition}] = off
 	}
 	return out, nil
 }

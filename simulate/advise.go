@@ -34,8 +34,8 @@ type Policy struct {
 
 // Advise searches the model for the safe range of max.poll.interval (larger is safer:
 // doubled up to 24h, then bisected to 1 s), batch size (smaller is safer: bisected
-// between 1 and the current value) and concurrency (each value from 1 to the current one,
-// at most 64), each with the others at the user's values, and runs every policy at the
+// between 1 and the current value) and concurrency (each value from 1 to the current one
+// or the workload's partition count, at most 64), each with the others at the user's values, and runs every policy at the
 // user's settings. The searches assume the loss is monotone in the setting, which holds
 // for the shapes the tests cover; the range printed is checked at its edge.
 func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
@@ -138,11 +138,13 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 		a.Settings = append(a.Settings, rg)
 	}
 
-	// concurrency: every value from 1 to the current one (at most 64).
+	// concurrency: every value from 1 to the current one or the number of workload
+	// partitions, whichever is larger (at most 64).
 	{
+		top := min(max(o.Concurrency, len(o.Workload.Parts)), 64)
 		rg := Range{Flag: "concurrency", Current: fmt.Sprint(o.Concurrency)}
 		var safe []int
-		for n := 1; n <= min(o.Concurrency, 64); n++ {
+		for n := 1; n <= top; n++ {
 			v := o
 			v.Concurrency = n
 			l, err := run(v)
@@ -156,7 +158,7 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 		rg.IsSafe = a.Lost == 0
 		switch {
 		case len(safe) == 0:
-			rg.Safe = fmt.Sprintf("none from 1 to %d", min(o.Concurrency, 64))
+			rg.Safe = fmt.Sprintf("none from 1 to %d", top)
 		default:
 			rg.Safe = "safe at " + runs(safe)
 		}
