@@ -17,6 +17,7 @@ import (
 	"github.com/kstranded/kstranded/repro"
 	"github.com/kstranded/kstranded/traceevent"
 	"github.com/kstranded/kstranded/view"
+	"github.com/kstranded/kstranded/workload"
 )
 
 type reproOptions struct {
@@ -26,6 +27,17 @@ type reproOptions struct {
 	TraceFile string
 
 	fetchWaitSet bool // --fetch-wait-max given (else the embedded broker's short wait applies)
+	wl           workload.Flags
+	wlSpec       workload.Spec
+	wlErr        error
+}
+
+// readWorkload resolves the workload flags once they are parsed.
+func (o *reproOptions) readWorkload(f *pflag.FlagSet) {
+	o.wlSpec, o.wlErr = resolveWorkload(f, &o.wl)
+	if o.wlErr == nil {
+		o.Workload = o.wlSpec
+	}
 }
 
 // bindScenarioFlags binds the seed consumer's settings; every default is the seed's.
@@ -64,12 +76,13 @@ func newReproCmd(g *Globals, runF func(context.Context, *reproOptions) error) *c
 		Use:   "repro",
 		Short: "Reproduce the eachBatch cache-expiration loss end to end (embedded broker by default)",
 		Long: `Reproduce confluent-kafka-javascript's eachBatch cache-expiration loss: 200 records in one
-transaction on partition 0 of a 20-partition topic, consumed by a model of the kafkajs-compat
+transaction on partition 0 of a 20-partition topic (or your own workload: --spread,
+--transactions), consumed by a model of the kafkajs-compat
 eachBatch consumer running over librdkafka (confluent-kafka-go) with the bug report's
 settings (a 4m40s batch, max.poll.interval.ms 900000), then one more record.
 
-Phase 1 drains the workload until the consumer is quiescent; phase 2 produces one record and
-waits until it is delivered and committed. The verdict per partition says which records were
+Phase 1 drains the workload until the consumer is quiescent; phase 2 produces one record to
+every partition that held workload records and waits until they are delivered and committed. The verdict per partition says which records were
 LOST (committed past, never delivered), STRANDED (never delivered, not yet committed past) or
 OK. Durations are scaled by --time-scale (default 0.01: the run takes seconds).
 
@@ -80,11 +93,13 @@ group of the run's own are used, and the topic is deleted afterwards unless --ke
 			exitCodes{exitcode.Lost, ""}, exitCodes{exitcode.Stranded, ""}, exitCodes{exitcode.Interrupted, ""}),
 		Example: `  kstranded repro
   kstranded repro --policy all
+  kstranded repro --policy v1.10.1 --spread 0:100,1:40 --concurrency 1 --batch-size -1
   kstranded repro --policy v1.10.1 --time-scale 1
   kstranded repro --brokers localhost:9092 --config client.properties --keep --trace t.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.fetchWaitSet = c.Flags().Changed("fetch-wait-max")
+			o.readWorkload(c.Flags())
 			if runF != nil {
 				return runF(c.Context(), o)
 			}
@@ -92,8 +107,7 @@ group of the run's own are used, and the topic is deleted afterwards unless --ke
 		},
 	}
 	bindScenarioFlags(c.Flags(), o)
-	c.Flags().IntVar(&o.Records, "records", o.Records, "records in the transaction")
-	c.Flags().Int32Var(&o.Partition, "partition", o.Partition, "partition the records go to")
+	bindWorkloadFlags(c.Flags(), &o.wl)
 	c.Flags().StringVar(&o.Group, "group", "", "consumer group (default: a new group per run)")
 	c.Flags().BoolVar(&o.Keep, "keep", false, "keep the run's topic on --brokers (for inspect and rewind)")
 	c.Flags().IntVar(&o.MaxRestarts, "max-restarts", o.MaxRestarts, "--commit ledger: phase 3 restarts the consumer while records stay stranded, at most this often")
@@ -107,6 +121,9 @@ type reproCase struct {
 }
 
 func (o *reproOptions) complete(g *Globals) ([]reproCase, error) {
+	if o.wlErr != nil {
+		return nil, o.wlErr
+	}
 	k, err := g.Kafka()
 	if err != nil {
 		return nil, err

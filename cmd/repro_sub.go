@@ -6,25 +6,33 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kstranded/kstranded/internal/exitcode"
-	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/repro"
 	"github.com/kstranded/kstranded/view"
+	"github.com/kstranded/kstranded/workload"
 )
 
 func newReproProduceCmd(g *Globals) *cobra.Command {
 	var topic string
-	var partitions, partition int32
-	var records int
+	var partitions int32
+	var wl workload.Flags
 	c := &cobra.Command{
 		Use:   "produce",
-		Short: "Write the workload: N records to one partition in ONE transaction (needs --brokers)",
-		Long: `Write the seed's workload with a transactional confluent-kafka-go producer
-(transactional.id, idempotence, acks=all): N records to one partition in ONE transaction,
-commit, disconnect. Prints the first and last record offsets and the partition's high
-watermark (the commit marker takes the offset after the last record). The topic is created
-if missing. Point --brokers at your cluster or at ` + "`kstranded broker`" + `.`,
+		Short: "Write the workload (by default 200 records to partition 0 in ONE transaction; needs --brokers)",
+		Long: `Write a workload with a confluent-kafka-go producer (idempotence, acks=all; with
+--transactions N > 0, transactional: each transaction writes a chunk of every partition and
+commits before the next begins). By default the seed's: 200 records on partition 0 in ONE
+transaction. --spread puts records on several partitions (12x10, or 0:200,3:50). Prints, per
+partition, the first and last record offsets and the high watermark (each commit marker
+takes the offset after its chunk). The topic is created if missing. Point --brokers at your
+cluster or at ` + "`kstranded broker`" + `.`,
+		Example: `  kstranded repro produce --brokers 127.0.0.1:19092 --topic my-test
+  kstranded repro produce --brokers 127.0.0.1:19092 --topic my-test --spread 12x10 --transactions 2`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			spec, err := resolveWorkload(c.Flags(), &wl)
+			if err != nil {
+				return err
+			}
 			k, err := g.Kafka()
 			if err != nil {
 				return err
@@ -32,36 +40,26 @@ if missing. Point --brokers at your cluster or at ` + "`kstranded broker`" + `.`
 			if k.Brokers == "" {
 				return exitcode.Usagef("repro produce needs --brokers (start one with: kstranded broker)")
 			}
-			if records <= 0 || partitions <= 0 || partition < 0 || partition >= partitions {
-				return exitcode.Usagef("--records and --partitions must be > 0 and --partition in 0..%d", partitions-1)
+			if partitions <= 0 {
+				return exitcode.Usagef("--partitions must be > 0")
+			}
+			if err := spec.Validate(partitions); err != nil {
+				return exitcode.Usagef("%v", err)
 			}
 			if err := repro.EnsureTopic(c.Context(), k, topic, partitions, g.Timeout); err != nil {
 				return err
 			}
-			res, err := repro.Produce(c.Context(), k, topic, partition, records, "kstranded-produce-"+topic, g.Timeout)
+			res, err := repro.Produce(c.Context(), k, topic, spec, "kstranded-produce-"+topic, g.Timeout)
 			if err != nil {
 				return err
 			}
-			if f, _ := g.Format(); f == render.JSON {
-				return render.WriteJSON(g.IO.Out, struct {
-					render.Meta
-					Topic     string `json:"topic"`
-					Partition int32  `json:"partition"`
-					Count     int    `json:"count"`
-					First     int64  `json:"first_offset"`
-					Last      int64  `json:"last_offset"`
-					High      int64  `json:"high_watermark"`
-				}{render.NewMeta("kstranded.produce/v1", "repro produce"), topic, partition, len(res.Offsets), res.First(), res.Last(), res.High})
-			}
-			fmt.Fprintf(g.IO.Out, "produced %d records to %s/%d in one transaction: offsets %d-%d, high watermark %d\n",
-				len(res.Offsets), topic, partition, res.First(), res.Last(), res.High)
-			return nil
+			f, _ := g.Format()
+			return view.PrintProduced(g.IO.Out, view.NewProduced(res), f)
 		},
 	}
 	c.Flags().StringVar(&topic, "topic", "stranded", "topic (created if missing)")
 	c.Flags().Int32Var(&partitions, "partitions", 20, "partitions when the topic is created")
-	c.Flags().Int32Var(&partition, "partition", 0, "partition to write to")
-	c.Flags().IntVar(&records, "records", 200, "records in the transaction")
+	bindWorkloadFlags(c.Flags(), &wl)
 	return c
 }
 

@@ -179,6 +179,7 @@ SASL work as for any librdkafka client. Secrets are never printed.
 		newInspectCmd(g, nil),
 		newReproCmd(g, nil),
 		newRewindCmd(g, nil),
+		newSimulateCmd(g, nil),
 		newTraceCmd(g),
 		newVersionCmd(g, nil),
 	)

@@ -12,6 +12,7 @@ import (
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/loop"
 	"github.com/kstranded/kstranded/traceevent"
+	"github.com/kstranded/kstranded/workload"
 )
 
 // ConsumeResult is what `repro consume` saw.
@@ -70,8 +71,19 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 		return nil, err
 	}
 	highs := map[int32]int64{}
+	// Where the group starts on each partition: its committed offset, else the log start.
+	// A partition with offsets in [start, high watermark) is listed whatever happens.
+	startAt, _ := src.committed(o.Timeout)
+	withData := map[int32]bool{}
 	for _, tp := range src.assignment {
-		_, high, err := src.c.QueryWatermarkOffsets(tp.Topic, tp.Partition, int(o.Timeout/time.Millisecond))
+		low, high, err := src.c.QueryWatermarkOffsets(tp.Topic, tp.Partition, int(o.Timeout/time.Millisecond))
+		start := low
+		if c, ok := startAt[tp]; ok && c >= 0 {
+			start = c
+		}
+		if high > start {
+			withData[tp.Partition] = true
+		}
 		if err != nil {
 			return nil, fmt.Errorf("watermarks of %s: %w", tp, err)
 		}
@@ -82,7 +94,7 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 	for _, h := range highs {
 		total += h
 	}
-	o.Records = int(total) // bounds the derived phase timeout
+	o.Workload = workload.Spec{Parts: []workload.Part{{Records: int(total)}}} // bounds the derived phase timeout
 	eng, err := eachbatch.New(lp, src, o.EngineSettings(), trace)
 	if err != nil {
 		return nil, err
@@ -115,6 +127,9 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 	}
 	del := eng.Delivered()
 	parts := map[int32]bool{}
+	for p := range withData {
+		parts[p] = true
+	}
 	for tp := range del {
 		parts[tp.Partition] = true
 	}

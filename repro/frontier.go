@@ -12,10 +12,6 @@ import (
 	"github.com/kstranded/kstranded/traceevent"
 )
 
-// CommitLedger commits the ledger's frontier (the completed prefix) instead of the
-// client's stored offsets: librdkafka auto-commit off, manual commits.
-const CommitLedger CommitMode = "ledger"
-
 // committer is what the frontier tracker commits through and pauses with.
 type committer interface {
 	Commit(offsets map[kpart.TopicPartition]int64) error

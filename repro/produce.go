@@ -12,22 +12,38 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/kstranded/kstranded/internal/kafkaconf"
+	"github.com/kstranded/kstranded/workload"
 )
 
 // ProduceResult is what the producer wrote, from its own delivery reports.
 type ProduceResult struct {
-	Topic     string
-	Partition int32
-	Offsets   []int64 // offset of every record, from the delivery reports
-	High      int64   // the partition's high watermark after the commit
-	Elapsed   time.Duration
+	Topic      string
+	Spec       workload.Spec
+	Partitions []ProducedPartition // sorted by partition
+	Elapsed    time.Duration
 }
 
-// First and Last offsets written.
-func (p ProduceResult) First() int64 { return p.Offsets[0] }
+// ProducedPartition is one partition's records.
+type ProducedPartition struct {
+	Partition int32
+	Offsets   []int64 // offset of every record, from the delivery reports
+	High      int64   // the partition's high watermark once the workload was written
+}
+
+// First offset written.
+func (p ProducedPartition) First() int64 { return p.Offsets[0] }
 
 // Last offset written.
-func (p ProduceResult) Last() int64 { return p.Offsets[len(p.Offsets)-1] }
+func (p ProducedPartition) Last() int64 { return p.Offsets[len(p.Offsets)-1] }
+
+// Records is the number of records written.
+func (p ProduceResult) Records() int {
+	n := 0
+	for _, pp := range p.Partitions {
+		n += len(pp.Offsets)
+	}
+	return n
+}
 
 // clientDefaults apply to every librdkafka client kstranded creates; the user's
 // properties override them.
@@ -47,17 +63,20 @@ func clientConfig(cfg kafkaconf.Config, owned map[string]string) (*kafka.ConfigM
 	return kafkaconf.ConfigMap(cfg.Merged(clientDefaults, owned)), nil
 }
 
-// Produce writes n records to one partition in ONE transaction (transactional.id,
-// idempotence, acks=all), commits, and reports each record's offset and the high
-// watermark; the commit marker takes the offset after the last record.
-func Produce(ctx context.Context, cfg kafkaconf.Config, topic string, partition int32, n int, txnID string, timeout time.Duration) (ProduceResult, error) {
+// Produce writes the workload: with spec.Transactions > 0, one transaction after the
+// other (transactional.id, idempotence, acks=all), each committed before the next
+// begins, so every partition holds its chunks in order, each followed by a commit
+// marker; with 0, plain records (idempotence, acks=all). It reports each record's
+// offset and, per partition, the high watermark once it is past the last record (and
+// its marker).
+func Produce(ctx context.Context, cfg kafkaconf.Config, topic string, spec workload.Spec, txnID string, timeout time.Duration) (ProduceResult, error) {
 	start := time.Now()
-	cm, err := clientConfig(cfg, map[string]string{
-		"transactional.id":       txnID,
-		"enable.idempotence":     "true",
-		"acks":                   "all",
-		"transaction.timeout.ms": fmt.Sprint(max(60000, int(timeout/time.Millisecond))),
-	})
+	props := map[string]string{"enable.idempotence": "true", "acks": "all"}
+	if spec.Transactions > 0 {
+		props["transactional.id"] = txnID
+		props["transaction.timeout.ms"] = fmt.Sprint(max(60000, int(timeout/time.Millisecond)))
+	}
+	cm, err := clientConfig(cfg, props)
 	if err != nil {
 		return ProduceResult{}, err
 	}
@@ -70,26 +89,115 @@ func Produce(ctx context.Context, cfg kafkaconf.Config, topic string, partition 
 	go berrs.drain(p.Events())
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := p.InitTransactions(tctx); err != nil {
-		return ProduceResult{}, reachError(cfg.Brokers, "init transactions", err, tctx, berrs.last())
-	}
-	if err := p.BeginTransaction(); err != nil {
-		return ProduceResult{}, fmt.Errorf("begin transaction: %w", err)
-	}
-	reports := make(chan kafka.Event, n)
-	for i := 0; i < n; i++ {
-		err := p.Produce(&kafka.Message{
-			TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: partition},
-			Key:            []byte(fmt.Sprintf("k%d", i)),
-			Value:          []byte(fmt.Sprintf("kstranded record %d of %d", i, n)),
-		}, reports)
-		if err != nil {
-			_ = p.AbortTransaction(tctx)
-			return ProduceResult{}, fmt.Errorf("produce record %d: %w", i, err)
+	txn := spec.Transactions > 0
+	if txn {
+		if err := p.InitTransactions(tctx); err != nil {
+			return ProduceResult{}, reachError(cfg.Brokers, "init transactions", err, tctx, berrs.last())
 		}
 	}
-	offsets := make([]int64, 0, n)
-	for len(offsets) < n {
+	total := spec.Total()
+	offsets := map[int32][]int64{}
+	seq := 0
+	for ti, tx := range spec.Layout() {
+		if txn {
+			if err := p.BeginTransaction(); err != nil {
+				return ProduceResult{}, fmt.Errorf("begin transaction %d: %w", ti+1, err)
+			}
+		}
+		n := 0
+		for _, part := range tx {
+			n += part.Records
+		}
+		reports := make(chan kafka.Event, n)
+		for _, part := range tx {
+			for i := 0; i < part.Records; i++ {
+				err := p.Produce(&kafka.Message{
+					TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: part.Partition},
+					Key:            []byte(fmt.Sprintf("k%d", seq)),
+					Value:          []byte(fmt.Sprintf("kstranded record %d of %d", seq, total)),
+				}, reports)
+				if err != nil {
+					if txn {
+						_ = p.AbortTransaction(tctx)
+					}
+					return ProduceResult{}, fmt.Errorf("produce record %d: %w", seq, err)
+				}
+				seq++
+			}
+		}
+		for got := 0; got < n; {
+			select {
+			case ev := <-reports:
+				m, ok := ev.(*kafka.Message)
+				if !ok {
+					continue
+				}
+				if m.TopicPartition.Error != nil {
+					if txn {
+						_ = p.AbortTransaction(tctx)
+					}
+					return ProduceResult{}, fmt.Errorf("delivery: %w", m.TopicPartition.Error)
+				}
+				offsets[m.TopicPartition.Partition] = append(offsets[m.TopicPartition.Partition], int64(m.TopicPartition.Offset))
+				got++
+			case <-tctx.Done():
+				return ProduceResult{}, fmt.Errorf("produce: records of transaction %d not acknowledged before --timeout %s: %w", ti+1, timeout, tctx.Err())
+			}
+		}
+		if txn {
+			if err := p.CommitTransaction(tctx); err != nil {
+				return ProduceResult{}, fmt.Errorf("commit transaction %d: %w", ti+1, err)
+			}
+		}
+	}
+	res := ProduceResult{Topic: topic, Spec: spec}
+	for _, part := range spec.Parts {
+		offs := offsets[part.Partition]
+		slices.Sort(offs)
+		// A commit marker is written to the partition after CommitTransaction returns
+		// (the coordinator writes markers asynchronously): wait until the partition's end
+		// is past it, so the high watermark we report (and phases wait for) is the real one.
+		want := offs[len(offs)-1] + 1
+		if txn {
+			want++
+		}
+		high, err := waitHigh(tctx, p, topic, part.Partition, want, timeout)
+		if err != nil {
+			return ProduceResult{}, err
+		}
+		res.Partitions = append(res.Partitions, ProducedPartition{Partition: part.Partition, Offsets: offs, High: high})
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// ProduceEach writes one non-transactional record to each partition and returns, per
+// partition, its offset and the new high watermark.
+func ProduceEach(ctx context.Context, cfg kafkaconf.Config, topic string, partitions []int32, timeout time.Duration) (map[int32]int64, map[int32]int64, error) {
+	cm, err := clientConfig(cfg, map[string]string{"acks": "all"})
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := kafka.NewProducer(cm)
+	if err != nil {
+		return nil, nil, fmt.Errorf("producer: %w", err)
+	}
+	defer p.Close()
+	var berrs brokerErrors
+	go berrs.drain(p.Events())
+	reports := make(chan kafka.Event, len(partitions))
+	for _, part := range partitions {
+		if err := p.Produce(&kafka.Message{
+			TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: part},
+			Value:          []byte("kstranded phase 2 record"),
+		}, reports); err != nil {
+			return nil, nil, err
+		}
+	}
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	offs, highs := map[int32]int64{}, map[int32]int64{}
+	for len(offs) < len(partitions) {
 		select {
 		case ev := <-reports:
 			m, ok := ev.(*kafka.Message)
@@ -97,62 +205,21 @@ func Produce(ctx context.Context, cfg kafkaconf.Config, topic string, partition 
 				continue
 			}
 			if m.TopicPartition.Error != nil {
-				_ = p.AbortTransaction(tctx)
-				return ProduceResult{}, fmt.Errorf("delivery: %w", m.TopicPartition.Error)
+				return nil, nil, fmt.Errorf("delivery: %w", m.TopicPartition.Error)
 			}
-			offsets = append(offsets, int64(m.TopicPartition.Offset))
+			offs[m.TopicPartition.Partition] = int64(m.TopicPartition.Offset)
 		case <-tctx.Done():
-			return ProduceResult{}, fmt.Errorf("produce: %d of %d records acknowledged before --timeout %s: %w", len(offsets), n, timeout, tctx.Err())
+			return nil, nil, reachError(cfg.Brokers, "produce", tctx.Err(), tctx, berrs.last())
 		}
 	}
-	if err := p.CommitTransaction(tctx); err != nil {
-		return ProduceResult{}, fmt.Errorf("commit transaction: %w", err)
-	}
-	slices.Sort(offsets)
-	// The commit marker is written to the partition after CommitTransaction returns
-	// (the coordinator writes markers asynchronously): wait until the partition's end is
-	// past it, so the high watermark we report (and phases wait for) is the real one.
-	high, err := waitHigh(tctx, p, topic, partition, offsets[len(offsets)-1]+2, timeout)
-	if err != nil {
-		return ProduceResult{}, err
-	}
-	return ProduceResult{Topic: topic, Partition: partition, Offsets: offsets, High: high, Elapsed: time.Since(start)}, nil
-}
-
-// ProduceOne writes one non-transactional record and returns its offset and the new
-// high watermark.
-func ProduceOne(ctx context.Context, cfg kafkaconf.Config, topic string, partition int32, timeout time.Duration) (int64, int64, error) {
-	cm, err := clientConfig(cfg, map[string]string{"acks": "all"})
-	if err != nil {
-		return 0, 0, err
-	}
-	p, err := kafka.NewProducer(cm)
-	if err != nil {
-		return 0, 0, fmt.Errorf("producer: %w", err)
-	}
-	defer p.Close()
-	var berrs brokerErrors
-	go berrs.drain(p.Events())
-	report := make(chan kafka.Event, 1)
-	if err := p.Produce(&kafka.Message{
-		TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: partition},
-		Value:          []byte("kstranded phase 2 record"),
-	}, report); err != nil {
-		return 0, 0, err
-	}
-	tctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	select {
-	case ev := <-report:
-		m := ev.(*kafka.Message)
-		if m.TopicPartition.Error != nil {
-			return 0, 0, fmt.Errorf("delivery: %w", m.TopicPartition.Error)
+	for _, part := range partitions {
+		high, err := waitHigh(tctx, p, topic, part, offs[part]+1, timeout)
+		if err != nil {
+			return nil, nil, err
 		}
-		high, err := waitHigh(tctx, p, topic, partition, int64(m.TopicPartition.Offset)+1, timeout)
-		return int64(m.TopicPartition.Offset), high, err
-	case <-tctx.Done():
-		return 0, 0, reachError(cfg.Brokers, "produce", tctx.Err(), tctx, berrs.last())
+		highs[part] = high
 	}
+	return offs, highs, nil
 }
 
 // EnsureTopic creates the topic if it does not exist.

@@ -3,6 +3,7 @@ package repro
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -350,24 +351,42 @@ func (s *rdSource) committed(timeout time.Duration) (map[kpart.TopicPartition]in
 	}
 	out := map[kpart.TopicPartition]int64{}
 	for _, p := range res {
-		out[kpart.TopicPartition{Topic: *p.Topic, Partition: p.Partition}] = int64(p.Offset)
+		// librdkafka says "no committed offset" with OFFSET_INVALID (-1001); the results
+		// say -1, as the simulated client does.
+		off := int64(p.Offset)
+		if off < 0 {
+			off = -1
+		}
+		out[kpart.TopicPartition{Topic: *p.Topic, Partition: p.Partition}] = off
 	}
 	return out, nil
 }
 
 // Pause stops fetching tp (back-pressure); librdkafka purges what it prefetched, so
 // the client re-fetches from its position on Resume.
+//
+// confluent-kafka-go's Pause and Resume (kafka/consumer.go, v2.11.1) return only the
+// call's error: rd_kafka_pause_partitions writes each partition's error into the C list,
+// which the wrapper destroys without copying back, so the Go slice never carries one.
+// The per-partition failure librdkafka reports is an unknown partition; the source
+// checks that itself against its assignment.
 func (s *rdSource) Pause(tp kpart.TopicPartition) error {
-	ps := []kafka.TopicPartition{{Topic: &tp.Topic, Partition: tp.Partition}}
-	err := s.c.Pause(ps)
-	return firstPartitionError(ps, err)
+	return s.pauseResume("pause", tp, s.c.Pause)
 }
 
-// Resume resumes tp.
+// Resume resumes tp (see Pause for how errors are checked).
 func (s *rdSource) Resume(tp kpart.TopicPartition) error {
-	ps := []kafka.TopicPartition{{Topic: &tp.Topic, Partition: tp.Partition}}
-	err := s.c.Resume(ps)
-	return firstPartitionError(ps, err)
+	return s.pauseResume("resume", tp, s.c.Resume)
+}
+
+func (s *rdSource) pauseResume(op string, tp kpart.TopicPartition, f func([]kafka.TopicPartition) error) error {
+	if !slices.Contains(s.assignment, tp) {
+		return fmt.Errorf("%s %s: not assigned to this consumer", op, tp)
+	}
+	if err := f([]kafka.TopicPartition{{Topic: &tp.Topic, Partition: tp.Partition}}); err != nil {
+		return fmt.Errorf("%s %s: %w", op, tp, err)
+	}
+	return nil
 }
 
 // EndEvidence is librdkafka's end-of-partition position (from the partition-EOF event),

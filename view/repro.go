@@ -31,6 +31,8 @@ type ReproRun struct {
 	Group       string            `json:"group"`
 	Brokers     string            `json:"brokers"`
 	Embedded    bool              `json:"embedded_broker"`
+	Simulated   bool              `json:"simulated"`
+	Workload    ReproWorkload     `json:"workload"`
 	Policy      string            `json:"policy"`
 	Commit      string            `json:"commit"`
 	Settings    map[string]string `json:"settings"`
@@ -46,7 +48,17 @@ type ReproRun struct {
 	Warnings    []string          `json:"warnings,omitempty"`
 }
 
-// ReproProduced is the transactional workload.
+// ReproWorkload is the workload spec and what each partition received.
+type ReproWorkload struct {
+	Spread       string          `json:"spread"`
+	Transactions int             `json:"transactions"`
+	Records      int             `json:"records"`
+	Partitions   []ReproProduced `json:"partitions"`
+}
+
+// ReproProduced is what one partition received in phase 1. A run's "produced" is its
+// first workload partition (the only one with the one-partition shorthand), kept for
+// readers of the document from before --spread.
 type ReproProduced struct {
 	Partition int32 `json:"partition"`
 	Count     int   `json:"count"`
@@ -102,8 +114,17 @@ func NewRepro(results []*repro.Result) Repro {
 			Verdict: r.Verdict, Lost: r.Lost(), ElapsedMs: ms(r.Elapsed), Interrupted: r.Interrupted, Warnings: r.Warnings, Restarts: r.Restarts,
 			Phases: []ReproPhase{}, Partitions: []ReproPartition{},
 		}
-		if n := len(r.Produced.Offsets); n > 0 {
-			run.Produced = ReproProduced{Partition: r.Produced.Partition, Count: n, First: r.Produced.First(), Last: r.Produced.Last(), High: r.Produced.High}
+		run.Simulated = r.Simulated
+		run.Workload = ReproWorkload{Spread: r.Produced.Spec.String(), Transactions: r.Produced.Spec.Transactions,
+			Records: r.Produced.Records(), Partitions: []ReproProduced{}}
+		for _, pp := range r.Produced.Partitions {
+			if n := len(pp.Offsets); n > 0 {
+				run.Workload.Partitions = append(run.Workload.Partitions,
+					ReproProduced{Partition: pp.Partition, Count: n, First: pp.First(), Last: pp.Last(), High: pp.High})
+			}
+		}
+		if len(run.Workload.Partitions) > 0 {
+			run.Produced = run.Workload.Partitions[0]
 		}
 		if r.LossAt > 0 {
 			run.LossAtMs = ptr(ms(r.LossAt))
@@ -163,8 +184,12 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 	}
 	for _, r := range v.Runs {
 		fmt.Fprintln(w, verdictLine(st, r))
-		fmt.Fprintln(w, st.Dim.Render(fmt.Sprintf("topic %s · group %s · brokers %s%s · commit %s · %s",
-			r.Topic, r.Group, r.Brokers, map[bool]string{true: " (embedded)", false: ""}[r.Embedded], r.Commit, settingsLine(r.Settings))))
+		where := fmt.Sprintf("brokers %s%s", r.Brokers, map[bool]string{true: " (embedded)", false: ""}[r.Embedded])
+		if r.Simulated {
+			where = "simulated (no broker, virtual time)"
+		}
+		fmt.Fprintln(w, st.Dim.Render(fmt.Sprintf("topic %s · group %s · %s · commit %s · workload %s · %s",
+			r.Topic, r.Group, where, r.Commit, workloadLine(r.Workload), settingsLine(r.Settings))))
 		if r.Restarts > 0 {
 			fmt.Fprintln(w, st.Dim.Render(fmt.Sprintf("phase 3: %d consumer restart(s) in the same group", r.Restarts)))
 		}
@@ -195,7 +220,11 @@ func verdictLine(st render.Styles, r ReproRun) string {
 				parts = append(parts, fmt.Sprintf("%d on %s/%d (%s, safe rewind %d)", p.LostCount, r.Topic, p.Partition, kpart.Join(p.Lost), *p.SafeRewind))
 			}
 		}
-		return fmt.Sprintf("%s%s %s: %d records lost: %s%s", prefix, st.Verdict(verdict.Lost), r.Policy, r.Lost, strings.Join(parts, "; "), lossAt)
+		if len(parts) > 3 {
+			parts = append(parts[:3], fmt.Sprintf("%d more partitions", len(parts)-3))
+		}
+		return fmt.Sprintf("%s%s %s: %d records lost on %d of %d partitions: %s%s", prefix, st.Verdict(verdict.Lost), r.Policy, r.Lost,
+			lostPartitions(r), len(r.Partitions), strings.Join(parts, "; "), lossAt)
 	case verdict.Stranded:
 		n := 0
 		for _, p := range r.Partitions {
@@ -208,6 +237,27 @@ func verdictLine(st render.Styles, r ReproRun) string {
 		d += p.Delivered
 	}
 	return fmt.Sprintf("%s%s %s: every record delivered (%d), nothing lost", prefix, st.Verdict(verdict.OK), r.Policy, d)
+}
+
+func lostPartitions(r ReproRun) int {
+	n := 0
+	for _, p := range r.Partitions {
+		if p.LostCount > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func workloadLine(w ReproWorkload) string {
+	if w.Spread == "" {
+		return "-"
+	}
+	txn := "not transactional"
+	if w.Transactions > 0 {
+		txn = fmt.Sprintf("%d transaction(s)", w.Transactions)
+	}
+	return fmt.Sprintf("%s (%d records, %s)", w.Spread, w.Records, txn)
 }
 
 func runGrid(r ReproRun) render.Grid {
@@ -360,4 +410,47 @@ func PrintConsume(w io.Writer, v Consume, f render.Format, pretty bool) error {
 			kpart.Join(p.Ranges), kpart.OffsetText(p.Committed), fmt.Sprint(p.High)})
 	}
 	return render.WriteGrid(w, g, pretty)
+}
+
+// Produced is the JSON document of `kstranded repro produce`. The top-level partition,
+// count and offsets are the first workload partition's, as before --spread; the
+// workload lists every partition.
+type Produced struct {
+	render.Meta
+	Topic string `json:"topic"`
+	ReproProduced
+	Workload ReproWorkload `json:"workload"`
+}
+
+// NewProduced builds the view of a produce.
+func NewProduced(r repro.ProduceResult) Produced {
+	v := Produced{Meta: render.NewMeta("kstranded.produce/v1", "repro produce"), Topic: r.Topic,
+		Workload: ReproWorkload{Spread: r.Spec.String(), Transactions: r.Spec.Transactions, Records: r.Records(), Partitions: []ReproProduced{}}}
+	for _, pp := range r.Partitions {
+		v.Workload.Partitions = append(v.Workload.Partitions, ReproProduced{Partition: pp.Partition, Count: len(pp.Offsets),
+			First: pp.First(), Last: pp.Last(), High: pp.High})
+	}
+	if len(v.Workload.Partitions) > 0 {
+		v.ReproProduced = v.Workload.Partitions[0]
+	}
+	return v
+}
+
+// PrintProduced prints a produce: one line per partition.
+func PrintProduced(w io.Writer, v Produced, f render.Format) error {
+	if f == render.JSON {
+		return render.WriteJSON(w, v)
+	}
+	how := "not transactional"
+	switch n := v.Workload.Transactions; {
+	case n == 1:
+		how = "in one transaction"
+	case n > 1:
+		how = fmt.Sprintf("in %d transactions", n)
+	}
+	for _, p := range v.Workload.Partitions {
+		fmt.Fprintf(w, "produced %d records to %s/%d %s: offsets %d-%d, high watermark %d\n",
+			p.Count, v.Topic, p.Partition, how, p.First, p.Last, p.High)
+	}
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/repro"
 	"github.com/kstranded/kstranded/traceevent"
+	"github.com/kstranded/kstranded/workload"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -30,7 +31,7 @@ func seedLoss() *repro.Result {
 		Policy: eachbatch.V1_10_0, Commit: repro.CommitAuto,
 		Settings: map[string]string{"time_scale": "0.01", "batch_size": "20", "concurrency": "20", "handler_delay": "40s",
 			"handler_parallel": "3", "max_poll_interval": "15m0s"},
-		Produced: repro.ProduceResult{Topic: "stranded", Partition: 0, Offsets: offs, High: 201},
+		Produced: repro.ProduceResult{Topic: "stranded", Spec: workload.Seed(), Partitions: []repro.ProducedPartition{{Partition: 0, Offsets: offs, High: 201}}},
 		Phases: []repro.Phase{
 			{N: 1, Elapsed: 12900 * time.Millisecond, Partitions: []repro.PhasePartition{{Partition: 0, Delivered: 82, Committed: 82, Frontier: 82, High: 201, Verdict: "STRANDED", Stranded: 118}}},
 			{N: 2, Elapsed: 13500 * time.Millisecond, Partitions: []repro.PhasePartition{{Partition: 0, Delivered: 83, Committed: 202, Frontier: 82, High: 202, Verdict: verdict.Lost, Lost: 118}}},

@@ -104,7 +104,9 @@ func (c *Client) Assign(tps ...TP) {
 	}
 }
 
-// Close stops auto-commit (after a final auto-commit, as librdkafka does on close).
+// Close stops auto-commit (after a final auto-commit, as librdkafka does on close) and
+// forgets the stored offsets: a consumer started afterwards (Assign) begins from the
+// group's committed offsets with nothing stored, like a new librdkafka instance.
 func (c *Client) Close() {
 	if c.autoTimer != nil {
 		c.autoTimer.Stop()
@@ -112,6 +114,8 @@ func (c *Client) Close() {
 		c.commitStored(true)
 	}
 	c.assignment = nil
+	c.stored = map[TP]int64{}
+	c.paused = map[TP]bool{}
 }
 
 func (c *Client) assigned(tp TP) bool {

@@ -50,6 +50,20 @@ func NewReal() *Loop {
 // Virtual reports whether the loop runs on virtual time.
 func (l *Loop) Virtual() bool { return l.virtual }
 
+// Idle reports whether no task is queued, and the deadline of the earliest pending
+// timer (ok false when none). A model uses it to skip virtual time it can prove idle.
+func (l *Loop) Idle() (next time.Time, ok bool, idle bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.tasks) > 0 {
+		return time.Time{}, false, false
+	}
+	if len(l.timers) == 0 {
+		return time.Time{}, false, true
+	}
+	return l.timers[0].when, true, true
+}
+
 // Now returns the loop's current time.
 func (l *Loop) Now() time.Time {
 	if !l.virtual {

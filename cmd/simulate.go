@@ -1,0 +1,200 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kstranded/kstranded/internal/exitcode"
+	"github.com/kstranded/kstranded/internal/verdict"
+	"github.com/kstranded/kstranded/repro"
+	"github.com/kstranded/kstranded/simulate"
+	"github.com/kstranded/kstranded/view"
+)
+
+type simulateOptions struct {
+	reproOptions
+	Sweep        string
+	SVG          string
+	Advise       bool
+	timeScaleSet bool
+}
+
+// newSimulateCmd builds `kstranded simulate`; runF, when not nil (tests), receives the
+// options (flags parsed, not yet completed) instead of the run.
+func newSimulateCmd(g *Globals, runF func(context.Context, *simulateOptions) error) *cobra.Command {
+	o := &simulateOptions{reproOptions: reproOptions{Options: repro.DefaultOptions()}}
+	c := &cobra.Command{
+		Use:   "simulate",
+		Short: "Run repro's scenario on the consumer model with no broker, on virtual time, at full scale",
+		Long: `Run repro's scenario (the same workload, consumer settings, policies, phases and verdicts)
+on the model alone: the eachBatch engine over a simulated partition log, on virtual time.
+No broker, no wall-clock wait: the seed's 15-minute scenario takes milliseconds, and
+durations are the real ones (--time-scale does not apply). The output is repro's, with
+"simulated": true and virtual durations.
+
+Use it to ask "am I safe with these settings?": give your own shape (--spread with the
+partitions that hold data, --concurrency, --batch-size, --handler-delay, --max-poll-interval)
+and your client version (--policy). It exits 3 when the model loses records.
+
+--sweep FLAG=VALUES runs one setting over a list (1m,5m,15m) or a range (1m..30m/1m; counts
+1..20), one row per value, and states where the loss starts; --svg FILE plots it. Spreads
+are listed with ";" (spread=1x10;4x10). --advise searches the safe range of max.poll.interval,
+batch size and concurrency at your other settings, and which versions remove the loss.
+
+What the model leaves out (fetch latency, fetch sizes in bytes, rebalances, broker errors)
+is listed in BENCHMARKS.md under "live and simulated".
+
+` + exitHelp(exitCodes{exitcode.OK, "no records lost (a finished sweep exits 0)"}, exitCodes{exitcode.Usage, ""},
+			exitCodes{exitcode.Lost, "the model loses records at these settings (also --advise)"},
+			exitCodes{exitcode.Stranded, ""}, exitCodes{exitcode.Interrupted, "a sweep prints the rows finished"}),
+		Example: `  kstranded simulate
+  kstranded simulate --policy v1.10.1 --spread 0:100,1:40 --concurrency 1 --batch-size -1
+  kstranded simulate --policy all --sweep max-poll-interval=10m..60m/1m --svg sweep.svg
+  kstranded simulate --policy v1.10.1 --spread 12x10 --concurrency 2 --advise`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			o.fetchWaitSet = c.Flags().Changed("fetch-wait-max")
+			o.timeScaleSet = c.Flags().Changed("time-scale")
+			o.readWorkload(c.Flags())
+			if runF != nil {
+				return runF(c.Context(), o)
+			}
+			return runSimulate(c.Context(), g, o)
+		},
+	}
+	bindScenarioFlags(c.Flags(), &o.reproOptions)
+	bindWorkloadFlags(c.Flags(), &o.wl)
+	c.Flags().StringVar(&o.Group, "group", "", "consumer group name shown in the output (nothing is created)")
+	c.Flags().IntVar(&o.MaxRestarts, "max-restarts", o.MaxRestarts, "--commit ledger: phase 3 restarts the consumer while records stay stranded, at most this often")
+	c.Flags().StringVar(&o.Sweep, "sweep", "", "FLAG=VALUES: run one setting over values (sweepable: "+fmt.Sprint(simulate.Sweepable())+")")
+	c.Flags().StringVar(&o.SVG, "svg", "", "with --sweep: plot lost records against the swept value to FILE (SVG)")
+	c.Flags().BoolVar(&o.Advise, "advise", false, "search the safe range of max.poll.interval, batch size and concurrency, and the versions without loss")
+	return c
+}
+
+func (o *simulateOptions) check() error {
+	switch {
+	case o.timeScaleSet:
+		return exitcode.Usagef("--time-scale does not apply to simulate: durations are the real ones, on virtual time")
+	case o.SVG != "" && o.Sweep == "":
+		return exitcode.Usagef("--svg needs --sweep")
+	case o.Advise && o.Sweep != "":
+		return exitcode.Usagef("--advise and --sweep: one at a time")
+	case o.TraceFile != "" && (o.Sweep != "" || o.Advise):
+		return exitcode.Usagef("--trace writes one run's events: not with --sweep or --advise")
+	}
+	return nil
+}
+
+func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	o.TimeScale = 1
+	cases, err := o.complete(g)
+	if err != nil {
+		return err
+	}
+	format, _ := g.Format()
+	var scases []simulate.Case
+	for _, c := range cases {
+		scases = append(scases, simulate.Case{Policy: c.policy, Commit: c.commit})
+	}
+	switch {
+	case o.Sweep != "":
+		sw, err := simulate.ParseSweep(o.Sweep)
+		if err != nil {
+			return exitcode.Usagef("%v", err)
+		}
+		res, runErr := simulate.Run(ctx, o.Options, scases, sw, 0)
+		if res != nil {
+			if err := view.PrintSweep(g.IO.Out, view.NewSweep(res), format, g.Pretty()); err != nil {
+				return err
+			}
+			if o.SVG != "" && !res.Interrupted {
+				if err := writeSweepSVG(o.SVG, res); err != nil {
+					return err
+				}
+			}
+		}
+		if runErr != nil && ctx.Err() != nil {
+			return fmt.Errorf("%w: %v", exitcode.ErrInterrupted, runErr)
+		}
+		return runErr
+	case o.Advise:
+		if len(scases) > 1 {
+			return exitcode.Usagef("--advise takes one --policy and one --commit (yours)")
+		}
+		a, err := simulate.Advise(ctx, o.Options, scases[0])
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("%w: %v", exitcode.ErrInterrupted, err)
+			}
+			return err
+		}
+		if err := view.PrintAdvice(g.IO.Out, view.NewAdvice(a), format, g.Pretty()); err != nil {
+			return err
+		}
+		if a.Lost > 0 {
+			return exitcode.Reported(exitcode.ErrLost)
+		}
+		return nil
+	}
+	closeTrace, err := o.openTrace()
+	if err != nil {
+		return err
+	}
+	defer closeTrace()
+	var results []*repro.Result
+	var runErr error
+	for _, c := range cases {
+		opts := o.Options
+		opts.Policy, opts.Commit = c.policy, c.commit
+		res, err := repro.Simulate(ctx, opts)
+		if res != nil {
+			results = append(results, res)
+		}
+		if err != nil {
+			runErr = err
+			break
+		}
+	}
+	if err := o.Trace.Flush(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("--trace: %w", err)
+	}
+	if len(results) > 0 {
+		v := view.NewRepro(results)
+		v.Command = "simulate"
+		if err := view.PrintRepro(g.IO.Out, v, format, g.Pretty()); err != nil {
+			return err
+		}
+		if runErr == nil {
+			switch v.Verdict {
+			case verdict.Lost:
+				return exitcode.Reported(exitcode.ErrLost)
+			case verdict.Stranded:
+				return exitcode.Reported(exitcode.ErrStranded)
+			}
+		}
+	}
+	if runErr != nil && ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
+		return fmt.Errorf("%w: %v", exitcode.ErrInterrupted, runErr)
+	}
+	return runErr
+}
+
+func writeSweepSVG(path string, res *simulate.Result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--svg: %w", err)
+	}
+	if err := view.SweepSVG(f, res); err != nil {
+		f.Close()
+		return fmt.Errorf("--svg: %w", err)
+	}
+	return f.Close()
+}

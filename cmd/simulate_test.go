@@ -1,0 +1,102 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kstranded/kstranded/internal/exitcode"
+)
+
+func TestSimulateRejectsBadInputNamingTheFlag(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		flag []string
+	}{
+		{"a malformed spread", []string{"simulate", "--spread", "3x"}, []string{"--spread"}},
+		{"spread with records", []string{"simulate", "--spread", "2x5", "--records", "9"}, []string{"--spread", "--records"}},
+		{"spread with partition", []string{"simulate", "--spread", "2x5", "--partition", "1"}, []string{"--spread", "--partition"}},
+		{"more transactions than records", []string{"simulate", "--records", "3", "--transactions", "4"}, []string{"--transactions"}},
+		{"a spread past the topic", []string{"simulate", "--spread", "0:5,25:5"}, []string{"--partitions"}},
+		{"an empty sweep range", []string{"simulate", "--sweep", "max-poll-interval=30m..1m/1m"}, []string{"--sweep"}},
+		{"a sweep of a flag that cannot be swept", []string{"simulate", "--sweep", "topic=a,b"}, []string{"--sweep", "topic"}},
+		{"a sweep of more than 100000 points", []string{"simulate", "--sweep", "batch-size=1..100001"}, []string{"--sweep"}},
+		{"a time scale", []string{"simulate", "--time-scale", "0.1"}, []string{"--time-scale"}},
+		{"svg without sweep", []string{"simulate", "--svg", "x.svg"}, []string{"--svg"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := runCmd(t, "", c.args...)
+			if code != exitcode.Usage {
+				t.Fatalf("exit %d, want %d\n%s%s", code, exitcode.Usage, out, errs)
+			}
+			for _, f := range c.flag {
+				if !strings.Contains(errs, f) {
+					t.Errorf("the error does not name %s: %q", f, errs)
+				}
+			}
+		})
+	}
+}
+
+func TestSimulateOfTheSeedExits3WithReprosDocument(t *testing.T) {
+	code, out, errs := runCmd(t, "", "simulate", "-o", "json")
+	if code != exitcode.Lost {
+		t.Fatalf("exit %d, want 3\n%s", code, errs)
+	}
+	var doc struct {
+		Schema string `json:"schema"`
+		Lost   int    `json:"lost"`
+		Runs   []struct {
+			Simulated bool `json:"simulated"`
+			Workload  struct {
+				Spread string `json:"spread"`
+			} `json:"workload"`
+			Partitions []struct {
+				CommittedByPhase []int64 `json:"committed_by_phase"`
+			} `json:"partitions"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Schema != "kstranded.repro/v2" || doc.Lost != 118 || !doc.Runs[0].Simulated || doc.Runs[0].Workload.Spread != "0:200" {
+		t.Fatalf("document %+v", doc)
+	}
+	if c := doc.Runs[0].Partitions[0].CommittedByPhase; len(c) != 2 || c[0] != 82 || c[1] != 202 {
+		t.Fatalf("committed by phase %v", c)
+	}
+}
+
+func TestASweepWritesItsRowsTheBoundaryAndAPlot(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "s.svg")
+	code, out, errs := runCmd(t, "", "simulate", "--policy", "all", "--sweep", "max-poll-interval=30m,45m", "--svg", svg)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	for _, want := range []string{"30m0s\t58 (1)\t0 (0)\t0 (0)", "45m0s\t0 (0)\t0 (0)\t0 (0)", "v1.10.0 loses records when max-poll-interval < 42m0s at these settings"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil || !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "v1.10.1/auto") {
+		t.Fatalf("svg: %v %.200s", err, b)
+	}
+}
+
+func TestACancelledSweepPrintsTheRowsFinishedAndExits130(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errs strings.Builder
+	code := run(ctx, []string{"simulate", "--sweep", "max-poll-interval=1m..1000m/1m"}, IO{In: strings.NewReader(""), Out: &out, Err: &errs})
+	if code != exitcode.Interrupted {
+		t.Fatalf("exit %d, want %d\n%s", code, exitcode.Interrupted, errs.String())
+	}
+	if !strings.Contains(out.String(), "INTERRUPTED") {
+		t.Fatalf("no partial table:\n%s", out.String())
+	}
+}

@@ -1,0 +1,92 @@
+package eachbatch_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/eachbatch/simkafka"
+	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/internal/loop"
+	"github.com/kstranded/kstranded/traceevent"
+)
+
+// traceOf runs a shape to quiescence, then one more record per partition, and returns
+// every event as JSON lines plus the delivered offsets.
+func traceOf(t *testing.T, s eachbatch.Settings, parts, records int) ([]string, string) {
+	t.Helper()
+	l := loop.NewVirtual(time.Unix(0, 0))
+	var lines []string
+	tr := func(ev traceevent.Event) {
+		b, _ := json.Marshal(ev)
+		lines = append(lines, string(b))
+	}
+	sim := simkafka.New(l, 5*time.Second, tr)
+	var tps []kpart.TopicPartition
+	for p := 0; p < 20; p++ {
+		tps = append(tps, kpart.TopicPartition{Topic: "stranded", Partition: int32(p)})
+	}
+	for p := 0; p < parts; p++ {
+		sim.Transaction(tps[p], records)
+	}
+	sim.Assign(tps...)
+	e, err := eachbatch.New(l, sim, s, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.OnNonEmpty = e.NotifyNonEmpty
+	l.Post(e.Start)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := l.Run(ctx, e.Quiescent); err != nil {
+		t.Fatal(err)
+	}
+	for p := 0; p < parts; p++ {
+		sim.Append(tps[p], simkafka.Data)
+	}
+	// Run on for an hour of virtual time past the new records.
+	end := false
+	l.After(time.Hour, func() { end = true })
+	if err := l.Run(ctx, func() bool { return end }); err != nil {
+		t.Fatal(err)
+	}
+	e.FlushTrace()
+	return lines, fmt.Sprint(e.Delivered())
+}
+
+func TestCoalescedIdleTimeGivesTheSameTraceAsSteppingThroughIt(t *testing.T) {
+	for _, tc := range []struct {
+		name                     string
+		parts, records           int
+		concurrency, batch, hpar int
+	}{
+		{"the seed", 1, 200, 20, 20, 3},
+		{"two partitions, one worker, unbounded batches", 2, 60, 1, -1, 3},
+		{"more partitions than workers, one record at a time", 8, 10, 2, 1, 1},
+		{"20 partitions, 20 workers", 20, 10, 20, 20, 3},
+	} {
+		for _, p := range eachbatch.Policies {
+			t.Run(tc.name+"/"+string(p), func(t *testing.T) {
+				s := eachbatch.DefaultSettings()
+				s.Policy, s.Concurrency, s.BatchSize, s.HandlerParallel = p, tc.concurrency, tc.batch, tc.hpar
+				fast, fastDel := traceOf(t, s, tc.parts, tc.records)
+				s.StepIdle = true
+				slow, slowDel := traceOf(t, s, tc.parts, tc.records)
+				if fastDel != slowDel {
+					t.Fatalf("delivered differs:\n%s\n%s", fastDel, slowDel)
+				}
+				if len(fast) != len(slow) {
+					t.Fatalf("%d events coalesced, %d stepped", len(fast), len(slow))
+				}
+				for i := range fast {
+					if fast[i] != slow[i] {
+						t.Fatalf("event %d differs:\n coalesced %s\n stepped   %s", i, fast[i], slow[i])
+					}
+				}
+			})
+		}
+	}
+}

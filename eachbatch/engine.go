@@ -1,0 +1,566 @@
+package eachbatch
+
+import (
+	"math"
+	"time"
+
+	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/internal/loop"
+	"github.com/kstranded/kstranded/traceevent"
+)
+
+type lastConsumed struct {
+	offset      int64
+	leaderEpoch int32
+}
+
+type batch struct {
+	tp           kpart.TopicPartition
+	recs         []Record
+	stale        bool
+	seeked       bool
+	lastResolved int64
+}
+
+type worker struct {
+	id      int
+	ppc     *ppc
+	gen     int
+	done    bool
+	waiting bool
+}
+
+// Engine is the modeled consumer. All methods must be called on its loop.
+type Engine struct {
+	l     *loop.Loop
+	src   Source
+	s     Settings
+	trace func(traceevent.Event)
+
+	cache          *cache
+	workers        []*worker
+	gen            int
+	nextWorkerID   int
+	terminating    bool // #workerTerminationScheduled resolved
+	pendingOps     []pendingOp
+	nonEmpty       bool // #nonEmpty is set: fetchers wait for the queue to fill
+	availWaiters   []*worker
+	nonEmptyWaits  []*worker
+	lastFetch      time.Time
+	lastServe      time.Time
+	lastFetchedCnt int
+	lastFetchedCon int
+	cacheMaxSize   int
+	batchesSize    int // #maxBatchesSize
+	lastConsumed   map[kpart.TopicPartition]lastConsumed
+	inflight       map[kpart.TopicPartition]*batch
+	expiryTimer    *loop.Timer
+	maxPollTimer   *loop.Timer
+	lastFetchEmpty bool
+	stopping       bool
+	running        bool
+
+	emptyReads, emptyFetches int
+	lastSpinFlush            time.Time // spin counters reach the trace at most once per valve period
+
+	delivered map[kpart.TopicPartition]map[int64]int
+	stored    map[kpart.TopicPartition]int64
+	// OnBatchEnd, when set, is told of every batch the handler finished, with the
+	// records it resolved.
+	OnBatchEnd func(recs []Record, resolved bool)
+	// OnDiscard, when set, is told of records dropped from the cache without a rewind
+	// past them.
+	OnDiscard func(recs []Record)
+	// OnFetch, when set, is told of every fetch result.
+	OnFetch func(recs []Record)
+	// OnSeek, when set, is told of every seek the client makes.
+	OnSeek func(tp kpart.TopicPartition, offset int64)
+	// Errors collects source errors (the JS client logs them and retries).
+	Errors []error
+}
+
+// New returns an engine. trace may be nil.
+func New(l *loop.Loop, src Source, s Settings, trace func(traceevent.Event)) (*Engine, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if trace == nil {
+		trace = func(traceevent.Event) {}
+	}
+	e := &Engine{
+		l: l, src: src, s: s, trace: trace,
+		cache:        newCache(),
+		cacheMaxSize: 1, // #messageCacheMaxSize starts at 1
+		lastConsumed: map[kpart.TopicPartition]lastConsumed{},
+		inflight:     map[kpart.TopicPartition]*batch{},
+		delivered:    map[kpart.TopicPartition]map[int64]int{},
+		stored:       map[kpart.TopicPartition]int64{},
+	}
+	if s.BatchSize == -1 {
+		e.cacheMaxSize = int(^uint(0) >> 1)
+	}
+	e.batchesSize = s.BatchSize * s.Concurrency // #maxBatchesSize for eachBatch
+	if s.BatchSize <= 0 {
+		e.batchesSize = s.Concurrency
+	}
+	return e, nil
+}
+
+func (e *Engine) emit(ev traceevent.Event) { e.emitAt(ev, e.l.Now()) }
+
+func (e *Engine) emitAt(ev traceevent.Event, t time.Time) {
+	ev.Time = t.UTC()
+	ev.AtMs = float64(t.Sub(e.l.Start())) / float64(time.Millisecond)
+	e.trace(ev)
+}
+
+// Start begins consuming (#runInternal's first generation).
+func (e *Engine) Start() {
+	if e.running {
+		return
+	}
+	e.running = true
+	e.newGeneration()
+}
+
+// Stop schedules worker termination; batches in flight finish (the JS disconnect path).
+func (e *Engine) Stop() {
+	e.stopping = true
+	e.scheduleTermination()
+}
+
+// Stopped reports whether every worker has exited after Stop.
+func (e *Engine) Stopped() bool {
+	if !e.stopping {
+		return false
+	}
+	for _, w := range e.workers {
+		if !w.done {
+			return false
+		}
+	}
+	return true
+}
+
+// newGeneration is one iteration of #runInternal's while loop.
+func (e *Engine) newGeneration() {
+	if e.stopping {
+		return
+	}
+	e.gen++
+	e.terminating = false
+	e.lastFetch = e.l.Now()
+	e.lastFetchedCnt, e.lastFetchedCon = 0, 0
+	if len(e.pendingOps) > 0 {
+		e.runPendingOps()
+		return
+	}
+	n := len(e.src.Assignment())
+	if n > e.s.Concurrency {
+		n = e.s.Concurrency
+	}
+	if n < 1 {
+		n = 1
+	}
+	e.workers = e.workers[:0]
+	for i := 0; i < n; i++ {
+		e.nextWorkerID++
+		w := &worker{id: e.nextWorkerID, gen: e.gen}
+		e.workers = append(e.workers, w)
+		e.l.Post(func() { e.step(w) })
+	}
+	e.emit(traceevent.Event{Ev: traceevent.Spawn, N: n})
+	e.armExpiry(0)
+}
+
+// step is one turn of #worker's loop: fetcher(ppc), then process or return.
+func (e *Engine) step(w *worker) {
+	if w.done || w.gen != e.gen {
+		return
+	}
+	w.waiting = false
+	if e.terminating {
+		e.exitWorker(w)
+		return
+	}
+	recs, p := e.cache.nextN(w.ppc, e.s.BatchSize)
+	if recs == nil {
+		w.ppc = nil
+		e.emptyReads++
+		if e.cache.assignedSize() != 0 {
+			// await this.#messageCache.availablePartitions()
+			w.waiting = true
+			e.availWaiters = append(e.availWaiters, w)
+			return
+		}
+		if e.nonEmpty {
+			// await this.#nonEmpty
+			w.waiting = true
+			e.nonEmptyWaits = append(e.nonEmptyWaits, w)
+			return
+		}
+		var err error
+		recs, p, err = e.fetch()
+		if err != nil {
+			// The JS worker logs the error and loops; back off instead of spinning.
+			e.l.After(e.s.MinWake, func() { e.step(w) })
+			return
+		}
+		if recs == nil {
+			e.l.Post(func() { e.step(w) })
+			return
+		}
+	}
+	w.ppc = p
+	if len(e.pendingOps) > 0 {
+		// Don't process messages anymore, execute the operations first (#returnMessages).
+		e.returnMessages(recs, p)
+		e.l.Post(func() { e.step(w) })
+		return
+	}
+	e.serve(w, recs)
+}
+
+// fetch is #fetchAndResolveWith: consume up to #messageCacheMaxSize records into the
+// cache, then take a batch for the calling worker.
+func (e *Engine) fetch() ([]Record, *ppc, error) {
+	// The size is evaluated by the caller before #updateMaxMessageCacheSize runs, so a
+	// fetch uses the size computed at the previous fetch: this lag is why the seed's
+	// trace shows fetches of 1, 1, then 198.
+	size := e.cacheMaxSize
+	e.updateMaxMessageCacheSize()
+	recs, err := e.src.Consume(size)
+	if err != nil {
+		// Records the source returned with the error were taken from the client: they
+		// go to the cache like any others, never dropped here.
+		e.Errors = append(e.Errors, err)
+	}
+	if e.cache.addMessages(recs) {
+		e.notifyAvailable()
+	}
+	got, p := e.cache.nextN(nil, e.s.BatchSize)
+	e.saveFetchStats(recs)
+	e.lastFetchEmpty = len(recs) == 0
+	if len(recs) == 0 {
+		e.emptyFetches++
+	}
+	if len(recs) > 0 || err != nil {
+		ev := traceevent.Event{Ev: traceevent.Fetch, Requested: size, Returned: len(recs), Ranges: ranges(recs)}
+		if err != nil {
+			ev.Error = err.Error()
+		}
+		e.emit(ev)
+		if e.OnFetch != nil && len(recs) > 0 {
+			e.OnFetch(recs)
+		}
+	}
+	e.restartExpiry() // this.#maxPollIntervalRestart.resolve()
+	if e.cache.assignedSize() == 0 && got == nil && err == nil {
+		e.nonEmpty = true
+	}
+	return got, p, err
+}
+
+func (e *Engine) updateMaxMessageCacheSize() {
+	if e.s.BatchSize == -1 {
+		return
+	}
+	now := e.l.Now()
+	if e.lastFetchedCnt > 0 && !e.lastFetch.IsZero() && now.After(e.lastFetch) {
+		durMs := float64(now.Sub(e.lastFetch)) / float64(time.Millisecond)
+		perMsPerWorker := float64(e.lastFetchedCnt) / float64(e.lastFetchedCon) / durMs
+		perWorkerMs := float64(e.s.CacheSizePerWorker) / float64(time.Millisecond)
+		need := int(math.Ceil(perWorkerMs*perMsPerWorker)) * e.s.Concurrency
+		e.cacheMaxSize = roundUp(need, e.batchesSize)
+	}
+}
+
+func (e *Engine) saveFetchStats(recs []Record) {
+	e.lastFetch = e.l.Now()
+	parts := map[kpart.TopicPartition]bool{}
+	for _, r := range recs {
+		parts[r.TopicPartition] = true
+		if len(parts) >= e.s.Concurrency {
+			break
+		}
+	}
+	e.lastFetchedCon = len(parts)
+	e.lastFetchedCnt = len(recs)
+}
+
+func (e *Engine) returnMessages(recs []Record, p *ppc) {
+	tp := recs[0].TopicPartition
+	if _, ok := e.lastConsumed[tp]; !ok {
+		// #returnMessages remembers the record before the first returned one, so the
+		// clear rewinds to it (v1.10.0 then re-delivers that record; v1.10.1 adds 1).
+		// 1.10.0 sets no leader epoch on that entry (the seek then carries none);
+		// 1.10.1 sets -1 explicitly: both mean "unknown", which is what -1 says here.
+		e.lastConsumed[tp] = lastConsumed{offset: recs[0].Offset - 1, leaderEpoch: -1}
+	}
+	if e.cache.returnMessages(recs) {
+		e.notifyAvailable()
+	}
+	e.emit(traceevent.Event{Ev: traceevent.Returned, Partition: traceevent.P(tp.Partition), Offsets: offsets(recs)})
+}
+
+func (e *Engine) serve(w *worker, recs []Record) {
+	tp := recs[0].TopicPartition
+	b := &batch{tp: tp, recs: recs, lastResolved: -1}
+	e.inflight[tp] = b
+	e.lastServe = e.l.Now()
+	d := e.delivered[tp]
+	if d == nil {
+		d = map[int64]int{}
+		e.delivered[tp] = d
+	}
+	for _, r := range recs {
+		d[r.Offset]++
+	}
+	remaining := 0
+	if w.ppc != nil {
+		remaining = len(w.ppc.recs)
+	}
+	e.emit(traceevent.Event{Ev: traceevent.Serve, Topic: tp.Topic, Partition: traceevent.P(tp.Partition), Worker: w.id,
+		Offsets: offsets(recs), Remaining: traceevent.P(remaining)})
+	e.l.After(e.s.BatchDuration(len(recs)), func() { e.endBatch(w, b) })
+}
+
+// endBatch is the rest of #batchProcessor once eachBatch returns.
+func (e *Engine) endBatch(w *worker, b *batch) {
+	last := b.recs[len(b.recs)-1]
+	if e.s.AutoResolve && !b.stale {
+		e.resolveOffset(b, last.Offset, last.LeaderEpoch)
+	}
+	delete(e.inflight, b.tp)
+	resolved := b.lastResolved == last.Offset
+	e.emit(traceevent.Event{Ev: traceevent.BatchEnd, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Worker: w.id,
+		Offsets: offsets(b.recs), Reason: map[bool]string{true: "resolved", false: "not resolved (stale)"}[resolved]})
+	if e.OnBatchEnd != nil {
+		e.OnBatchEnd(b.recs, resolved)
+	}
+	if !b.seeked && !resolved {
+		to, epoch := b.recs[0].Offset, b.recs[0].LeaderEpoch
+		if b.lastResolved != -1 {
+			to, epoch = b.lastResolved+1, -1
+		}
+		e.Seek(b.tp, to, epoch, "batch not resolved")
+	}
+	e.step(w)
+}
+
+// resolveOffset is #eachBatchPayload_resolveOffsets.
+func (e *Engine) resolveOffset(b *batch, offset int64, epoch int32) {
+	if offset <= b.lastResolved {
+		return
+	}
+	b.lastResolved = offset
+	if err := e.src.StoreOffset(b.tp, offset+1, epoch); err != nil {
+		e.Errors = append(e.Errors, err)
+		return
+	}
+	e.stored[b.tp] = offset + 1
+	e.emit(traceevent.Event{Ev: traceevent.Store, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Offset: traceevent.P(offset + 1)})
+	if e.s.Policy != V1_10_0 {
+		// 1.10.1 records the last consumed offset here; 1.10.0 does not, which is the bug.
+		e.lastConsumed[b.tp] = lastConsumed{offset: offset, leaderEpoch: epoch}
+	}
+}
+
+// Seek is the public seek(): it marks the partition's batch stale and queues the seek
+// as a pending operation.
+func (e *Engine) Seek(tp kpart.TopicPartition, offset int64, epoch int32, reason string) {
+	if b := e.inflight[tp]; b != nil {
+		b.stale, b.seeked = true, true
+	}
+	e.addPendingOp(pendingOp{name: "seek", run: func() { e.seekInternal(tp, offset, epoch, reason) }})
+}
+
+func (e *Engine) exitWorker(w *worker) {
+	w.done = true
+	if e.cache.giveBack(w.ppc) {
+		e.notifyAvailable()
+	}
+	w.ppc = nil
+	for _, o := range e.workers {
+		if !o.done {
+			return
+		}
+	}
+	e.allSettled()
+}
+
+// allSettled follows `await Promise.allSettled(this.#workers)`.
+func (e *Engine) allSettled() {
+	e.flushSpin()
+	if e.expiryTimer != nil {
+		e.expiryTimer.Stop()
+		e.expiryTimer = nil
+	}
+	if e.maxPollTimer != nil {
+		e.maxPollTimer.Stop()
+		e.maxPollTimer = nil
+	}
+	e.runPendingOps()
+}
+
+func (e *Engine) runPendingOps() {
+	for len(e.pendingOps) > 0 {
+		op := e.pendingOps[0]
+		e.pendingOps = e.pendingOps[1:]
+		op.run()
+	}
+	e.l.Post(e.newGeneration)
+}
+
+type pendingOp struct {
+	name string
+	run  func()
+}
+
+func (e *Engine) addPendingOp(op pendingOp) {
+	if len(e.pendingOps) == 0 {
+		e.scheduleTermination()
+	}
+	e.pendingOps = append(e.pendingOps, op)
+	e.emit(traceevent.Event{Ev: traceevent.Pending, Op: op.name})
+}
+
+// scheduleTermination is #resolveWorkerTerminationScheduled: workers stop at their next
+// turn; waiting workers are woken (#queueNonEmptyCb) so they can see it.
+func (e *Engine) scheduleTermination() {
+	e.terminating = true
+	e.l.Post(e.notifyNonEmpty)
+}
+
+// NotifyNonEmpty is librdkafka's queue-non-empty callback (#queueNonEmptyCb): sources
+// call it (posted on the loop) when records arrive after an empty consume.
+func (e *Engine) NotifyNonEmpty() { e.notifyNonEmpty() }
+
+func (e *Engine) notifyNonEmpty() {
+	if e.nonEmpty {
+		e.nonEmpty = false
+		ws := e.nonEmptyWaits
+		e.nonEmptyWaits = nil
+		for _, w := range ws {
+			w := w
+			e.l.Post(func() { e.step(w) })
+		}
+	}
+	e.notifyAvailable()
+}
+
+func (e *Engine) notifyAvailable() {
+	ws := e.availWaiters
+	e.availWaiters = nil
+	for _, w := range ws {
+		w := w
+		e.l.Post(func() { e.step(w) })
+	}
+}
+
+func (e *Engine) flushSpin() { e.flushSpinAt(e.l.Now()) }
+
+// flushSpinAt writes the spin counters as of t (coalesceIdle passes ticks it runs ahead
+// of the loop's clock).
+func (e *Engine) flushSpinAt(t time.Time) {
+	if e.emptyReads == 0 && e.emptyFetches == 0 {
+		return
+	}
+	ev := traceevent.Event{Ev: traceevent.Spin, EmptyReads: e.emptyReads, EmptyFetches: e.emptyFetches}
+	if !e.lastSpinFlush.IsZero() {
+		ev.WindowMs = traceevent.P(ms(t.Sub(e.lastSpinFlush)))
+	}
+	e.emitAt(ev, t)
+	e.emptyReads, e.emptyFetches = 0, 0
+	e.lastSpinFlush = t
+}
+
+// Quiescent reports whether nothing is left to deliver: the cache is empty, no batch is
+// in flight, no operation is pending, the last fetch returned nothing and the source is
+// at its end.
+func (e *Engine) Quiescent() bool {
+	return e.running && e.cache.size == 0 && len(e.inflight) == 0 && len(e.pendingOps) == 0 &&
+		!e.terminating && e.lastFetchEmpty && e.src.AtEnd()
+}
+
+// Status is a snapshot for progress displays.
+type Status struct {
+	Delivered  int
+	Cached     int
+	InFlight   int
+	UntilClear time.Duration // time until the cache expires (0 when not armed)
+}
+
+// Status returns a snapshot.
+func (e *Engine) Status() Status {
+	st := Status{Cached: e.cache.size, InFlight: len(e.inflight)}
+	for _, d := range e.delivered {
+		st.Delivered += len(d)
+	}
+	if !e.terminating && !e.lastFetch.IsZero() {
+		st.UntilClear = e.lastFetch.Add(e.s.MaxPollInterval).Sub(e.l.Now())
+		if st.UntilClear < 0 {
+			st.UntilClear = 0
+		}
+	}
+	return st
+}
+
+// Delivered returns, per partition, how many times each offset reached the handler.
+func (e *Engine) Delivered() map[kpart.TopicPartition]map[int64]int {
+	out := make(map[kpart.TopicPartition]map[int64]int, len(e.delivered))
+	for tp, d := range e.delivered {
+		m := make(map[int64]int, len(d))
+		for o, n := range d {
+			m[o] = n
+		}
+		out[tp] = m
+	}
+	return out
+}
+
+// Stored returns the last stored offset per partition.
+func (e *Engine) Stored() map[kpart.TopicPartition]int64 {
+	out := make(map[kpart.TopicPartition]int64, len(e.stored))
+	for tp, o := range e.stored {
+		out[tp] = o
+	}
+	return out
+}
+
+// FlushTrace writes pending counters to the trace.
+func (e *Engine) FlushTrace() { e.flushSpin() }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func roundUp(v, m int) int {
+	if m <= 0 {
+		return v
+	}
+	return (v + m - 1) / m * m
+}
+
+func offsets(recs []Record) []int64 {
+	out := make([]int64, len(recs))
+	for i, r := range recs {
+		out[i] = r.Offset
+	}
+	return out
+}
+
+// ranges groups records into per-partition runs; a run is split where an offset is
+// smaller than the previous one (never by gaps, which are counted instead).
+func ranges(recs []Record) []traceevent.Range {
+	var out []traceevent.Range
+	idx := map[kpart.TopicPartition]int{}
+	for _, r := range recs {
+		if i, ok := idx[r.TopicPartition]; ok && r.Offset > out[i].Last {
+			out[i].Last = r.Offset
+			out[i].Count++
+			continue
+		}
+		idx[r.TopicPartition] = len(out)
+		out = append(out, traceevent.PartitionRange(r.Partition, r.Offset, r.Offset, 1))
+	}
+	return out
+}

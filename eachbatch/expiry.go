@@ -1,0 +1,250 @@
+package eachbatch
+
+import (
+	"time"
+
+	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/traceevent"
+)
+
+// The cache expiry and the clear: where the eachBatch loss happens. The JS members
+// modeled here are #cacheExpirationLoop (the loop that wakes fetchers every
+// second and, once max.poll.interval.ms has passed since the last fetch, queues
+// #clearCacheAndResetPositions with #addPendingOperation and breaks),
+// #maxPollIntervalRestart (a fetch restarts the loop's wait),
+// #checkMaxPollIntervalNotExceeded (batches still running past twice the interval become
+// stale), #clearCacheAndResetPositions (MessageCache.clear, then a rewind per partition
+// under each version's rule: the defect is its `if (!this.#lastConsumedOffsets.has(key))
+// continue;`) and #seekInternal, all in lib/kafkajs/_consumer.js of
+// confluent-kafka-javascript 1.10.0 and 1.10.1.
+
+// armExpiry (re)starts #cacheExpirationLoop's wait.
+func (e *Engine) armExpiry(d time.Duration) {
+	if e.expiryTimer != nil {
+		e.expiryTimer.Stop()
+	}
+	gen := e.gen
+	e.expiryTimer = e.l.After(d, func() {
+		e.expiryTimer = nil
+		if gen == e.gen {
+			e.expiryTick()
+		}
+	})
+}
+
+// restartExpiry is #maxPollIntervalRestart.resolve(): the expiry loop re-evaluates now.
+func (e *Engine) restartExpiry() {
+	if e.expiryTimer != nil {
+		e.armExpiry(0)
+	}
+}
+
+// expiryTick is one turn of #cacheExpirationLoop.
+func (e *Engine) expiryTick() {
+	if e.terminating {
+		return
+	}
+	now := e.l.Now()
+	cacheExp := e.lastFetch.Add(e.s.MaxPollInterval)
+	maxFetch := e.lastFetch.Add(e.s.FetchValve)
+	// The JS compares hrtime `now > timeout`; a timer never fires early and hrtime has
+	// moved on by the time it is read, so at the deadline the comparison holds.
+	if !now.Before(cacheExp) {
+		ev := traceevent.Event{Ev: traceevent.Expiry,
+			SinceFetchMs: traceevent.P(ms(now.Sub(e.lastFetch))),
+			TimeoutMs:    traceevent.P(ms(e.s.MaxPollInterval))}
+		if !e.lastServe.IsZero() {
+			ev.SinceServeMs = traceevent.P(ms(now.Sub(e.lastServe)))
+		}
+		e.emit(ev)
+		e.addPendingOp(pendingOp{name: "clearCacheAndResetPositions", run: e.clear})
+		// #checkMaxPollIntervalNotExceeded: a batch still running at
+		// lastFetch + expiry + max.poll.interval becomes stale.
+		deadline := e.lastFetch.Add(2 * e.s.MaxPollInterval)
+		wait := deadline.Sub(now)
+		if wait < time.Millisecond {
+			wait = time.Millisecond
+		}
+		gen := e.gen
+		e.maxPollTimer = e.l.After(wait, func() {
+			e.maxPollTimer = nil
+			if gen != e.gen {
+				return
+			}
+			for _, b := range e.inflight {
+				b.stale = true
+			}
+		})
+		return
+	}
+	if now.After(maxFetch) {
+		if e.coalesceIdle(now, cacheExp) {
+			return
+		}
+		// The valve: keep fetching even when nothing arrives.
+		if now.Sub(e.lastSpinFlush) >= max(e.s.FetchValve, time.Second) {
+			e.flushSpin()
+		}
+		e.notifyNonEmpty()
+	}
+	awake := cacheExp
+	if maxFetch.Before(awake) {
+		awake = maxFetch
+	}
+	wait := awake.Sub(now)
+	if wait < e.s.MinWake {
+		wait = e.s.MinWake
+	}
+	e.armExpiry(wait)
+}
+
+// clear is #clearCacheAndResetPositions under the engine's policy.
+func (e *Engine) clear() {
+	contents := e.cache.contents()
+	ev := traceevent.Event{Ev: traceevent.Clear, LastConsumedKeys: []string{}}
+	keys := make([]kpart.TopicPartition, 0, len(contents))
+	for tp := range contents {
+		keys = append(keys, tp)
+	}
+	kpart.Sort(keys)
+	for _, tp := range keys {
+		ev.Discarded = append(ev.Discarded, ranges(contents[tp])...)
+	}
+	lc := make([]kpart.TopicPartition, 0, len(e.lastConsumed))
+	for tp := range e.lastConsumed {
+		lc = append(lc, tp)
+	}
+	kpart.Sort(lc)
+	for _, tp := range lc {
+		ev.LastConsumedKeys = append(ev.LastConsumedKeys, tp.String())
+	}
+	e.cache.clear()
+	assigned := e.src.Assignment()
+	kpart.Sort(assigned)
+	type seek struct {
+		tp     kpart.TopicPartition
+		offset int64
+		epoch  int32
+		reason string
+	}
+	var seeks []seek
+	for _, tp := range assigned {
+		last, has := e.lastConsumed[tp]
+		switch {
+		case has && e.s.Policy == V1_10_0:
+			seeks = append(seeks, seek{tp, last.offset, last.leaderEpoch, "last-consumed"})
+		case has:
+			seeks = append(seeks, seek{tp, last.offset + 1, last.leaderEpoch, "last-consumed+1"})
+		case e.s.Policy == Head && len(contents[tp]) > 0:
+			h := contents[tp][0]
+			seeks = append(seeks, seek{tp, h.Offset, h.LeaderEpoch, "pending head"})
+		default:
+			ev.Skipped = append(ev.Skipped, traceevent.Rewind{Partition: tp.Partition, Reason: "no last-consumed entry"})
+		}
+	}
+	for _, s := range seeks {
+		ev.Rewinds = append(ev.Rewinds, traceevent.Rewind{Partition: s.tp.Partition, Offset: s.offset, Reason: s.reason})
+	}
+	e.emit(ev)
+	// Records dropped with no rewind at or below them are lost to this consumer.
+	if e.OnDiscard != nil {
+		var dropped []Record
+		for _, tp := range keys {
+			rewound := false
+			for _, s := range seeks {
+				if s.tp == tp && s.offset <= contents[tp][0].Offset {
+					rewound = true
+				}
+			}
+			if !rewound {
+				dropped = append(dropped, contents[tp]...)
+			}
+		}
+		if len(dropped) > 0 {
+			e.OnDiscard(dropped)
+		}
+	}
+	for _, s := range seeks {
+		e.seekInternal(s.tp, s.offset, s.epoch, s.reason)
+	}
+}
+
+// seekInternal is #seekInternal: forget last-consumed, drop the partition's cache,
+// seek librdkafka, and, in auto-commit mode, commit the offset sought.
+func (e *Engine) seekInternal(tp kpart.TopicPartition, offset int64, epoch int32, reason string) {
+	delete(e.lastConsumed, tp)
+	e.cache.markStale([]kpart.TopicPartition{tp})
+	if err := e.src.Seek(tp, offset, epoch); err != nil {
+		e.Errors = append(e.Errors, err)
+	}
+	e.emit(traceevent.Event{Ev: traceevent.Seek, Topic: tp.Topic, Partition: traceevent.P(tp.Partition), Offset: traceevent.P(offset), Reason: reason})
+	if e.OnSeek != nil {
+		e.OnSeek(tp, offset)
+	}
+	if !e.s.CommitOnSeek {
+		return
+	}
+	if err := e.src.Commit(map[kpart.TopicPartition]int64{tp: offset}); err != nil {
+		e.Errors = append(e.Errors, err)
+	}
+}
+
+// coalesceIdle runs, in one go, the valve ticks of a stretch of virtual time that is
+// provably idle, instead of stepping through each: every worker is serving a batch or
+// waiting for a partition to become available, no partition is available, at least one
+// is held by a busy worker, nobody waits for the queue to fill, nothing else is queued
+// on the loop, and no other timer falls before the tick. Then each tick (every MinWake,
+// #cacheExpirationLoop's floor, since the last fetch is more than FetchValve old) only
+// wakes the waiting workers, which find no partition (MessageCache.nextN returns null)
+// and wait again in the same order: the sole effects are the empty-read counter and
+// the spin events flushed at most once per valve period, which are kept exactly. The
+// stretch ends before the cache expires or another timer is due (a batch ends, an
+// auto-commit), where the loop takes over again with the expiry timer where stepping
+// would have left it.
+//
+// Only on a virtual clock: on the wall clock the ticks are real sleeps anyway.
+func (e *Engine) coalesceIdle(now, cacheExp time.Time) bool {
+	if e.s.StepIdle || !e.l.Virtual() || e.terminating || len(e.pendingOps) > 0 || len(e.nonEmptyWaits) > 0 ||
+		len(e.cache.available) > 0 || e.cache.assignedSize() == 0 {
+		return false
+	}
+	waiting := 0
+	for _, w := range e.workers {
+		if w.done {
+			continue
+		}
+		// A worker neither done nor waiting is serving a batch or backing off: either
+		// way a timer of its own bounds the stretch (a queued step makes the loop busy).
+		if w.waiting {
+			if w.ppc != nil {
+				return false
+			}
+			waiting++
+		}
+	}
+	if waiting != len(e.availWaiters) || waiting == 0 {
+		return false
+	}
+	next, ok, idle := e.l.Idle()
+	if !idle {
+		return false
+	}
+	limit := cacheExp
+	if ok && next.Before(limit) {
+		limit = next
+	}
+	flushEvery := max(e.s.FetchValve, time.Second)
+	t := now
+	for {
+		if t.Sub(e.lastSpinFlush) >= flushEvery {
+			e.flushSpinAt(t)
+		}
+		e.emptyReads += waiting
+		t = t.Add(e.s.MinWake)
+		if !t.Before(limit) {
+			break
+		}
+	}
+	e.armExpiry(t.Sub(now))
+	return true
+}

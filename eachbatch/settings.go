@@ -1,0 +1,118 @@
+package eachbatch
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Policy is what the cache clear does with the fetch position.
+type Policy string
+
+// The policies.
+const (
+	// V1_10_0 (also 1.9.0): a partition is rewound only when it has a last-consumed
+	// entry, and the eachBatch path never records one: every cached record is dropped
+	// and the fetch position stays past them.
+	V1_10_0 Policy = "v1.10.0"
+	// V1_10_1: the eachBatch resolve records the last consumed offset and the clear
+	// rewinds those partitions to last-consumed + 1; partitions with no entry are skipped.
+	V1_10_1 Policy = "v1.10.1"
+	// Head: v1.10.1 plus the reporter's patch: before clearing, remember each
+	// partition's oldest cached record and rewind to it where there is no last-consumed
+	// entry.
+	Head Policy = "head"
+)
+
+// Policies lists the policies in comparison order.
+var Policies = []Policy{V1_10_0, V1_10_1, Head}
+
+// ParsePolicy parses a policy name (1.9.0 is an alias of v1.10.0).
+func ParsePolicy(s string) (Policy, error) {
+	switch strings.TrimPrefix(strings.ToLower(s), "v") {
+	case "1.10.0", "1.9.0":
+		return V1_10_0, nil
+	case "1.10.1":
+		return V1_10_1, nil
+	case "head":
+		return Head, nil
+	}
+	return "", fmt.Errorf("unknown policy %q (want v1.10.0, v1.10.1 or head)", s)
+}
+
+// Settings are the consumer settings that shape the outcome, with the seed's values as
+// defaults (DefaultSettings). Durations are already scaled.
+type Settings struct {
+	Policy          Policy
+	Concurrency     int           // partitionsConsumedConcurrently
+	BatchSize       int           // js.consumer.max.batch.size (-1: unbounded)
+	MaxPollInterval time.Duration // max.poll.interval.ms; the cache expires this long after the last fetch
+	HandlerDelay    time.Duration // time per record in eachBatch
+	HandlerParallel int           // records processed at a time in eachBatch
+	// Client internals, scaled with the rest.
+	CacheSizePerWorker time.Duration // js.consumer.max.cache.size.per.worker.ms (1500 ms)
+	FetchValve         time.Duration // the cache expiry loop wakes fetchers this long after a fetch (1 s)
+	MinWake            time.Duration // the expiry loop never sleeps less than this (100 ms)
+	// AutoResolve is eachBatchAutoResolve (true unless the application resolves offsets).
+	AutoResolve bool
+	// CommitOnSeek: #seekInternal commits the offset it seeks to, which the JS client
+	// does only when enable.auto.commit is on.
+	CommitOnSeek bool
+	// StepIdle steps through idle virtual time one valve tick at a time instead of
+	// coalescing it (the outcome and the trace are the same; tests compare the two).
+	StepIdle bool
+}
+
+// DefaultSettings are the seed's settings at scale 1.
+func DefaultSettings() Settings {
+	return Settings{
+		Policy:             V1_10_0,
+		Concurrency:        20,
+		BatchSize:          20,
+		MaxPollInterval:    900 * time.Second,
+		HandlerDelay:       40 * time.Second,
+		HandlerParallel:    3,
+		CacheSizePerWorker: 1500 * time.Millisecond,
+		FetchValve:         time.Second,
+		MinWake:            100 * time.Millisecond,
+		AutoResolve:        true,
+		CommitOnSeek:       true,
+	}
+}
+
+// Validate checks the settings.
+func (s Settings) Validate() error {
+	var errs []string
+	if _, err := ParsePolicy(string(s.Policy)); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if s.Concurrency <= 0 {
+		errs = append(errs, "concurrency must be > 0")
+	}
+	if s.BatchSize == 0 || s.BatchSize < -1 {
+		errs = append(errs, "batch size must be > 0 or -1")
+	}
+	if s.MaxPollInterval <= 0 {
+		errs = append(errs, "max poll interval must be > 0")
+	}
+	if s.HandlerDelay < 0 {
+		errs = append(errs, "handler delay must be >= 0")
+	}
+	if s.HandlerParallel <= 0 {
+		errs = append(errs, "handler parallelism must be > 0")
+	}
+	if s.CacheSizePerWorker <= 0 || s.FetchValve <= 0 || s.MinWake <= 0 {
+		errs = append(errs, "client internal durations must be > 0")
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// BatchDuration is how long the modeled handler takes for n records.
+func (s Settings) BatchDuration(n int) time.Duration {
+	rounds := (n + s.HandlerParallel - 1) / s.HandlerParallel
+	return time.Duration(rounds) * s.HandlerDelay
+}

@@ -1,0 +1,72 @@
+package repro
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/workload"
+)
+
+// outcome is what live and simulated runs must agree on, per partition: the verdict,
+// the committed offset after each phase, the lost and stranded ranges, and the records
+// delivered. Durations, duplicates, fetch sizes and the loss time are left out: they
+// depend on when librdkafka's fetches land (see BENCHMARKS.md, "live and simulated").
+func outcome(r *Result) string {
+	s := ""
+	for _, p := range r.Partitions {
+		s += fmt.Sprintf("p%d %s committed %v delivered %d lost %s stranded %s\n", p.Partition, p.Verdict,
+			p.CommittedByPhase, p.Delivered, kpart.Join(p.Lost), kpart.Join(p.Stranded))
+	}
+	return s
+}
+
+func TestLiveAndSimulatedAgree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs live consumers on the embedded broker for minutes")
+	}
+	for _, tc := range []struct {
+		name                     string
+		spread                   string
+		concurrency, batch, hpar int
+		policies                 []eachbatch.Policy
+	}{
+		{"the seed", "0:200", 20, 20, 3, []eachbatch.Policy{eachbatch.V1_10_0, eachbatch.V1_10_1}},
+		{"two partitions, one worker, unbounded batches", "0:100,1:40", 1, -1, 3, []eachbatch.Policy{eachbatch.V1_10_1, eachbatch.Head}},
+		{"8x10, two workers, one record at a time", "8x10", 2, 1, 1, []eachbatch.Policy{eachbatch.V1_10_0}},
+		{"20x10, twenty workers", "20x10", 20, 20, 3, []eachbatch.Policy{eachbatch.V1_10_0}},
+	} {
+		for _, p := range tc.policies {
+			t.Run(tc.name+"/"+string(p), func(t *testing.T) {
+				parts, err := workload.ParseSpread(tc.spread)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o := DefaultOptions()
+				o.Kafka = testKafka(t)
+				o.Policy = p
+				o.Workload = workload.Spec{Parts: parts, Transactions: 1}
+				o.Concurrency, o.BatchSize, o.HandlerParallel = tc.concurrency, tc.batch, tc.hpar
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+				defer cancel()
+				sim, err := Simulate(ctx, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				live, err := Run(ctx, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, want := outcome(live), outcome(sim)
+				t.Logf("live:\n%s", got)
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("live and simulated differ:\nlive:\n%s\nsimulated:\n%s", got, want)
+				}
+			})
+		}
+	}
+}

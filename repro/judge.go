@@ -1,0 +1,200 @@
+package repro
+
+import (
+	"sort"
+	"time"
+
+	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/internal/verdict"
+	"github.com/kstranded/kstranded/traceevent"
+)
+
+// PartitionVerdict is the judgement of one partition.
+type PartitionVerdict struct {
+	Records    int                // offsets that hold a deliverable record (from the producer's acks)
+	Delivered  int                // distinct records delivered
+	Duplicates int                // deliveries beyond the first
+	Lost       []traceevent.Range // records below committed, never delivered
+	Stranded   []traceevent.Range // records at or above committed, never delivered
+	Verdict    verdict.Verdict
+}
+
+// LostCount is the number of lost records.
+func (v PartitionVerdict) LostCount() int { return countRanges(v.Lost) }
+
+// StrandedCount is the number of stranded records.
+func (v PartitionVerdict) StrandedCount() int { return countRanges(v.Stranded) }
+
+// Judge compares what a partition holds with what was delivered and committed.
+// records are the offsets that hold deliverable records: the evidence comes from the
+// producer's delivery reports, never from offset arithmetic, so a transaction marker
+// (which takes an offset but is not a record) is never counted as lost.
+func Judge(partition int32, records []int64, delivered map[int64]int, committed int64) PartitionVerdict {
+	rs := append([]int64(nil), records...)
+	sort.Slice(rs, func(i, j int) bool { return rs[i] < rs[j] })
+	v := PartitionVerdict{Records: len(rs)}
+	isRecord := make(map[int64]bool, len(rs))
+	for _, o := range rs {
+		isRecord[o] = true
+	}
+	for o, n := range delivered {
+		if n > 0 && isRecord[o] {
+			v.Delivered++
+		}
+		if n > 1 {
+			v.Duplicates += n - 1
+		}
+	}
+	var lost, stranded []int64
+	for _, o := range rs {
+		if delivered[o] > 0 {
+			continue
+		}
+		if o < committed {
+			lost = append(lost, o)
+		} else {
+			stranded = append(stranded, o)
+		}
+	}
+	v.Lost = traceevent.InPartition(partition, kpart.RunsIn(lost, rs))
+	v.Stranded = traceevent.InPartition(partition, kpart.RunsIn(stranded, rs))
+	switch {
+	case len(lost) > 0:
+		v.Verdict = verdict.Lost
+	case len(stranded) > 0:
+		v.Verdict = verdict.Stranded
+	default:
+		v.Verdict = verdict.OK
+	}
+	return v
+}
+
+func countRanges(rs []traceevent.Range) int {
+	n := 0
+	for _, r := range rs {
+		n += int(r.Count)
+	}
+	return n
+}
+
+// Phase is the state at the end of a phase.
+type Phase struct {
+	N          int
+	Elapsed    time.Duration
+	Partitions []PhasePartition
+}
+
+// PhasePartition is one partition at a phase end.
+type PhasePartition struct {
+	Partition int32
+	Delivered int
+	Committed int64
+	Frontier  int64 // the ledger's safe commit (-1: unknown)
+	High      int64
+	Verdict   verdict.Verdict // judged on what was produced and delivered by then
+	Lost      int
+	Stranded  int
+}
+
+// PartitionResult is the verdict of one partition.
+type PartitionResult struct {
+	Partition        int32
+	Produced         int
+	High             int64
+	CommittedByPhase []int64
+	FrontierByPhase  []int64           // the ledger's safe commit at each phase end
+	VerdictByPhase   []verdict.Verdict // the verdict at each phase end
+	PartitionVerdict
+}
+
+// Result is a run's outcome.
+type Result struct {
+	RunID       string
+	Topic       string
+	Group       string
+	Brokers     string
+	Embedded    bool
+	Simulated   bool // Simulate: no broker, virtual time
+	Policy      eachbatch.Policy
+	Commit      CommitMode
+	Settings    map[string]string
+	Produced    ProduceResult
+	Phases      []Phase
+	Partitions  []PartitionResult
+	Verdict     verdict.Verdict
+	LossAt      time.Duration // when records were dropped from the cache without a rewind (0: never)
+	Restarts    int           // consumer restarts in phase 3 (--commit ledger)
+	Elapsed     time.Duration
+	Interrupted bool
+	Warnings    []string
+}
+
+// Lost is the number of records lost over all partitions.
+func (r *Result) Lost() int {
+	n := 0
+	for _, p := range r.Partitions {
+		n += p.LostCount()
+	}
+	return n
+}
+
+func (r *Result) judge(delivered map[kpart.TopicPartition]map[int64]int, records map[int32][]int64, highs map[int32]int64, current map[kpart.TopicPartition]int64) {
+	parts := map[int32]bool{}
+	for p := range records {
+		parts[p] = true
+	}
+	byPart := map[int32]map[int64]int{}
+	for tp, d := range delivered {
+		parts[tp.Partition] = true
+		byPart[tp.Partition] = d
+	}
+	ids := make([]int32, 0, len(parts))
+	for p := range parts {
+		ids = append(ids, p)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	r.Partitions = nil
+	worst := verdict.OK
+	for _, p := range ids {
+		committed := int64(-1)
+		var byPhase, frontiers []int64
+		var verdicts []verdict.Verdict
+		for _, ph := range r.Phases {
+			for _, pp := range ph.Partitions {
+				if pp.Partition == p {
+					byPhase = append(byPhase, pp.Committed)
+					frontiers = append(frontiers, pp.Frontier)
+					verdicts = append(verdicts, pp.Verdict)
+					committed = pp.Committed
+				}
+			}
+		}
+		if v, ok := current[kpart.TopicPartition{Topic: r.Topic, Partition: p}]; ok && len(r.Phases) < 2 {
+			committed = v
+		}
+		v := Judge(p, records[p], byPart[p], committed)
+		r.Partitions = append(r.Partitions, PartitionResult{Partition: p, Produced: len(records[p]), High: highs[p],
+			CommittedByPhase: byPhase, FrontierByPhase: frontiers, VerdictByPhase: verdicts, PartitionVerdict: v})
+		switch {
+		case v.Verdict == verdict.Lost:
+			worst = verdict.Lost
+		case v.Verdict == verdict.Stranded && worst == verdict.OK:
+			worst = verdict.Stranded
+		}
+	}
+	r.Verdict = worst
+}
+
+func (r *Result) partitionStates() []traceevent.PartitionState {
+	out := make([]traceevent.PartitionState, 0, len(r.Partitions))
+	for _, p := range r.Partitions {
+		st := traceevent.PartitionState{Partition: p.Partition, Delivered: p.Delivered, Duplicates: p.Duplicates,
+			High: p.High, Lost: p.Lost, Stranded: p.Stranded, Verdict: string(p.Verdict), Committed: -1}
+		if n := len(p.CommittedByPhase); n > 0 {
+			st.Committed = p.CommittedByPhase[n-1]
+		}
+		out = append(out, st)
+	}
+	return out
+}

@@ -1,0 +1,175 @@
+package repro
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/kafkaconf"
+	"github.com/kstranded/kstranded/traceevent"
+	"github.com/kstranded/kstranded/workload"
+)
+
+// CommitMode says who decides the committed offset.
+type CommitMode string
+
+// Commit modes.
+const (
+	// CommitAuto is the client's own behaviour: librdkafka auto-commits stored offsets.
+	CommitAuto CommitMode = "auto"
+	// CommitLedger commits the ledger's frontier (the completed prefix) instead of the
+	// client's stored offsets: librdkafka auto-commit off, manual commits.
+	CommitLedger CommitMode = "ledger"
+)
+
+// Options configure a run. Durations are the seed's (unscaled); TimeScale scales them.
+type Options struct {
+	Kafka      kafkaconf.Config // Brokers empty: the embedded broker
+	Topic      string
+	Partitions int32
+	Workload   workload.Spec // the records phase 1 writes
+	Group      string        // empty: generated per run
+
+	Policy eachbatch.Policy
+	Commit CommitMode
+
+	TimeScale            float64
+	Concurrency          int
+	BatchSize            int
+	HandlerDelay         time.Duration
+	HandlerParallel      int
+	MaxPollInterval      time.Duration
+	SessionTimeout       time.Duration
+	HeartbeatInterval    time.Duration
+	FetchWaitMax         time.Duration
+	FetchWaitMaxSet      bool
+	AutoCommitInterval   time.Duration
+	MaxBytes             int
+	MaxBytesPerPartition int
+	AutoCommit           bool
+	ReadCommitted        bool
+	FromBeginning        bool
+
+	MaxInFlight      int           // ledger back-pressure: unfinished records per partition before it is paused (0: no bound)
+	MaxInFlightBytes int           // same in bytes (0: no bound)
+	Grace            time.Duration // on shutdown, how long batches in flight may finish
+	MaxRestarts      int           // --commit ledger: restarts while records stay stranded
+
+	Keep         bool
+	Timeout      time.Duration // bound on each broker operation
+	PhaseTimeout time.Duration // bound on each phase reaching quiescence (0: derived)
+
+	Trace    *traceevent.Writer
+	Progress func(Progress)
+}
+
+// DefaultOptions are the seed's settings at the default time scale.
+func DefaultOptions() Options {
+	s := eachbatch.DefaultSettings()
+	return Options{
+		Topic: "stranded", Partitions: 20, Workload: workload.Seed(),
+		Policy: eachbatch.V1_10_0, Commit: CommitAuto, TimeScale: 0.01,
+		Concurrency: s.Concurrency, BatchSize: s.BatchSize,
+		HandlerDelay: s.HandlerDelay, HandlerParallel: s.HandlerParallel,
+		MaxPollInterval: s.MaxPollInterval, SessionTimeout: 6 * time.Second, HeartbeatInterval: 1500 * time.Millisecond,
+		FetchWaitMax: 5 * time.Second, AutoCommitInterval: 5 * time.Second,
+		MaxBytes: 8192, MaxBytesPerPartition: 8192,
+		AutoCommit: true, ReadCommitted: true, FromBeginning: true,
+		Timeout: 30 * time.Second, Grace: 10 * time.Second, MaxRestarts: 5,
+	}
+}
+
+func (o Options) scale(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * o.TimeScale)
+}
+
+// EngineSettings are the model's settings at the run's time scale.
+func (o Options) EngineSettings() eachbatch.Settings {
+	s := eachbatch.DefaultSettings()
+	s.Policy = o.Policy
+	s.Concurrency = o.Concurrency
+	s.BatchSize = o.BatchSize
+	s.MaxPollInterval = o.scale(o.MaxPollInterval)
+	s.HandlerDelay = o.scale(o.HandlerDelay)
+	s.HandlerParallel = o.HandlerParallel
+	s.CacheSizePerWorker = o.scale(s.CacheSizePerWorker)
+	s.FetchValve = o.scale(s.FetchValve)
+	// The expiry loop's 100 ms floor, scaled, but never below 1 ms: on the wall clock a
+	// shorter sleep only burns CPU.
+	s.MinWake = max(o.scale(s.MinWake), time.Millisecond)
+	// #seekInternal commits the offset it seeks to only when enable.auto.commit is on.
+	s.CommitOnSeek = o.Commit == CommitAuto && o.AutoCommit
+	return s
+}
+
+// Validate checks the options; errors name the flag.
+func (o Options) Validate() error {
+	switch {
+	case o.Partitions <= 0:
+		return errors.New("--partitions must be > 0")
+	case o.TimeScale <= 0 || o.TimeScale > 10:
+		return errors.New("--time-scale must be > 0 and <= 10")
+	case o.Concurrency <= 0:
+		return errors.New("--concurrency must be > 0")
+	case o.BatchSize == 0 || o.BatchSize < -1:
+		return errors.New("--batch-size must be > 0 (or -1 for unbounded)")
+	case o.HandlerDelay < 0:
+		return errors.New("--handler-delay must be >= 0")
+	case o.HandlerParallel <= 0:
+		return errors.New("--handler-parallel must be > 0")
+	case o.MaxPollInterval <= 0:
+		return errors.New("--max-poll-interval must be > 0")
+	case o.SessionTimeout <= 0 || o.HeartbeatInterval <= 0 || o.HeartbeatInterval >= o.SessionTimeout:
+		return errors.New("--session-timeout and --heartbeat-interval must be > 0, heartbeat below session")
+	case o.AutoCommitInterval <= 0:
+		return errors.New("--auto-commit-interval must be > 0")
+	case o.FetchWaitMax < 0:
+		return errors.New("--fetch-wait-max must be >= 0")
+	case o.MaxBytes <= 0 || o.MaxBytesPerPartition <= 0:
+		return errors.New("--max-bytes and --max-bytes-per-partition must be > 0")
+	case o.Timeout <= 0:
+		return errors.New("--timeout must be > 0")
+	case o.Commit != CommitAuto && o.Commit != CommitLedger:
+		return fmt.Errorf("--commit %q: want auto, ledger or all", o.Commit)
+	case o.Commit == CommitAuto && !o.AutoCommit:
+		return errors.New("--auto-commit=false: with --commit auto the client's auto-commit is what this scenario reproduces; use --commit ledger for manual commits")
+	case o.MaxInFlight < 0 || o.MaxInFlightBytes < 0:
+		return errors.New("--max-in-flight and --max-in-flight-bytes must be >= 0")
+	case o.Grace < 0:
+		return errors.New("--grace must be >= 0")
+	case o.MaxRestarts < 1:
+		return errors.New("--max-restarts must be >= 1")
+	}
+	if err := o.Workload.Validate(o.Partitions); err != nil {
+		return err
+	}
+	if _, err := eachbatch.ParsePolicy(string(o.Policy)); err != nil {
+		return fmt.Errorf("--policy: %w", err)
+	}
+	return nil
+}
+
+func (o Options) settingsMap() map[string]string {
+	return map[string]string{
+		"time_scale":              fmt.Sprint(o.TimeScale),
+		"spread":                  o.Workload.String(),
+		"transactions":            fmt.Sprint(o.Workload.Transactions),
+		"records":                 fmt.Sprint(o.Workload.Total()),
+		"partitions":              fmt.Sprint(o.Partitions),
+		"concurrency":             fmt.Sprint(o.Concurrency),
+		"batch_size":              fmt.Sprint(o.BatchSize),
+		"handler_delay":           o.HandlerDelay.String(),
+		"handler_parallel":        fmt.Sprint(o.HandlerParallel),
+		"max_poll_interval":       o.MaxPollInterval.String(),
+		"session_timeout":         o.SessionTimeout.String(),
+		"heartbeat_interval":      o.HeartbeatInterval.String(),
+		"fetch_wait_max":          o.FetchWaitMax.String(),
+		"auto_commit":             fmt.Sprint(o.AutoCommit),
+		"auto_commit_interval":    o.AutoCommitInterval.String(),
+		"max_bytes":               fmt.Sprint(o.MaxBytes),
+		"max_bytes_per_partition": fmt.Sprint(o.MaxBytesPerPartition),
+		"read_committed":          fmt.Sprint(o.ReadCommitted),
+		"from_beginning":          fmt.Sprint(o.FromBeginning),
+	}
+}

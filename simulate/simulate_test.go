@@ -1,0 +1,128 @@
+package simulate
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/repro"
+)
+
+func TestParseSweep(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     []string
+		err      string
+	}{
+		{"a list of durations", "max-poll-interval=1m,5m,15m", []string{"1m0s", "5m0s", "15m0s"}, ""},
+		{"a range of durations", "max-poll-interval=1m..3m/1m", []string{"1m0s", "2m0s", "3m0s"}, ""},
+		{"a range of counts steps by 1", "batch-size=1..3", []string{"1", "2", "3"}, ""},
+		{"spreads are listed with semicolons", "spread=1x10;0:5,3:5", []string{"0:10", "0:5,3:5"}, ""},
+		{"an empty range", "max-poll-interval=30m..1m/1m", nil, "empty"},
+		{"a flag that cannot be swept", "topic=a,b", nil, "cannot be swept"},
+		{"too many points", "max-poll-interval=1ms..1000s/1ms", nil, "at most 100000"},
+		{"a duration range without a step", "handler-delay=1s..5s", nil, "needs a step"},
+		{"no values", "concurrency=", nil, "no values"},
+		{"no flag", "=1,2", nil, "want FLAG=VALUES"},
+		{"a malformed spread", "spread=3x", nil, "--sweep spread"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sw, err := ParseSweep(tc.in)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "--sweep") {
+					t.Fatalf("err %v, want one naming --sweep and saying %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, v := range sw.Values {
+				got = append(got, v.Text)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("values %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+var cases3 = []Case{{eachbatch.V1_10_0, repro.CommitAuto}, {eachbatch.V1_10_1, repro.CommitAuto}, {eachbatch.Head, repro.CommitAuto}}
+
+func TestAParallelSweepGivesTheSerialResult(t *testing.T) {
+	sw, err := ParseSweep("max-poll-interval=10m..20m/1m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := repro.DefaultOptions()
+	serial, err := Run(context.Background(), o, cases3, sw, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parallel, err := Run(context.Background(), o, cases3, sw, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(serial, parallel) {
+		t.Fatalf("parallel sweep differs from the serial one:\n%+v\n%+v", serial, parallel)
+	}
+}
+
+func TestTheSeedsBoundaryIsStatedExactly(t *testing.T) {
+	// The 198 records one fetch cached are served as 10 batches of 4m40s with no fetch
+	// in between (the busy partition stays assigned): the cache expiry must outlast
+	// them. The sweep brackets the edge between two grid values; the bisection finds it
+	// to the second.
+	sw, _ := ParseSweep("max-poll-interval=10m..60m/5m")
+	res, err := Run(context.Background(), repro.DefaultOptions(), cases3[:1], sw, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := res.Boundaries[0].Text
+	if !strings.HasPrefix(b, "v1.10.0 loses records when max-poll-interval < ") {
+		t.Fatalf("boundary %q", b)
+	}
+	edge, err := time.ParseDuration(strings.Fields(strings.TrimPrefix(b, "v1.10.0 loses records when max-poll-interval < "))[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The 10th batch is served 9 x 4m40s = 42m after the fetch that cached the 198
+	// records: a clear queued before then drops its 18 records.
+	if edge != 42*time.Minute {
+		t.Errorf("edge %s, want 42m0s", edge)
+	}
+	// Check the edge on the model itself: one second below loses, the edge does not.
+	for _, tc := range []struct {
+		d    time.Duration
+		lose bool
+	}{{edge - time.Second, true}, {edge, false}} {
+		l, err := lost(context.Background(), repro.DefaultOptions(), cases3[0], "max-poll-interval", Value{Duration: tc.d})
+		if err != nil || l != tc.lose {
+			t.Errorf("at %s lost=%v (%v), want %v", tc.d, l, err, tc.lose)
+		}
+	}
+}
+
+func TestAdviceForTheSeedNamesTheSafeRangeAndTheFixedVersions(t *testing.T) {
+	a, err := Advise(context.Background(), repro.DefaultOptions(), cases3[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Lost != 118 {
+		t.Errorf("lost %d at the seed's settings, want 118", a.Lost)
+	}
+	mp := a.Settings[0]
+	if mp.Flag != "max-poll-interval" || mp.IsSafe || !strings.HasPrefix(mp.Safe, ">= ") {
+		t.Errorf("max poll interval range %+v", mp)
+	}
+	want := map[eachbatch.Policy]bool{eachbatch.V1_10_0: true, eachbatch.V1_10_1: false, eachbatch.Head: false}
+	for _, p := range a.Policies {
+		if (p.Lost > 0) != want[p.Policy] {
+			t.Errorf("%s lost %d", p.Policy, p.Lost)
+		}
+	}
+}

@@ -1,0 +1,227 @@
+package view
+
+import (
+	"fmt"
+	"io"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/simulate"
+)
+
+// Sweep is the JSON document of `kstranded simulate --sweep`.
+type Sweep struct {
+	render.Meta
+	Flag        string     `json:"flag"`
+	Simulated   bool       `json:"simulated"`
+	Rows        []SweepRow `json:"rows"`
+	Boundaries  []string   `json:"boundaries"`
+	Interrupted bool       `json:"interrupted"`
+}
+
+// SweepRow is one value of the swept setting.
+type SweepRow struct {
+	Value string      `json:"value"`
+	Cells []SweepCell `json:"cases"`
+}
+
+// SweepCell is one policy and commit mode at one value.
+type SweepCell struct {
+	Policy         string `json:"policy"`
+	Commit         string `json:"commit"`
+	Lost           int    `json:"lost"`
+	LostPartitions int    `json:"lost_partitions"`
+	Stranded       int    `json:"stranded"`
+	Stalled        bool   `json:"stalled"`
+}
+
+// NewSweep builds the view of a sweep.
+func NewSweep(r *simulate.Result) Sweep {
+	v := Sweep{Meta: render.NewMeta("kstranded.sweep/v1", "simulate"), Flag: r.Sweep.Flag, Simulated: true,
+		Rows: []SweepRow{}, Boundaries: []string{}, Interrupted: r.Interrupted}
+	for _, row := range r.Rows {
+		sr := SweepRow{Value: row.Value.Text}
+		for _, c := range row.Cells {
+			sr.Cells = append(sr.Cells, SweepCell{Policy: string(c.Policy), Commit: string(c.Commit), Lost: c.Lost,
+				LostPartitions: c.LostPartitions, Stranded: c.Stranded, Stalled: c.Stalled})
+		}
+		v.Rows = append(v.Rows, sr)
+	}
+	for _, b := range r.Boundaries {
+		label := b.Text
+		if len(r.Cases) > 1 && hasCommitModes(r.Cases) {
+			label = fmt.Sprintf("%s (commit %s)", b.Text, b.Commit)
+		}
+		v.Boundaries = append(v.Boundaries, label)
+	}
+	return v
+}
+
+func hasCommitModes(cs []simulate.Case) bool {
+	for _, c := range cs {
+		if c.Commit != cs[0].Commit {
+			return true
+		}
+	}
+	return false
+}
+
+// PrintSweep prints a sweep: one row per value, lost records (and partitions) per case,
+// then the boundaries in words.
+func PrintSweep(w io.Writer, v Sweep, f render.Format, pretty bool) error {
+	if f == render.JSON {
+		return render.WriteJSON(w, v)
+	}
+	g := render.Grid{Header: []string{v.Flag}, Align: []render.Align{render.Right}}
+	if len(v.Rows) > 0 {
+		for _, c := range v.Rows[0].Cells {
+			g.Header = append(g.Header, fmt.Sprintf("%s/%s LOST (PARTITIONS)", c.Policy, c.Commit))
+			g.Align = append(g.Align, render.Right)
+		}
+	}
+	for _, r := range v.Rows {
+		row := []string{r.Value}
+		for _, c := range r.Cells {
+			cell := fmt.Sprintf("%d (%d)", c.Lost, c.LostPartitions)
+			if c.Stalled {
+				cell += fmt.Sprintf(" stalled, %d stranded", c.Stranded)
+			}
+			row = append(row, cell)
+		}
+		g.Rows = append(g.Rows, row)
+	}
+	if err := render.WriteGrid(w, g, pretty); err != nil {
+		return err
+	}
+	if v.Interrupted {
+		fmt.Fprintf(w, "INTERRUPTED: %d rows finished\n", len(v.Rows))
+	}
+	for _, b := range v.Boundaries {
+		fmt.Fprintln(w, b)
+	}
+	return nil
+}
+
+// SweepSVG plots lost records against the swept value, one line per case.
+func SweepSVG(w io.Writer, r *simulate.Result) error {
+	p := plot.New()
+	p.Title.Text = "kstranded simulate: records lost by " + r.Sweep.Flag
+	p.X.Label.Text = r.Sweep.Flag
+	switch r.Sweep.Kind {
+	case simulate.Duration:
+		p.X.Label.Text += " (minutes)"
+	case simulate.Spread:
+		p.X.Label.Text = "workload records (" + r.Sweep.Flag + ")"
+	}
+	p.Y.Label.Text = "records lost"
+	p.Legend.Top = true
+	for ci, c := range r.Cases {
+		pts := make(plotter.XYs, len(r.Rows))
+		for i, row := range r.Rows {
+			pts[i].X = row.Value.X(r.Sweep.Kind)
+			pts[i].Y = float64(row.Cells[ci].Lost)
+		}
+		line, points, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return err
+		}
+		line.Color = plotutil.Color(ci)
+		points.Color = plotutil.Color(ci)
+		line.Width = vg.Points(1.5)
+		p.Add(line, points)
+		p.Legend.Add(fmt.Sprintf("%s/%s", c.Policy, c.Commit), line, points)
+	}
+	p.Add(plotter.NewGrid())
+	wt, err := p.WriterTo(8*vg.Inch, 4.5*vg.Inch, "svg")
+	if err != nil {
+		return err
+	}
+	_, err = wt.WriteTo(w)
+	return err
+}
+
+// Advice is the JSON document of `kstranded simulate --advise`.
+type Advice struct {
+	render.Meta
+	Simulated bool          `json:"simulated"`
+	Policy    string        `json:"policy"`
+	Commit    string        `json:"commit"`
+	Lost      int           `json:"lost"`
+	Settings  []AdviceRange `json:"settings"`
+	Policies  []AdvicePol   `json:"policies"`
+}
+
+// AdviceRange is the safe range of one setting.
+type AdviceRange struct {
+	Flag    string `json:"flag"`
+	Current string `json:"current"`
+	Safe    string `json:"safe"`
+	Margin  string `json:"margin,omitempty"`
+	IsSafe  bool   `json:"current_is_safe"`
+}
+
+// AdvicePol is one version at the user's settings.
+type AdvicePol struct {
+	Policy string `json:"policy"`
+	Lost   int    `json:"lost"`
+}
+
+// NewAdvice builds the view of an advice.
+func NewAdvice(a *simulate.Advice) Advice {
+	v := Advice{Meta: render.NewMeta("kstranded.advice/v1", "simulate"), Simulated: true, Policy: string(a.Policy),
+		Commit: string(a.Commit), Lost: a.Lost}
+	for _, s := range a.Settings {
+		v.Settings = append(v.Settings, AdviceRange(s))
+	}
+	for _, p := range a.Policies {
+		v.Policies = append(v.Policies, AdvicePol{Policy: string(p.Policy), Lost: p.Lost})
+	}
+	return v
+}
+
+// PrintAdvice prints an advice.
+func PrintAdvice(w io.Writer, v Advice, f render.Format, pretty bool) error {
+	if f == render.JSON {
+		return render.WriteJSON(w, v)
+	}
+	if v.Lost > 0 {
+		fmt.Fprintf(w, "%s/%s at your settings: LOST %d records (model, simulated)\n", v.Policy, v.Commit, v.Lost)
+	} else {
+		fmt.Fprintf(w, "%s/%s at your settings: no records lost (model, simulated)\n", v.Policy, v.Commit)
+	}
+	g := render.Grid{Header: []string{"SETTING", "YOURS", "SAFE (OTHERS AS YOURS)", "MARGIN"},
+		Align: []render.Align{render.Left, render.Right, render.Left, render.Left}}
+	for _, s := range v.Settings {
+		g.Rows = append(g.Rows, []string{s.Flag, s.Current, s.Safe, orDash(s.Margin)})
+	}
+	if err := render.WriteGrid(w, g, pretty); err != nil {
+		return err
+	}
+	var fixes []string
+	for _, p := range v.Policies {
+		state := "no loss"
+		if p.Lost > 0 {
+			state = fmt.Sprintf("loses %d", p.Lost)
+		} else {
+			fixes = append(fixes, p.Policy)
+		}
+		fmt.Fprintf(w, "policy %s: %s\n", p.Policy, state)
+	}
+	if len(fixes) > 0 {
+		fmt.Fprintf(w, "versions without loss at your settings: %v\n", fixes)
+	} else {
+		fmt.Fprintln(w, "no modeled version removes the loss at your settings: change a setting")
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
