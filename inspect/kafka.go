@@ -71,12 +71,14 @@ func (k *Kafka) timeoutErr(op string, err error) error {
 	return fmt.Errorf("%s: %w", op, err)
 }
 
-// Snapshot implements Cluster.
+// Snapshot implements Cluster: the group's description and committed offsets (asked at
+// once), then the partitions in scope and their log start, last stable offset and high
+// watermark.
 func (k *Kafka) Snapshot(ctx context.Context, group string, topics []string) (*Snapshot, error) {
 	snap := &Snapshot{Group: Group{ID: group, Members: []Member{}}}
 	var (
-		offsets   kadm.OffsetResponses
-		described kadm.DescribedGroups
+		committed map[string]map[int32]kadm.OffsetResponse
+		owners    map[string]map[int32]string
 		errO      error
 		errD      error
 		wg        sync.WaitGroup
@@ -84,87 +86,27 @@ func (k *Kafka) Snapshot(ctx context.Context, group string, topics []string) (*S
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		c, cancel := k.bound(ctx)
-		defer cancel()
-		offsets, errO = k.adm.FetchOffsets(c, group)
+		committed, errO = k.committedOffsets(ctx, group)
 	}()
 	go func() {
 		defer wg.Done()
-		c, cancel := k.bound(ctx)
-		defer cancel()
-		described, errD = k.adm.DescribeGroups(c, group)
+		owners, errD = k.describeGroup(ctx, &snap.Group)
 	}()
 	wg.Wait()
 	snap.Requests += 2
-	if errO != nil && !errors.Is(errO, kerr.GroupIDNotFound) {
-		return nil, k.timeoutErr("fetching the group's committed offsets", errO)
+	if errO != nil {
+		return nil, errO
 	}
-	owners := map[string]map[int32]string{}
 	if errD != nil {
-		if ctx.Err() != nil || errors.Is(errD, context.DeadlineExceeded) {
-			return nil, k.timeoutErr("describing the group", errD)
-		}
-		snap.Group.Err = errD.Error()
-	} else if g, ok := described[group]; ok {
-		snap.Group.State, snap.Group.ProtocolType, snap.Group.Protocol = g.State, g.ProtocolType, g.Protocol
-		if g.Err != nil && !errors.Is(g.Err, kerr.GroupIDNotFound) {
-			snap.Group.Err = g.Err.Error()
-		}
-		if errors.Is(g.Err, kerr.GroupIDNotFound) {
-			snap.Group.State = "Dead"
-		}
-		for _, m := range g.Members {
-			mm := Member{ID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost}
-			if m.InstanceID != nil {
-				mm.InstanceID = *m.InstanceID
-			}
-			if a, ok := m.Assigned.AsConsumer(); ok {
-				for _, t := range a.Topics {
-					if owners[t.Topic] == nil {
-						owners[t.Topic] = map[int32]string{}
-					}
-					for _, p := range t.Partitions {
-						owners[t.Topic][p] = m.MemberID
-						mm.Partitions++
-					}
-				}
-			}
-			snap.Group.Members = append(snap.Group.Members, mm)
-		}
-	}
-	committed := map[string]map[int32]kadm.OffsetResponse{}
-	for t, ps := range offsets {
-		for p, o := range ps {
-			if o.Err != nil || o.At < 0 {
-				continue
-			}
-			if committed[t] == nil {
-				committed[t] = map[int32]kadm.OffsetResponse{}
-			}
-			committed[t][p] = o
-		}
+		return nil, errD
 	}
 	if len(committed) == 0 && (snap.Group.State == "" || snap.Group.State == "Dead") && snap.Group.Err == "" {
 		return nil, fmt.Errorf("%w: %q has no members and no committed offsets on this cluster", ErrGroupNotFound, group)
 	}
-	want := map[string]bool{}
-	if len(topics) > 0 {
-		for _, t := range topics {
-			want[t] = true
-		}
-	} else {
-		for t := range committed {
-			want[t] = true
-		}
+	names, err := topicsInScope(snap.Group, committed, topics)
+	if err != nil {
+		return nil, err
 	}
-	if len(want) == 0 {
-		return nil, fmt.Errorf("%w: %q exists (state %s, %d members) but has committed no offsets (a broker drops the offsets of deleted topics); pass --topic to see a topic's partitions", ErrNoOffsets, group, snap.Group.State, len(snap.Group.Members))
-	}
-	names := make([]string, 0, len(want))
-	for t := range want {
-		names = append(names, t)
-	}
-	sort.Strings(names)
 
 	metas, err := k.metadata(ctx, names)
 	snap.Requests++
@@ -183,16 +125,181 @@ func (k *Kafka) Snapshot(ctx context.Context, group string, topics []string) (*S
 		snap.DeletedTopics = append(snap.DeletedTopics, t)
 	}
 
-	// One ListOffsets request per kind for all partitions (kgo splits it per leader).
-	kinds := []struct {
-		ts  int64
-		iso int8
-	}{{-2, 0}, {-1, 1}, {-1, 0}} // log start, last stable, high watermark
-	results := make([]map[string]map[int32]int64, len(kinds))
-	errs := make([]error, len(kinds))
-	perr := map[string]map[int32]string{}
-	var perrMu sync.Mutex
-	for i, kd := range kinds {
+	ends, err := k.listOffsets(ctx, live, metas)
+	snap.Requests += len(offsetKinds)
+	if err != nil {
+		return nil, err
+	}
+
+	snap.Partitions = partitionOffsets(names, topics, committed, owners, metas, ends)
+	return snap, nil
+}
+
+// committedOffsets fetches the group's committed offsets, keeping only partitions with a
+// valid one. A group the coordinator does not know has none.
+func (k *Kafka) committedOffsets(ctx context.Context, group string) (map[string]map[int32]kadm.OffsetResponse, error) {
+	c, cancel := k.bound(ctx)
+	defer cancel()
+	offsets, err := k.adm.FetchOffsets(c, group)
+	if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
+		return nil, k.timeoutErr("fetching the group's committed offsets", err)
+	}
+	committed := map[string]map[int32]kadm.OffsetResponse{}
+	for t, ps := range offsets {
+		for p, o := range ps {
+			if o.Err != nil || o.At < 0 {
+				continue
+			}
+			if committed[t] == nil {
+				committed[t] = map[int32]kadm.OffsetResponse{}
+			}
+			committed[t][p] = o
+		}
+	}
+	return committed, nil
+}
+
+// describeGroup fills g (state, protocol, members) and returns the owner of each assigned
+// partition. An error the broker returns for the group is recorded in g.Err; only a
+// timeout or a cancelled context is returned.
+func (k *Kafka) describeGroup(ctx context.Context, g *Group) (map[string]map[int32]string, error) {
+	c, cancel := k.bound(ctx)
+	defer cancel()
+	described, err := k.adm.DescribeGroups(c, g.ID)
+	owners := map[string]map[int32]string{}
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+			return nil, k.timeoutErr("describing the group", err)
+		}
+		g.Err = err.Error()
+		return owners, nil
+	}
+	d, ok := described[g.ID]
+	if !ok {
+		return owners, nil
+	}
+	g.State, g.ProtocolType, g.Protocol = d.State, d.ProtocolType, d.Protocol
+	if d.Err != nil && !errors.Is(d.Err, kerr.GroupIDNotFound) {
+		g.Err = d.Err.Error()
+	}
+	if errors.Is(d.Err, kerr.GroupIDNotFound) {
+		g.State = "Dead"
+	}
+	for _, m := range d.Members {
+		mm := Member{ID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost}
+		if m.InstanceID != nil {
+			mm.InstanceID = *m.InstanceID
+		}
+		if a, ok := m.Assigned.AsConsumer(); ok {
+			for _, t := range a.Topics {
+				if owners[t.Topic] == nil {
+					owners[t.Topic] = map[int32]string{}
+				}
+				for _, p := range t.Partitions {
+					owners[t.Topic][p] = m.MemberID
+					mm.Partitions++
+				}
+			}
+		}
+		g.Members = append(g.Members, mm)
+	}
+	return owners, nil
+}
+
+// topicsInScope returns, sorted, the topics asked for, or else those with committed offsets.
+func topicsInScope(g Group, committed map[string]map[int32]kadm.OffsetResponse, topics []string) ([]string, error) {
+	want := map[string]bool{}
+	if len(topics) > 0 {
+		for _, t := range topics {
+			want[t] = true
+		}
+	} else {
+		for t := range committed {
+			want[t] = true
+		}
+	}
+	if len(want) == 0 {
+		return nil, fmt.Errorf("%w: %q exists (state %s, %d members) but has committed no offsets (a broker drops the offsets of deleted topics); pass --topic to see a topic's partitions", ErrNoOffsets, g.ID, g.State, len(g.Members))
+	}
+	names := make([]string, 0, len(want))
+	for t := range want {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// partitionOffsets joins, for each partition in scope (those with a committed offset,
+// and every partition of the topics asked for), its committed offset, owner and ends,
+// sorted by topic and partition.
+func partitionOffsets(names, topics []string, committed map[string]map[int32]kadm.OffsetResponse, owners map[string]map[int32]string, metas map[string]topicMeta, ends partitionEnds) []Offsets {
+	var out []Offsets
+	add := func(t string, p int32) {
+		o := Offsets{Topic: t, Partition: p, Committed: -1, CommittedEpoch: -1, LogStart: -1, LastStable: -1, HighWatermark: -1}
+		if c, ok := committed[t][p]; ok {
+			o.Committed, o.CommittedEpoch, o.Metadata = c.At, c.LeaderEpoch, c.Metadata
+		}
+		o.Owner = owners[t][p]
+		if _, ok := metas[t]; !ok {
+			o.Err = "topic no longer exists"
+		} else if _, ok := metas[t].leaders[p]; !ok {
+			o.Err = "partition no longer exists"
+		} else {
+			o.LogStart = ends.at[0][t][p]
+			o.LastStable = ends.at[1][t][p]
+			o.HighWatermark = ends.at[2][t][p]
+			o.Err = ends.errs[t][p]
+		}
+		out = append(out, o)
+	}
+	for _, t := range names {
+		seen := map[int32]bool{}
+		for p := range committed[t] {
+			seen[p] = true
+			add(t, p)
+		}
+		if len(topics) > 0 {
+			for p := range metas[t].leaders {
+				if !seen[p] {
+					add(t, p)
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		return a.Partition < b.Partition
+	})
+	return out
+}
+
+// offsetKinds are the ListOffsets requests a snapshot sends: log start, last stable
+// offset (read_committed), high watermark (read_uncommitted).
+var offsetKinds = []struct {
+	ts  int64
+	iso int8
+}{{-2, 0}, {-1, 1}, {-1, 0}}
+
+// partitionEnds holds, per offsetKinds entry, each partition's offset, and the
+// per-partition errors the broker returned.
+type partitionEnds struct {
+	at   []map[string]map[int32]int64
+	errs map[string]map[int32]string
+}
+
+// listOffsets sends one ListOffsets request per kind for all partitions of live (kgo
+// splits each per leader), the kinds concurrently.
+func (k *Kafka) listOffsets(ctx context.Context, live []string, metas map[string]topicMeta) (partitionEnds, error) {
+	ends := partitionEnds{at: make([]map[string]map[int32]int64, len(offsetKinds)), errs: map[string]map[int32]string{}}
+	errs := make([]error, len(offsetKinds))
+	var (
+		wg     sync.WaitGroup
+		perrMu sync.Mutex
+	)
+	for i, kd := range offsetKinds {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -225,10 +332,10 @@ func (k *Kafka) Snapshot(ctx context.Context, group string, topics []string) (*S
 					for _, p := range t.Partitions {
 						if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
 							perrMu.Lock()
-							if perr[t.Topic] == nil {
-								perr[t.Topic] = map[int32]string{}
+							if ends.errs[t.Topic] == nil {
+								ends.errs[t.Topic] = map[int32]string{}
 							}
-							perr[t.Topic][p.Partition] = "listing offsets: " + err.Error()
+							ends.errs[t.Topic][p.Partition] = "listing offsets: " + err.Error()
 							perrMu.Unlock()
 							continue
 						}
@@ -236,57 +343,16 @@ func (k *Kafka) Snapshot(ctx context.Context, group string, topics []string) (*S
 					}
 				}
 			}
-			results[i] = out
+			ends.at[i] = out
 		}()
 	}
 	wg.Wait()
-	snap.Requests += len(kinds)
 	for _, err := range errs {
 		if err != nil {
-			return nil, k.timeoutErr("listing partition offsets", err)
+			return ends, k.timeoutErr("listing partition offsets", err)
 		}
 	}
-
-	add := func(t string, p int32) {
-		o := Offsets{Topic: t, Partition: p, Committed: -1, CommittedEpoch: -1, LogStart: -1, LastStable: -1, HighWatermark: -1}
-		if c, ok := committed[t][p]; ok {
-			o.Committed, o.CommittedEpoch, o.Metadata = c.At, c.LeaderEpoch, c.Metadata
-		}
-		o.Owner = owners[t][p]
-		if _, ok := metas[t]; !ok {
-			o.Err = "topic no longer exists"
-		} else if _, ok := metas[t].leaders[p]; !ok {
-			o.Err = "partition no longer exists"
-		} else {
-			o.LogStart = results[0][t][p]
-			o.LastStable = results[1][t][p]
-			o.HighWatermark = results[2][t][p]
-			o.Err = perr[t][p]
-		}
-		snap.Partitions = append(snap.Partitions, o)
-	}
-	for _, t := range names {
-		seen := map[int32]bool{}
-		for p := range committed[t] {
-			seen[p] = true
-			add(t, p)
-		}
-		if len(topics) > 0 {
-			for p := range metas[t].leaders {
-				if !seen[p] {
-					add(t, p)
-				}
-			}
-		}
-	}
-	sort.Slice(snap.Partitions, func(i, j int) bool {
-		a, b := snap.Partitions[i], snap.Partitions[j]
-		if a.Topic != b.Topic {
-			return a.Topic < b.Topic
-		}
-		return a.Partition < b.Partition
-	})
-	return snap, nil
+	return ends, nil
 }
 
 // metadata fetches and caches topic IDs and leaders; missing topics are left out.
