@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -90,17 +91,19 @@ func (k *Kafka) Snapshot(ctx context.Context, group string, topics []string) (*S
 	}()
 	go func() {
 		defer wg.Done()
-		owners, errD = k.describeGroup(ctx, &snap.Group)
+		var n int
+		owners, n, errD = k.describeGroup(ctx, &snap.Group)
+		snap.Requests += n
 	}()
 	wg.Wait()
-	snap.Requests += 2
+	snap.Requests++
 	if errO != nil {
 		return nil, errO
 	}
 	if errD != nil {
 		return nil, errD
 	}
-	if len(committed) == 0 && (snap.Group.State == "" || snap.Group.State == "Dead") && snap.Group.Err == "" {
+	if len(committed) == 0 && snap.Group.State == StateUnknown && snap.Group.Err == "" {
 		return nil, fmt.Errorf("%w: %q has no members and no committed offsets on this cluster", ErrGroupNotFound, group)
 	}
 	names, err := topicsInScope(snap.Group, committed, topics)
@@ -159,52 +162,201 @@ func (k *Kafka) committedOffsets(ctx context.Context, group string) (map[string]
 	return committed, nil
 }
 
-// describeGroup fills g (state, protocol, members) and returns the owner of each assigned
-// partition. An error the broker returns for the group is recorded in g.Err; only a
+// describeGroup fills g (protocol, state, members and their partitions) and returns
+// the owner of each assigned partition and the requests it sent. A group is described
+// through the API that knows it: ConsumerGroupDescribe for a KIP-848 consumer-protocol
+// group, DescribeGroups for a classic one; each answers GROUP_ID_NOT_FOUND for the
+// other kind (Kafka 4's GroupMetadataManager: "Group %s is not a consumer group" /
+// "... not a classic group"), and DescribeGroups calls such a group Dead with no
+// members, which is why both are asked, at once. A group neither knows is
+// StateUnknown. An error the broker returns for the group is recorded in g.Err; only a
 // timeout or a cancelled context is returned.
-func (k *Kafka) describeGroup(ctx context.Context, g *Group) (map[string]map[int32]string, error) {
+func (k *Kafka) describeGroup(ctx context.Context, g *Group) (map[string]map[int32]string, int, error) {
+	var (
+		classic      kadm.DescribedGroups
+		consumer     *kmsg.ConsumerGroupDescribeResponseGroup
+		errCl, errCo error
+		wg           sync.WaitGroup
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		c, cancel := k.bound(ctx)
+		defer cancel()
+		classic, errCl = k.adm.DescribeGroups(c, g.ID)
+	}()
+	go func() {
+		defer wg.Done()
+		consumer, errCo = k.describeConsumerGroup(ctx, g.ID)
+	}()
+	wg.Wait()
+	requests := 2
+	for _, err := range []error{errCl, errCo} {
+		if err != nil && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
+			return nil, requests, k.timeoutErr("describing the group", err)
+		}
+	}
+	if consumer != nil && consumer.ErrorCode == 0 {
+		n, err := k.consumerGroup(ctx, g, consumer)
+		return g.owners(), requests + n, err
+	}
+	cl, clKnown := classic[g.ID]
+	clKnown = clKnown && errCl == nil && cl.Err == nil && cl.State != "Dead"
+	if clKnown {
+		classicGroup(g, cl)
+		return g.owners(), requests, nil
+	}
+	// Neither API describes the group. It is unknown unless one of them failed: then
+	// nothing says it has no members.
+	g.State = StateUnknown
+	var errs []string
+	if errCl != nil {
+		errs = append(errs, "DescribeGroups: "+errCl.Error())
+	} else if cl.Err != nil && !errors.Is(cl.Err, kerr.GroupIDNotFound) {
+		errs = append(errs, "DescribeGroups: "+cl.Err.Error())
+	}
+	if errCo != nil && !errors.Is(errCo, errNoConsumerGroups) {
+		errs = append(errs, "ConsumerGroupDescribe: "+errCo.Error())
+	} else if consumer != nil {
+		if err := kerr.ErrorForCode(consumer.ErrorCode); !errors.Is(err, kerr.GroupIDNotFound) {
+			errs = append(errs, "ConsumerGroupDescribe: "+brokerError(err, consumer.ErrorMessage))
+		}
+	}
+	g.Err = strings.Join(errs, "; ")
+	return g.owners(), requests, nil
+}
+
+// errNoConsumerGroups: the broker does not implement ConsumerGroupDescribe (before
+// Kafka 3.7), so no group there uses the consumer protocol.
+var errNoConsumerGroups = errors.New("the broker does not support ConsumerGroupDescribe")
+
+// describeConsumerGroup sends ConsumerGroupDescribe (KIP-848) for group. The request
+// goes raw rather than through kadm.DescribeConsumerGroups to keep the group's error
+// message and the assignments' topic IDs (kfake names topics only by ID there).
+func (k *Kafka) describeConsumerGroup(ctx context.Context, group string) (*kmsg.ConsumerGroupDescribeResponseGroup, error) {
 	c, cancel := k.bound(ctx)
 	defer cancel()
-	described, err := k.adm.DescribeGroups(c, g.ID)
-	owners := map[string]map[int32]string{}
-	if err != nil {
-		if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
-			return nil, k.timeoutErr("describing the group", err)
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Groups = []string{group}
+	var resp *kmsg.ConsumerGroupDescribeResponse
+	for _, sh := range k.cl.RequestSharded(c, req) {
+		if sh.Err != nil {
+			if errors.Is(sh.Err, kerr.UnsupportedVersion) || strings.Contains(sh.Err.Error(), "broker is too old") {
+				return nil, errNoConsumerGroups
+			}
+			return nil, sh.Err
 		}
-		g.Err = err.Error()
-		return owners, nil
+		resp = sh.Resp.(*kmsg.ConsumerGroupDescribeResponse)
 	}
-	d, ok := described[g.ID]
-	if !ok {
-		return owners, nil
+	if resp != nil {
+		for i := range resp.Groups {
+			if resp.Groups[i].Group == group {
+				return &resp.Groups[i], nil
+			}
+		}
 	}
-	g.State, g.ProtocolType, g.Protocol = d.State, d.ProtocolType, d.Protocol
-	if d.Err != nil && !errors.Is(d.Err, kerr.GroupIDNotFound) {
-		g.Err = d.Err.Error()
+	return nil, fmt.Errorf("the broker did not describe group %q", group)
+}
+
+// brokerError is the broker's error code with its own message when it sent one.
+func brokerError(err error, msg *string) string {
+	if msg != nil && *msg != "" {
+		return fmt.Sprintf("%v (%s)", err, *msg)
 	}
-	if errors.Is(d.Err, kerr.GroupIDNotFound) {
-		g.State = "Dead"
+	return err.Error()
+}
+
+// consumerGroup fills g from a ConsumerGroupDescribe answer; it returns the requests it
+// sent to name topics the answer gives only by ID.
+func (k *Kafka) consumerGroup(ctx context.Context, g *Group, d *kmsg.ConsumerGroupDescribeResponseGroup) (int, error) {
+	g.GroupProtocol, g.ProtocolType, g.Protocol = ProtocolConsumer, "consumer", d.AssignorName
+	g.State = d.State
+	g.Epoch, g.AssignmentEpoch = ptr(d.Epoch), ptr(d.AssignmentEpoch)
+	var ids [][16]byte
+	for _, m := range d.Members {
+		for _, a := range []kmsg.Assignment{m.Assignment, m.TargetAssignment} {
+			for _, tp := range a.TopicPartitions {
+				if tp.Topic == "" {
+					ids = append(ids, tp.TopicID)
+				}
+			}
+		}
+	}
+	names, requests := map[[16]byte]string{}, 0
+	if len(ids) > 0 {
+		var err error
+		names, err = k.topicNames(ctx)
+		requests++
+		if err != nil {
+			return requests, err
+		}
+	}
+	assignment := func(a kmsg.Assignment) Assignment {
+		out := Assignment{}
+		for _, tp := range a.TopicPartitions {
+			t := tp.Topic
+			if t == "" {
+				if t = names[tp.TopicID]; t == "" {
+					t = fmt.Sprintf("topic-id:%x", tp.TopicID)
+				}
+			}
+			out = out.add(t, tp.Partitions...)
+		}
+		return out
 	}
 	for _, m := range d.Members {
-		mm := Member{ID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost}
+		mm := Member{ID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost, MemberEpoch: ptr(m.MemberEpoch)}
+		if m.InstanceID != nil {
+			mm.InstanceID = *m.InstanceID
+		}
+		mm.Assigned = assignment(m.Assignment)
+		mm.Partitions = mm.Assigned.Count()
+		if target := assignment(m.TargetAssignment); !target.Equal(mm.Assigned) {
+			mm.Target = target
+		}
+		g.Members = append(g.Members, mm)
+	}
+	sort.Slice(g.Members, func(i, j int) bool { return g.Members[i].ID < g.Members[j].ID })
+	return requests, nil
+}
+
+// classicGroup fills g from a DescribeGroups answer.
+func classicGroup(g *Group, d kadm.DescribedGroup) {
+	g.GroupProtocol = ProtocolClassic
+	g.State, g.ProtocolType, g.Protocol = d.State, d.ProtocolType, d.Protocol
+	for _, m := range d.Members {
+		mm := Member{ID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost, Assigned: Assignment{}}
 		if m.InstanceID != nil {
 			mm.InstanceID = *m.InstanceID
 		}
 		if a, ok := m.Assigned.AsConsumer(); ok {
 			for _, t := range a.Topics {
-				if owners[t.Topic] == nil {
-					owners[t.Topic] = map[int32]string{}
-				}
-				for _, p := range t.Partitions {
-					owners[t.Topic][p] = m.MemberID
-					mm.Partitions++
-				}
+				mm.Assigned = mm.Assigned.add(t.Topic, t.Partitions...)
 			}
 		}
+		mm.Partitions = mm.Assigned.Count()
 		g.Members = append(g.Members, mm)
 	}
-	return owners, nil
 }
+
+// topicNames maps every topic's ID to its name (one Metadata request for all topics).
+func (k *Kafka) topicNames(ctx context.Context) (map[[16]byte]string, error) {
+	c, cancel := k.bound(ctx)
+	defer cancel()
+	kr, err := k.cl.Request(c, kmsg.NewPtrMetadataRequest())
+	if err != nil {
+		return nil, k.timeoutErr("naming the topics of the group's assignment", err)
+	}
+	out := map[[16]byte]string{}
+	for _, t := range kr.(*kmsg.MetadataResponse).Topics {
+		if t.Topic != nil {
+			out[t.TopicID] = *t.Topic
+		}
+	}
+	return out, nil
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // topicsInScope returns, sorted, the topics asked for, or else those with committed offsets.
 func topicsInScope(g Group, committed map[string]map[int32]kadm.OffsetResponse, topics []string) ([]string, error) {
