@@ -215,8 +215,8 @@ func TestReproUnderTheConsumerProtocolLosesTheSameRecords(t *testing.T) {
 		t.Fatalf("inspect: exit %d, want 3 (records lost)\n%s", r.Code, r)
 	}
 	g := decode[groupDoc](t, r).Group
-	if g.GroupProtocol != "consumer" || len(g.Members) != 0 {
-		t.Errorf("group protocol %q state %q members %d, want the consumer-protocol group, left by its member", g.GroupProtocol, g.State, len(g.Members))
+	if g.GroupProtocol != "consumer" || g.State != "Empty" || len(g.Members) != 0 {
+		t.Errorf("group protocol %q state %q members %d, want the consumer-protocol group, Empty: its member left", g.GroupProtocol, g.State, len(g.Members))
 	}
 	doc := decode[inspectDoc](t, r)
 	if s := doc.Summary; s.LostPartitions != 1 || s.Lost != 118 || s.Delivered != 83 {
