@@ -18,8 +18,6 @@ import (
 	"github.com/kstranded/kstranded/view"
 )
 
-func init() { register(newInspectCmd) }
-
 type inspectOptions struct {
 	Group     string
 	Topics    []string
@@ -32,15 +30,10 @@ type inspectOptions struct {
 	afterPoll func(i int)
 }
 
-// inspectRunner lets tests substitute the cluster.
-type inspectRunner func(ctx context.Context, g *Globals, o inspectOptions) error
-
-func newInspectCmd(g *Globals) *cobra.Command {
-	return newInspectCmdWith(g, runInspect)
-}
-
-func newInspectCmdWith(g *Globals, run inspectRunner) *cobra.Command {
-	o := inspectOptions{}
+// newInspectCmd builds `kstranded inspect`; runF, when not nil (tests), receives the
+// validated options instead of a cluster being inspected.
+func newInspectCmd(g *Globals, runF func(context.Context, *inspectOptions) error) *cobra.Command {
+	o := &inspectOptions{}
 	c := &cobra.Command{
 		Use:   "inspect --group GROUP [--topic T ...] [--delivered FILE ...]",
 		Short: "Show a group's committed offsets and, with delivery evidence, which records it lost",
@@ -65,10 +58,12 @@ Evidence formats (auto-detected, named in the output): kstranded.trace/v1 (repro
 --trace), kstranded trace parse -o json, JSON lines with topic/partition/offset, and text
 lines "TOPIC PARTITION OFFSET", "PARTITION:OFFSET", "TOPIC/PARTITION:FIRST-LAST".
 
-Exit codes: 0 nothing lost; 3 records lost (even if some other partition could not be
-judged); 1 errors: unknown group, group without offsets, unknown --topic, broker not
-answering within --timeout, or (with nothing lost) a partition not fully judged;
-2 invalid flags; 130 interrupted (the partial report is printed, marked INTERRUPTED).`,
+` + exitHelp(
+			exitCodes{exitcode.OK, "nothing lost"},
+			exitCodes{exitcode.Error, "unknown group, group without offsets, unknown --topic, broker not answering within --timeout, or (with nothing lost) a partition not fully judged"},
+			exitCodes{exitcode.Usage, ""},
+			exitCodes{exitcode.Lost, "even if some other partition could not be judged"},
+			exitCodes{exitcode.Interrupted, "the partial report is marked INTERRUPTED"}),
 		Example: `  kstranded inspect --brokers kafka:9092 --group billing
   kstranded inspect --brokers kafka:9092 --group billing --delivered trace.jsonl
   app-offsets.sh | kstranded inspect --brokers kafka:9092 --group billing --topic orders --delivered -
@@ -109,7 +104,10 @@ answering within --timeout, or (with nothing lost) a partition not fully judged;
 			if k.Brokers == "" {
 				return exitcode.Usagef("--brokers is required (inspect reads a live cluster)")
 			}
-			return run(c.Context(), g, o)
+			if runF != nil {
+				return runF(c.Context(), o)
+			}
+			return runInspect(c.Context(), g, o)
 		},
 	}
 	f := c.Flags()
@@ -146,7 +144,8 @@ func readEvidence(g *Globals, files []string) (*evidence.Set, error) {
 	return s, nil
 }
 
-func runInspect(ctx context.Context, g *Globals, o inspectOptions) error {
+func runInspect(ctx context.Context, g *Globals, o *inspectOptions) error {
+	g.warnIgnoredProperties("inspect")
 	opts, err := g.KgoOpts()
 	if err != nil {
 		return err
@@ -160,7 +159,7 @@ func runInspect(ctx context.Context, g *Globals, o inspectOptions) error {
 }
 
 // inspectLoop runs one inspection, or --watch inspections, against cl.
-func inspectLoop(ctx context.Context, g *Globals, o inspectOptions, cl inspect.Cluster) error {
+func inspectLoop(ctx context.Context, g *Globals, o *inspectOptions, cl inspect.Cluster) error {
 	format, _ := g.Format()
 	var prev *inspect.Report
 	var last error

@@ -13,13 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/internal/buildinfo"
 	"github.com/kstranded/kstranded/internal/exitcode"
-	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/rewind"
 	"github.com/kstranded/kstranded/view"
 )
-
-func init() { register(newRewindCmd) }
 
 type rewindOptions struct {
 	Group        string
@@ -30,6 +28,7 @@ type rewindOptions struct {
 	Execute      bool
 	DryRun       bool
 	AllowForward bool
+	Force        bool
 	UndoFile     string
 	MaxScan      int64
 
@@ -38,12 +37,9 @@ type rewindOptions struct {
 	source  rewind.Source
 }
 
-// rewindRunner lets tests substitute the cluster.
-type rewindRunner func(ctx context.Context, g *Globals, o *rewindOptions) error
-
-func newRewindCmd(g *Globals) *cobra.Command { return newRewindCmdWith(g, runRewind) }
-
-func newRewindCmdWith(g *Globals, run rewindRunner) *cobra.Command {
+// newRewindCmd builds `kstranded rewind`; runF, when not nil (tests), receives the
+// validated options instead of the plan being made against a cluster.
+func newRewindCmd(g *Globals, runF func(context.Context, *rewindOptions) error) *cobra.Command {
 	o := &rewindOptions{}
 	c := &cobra.Command{
 		Use:   "rewind --group GROUP (--delivered FILE ... | --to TOPIC/PARTITION=OFFSET,... | --from-file FILE) [--execute]",
@@ -72,7 +68,10 @@ Safety rules (each refusal names its reason, exit 5, nothing changed):
     a forward move, so its restore command carries --allow-forward
   - never below the log start offset (those records were deleted) or beyond the high
     watermark
-  - a saved plan is refused if the committed offset moved since it was made
+  - a saved plan is refused if the committed offset moved since it was made, and an undo
+    file if the group is no longer where the rewind left it (its rewound_to): a consumer
+    that committed since would have its progress undone or skipped; --force restores
+    anyway, with the records it skips counted
 
 --execute first writes the current offsets (with leader epoch and metadata) to the undo
 file (--undo-file, default kstranded-undo-GROUP-TIME.json, never overwritten) and prints
@@ -80,10 +79,11 @@ the command that restores them (a partition that had no committed offset is rest
 deleting the group's offset there); after committing it reads the offsets back and shows
 they match.
 
-Exit codes: 0 plan shown, or applied and verified, or nothing to rewind; 5 refused
-(group has members, forward move, below log start, beyond high watermark, stale plan);
-1 errors (broker, unreadable file, offsets read back differ); 2 invalid flags (--to
-syntax, unknown partition, conflicting flags, a file that is not a plan or undo file).`,
+` + exitHelp(
+			exitCodes{exitcode.OK, "plan shown, or applied and verified, or nothing to rewind"},
+			exitCodes{exitcode.Error, "also when the offsets read back differ from the ones written"},
+			exitCodes{exitcode.Usage, "--to syntax, unknown partition, conflicting flags, a file that is not a plan or undo file"},
+			exitCodes{exitcode.Refused, "also beyond the high watermark, or a saved plan whose offsets moved"}),
 		Example: `  kstranded rewind --brokers kafka:9092 --group billing --delivered trace.jsonl
   kstranded rewind --brokers kafka:9092 --group billing --delivered trace.jsonl --execute
   kstranded rewind --brokers kafka:9092 --group billing --to orders/3=1200,orders/7=880
@@ -95,7 +95,10 @@ syntax, unknown partition, conflicting flags, a file that is not a plan or undo 
 			if err := o.validate(g); err != nil {
 				return err
 			}
-			return run(c.Context(), g, o)
+			if runF != nil {
+				return runF(c.Context(), o)
+			}
+			return runRewind(c.Context(), g, o)
 		},
 	}
 	f := c.Flags()
@@ -107,6 +110,7 @@ syntax, unknown partition, conflicting flags, a file that is not a plan or undo 
 	f.BoolVar(&o.Execute, "execute", false, "apply the plan (default: dry run)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "only show the plan (the default; conflicts with --execute)")
 	f.BoolVar(&o.AllowForward, "allow-forward", false, "allow moving an offset forward (skipping records), e.g. to restore an undo file")
+	f.BoolVar(&o.Force, "force", false, "restore an undo file although the group moved on since the rewind (the records that skips are counted)")
 	f.StringVar(&o.UndoFile, "undo-file", "", "where --execute writes the offsets it replaces (default kstranded-undo-GROUP-TIME.json)")
 	f.Int64Var(&o.MaxScan, "max-scan", 10_000_000, "most offsets to read per partition when judging and counting records")
 	return c
@@ -122,6 +126,9 @@ func (o *rewindOptions) validate(g *Globals) error {
 	}
 	if len(o.To) == 0 && o.FromFile == "" && len(o.Delivered) == 0 {
 		return exitcode.Usagef("rewind needs --delivered FILE (plan from the loss, as inspect finds it), --to TOPIC/PARTITION=OFFSET, or --from-file FILE")
+	}
+	if o.Force && o.FromFile == "" {
+		return exitcode.Usagef("--force applies to restoring an undo file (--from-file)")
 	}
 	if len(o.Topics) > 0 && (len(o.To) > 0 || o.FromFile != "") {
 		return exitcode.Usagef("--topic limits a plan made from --delivered; --to and --from-file name their partitions")
@@ -179,6 +186,7 @@ func (o *rewindOptions) validate(g *Globals) error {
 }
 
 func runRewind(ctx context.Context, g *Globals, o *rewindOptions) error {
+	g.warnIgnoredProperties("rewind")
 	opts, err := g.KgoOpts()
 	if err != nil {
 		return err
@@ -200,7 +208,7 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 	}
 	plan, err := rewind.NewPlan(ctx, cl, rewind.Options{
 		Group: o.Group, Topics: o.Topics, Evidence: ev,
-		Targets: o.targets, Source: o.source, AllowForward: o.AllowForward, MaxScan: o.MaxScan,
+		Targets: o.targets, Source: o.source, AllowForward: o.AllowForward, Force: o.Force, MaxScan: o.MaxScan,
 	})
 	if err != nil {
 		switch {
@@ -229,7 +237,7 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 		undo = rewind.DefaultUndoPath(".", plan.Group.ID, time.Now())
 	}
 	restore := func(path string) string { return restoreCommand(g, plan.Group.ID, path) }
-	res, xerr := rewind.Execute(ctx, cl, plan, rewind.ExecOptions{UndoPath: undo, Version: render.Version, Restore: restore})
+	res, xerr := rewind.Execute(ctx, cl, plan, rewind.ExecOptions{UndoPath: undo, UniqueUndo: o.UndoFile == "", Version: buildinfo.Version(), Restore: restore})
 	if err := view.PrintRewind(g.IO.Out, view.NewRewindExecution(plan, res, xerr), format, g.Pretty()); err != nil {
 		return err
 	}
