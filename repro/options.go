@@ -30,6 +30,9 @@ type Options struct {
 	Partitions int32
 	Workload   workload.Spec // the records phase 1 writes
 	Group      string        // empty: generated per run
+	// GroupProtocol is --group-protocol: classic or consumer (KIP-848); empty: what
+	// group.protocol in Kafka.Props says, else classic.
+	GroupProtocol string
 
 	Policy eachbatch.Policy
 	Commit CommitMode
@@ -120,7 +123,7 @@ func (o Options) Validate() error {
 		return errors.New("--handler-parallel must be > 0")
 	case o.MaxPollInterval <= 0:
 		return errors.New("--max-poll-interval must be > 0")
-	case o.SessionTimeout <= 0 || o.HeartbeatInterval <= 0 || o.HeartbeatInterval >= o.SessionTimeout:
+	case o.groupProtocol() == kafkaconf.GroupProtocolClassic && (o.SessionTimeout <= 0 || o.HeartbeatInterval <= 0 || o.HeartbeatInterval >= o.SessionTimeout):
 		return errors.New("--session-timeout and --heartbeat-interval must be > 0, heartbeat below session")
 	case o.AutoCommitInterval <= 0:
 		return errors.New("--auto-commit-interval must be > 0")
@@ -147,11 +150,24 @@ func (o Options) Validate() error {
 	if _, err := eachbatch.ParsePolicy(string(o.Policy)); err != nil {
 		return fmt.Errorf("--policy: %w", err)
 	}
+	if _, err := o.Kafka.GroupProtocol(o.GroupProtocol); err != nil {
+		return err
+	}
 	return nil
 }
 
+// groupProtocol is the consumer's group protocol (classic when the options disagree;
+// Validate reports that).
+func (o Options) groupProtocol() string {
+	p, err := o.Kafka.GroupProtocol(o.GroupProtocol)
+	if err != nil {
+		return kafkaconf.GroupProtocolClassic
+	}
+	return p
+}
+
 func (o Options) settingsMap() map[string]string {
-	return map[string]string{
+	m := map[string]string{
 		"time_scale":              fmt.Sprint(o.TimeScale),
 		"spread":                  o.Workload.String(),
 		"transactions":            fmt.Sprint(o.Workload.Transactions),
@@ -162,6 +178,7 @@ func (o Options) settingsMap() map[string]string {
 		"handler_delay":           o.HandlerDelay.String(),
 		"handler_parallel":        fmt.Sprint(o.HandlerParallel),
 		"max_poll_interval":       o.MaxPollInterval.String(),
+		"group_protocol":          o.groupProtocol(),
 		"session_timeout":         o.SessionTimeout.String(),
 		"heartbeat_interval":      o.HeartbeatInterval.String(),
 		"fetch_wait_max":          o.FetchWaitMax.String(),
@@ -172,4 +189,10 @@ func (o Options) settingsMap() map[string]string {
 		"read_committed":          fmt.Sprint(o.ReadCommitted),
 		"from_beginning":          fmt.Sprint(o.FromBeginning),
 	}
+	if o.groupProtocol() == kafkaconf.GroupProtocolConsumer {
+		// Not sent: the broker's group.consumer.* settings apply.
+		delete(m, "session_timeout")
+		delete(m, "heartbeat_interval")
+	}
+	return m
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kstranded/kstranded/evidence"
@@ -107,23 +108,12 @@ func PrintInspect(w io.Writer, v Inspect, f render.Format, pretty bool) error {
 	if state == "" {
 		state = "-"
 	}
-	proto := grp.ProtocolType
-	if grp.Protocol != "" {
-		proto += "/" + grp.Protocol
-	}
-	if proto == "" {
-		proto = "-"
-	}
-	fmt.Fprintf(w, "group %s  state %s  protocol %s  members %d\n", st.Bold.Render(grp.ID), state, proto, len(grp.Members))
+	fmt.Fprintf(w, "group %s  state %s  protocol %s  members %d\n", st.Bold.Render(grp.ID), state, GroupProtocolText(grp), len(grp.Members))
 	if grp.Err != "" {
 		fmt.Fprintf(w, "  group description failed: %s\n", grp.Err)
 	}
 	for _, m := range grp.Members {
-		inst := ""
-		if m.InstanceID != "" {
-			inst = " instance " + m.InstanceID
-		}
-		fmt.Fprintf(w, "  member %s (client %s, host %s%s): %d partitions\n", m.ID, m.ClientID, m.Host, inst, m.Partitions)
+		fmt.Fprintf(w, "  member %s\n", MemberText(m))
 	}
 	if v.Evidence != nil {
 		for _, s := range v.Evidence.Sources {
@@ -183,6 +173,58 @@ func PrintInspect(w io.Writer, v Inspect, f render.Format, pretty bool) error {
 	}
 	fmt.Fprintln(w, inspectSummaryLine(st, v))
 	return nil
+}
+
+// GroupProtocolText names the group's protocol: "classic (consumer/range)", "consumer
+// (assignor uniform, group epoch 5, assignment epoch 5)", or "-" for an unknown group.
+func GroupProtocolText(g inspect.Group) string {
+	switch g.GroupProtocol {
+	case "":
+		return "-"
+	case inspect.ProtocolConsumer:
+		var parts []string
+		if g.Protocol != "" {
+			parts = append(parts, "assignor "+g.Protocol)
+		}
+		if g.Epoch != nil {
+			parts = append(parts, fmt.Sprintf("group epoch %d", *g.Epoch))
+		}
+		if g.AssignmentEpoch != nil {
+			parts = append(parts, fmt.Sprintf("assignment epoch %d", *g.AssignmentEpoch))
+		}
+		if len(parts) == 0 {
+			return g.GroupProtocol
+		}
+		return g.GroupProtocol + " (" + strings.Join(parts, ", ") + ")"
+	}
+	proto := g.ProtocolType
+	if g.Protocol != "" {
+		proto += "/" + g.Protocol
+	}
+	if proto == "" {
+		return g.GroupProtocol
+	}
+	return g.GroupProtocol + " (" + proto + ")"
+}
+
+// MemberText describes a member with its partitions: "ID (client c, host h, epoch 3):
+// 2 partitions t/0,1", and the target assignment when it differs.
+func MemberText(m inspect.Member) string {
+	extra := ""
+	if m.InstanceID != "" {
+		extra += ", instance " + m.InstanceID
+	}
+	if m.MemberEpoch != nil {
+		extra += fmt.Sprintf(", epoch %d", *m.MemberEpoch)
+	}
+	s := fmt.Sprintf("%s (client %s, host %s%s): %d partitions", m.ID, m.ClientID, m.Host, extra, m.Partitions)
+	if m.Partitions > 0 {
+		s += " " + m.Assigned.String()
+	}
+	if m.Target != nil {
+		s += "; target " + m.Target.String()
+	}
+	return s
 }
 
 // inspectGrid is the table of partitions: the offsets, and with evidence the judgement.

@@ -135,9 +135,9 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 	if state == "" {
 		state = "-"
 	}
-	fmt.Fprintf(w, "group %s  state %s  members %d\n", st.Bold.Render(grp.ID), state, len(grp.Members))
+	fmt.Fprintf(w, "group %s  state %s  protocol %s  members %d\n", st.Bold.Render(grp.ID), state, GroupProtocolText(grp), len(grp.Members))
 	for _, m := range grp.Members {
-		fmt.Fprintf(w, "  member %s\n", rewind.DescribeMember(m))
+		fmt.Fprintf(w, "  member %s\n", MemberText(m))
 	}
 	if len(v.Moves) == 0 {
 		for _, n := range v.Notes {
