@@ -112,9 +112,9 @@ type Source struct {
 	Topic     string `json:"topic,omitempty"` // the trace's topic, when the file names one
 	Group     string `json:"group,omitempty"` // the trace's group, when the file names one
 	Gzip      bool   `json:"gzip,omitempty"`
-	Records   int64  `json:"records"`         // deliveries read (before de-duplication)
-	Lines     int    `json:"lines"`           // lines (or trace parse entries) that named deliveries
-	Ignored   int    `json:"ignored"`         // well-formed lines that name no delivery (other log lines)
+	Records   int64  `json:"records"` // deliveries read (before de-duplication)
+	Lines     int    `json:"lines"`   // lines (or trace parse entries) that named deliveries
+	Ignored   int    `json:"ignored"` // well-formed lines that name no delivery (other log lines)
 	Malformed int    `json:"malformed"`
 }
 

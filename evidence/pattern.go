@@ -12,7 +12,7 @@ import (
 // every command that takes evidence: `inspect --delivered`, `rewind --delivered` and
 // `trace parse` (package trace wraps it and reads the time).
 type Pattern struct {
-	re                          *regexp.Regexp
+	re                         *regexp.Regexp
 	iPart, iOff, iTopic, iTime int
 }
 

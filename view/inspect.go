@@ -41,7 +41,7 @@ type Inspect struct {
 	NoEvidence string `json:"no_evidence,omitempty"`
 	Settle     string `json:"settle,omitempty"`
 	Note       string `json:"note,omitempty"`
-	Requests int    `json:"requests"`
+	Requests   int    `json:"requests"`
 	// Interrupted: the inspection was stopped (Ctrl-C) during the scans; the report is
 	// partial.
 	Interrupted bool `json:"interrupted,omitempty"`
