@@ -1,10 +1,27 @@
 GO ?= go
 BIN := bin/kstranded
+PKG := github.com/kstranded/kstranded
+# kstranded links librdkafka through cgo: a C compiler (gcc) is required
+export CGO_ENABLED := 1
 
-.PHONY: build run test test-short lint bench clean
+# stamped into `kstranded version` and every JSON document's _version
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS := -X $(PKG)/internal/buildinfo.version=$(VERSION) -X $(PKG)/internal/buildinfo.commit=$(COMMIT) -X $(PKG)/internal/buildinfo.date=$(DATE)
+
+.PHONY: build install man run test test-short lint bench clean
 
 build:
-	$(GO) build -o $(BIN) .
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
+
+## install: kstranded into $(go env GOPATH)/bin (or $GOBIN), version stamped
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" .
+
+## man: man pages from the command tree into docs/man (man -l docs/man/kstranded.1)
+man:
+	$(GO) run ./internal/mangen docs/man
 
 ## run: the flagship reproduction on the embedded broker (no cluster needed)
 run: build

@@ -18,8 +18,6 @@ import (
 	"github.com/kstranded/kstranded/view"
 )
 
-func init() { register(newInspectCmd) }
-
 type inspectOptions struct {
 	Group     string
 	Topics    []string
@@ -33,15 +31,10 @@ type inspectOptions struct {
 	afterPoll func(i int)
 }
 
-// inspectRunner lets tests substitute the cluster.
-type inspectRunner func(ctx context.Context, g *Globals, o inspectOptions) error
-
-func newInspectCmd(g *Globals) *cobra.Command {
-	return newInspectCmdWith(g, runInspect)
-}
-
-func newInspectCmdWith(g *Globals, run inspectRunner) *cobra.Command {
-	o := inspectOptions{}
+// newInspectCmd builds `kstranded inspect`; runF, when not nil (tests), receives the
+// validated options instead of a cluster being inspected.
+func newInspectCmd(g *Globals, runF func(context.Context, *inspectOptions) error) *cobra.Command {
+	o := &inspectOptions{}
 	c := &cobra.Command{
 		Use:   "inspect --group GROUP [--topic T ...] [--delivered FILE ...]",
 		Short: "Show a group's committed offsets and, with delivery evidence, which records it lost",
@@ -76,12 +69,14 @@ lines, a pattern that matched nothing) or a file has more malformed lines than d
 lines, no partition is judged: NO EVIDENCE, exit 6, with what would settle it. Binary
 data and a truncated gzip are errors (exit 1).
 
-Exit codes: 0 nothing lost (or, without --delivered, the offsets view); 3 records lost
-(even if some other partition could not be judged); 4 records stranded, none lost;
-1 errors: unknown group, group without offsets, unknown --topic, unreadable evidence,
-broker not answering within --timeout, or a partition not fully judged; 6 not enough
-evidence to judge; 2 invalid flags; 130 interrupted (the partial report is printed,
-marked INTERRUPTED).`,
+` + exitHelp(
+			exitCodes{exitcode.OK, "nothing lost (or, without --delivered, the offsets view: nothing judged)"},
+			exitCodes{exitcode.Error, "unknown group, group without offsets, unknown --topic, unreadable evidence, broker not answering within --timeout, or (with nothing lost or stranded) a partition not fully judged"},
+			exitCodes{exitcode.Usage, ""},
+			exitCodes{exitcode.Lost, "even if some other partition could not be judged"},
+			exitCodes{exitcode.Stranded, "none lost"},
+			exitCodes{exitcode.NoEvidence, "no delivery read, evidence mostly malformed, or partitions whose topic the evidence does not name"},
+			exitCodes{exitcode.Interrupted, "the partial report is marked INTERRUPTED"}),
 		Example: `  kstranded inspect --brokers kafka:9092 --group billing
   kstranded inspect --brokers kafka:9092 --group billing --delivered trace.jsonl
   kstranded inspect --brokers kafka:9092 --group billing --delivered app.log.gz \
@@ -132,7 +127,10 @@ marked INTERRUPTED).`,
 			if k.Brokers == "" {
 				return exitcode.Usagef("--brokers is required (inspect reads a live cluster)")
 			}
-			return run(c.Context(), g, o)
+			if runF != nil {
+				return runF(c.Context(), o)
+			}
+			return runInspect(c.Context(), g, o)
 		},
 	}
 	f := c.Flags()
@@ -179,7 +177,8 @@ func readEvidence(g *Globals, files []string, pattern string) (*evidence.Set, er
 	return s, nil
 }
 
-func runInspect(ctx context.Context, g *Globals, o inspectOptions) error {
+func runInspect(ctx context.Context, g *Globals, o *inspectOptions) error {
+	g.warnIgnoredProperties("inspect")
 	opts, err := g.KgoOpts()
 	if err != nil {
 		return err
@@ -193,7 +192,7 @@ func runInspect(ctx context.Context, g *Globals, o inspectOptions) error {
 }
 
 // inspectLoop runs one inspection, or --watch inspections, against cl.
-func inspectLoop(ctx context.Context, g *Globals, o inspectOptions, cl inspect.Cluster) error {
+func inspectLoop(ctx context.Context, g *Globals, o *inspectOptions, cl inspect.Cluster) error {
 	format, _ := g.Format()
 	var prev *inspect.Report
 	var last error

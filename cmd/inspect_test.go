@@ -272,7 +272,7 @@ func TestInspectWatchPrintsWhatChanged(t *testing.T) {
 	defer cl.Close()
 	var out, errOut bytes.Buffer
 	g := &Globals{IO: IO{In: strings.NewReader(""), Out: &out, Err: &errOut}, Brokers: b.Addr(), Output: "table", Timeout: 10 * time.Second}
-	o := inspectOptions{Group: "g", MaxScan: 10_000_000, Watch: 50 * time.Millisecond, Count: 2}
+	o := &inspectOptions{Group: "g", MaxScan: 10_000_000, Watch: 50 * time.Millisecond, Count: 2}
 	polls := 0
 	o.afterPoll = func(i int) {
 		polls++
@@ -328,7 +328,7 @@ func TestAnInterruptedInspectPrintsThePartialReportAndExits130(t *testing.T) {
 			defer cancel()
 			var out, errOut bytes.Buffer
 			g := &Globals{IO: IO{Out: &out, Err: &errOut}, Output: c.format, Timeout: time.Second}
-			err := inspectLoop(ctx, g, inspectOptions{Group: "g", Delivered: []string{ev}, MaxScan: 1000}, interruptingCluster{cancel})
+			err := inspectLoop(ctx, g, &inspectOptions{Group: "g", Delivered: []string{ev}, MaxScan: 1000}, interruptingCluster{cancel})
 			if code := exitcode.Code(err); code != exitcode.Interrupted {
 				t.Fatalf("exit %d (%v), want %d", code, err, exitcode.Interrupted)
 			}

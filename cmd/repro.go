@@ -19,13 +19,13 @@ import (
 	"github.com/kstranded/kstranded/view"
 )
 
-func init() { register(newReproCmd) }
-
 type reproOptions struct {
 	repro.Options
 	Policy    string
 	Commit    string
 	TraceFile string
+
+	fetchWaitSet bool // --fetch-wait-max given (else the embedded broker's short wait applies)
 }
 
 // bindScenarioFlags binds the seed consumer's settings; every default is the seed's.
@@ -56,7 +56,9 @@ func bindScenarioFlags(f *pflag.FlagSet, o *reproOptions) {
 	f.DurationVar(&o.PhaseTimeout, "phase-timeout", 0, "bound on each phase reaching quiescence (0: derived from the settings)")
 }
 
-func newReproCmd(g *Globals) *cobra.Command {
+// newReproCmd builds `kstranded repro` and its subcommands; runF, when not nil (tests),
+// receives the options (flags parsed, not yet completed) instead of the run.
+func newReproCmd(g *Globals, runF func(context.Context, *reproOptions) error) *cobra.Command {
 	o := &reproOptions{Options: repro.DefaultOptions()}
 	c := &cobra.Command{
 		Use:   "repro",
@@ -74,14 +76,19 @@ OK. Durations are scaled by --time-scale (default 0.01: the run takes seconds).
 Without --brokers an embedded broker (kfake) runs in process. With --brokers, a topic and a
 group of the run's own are used, and the topic is deleted afterwards unless --keep.
 
-Exit codes: 0 nothing lost, 3 records lost, 4 records stranded, 1 error, 2 usage, 130 interrupted.`,
+` + exitHelp(exitCodes{exitcode.OK, ""}, exitCodes{exitcode.Error, ""}, exitCodes{exitcode.Usage, ""},
+			exitCodes{exitcode.Lost, ""}, exitCodes{exitcode.Stranded, ""}, exitCodes{exitcode.Interrupted, ""}),
 		Example: `  kstranded repro
   kstranded repro --policy all
   kstranded repro --policy v1.10.1 --time-scale 1
   kstranded repro --brokers localhost:9092 --config client.properties --keep --trace t.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return runRepro(c.Context(), g, o, c.Flags().Changed("fetch-wait-max"))
+			o.fetchWaitSet = c.Flags().Changed("fetch-wait-max")
+			if runF != nil {
+				return runF(c.Context(), o)
+			}
+			return runRepro(c.Context(), g, o)
 		},
 	}
 	bindScenarioFlags(c.Flags(), o)
@@ -99,14 +106,14 @@ type reproCase struct {
 	commit repro.CommitMode
 }
 
-func (o *reproOptions) complete(g *Globals, fetchWaitSet bool) ([]reproCase, error) {
+func (o *reproOptions) complete(g *Globals) ([]reproCase, error) {
 	k, err := g.Kafka()
 	if err != nil {
 		return nil, err
 	}
 	o.Kafka = k
 	o.Timeout = g.Timeout
-	o.FetchWaitMaxSet = fetchWaitSet
+	o.FetchWaitMaxSet = o.fetchWaitSet
 	var policies []eachbatch.Policy
 	if strings.EqualFold(o.Policy, "all") {
 		policies = eachbatch.Policies
@@ -141,8 +148,8 @@ func (o *reproOptions) complete(g *Globals, fetchWaitSet bool) ([]reproCase, err
 	return cases, nil
 }
 
-func runRepro(ctx context.Context, g *Globals, o *reproOptions, fetchWaitSet bool) error {
-	cases, err := o.complete(g, fetchWaitSet)
+func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
+	cases, err := o.complete(g)
 	if err != nil {
 		return err
 	}

@@ -77,7 +77,8 @@ left to deliver and auto-commit has caught up. Prints what was delivered and com
 partition. Use it with ` + "`repro produce`" + ` against your own cluster or ` + "`kstranded broker`" + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if _, err := o.complete(g, c.Flags().Changed("fetch-wait-max")); err != nil {
+			o.fetchWaitSet = c.Flags().Changed("fetch-wait-max")
+			if _, err := o.complete(g); err != nil {
 				return err
 			}
 			if o.Kafka.Brokers == "" || o.Group == "" {

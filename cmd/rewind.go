@@ -14,13 +14,11 @@ import (
 
 	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/internal/buildinfo"
 	"github.com/kstranded/kstranded/internal/exitcode"
-	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/rewind"
 	"github.com/kstranded/kstranded/view"
 )
-
-func init() { register(newRewindCmd) }
 
 type rewindOptions struct {
 	Group        string
@@ -40,12 +38,9 @@ type rewindOptions struct {
 	source  rewind.Source
 }
 
-// rewindRunner lets tests substitute the cluster.
-type rewindRunner func(ctx context.Context, g *Globals, o *rewindOptions) error
-
-func newRewindCmd(g *Globals) *cobra.Command { return newRewindCmdWith(g, runRewind) }
-
-func newRewindCmdWith(g *Globals, run rewindRunner) *cobra.Command {
+// newRewindCmd builds `kstranded rewind`; runF, when not nil (tests), receives the
+// validated options instead of the plan being made against a cluster.
+func newRewindCmd(g *Globals, runF func(context.Context, *rewindOptions) error) *cobra.Command {
 	o := &rewindOptions{}
 	c := &cobra.Command{
 		Use:   "rewind --group GROUP (--delivered FILE ... | --to TOPIC/PARTITION=OFFSET,... | --from-file FILE) [--execute]",
@@ -86,11 +81,12 @@ they match.
 application's own log). Evidence that names no delivery, or whose lines are mostly
 malformed, makes no plan: NO EVIDENCE, exit 6.
 
-Exit codes: 0 plan shown, or applied and verified, or nothing to rewind; 6 not enough
-evidence to plan from --delivered; 5 refused
-(group has members, forward move, below log start, beyond high watermark, stale plan);
-1 errors (broker, unreadable file, offsets read back differ); 2 invalid flags (--to
-syntax, unknown partition, conflicting flags, a file that is not a plan or undo file).`,
+` + exitHelp(
+			exitCodes{exitcode.OK, "plan shown, or applied and verified, or nothing to rewind"},
+			exitCodes{exitcode.Error, "also when the offsets read back differ from the ones written"},
+			exitCodes{exitcode.Usage, "--to syntax, unknown partition, conflicting flags, a file that is not a plan or undo file"},
+			exitCodes{exitcode.Refused, "also beyond the high watermark, or a saved plan whose offsets moved"},
+			exitCodes{exitcode.NoEvidence, "--delivered names no delivery, or its lines are mostly malformed: no plan made"}),
 		Example: `  kstranded rewind --brokers kafka:9092 --group billing --delivered trace.jsonl
   kstranded rewind --brokers kafka:9092 --group billing --delivered trace.jsonl --execute
   kstranded rewind --brokers kafka:9092 --group billing --to orders/3=1200,orders/7=880
@@ -102,7 +98,10 @@ syntax, unknown partition, conflicting flags, a file that is not a plan or undo 
 			if err := o.validate(g); err != nil {
 				return err
 			}
-			return run(c.Context(), g, o)
+			if runF != nil {
+				return runF(c.Context(), o)
+			}
+			return runRewind(c.Context(), g, o)
 		},
 	}
 	f := c.Flags()
@@ -195,6 +194,7 @@ func (o *rewindOptions) validate(g *Globals) error {
 }
 
 func runRewind(ctx context.Context, g *Globals, o *rewindOptions) error {
+	g.warnIgnoredProperties("rewind")
 	opts, err := g.KgoOpts()
 	if err != nil {
 		return err
@@ -255,7 +255,7 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 		undo = rewind.DefaultUndoPath(".", plan.Group.ID, time.Now())
 	}
 	restore := func(path string) string { return restoreCommand(g, plan.Group.ID, path) }
-	res, xerr := rewind.Execute(ctx, cl, plan, rewind.ExecOptions{UndoPath: undo, Version: render.Version, Restore: restore})
+	res, xerr := rewind.Execute(ctx, cl, plan, rewind.ExecOptions{UndoPath: undo, Version: buildinfo.Version(), Restore: restore})
 	if err := view.PrintRewind(g.IO.Out, view.NewRewindExecution(plan, res, xerr), format, g.Pretty()); err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -18,10 +17,15 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kstranded/kstranded/internal/buildinfo"
 	"github.com/kstranded/kstranded/internal/exitcode"
 	"github.com/kstranded/kstranded/internal/kafkaconf"
 	"github.com/kstranded/kstranded/internal/render"
 )
+
+// brokersEnv names the environment variable that gives the brokers when neither
+// --brokers nor --bootstrap-server is set.
+const brokersEnv = "KSTRANDED_BROKERS"
 
 // IO is where a command reads and writes; tests pass buffers.
 type IO struct {
@@ -37,11 +41,21 @@ type Globals struct {
 	ConfigFiles []string
 	Output      string
 	Timeout     time.Duration
+
+	// the connection configuration, read once per invocation (--config files are read
+	// on the first call, after flag parsing)
+	kafka    *kafkaconf.Config
+	kafkaErr error
 }
 
-// Kafka returns the user's connection configuration.
+// Kafka returns the user's connection configuration. The --config files are read once:
+// every later call returns the same result.
 func (g *Globals) Kafka() (kafkaconf.Config, error) {
-	return kafkaconf.Load(g.Brokers, g.ConfigFiles, g.X)
+	if g.kafka == nil && g.kafkaErr == nil {
+		k, err := kafkaconf.Load(g.Brokers, g.ConfigFiles, g.X)
+		g.kafka, g.kafkaErr = &k, err
+	}
+	return *g.kafka, g.kafkaErr
 }
 
 // KgoOpts returns franz-go options for the user's connection configuration.
@@ -53,17 +67,24 @@ func (g *Globals) KgoOpts() ([]kgo.Opt, error) {
 	return k.KgoOpts()
 }
 
+// warnIgnoredProperties names, on stderr, the properties a franz-go command (inspect,
+// rewind) does not read, so a misspelt key is seen rather than silently dropped.
+func (g *Globals) warnIgnoredProperties(command string) {
+	k, err := g.Kafka()
+	if err != nil {
+		return
+	}
+	if ign := k.IgnoredByKgo(); len(ign) > 0 {
+		fmt.Fprintf(g.IO.Err, "kstranded %s: note: %s not read by this command (it uses only bootstrap.servers, security.protocol, ssl.* and sasl.* connection properties); check the spelling if you meant one of those\n",
+			command, strings.Join(ign, ", ")+map[bool]string{true: " is", false: " are"}[len(ign) == 1])
+	}
+}
+
 // Format returns the output format.
 func (g *Globals) Format() (render.Format, error) { return render.ParseFormat(g.Output) }
 
 // Pretty reports whether table output goes to a terminal.
 func (g *Globals) Pretty() bool { return render.IsTerminal(g.IO.Out) }
-
-// registry holds the constructors of the top-level commands; each command file adds
-// itself in init, so this file does not change when a command is added.
-var registry []func(*Globals) *cobra.Command
-
-func register(f func(*Globals) *cobra.Command) { registry = append(registry, f) }
 
 func exitCodeHelp() string {
 	var b strings.Builder
@@ -72,6 +93,36 @@ func exitCodeHelp() string {
 		fmt.Fprintf(&b, "  %3d  %s\n", e.Code, e.Meaning)
 	}
 	return b.String()
+}
+
+// exitCodes is one line of a command's "Exit codes:" help: a code of exitcode.Table and,
+// where the command says more than the table, its own gloss.
+type exitCodes struct {
+	code  int
+	gloss string
+}
+
+// exitHelp renders a command's "Exit codes:" section from exitcode.Table, so the
+// meanings are written once; a gloss adds what the code means for this command.
+func exitHelp(lines ...exitCodes) string {
+	var b strings.Builder
+	b.WriteString("Exit codes:\n")
+	for _, l := range lines {
+		meaning := ""
+		for _, e := range exitcode.Table {
+			if e.Code == l.code {
+				meaning = e.Meaning
+			}
+		}
+		if meaning == "" {
+			panic(fmt.Sprintf("exit code %d is not in exitcode.Table", l.code))
+		}
+		fmt.Fprintf(&b, "  %3d  %s\n", l.code, meaning)
+		if l.gloss != "" {
+			fmt.Fprintf(&b, "       here: %s\n", l.gloss)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 // NewRoot builds the root command.
@@ -94,7 +145,8 @@ SASL work as for any librdkafka client. Secrets are never printed.
 	root.SetOut(g.IO.Out)
 	root.SetErr(g.IO.Err)
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.Brokers, "brokers", "", "bootstrap brokers (host:port,...); default: the embedded broker where a command supports it")
+	pf.StringVarP(&g.Brokers, "brokers", "b", "", "bootstrap brokers (host:port,...); also $"+brokersEnv+" or bootstrap.servers in --config; default: the embedded broker where a command supports it")
+	pf.StringVar(&g.Brokers, "bootstrap-server", "", "alias of --brokers (as kafka-consumer-groups.sh spells it)")
 	pf.StringArrayVarP(&g.X, "property", "X", nil, "librdkafka property key=value (repeatable), e.g. -X security.protocol=SSL")
 	pf.StringArrayVar(&g.ConfigFiles, "config", nil, "librdkafka properties file (key=value lines; repeatable; -X wins)")
 	pf.StringVarP(&g.Output, "output", "o", "table", "output format: table or json")
@@ -103,6 +155,12 @@ SASL work as for any librdkafka client. Secrets are never printed.
 		return exitcode.Usagef("%v (see %s --help)", err, c.CommandPath())
 	})
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		if c.Flags().Changed("brokers") && c.Flags().Changed("bootstrap-server") {
+			return exitcode.Usagef("--brokers and --bootstrap-server are the same setting; give one")
+		}
+		if g.Brokers == "" {
+			g.Brokers = os.Getenv(brokersEnv)
+		}
 		if g.Timeout <= 0 {
 			return exitcode.Usagef("--timeout must be > 0")
 		}
@@ -114,13 +172,55 @@ SASL work as for any librdkafka client. Secrets are never printed.
 		}
 		return nil
 	}
-	cmds := make([]*cobra.Command, 0, len(registry))
-	for _, f := range registry {
-		cmds = append(cmds, f(g))
-	}
-	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name() < cmds[j].Name() })
-	root.AddCommand(cmds...)
+	// Every command is added here, explicitly; nil run functions mean the real ones
+	// (tests pass their own to capture the parsed options).
+	root.AddCommand(
+		newBrokerCmd(g, nil),
+		newInspectCmd(g, nil),
+		newReproCmd(g, nil),
+		newRewindCmd(g, nil),
+		newTraceCmd(g),
+		newVersionCmd(g, nil),
+	)
+	usageArgs(root)
+	root.Version = buildinfo.Version()
+	root.SetVersionTemplate("{{with .Annotations}}{{end}}" + currentVersion().String())
+	registerCompletions(root, g)
 	return root
+}
+
+// usageArgs makes every positional-argument error a usage error (exit 2, as README's
+// table says), as flag errors already are: cobra returns plain errors for an unknown
+// command, an extra argument or a missing one. The root command, whose positional
+// arguments can only be command names, rejects anything else as an unknown command.
+func usageArgs(c *cobra.Command) {
+	if !c.HasParent() || (c.HasSubCommands() && !c.Runnable()) {
+		// the root and commands that only group subcommands (trace): cobra prints help
+		// and exits 0 for any word that names no subcommand unless the command runs
+		unknown := func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return exitcode.Usagef("unknown command %q for %q (see %s --help)", args[0], c.CommandPath(), c.CommandPath())
+			}
+			return nil
+		}
+		c.Args = unknown
+		c.RunE = func(c *cobra.Command, args []string) error {
+			if err := unknown(c, args); err != nil {
+				return err
+			}
+			return c.Help()
+		}
+	} else if check := c.Args; check != nil {
+		c.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				return exitcode.Usagef("%v (see %s --help)", err, c.CommandPath())
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 // Main runs kstranded with args and returns the process exit code.

@@ -1,7 +1,7 @@
 package cmd
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -15,8 +15,6 @@ import (
 	"github.com/kstranded/kstranded/trace"
 	"github.com/kstranded/kstranded/view"
 )
-
-func init() { register(newTraceCmd) }
 
 func newTraceCmd(g *Globals) *cobra.Command {
 	c := &cobra.Command{
@@ -37,8 +35,10 @@ type traceParseOptions struct {
 	MaxPollInterval time.Duration
 }
 
-func newTraceParseCmd(g *Globals, runF func(traceParseOptions) error) *cobra.Command {
-	o := traceParseOptions{}
+// newTraceParseCmd builds `kstranded trace parse`; runF, when not nil (tests), receives
+// the options instead of the files being parsed.
+func newTraceParseCmd(g *Globals, runF func(context.Context, *traceParseOptions) error) *cobra.Command {
+	o := &traceParseOptions{}
 	c := &cobra.Command{
 		Use:   "parse FILE...",
 		Short: "Turn client traces and logs into per-partition timelines and loss findings",
@@ -61,7 +61,11 @@ CACHE-EXPIRY (time since fetch and serve against max.poll.interval.ms; a kstrand
 trace's durations are scaled by its settings' time_scale and are compared as such), HOT-SPIN,
 COMMIT-REGRESSION, POSITION-PAST-UNDELIVERED, MAX-POLL-EXCEEDED.
 
-Exit code 3 when a LOST finding exists.`,
+` + exitHelp(
+			exitCodes{exitcode.OK, ""},
+			exitCodes{exitcode.Error, "an unreadable file or one in no known format"},
+			exitCodes{exitcode.Usage, ""},
+			exitCodes{exitcode.Lost, "a LOST finding exists"}),
 		Example: `  kstranded trace parse repro.trace
   kstranded trace parse --max-poll-interval 15m --timeline consumer.trace
   kstranded trace parse rdkafka.log app.log \
@@ -71,9 +75,9 @@ Exit code 3 when a LOST finding exists.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Files = args
 			if runF != nil {
-				return runF(o)
+				return runF(c.Context(), o)
 			}
-			return traceParse(g, o)
+			return traceParse(c.Context(), g, o)
 		},
 	}
 	f := c.Flags()
@@ -85,7 +89,7 @@ Exit code 3 when a LOST finding exists.`,
 	return c
 }
 
-func traceParse(g *Globals, o traceParseOptions) error {
+func traceParse(_ context.Context, g *Globals, o *traceParseOptions) error {
 	format, err := trace.ParseFormat(o.Format)
 	if err != nil {
 		return exitcode.Usagef("--format: %v", err)
@@ -167,5 +171,5 @@ func writeFileWith(path string, write func(io.Writer) error) error {
 		fh.Close()
 		return err
 	}
-	return errors.Join(fh.Close())
+	return fh.Close()
 }

@@ -24,8 +24,8 @@ func runTrace(t *testing.T, stdin string, args ...string) (int, string, string) 
 func fixture(name string) string { return filepath.Join("..", "trace", "testdata", name) }
 
 func TestTraceParseFlagsReachTheOptions(t *testing.T) {
-	var got traceParseOptions
-	c := newTraceParseCmd(&Globals{}, func(o traceParseOptions) error { got = o; return nil })
+	var got *traceParseOptions
+	c := newTraceParseCmd(&Globals{}, func(_ context.Context, o *traceParseOptions) error { got = o; return nil })
 	c.SetArgs([]string{"a.log", "-", "--format", "librdkafka", "--timeline", "--svg", "x.svg", "--max-poll-interval", "15m"})
 	if err := c.Execute(); err != nil {
 		t.Fatal(err)

@@ -8,8 +8,9 @@
 //
 // What it deliberately does not do: it never moves offsets or writes to the cluster, it
 // does not assume which offsets hold records from offset arithmetic (markers, aborted
-// transactions and compaction all take offsets), and it knows nothing of terminals or
-// flags.
+// transactions and compaction all take offsets), and it parses no flags and prints
+// nothing. Its reasons and errors are shown to operators as they are, so they name the
+// kstranded flag that changes the outcome (--max-scan, --topic, --timeout).
 package inspect
 
 import (

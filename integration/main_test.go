@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -57,6 +58,13 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
+	flag.Parse()
+	if testing.Short() {
+		// make test-short promises unit tests only: this suite builds the binary and runs
+		// live consumers against a broker.
+		fmt.Fprintln(os.Stderr, "integration: skipped in -short mode (live broker runs)")
+		return 0
+	}
 	dir, err := os.MkdirTemp("", "kstranded-integration-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

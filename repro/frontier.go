@@ -323,7 +323,7 @@ func (t *frontierTracker) frontiers() map[kpart.TopicPartition]int64 {
 	return out
 }
 
-// pending reports whether any owned record is registered and unfinished.
+// pending counts the owned records that are registered and unfinished.
 func (t *frontierTracker) pending() int {
 	n := 0
 	for tp := range t.tokens {

@@ -14,8 +14,9 @@
 // file before committing, and reads the committed offsets back.
 //
 // What it deliberately does not do: it does not stop consumers, reset offsets by
-// timestamp, or touch groups it was not asked about; it knows nothing of flags or
-// terminals.
+// timestamp, or touch groups it was not asked about; it parses no flags and prints
+// nothing. Its refusals and errors are shown to operators as they are, so they name the
+// kstranded flag that changes the outcome (--allow-forward, --undo-file, --timeout).
 package rewind
 
 import (

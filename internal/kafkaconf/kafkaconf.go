@@ -34,9 +34,25 @@ func ParseProperty(arg string) (key, value string, err error) {
 	k, v, ok := strings.Cut(arg, "=")
 	k = strings.TrimSpace(k)
 	if !ok || k == "" {
-		return "", "", exitcode.Usagef("-X %q: want key=value (a librdkafka property)", arg)
+		// The argument is never echoed: a malformed -X 'sasl.password:S3CRET' holds a
+		// secret in the very text that failed to parse. Its length and first '=' or ':'
+		// position are enough to find it on the command line.
+		return "", "", exitcode.Usagef("-X: an argument of %d characters is not key=value (a librdkafka property, e.g. -X security.protocol=SSL)%s", len(arg), colonHint(arg))
 	}
 	return k, strings.TrimSpace(v), nil
+}
+
+// colonHint says, without the value, that a key: value argument used ':' for '='.
+func colonHint(arg string) string {
+	k, _, ok := strings.Cut(arg, ":")
+	k = strings.TrimSpace(k)
+	if !ok || k == "" || strings.ContainsAny(k, " \t") {
+		return ""
+	}
+	if IsSecret(k) {
+		return "; it looks like " + k + ":<value hidden> with ':' where '=' belongs"
+	}
+	return "; it looks like " + k + ":... with ':' where '=' belongs"
 }
 
 // ReadProperties reads a Java-style properties file of librdkafka properties:

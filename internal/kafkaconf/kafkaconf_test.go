@@ -163,3 +163,19 @@ func TestReadPropertiesJoinsContinuedLinesAndNeverEchoesALine(t *testing.T) {
 		t.Fatal("a dangling continuation must be an error")
 	}
 }
+
+func TestAMalformedPropertyNeverPrintsItsValue(t *testing.T) {
+	for _, tc := range []struct{ in, hint string }{
+		{"sasl.password:S3CRET", "sasl.password:<value hidden>"},
+		{"security.protocol:SSL", "security.protocol:..."},
+		{"S3CRET", ""},
+	} {
+		_, _, err := ParseProperty(tc.in)
+		if err == nil || strings.Contains(err.Error(), "S3CRET") || strings.Contains(err.Error(), ":SSL") {
+			t.Fatalf("ParseProperty(%q) = %v", tc.in, err)
+		}
+		if tc.hint != "" && !strings.Contains(err.Error(), tc.hint) {
+			t.Fatalf("ParseProperty(%q) = %v, want the hint %q", tc.in, err, tc.hint)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -128,4 +129,26 @@ func decryptKey(keyPEM []byte, password string) ([]byte, error) {
 		return pem.EncodeToMemory(&pem.Block{Type: block.Type, Bytes: der}), nil
 	}
 	return keyPEM, nil
+}
+
+// kgoKeys are the properties KgoOpts reads; bootstrap.servers is read by Load.
+var kgoKeys = map[string]bool{
+	"bootstrap.servers": true, "security.protocol": true,
+	"sasl.mechanism": true, "sasl.mechanisms": true, "sasl.username": true, "sasl.password": true,
+	"ssl.ca.location": true, "ssl.certificate.location": true, "ssl.key.location": true, "ssl.key.password": true,
+	"enable.ssl.certificate.verification": true,
+}
+
+// IgnoredByKgo lists, sorted, the properties the franz-go paths (inspect, rewind) do not
+// read: librdkafka tuning that has no meaning there, or a misspelt key (a typo such as
+// securty.protocol would otherwise silently connect in plaintext). Commands warn with it.
+func (c Config) IgnoredByKgo() []string {
+	var out []string
+	for k := range c.Props {
+		if !kgoKeys[k] {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

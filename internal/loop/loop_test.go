@@ -37,7 +37,6 @@ func TestTimersWithTheSameDeadlineRunInCreationOrder(t *testing.T) {
 	l := NewVirtual(time.Unix(0, 0))
 	var got []int
 	for i := 0; i < 5; i++ {
-		i := i
 		l.After(time.Second, func() { got = append(got, i) })
 	}
 	_ = l.Run(context.Background(), func() bool { return len(got) == 5 })

@@ -18,12 +18,10 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/kstranded/kstranded/internal/buildinfo"
 	"github.com/kstranded/kstranded/internal/exitcode"
 	"github.com/kstranded/kstranded/internal/verdict"
 )
-
-// Version is kstranded's version, stamped into JSON output.
-var Version = "0.1.0-dev"
 
 // Format is an output format.
 type Format string
@@ -55,7 +53,7 @@ type Meta struct {
 
 // NewMeta returns Meta for a schema and command.
 func NewMeta(schema, command string) Meta {
-	return Meta{Schema: schema, Command: command, Version: Version}
+	return Meta{Schema: schema, Command: command, Version: buildinfo.Version()}
 }
 
 // WriteJSON writes v as indented JSON.

@@ -1,0 +1,145 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/kstranded/kstranded/internal/buildinfo"
+	"github.com/kstranded/kstranded/internal/exitcode"
+	"github.com/spf13/cobra"
+)
+
+func runArgs(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, IO{In: strings.NewReader(""), Out: &out, Err: &errb})
+	return code, out.String(), errb.String()
+}
+
+func TestVersionAndTheVersionFlagSayTheSameAsEveryJSONDocument(t *testing.T) {
+	code, text, _ := runArgs(t, "version")
+	if code != 0 || !strings.HasPrefix(text, "kstranded "+buildinfo.Version()+"\n") || !strings.Contains(text, "librdkafka 2.") {
+		t.Fatalf("exit %d\n%s", code, text)
+	}
+	code, flag, _ := runArgs(t, "--version")
+	if code != 0 || flag != text {
+		t.Fatalf("--version (exit %d) differs from version:\n%s\n%s", code, flag, text)
+	}
+	code, js, _ := runArgs(t, "version", "-o", "json")
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(js), &doc); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v\n%s", code, err, js)
+	}
+	if doc["version"] != doc["_version"] || doc["_version"] != buildinfo.Version() || doc["schema"] != "kstranded.version/v1" || doc["librdkafka"] == "" {
+		t.Fatalf("%v", doc)
+	}
+}
+
+func TestBrokersComeFromTheFlagItsAliasOrTheEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  string
+		args []string
+		want string
+	}{
+		{"--brokers", "", []string{"--brokers", "a:1"}, "a:1"},
+		{"-b", "", []string{"-b", "a:2"}, "a:2"},
+		{"--bootstrap-server", "", []string{"--bootstrap-server", "a:3"}, "a:3"},
+		{"the environment", "e:9", nil, "e:9"},
+		{"the flag wins over the environment", "e:9", []string{"--brokers", "a:4"}, "a:4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(brokersEnv, tc.env)
+			g := &Globals{}
+			var got string
+			root := NewRoot(g)
+			root.AddCommand(newProbeCmd(func() { k, _ := g.Kafka(); got = k.Brokers }))
+			root.SetArgs(append([]string{"probe"}, tc.args...))
+			if err := root.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Fatalf("brokers %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBrokersAndItsAliasTogetherAreAUsageError(t *testing.T) {
+	code, _, errs := runArgs(t, "inspect", "--group", "g", "--brokers", "a:1", "--bootstrap-server", "b:2")
+	if code != exitcode.Usage || !strings.Contains(errs, "--bootstrap-server") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+}
+
+func TestCompletionOffersTheFixedValues(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"__complete", "repro", "--policy", ""}, []string{"v1.10.0", "v1.10.1", "head", "all"}},
+		{[]string{"__complete", "repro", "--commit", ""}, []string{"auto", "ledger", "all"}},
+		{[]string{"__complete", "inspect", "-o", ""}, []string{"table", "json"}},
+		{[]string{"__complete", "trace", "parse", "--format", ""}, []string{"auto", "kstranded", "librdkafka"}},
+	} {
+		code, out, _ := runArgs(t, tc.args...)
+		for _, w := range tc.want {
+			if code != 0 || !strings.Contains(out, w+"\n") {
+				t.Fatalf("%v: exit %d, lacks %q:\n%s", tc.args, code, w, out)
+			}
+		}
+	}
+}
+
+func TestGroupCompletionWithoutAClusterOffersNothingAtOnce(t *testing.T) {
+	t.Setenv(brokersEnv, "")
+	code, out, _ := runArgs(t, "__complete", "inspect", "--group", "")
+	if code != 0 || strings.TrimSpace(out) != ":4" {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+// newProbeCmd is a command that only calls f, to observe the globals after parsing.
+func newProbeCmd(f func()) *cobra.Command {
+	return &cobra.Command{Use: "probe", RunE: func(*cobra.Command, []string) error { f(); return nil }}
+}
+
+func TestArgumentErrorsAreUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"nosuch"},
+		{"trace", "nosuch"},
+		{"repro", "extra"},
+		{"trace", "parse"},
+		{"inspect", "extra", "--group", "g", "--brokers", "127.0.0.1:1"},
+		{"version", "extra"},
+	} {
+		code, _, errs := runArgs(t, args...)
+		if code != exitcode.Usage || !strings.Contains(errs, "--help") {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, exitcode.Usage, errs)
+		}
+	}
+	for _, args := range [][]string{{}, {"trace"}, {"help", "repro"}} {
+		if code, _, errs := runArgs(t, args...); code != 0 {
+			t.Errorf("%v: exit %d: %s", args, code, errs)
+		}
+	}
+}
+
+func TestAMalformedSecretPropertyIsNeverEchoed(t *testing.T) {
+	for _, o := range []string{"table", "json"} {
+		code, out, errs := runArgs(t, "inspect", "--group", "g", "--brokers", "127.0.0.1:1", "-o", o, "-X", "sasl.password:S3CRET")
+		if code != exitcode.Usage || strings.Contains(out+errs, "S3CRET") || !strings.Contains(errs, "sasl.password") {
+			t.Errorf("-o %s: exit %d:\n%s%s", o, code, out, errs)
+		}
+	}
+}
+
+func TestInspectNamesAPropertyItDoesNotRead(t *testing.T) {
+	_, _, errs := runArgs(t, "inspect", "--group", "g", "--brokers", "127.0.0.1:1", "--timeout", "200ms", "-X", "securty.protocol=SSL")
+	if !strings.Contains(errs, "securty.protocol is not read by this command") {
+		t.Fatalf("no warning naming the misspelt key:\n%s", errs)
+	}
+}

@@ -1,0 +1,252 @@
+#!/usr/bin/env node
+// The bug report's eachBatch cache-expiry scenario at 1/100 scale, run against the real
+// confluent-kafka-javascript client (kafkajs-compat API), to capture its logs as fixtures for
+// kstranded's trace parser. See README.md beside this file.
+//
+//   node scenario.js --brokers 127.0.0.1:PORT --logger default|json [--debug CONTEXTS]
+//                    [--module PATH] [--records 200] [--quiet-ms 10000] [--phase2-wait-ms 10000]
+//
+// Phase 1: a transactional producer (acks -1) writes --records records to partition 0 of
+// --topic in one transaction; a consumer (the bug report's settings, durations / 100) delivers
+// them through a slow eachBatch (3 records at a time, 400 ms each). Once no record has been
+// delivered for --quiet-ms (or all were delivered), the group's committed offset is printed.
+// Phase 2: one more record is produced (not transactional), the run waits --phase2-wait-ms
+// after its delivery for auto-commit, prints the committed offset again and disconnects.
+//
+// Everything goes to stdout/stderr as the client and the application print it; nothing is
+// post-processed.
+'use strict';
+
+const os = require('os');
+const path = require('path');
+const crypto = require('crypto');
+
+function parseArgs(argv) {
+  const opts = {
+    brokers: '',
+    logger: 'default',
+    debug: 'consumer,cgrp,fetch,topic',
+    module: '@confluentinc/kafka-javascript',
+    topic: 'stranded',
+    records: 200,
+    quietMs: 10000,
+    phase2WaitMs: 10000,
+    group: '',
+  };
+  for (let i = 2; i < argv.length; i++) {
+    const a = argv[i];
+    const val = () => {
+      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
+      return argv[++i];
+    };
+    switch (a) {
+      case '--brokers': opts.brokers = val(); break;
+      case '--logger': opts.logger = val(); break;
+      case '--debug': opts.debug = val(); break;
+      case '--module': opts.module = val(); break;
+      case '--topic': opts.topic = val(); break;
+      case '--records': opts.records = Number(val()); break;
+      case '--quiet-ms': opts.quietMs = Number(val()); break;
+      case '--phase2-wait-ms': opts.phase2WaitMs = Number(val()); break;
+      case '--group': opts.group = val(); break;
+      default: throw new Error(`unknown argument ${a}`);
+    }
+  }
+  if (!opts.brokers) throw new Error('--brokers host:port is required');
+  if (opts.logger !== 'default' && opts.logger !== 'json')
+    throw new Error('--logger must be default or json');
+  return opts;
+}
+
+const opts = parseArgs(process.argv);
+
+// --module: a package name or a path (relative to this file) to a kafka-javascript install.
+const modPath = opts.module.startsWith('.') || opts.module.startsWith('/')
+  ? path.resolve(__dirname, opts.module) : opts.module;
+const ckjs = require(modPath);
+const ckjsVersion = require(path.join(
+  path.dirname(require.resolve(path.join(modPath, 'package.json'))), 'package.json')).version;
+const { Kafka, logLevel } = ckjs.KafkaJS;
+
+// ---------------------------------------------------------------------------------------
+// Variant B: a pino-shaped JSON logger (one object per line on stdout).
+// pino levels: 10 trace, 20 debug, 30 info, 40 warn, 50 error.
+const HOSTNAME = 'capture';
+class JsonLogger {
+  constructor(bindings = {}) {
+    this.bindings = bindings;
+    this.level = logLevel.INFO;
+  }
+  setLogLevel(l) { this.level = l; }
+  namespace(ns, l) {
+    const child = new JsonLogger({ ...this.bindings, namespace: ns });
+    child.level = l !== undefined ? l : this.level;
+    return child;
+  }
+  #write(pinoLevel, message, extra) {
+    const line = { level: pinoLevel, time: Date.now(), pid: process.pid, hostname: HOSTNAME,
+      ...this.bindings, ...extra, msg: String(message) };
+    process.stdout.write(JSON.stringify(line) + '\n');
+  }
+  error(m, e) { if (this.level >= logLevel.ERROR) this.#write(50, m, e); }
+  warn(m, e) { if (this.level >= logLevel.WARN) this.#write(40, m, e); }
+  info(m, e) { if (this.level >= logLevel.INFO) this.#write(30, m, e); }
+  debug(m, e) { if (this.level >= logLevel.DEBUG) this.#write(20, m, e); }
+}
+const appLog = new JsonLogger({ name: 'scenario' });
+appLog.setLogLevel(logLevel.INFO);
+
+// Application output: plain `key=value` lines in the default variant, JSON in the json one.
+function app(msg, fields = {}) {
+  if (opts.logger === 'json') {
+    appLog.info(msg, fields);
+  } else {
+    const kv = Object.entries(fields).map(([k, v]) =>
+      `${k}=${Array.isArray(v) ? v.join(',') : v}`).join(' ');
+    console.log(kv ? `${msg} ${kv}` : msg);
+  }
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const runId = crypto.randomBytes(4).toString('hex');
+const groupId = opts.group || `kstranded-js-${ckjsVersion}-${opts.logger}-${runId}`;
+const brokers = opts.brokers.split(',');
+
+// Each client gets its own logger object in the json variant: the consumer calls
+// setLogLevel on it, which must not change the producer's or the admin's level.
+function clientLogger() {
+  return opts.logger === 'json' ? { logger: new JsonLogger() } : {};
+}
+
+// The application's Kafka instance (default logger at DEBUG in both variants).
+const kafka = new Kafka({ kafkaJS: { brokers, logLevel: logLevel.DEBUG } });
+// Measurement only (committed offsets, watermarks): errors only, so it adds no noise.
+const probeKafka = new Kafka({ kafkaJS: { brokers, logLevel: logLevel.ERROR } });
+
+const TP = { topic: opts.topic, partition: 0 };
+
+async function produceTransactional(n) {
+  const producer = kafka.producer({
+    kafkaJS: { transactionalId: `kstranded-js-tx-${runId}`, acks: -1, idempotent: true,
+      ...clientLogger() },
+  });
+  await producer.connect();
+  const tx = await producer.transaction();
+  const messages = [];
+  for (let i = 0; i < n; i++) messages.push({ partition: 0, key: `k${i}`, value: `record-${i}` });
+  await tx.send({ topic: opts.topic, messages });
+  await tx.commit();
+  await producer.disconnect();
+}
+
+async function produceOne(i) {
+  const producer = kafka.producer({ kafkaJS: { acks: -1, idempotent: true, ...clientLogger() } });
+  await producer.connect();
+  await producer.send({ topic: opts.topic, messages: [{ partition: 0, key: `k${i}`, value: `record-${i}` }] });
+  await producer.disconnect();
+}
+
+async function probe(admin, phase) {
+  const [committed] = await admin.fetchOffsets({ groupId, topics: [opts.topic] });
+  const c = committed.partitions.find((p) => p.partition === 0);
+  const wm = (await admin.fetchTopicOffsets(opts.topic)).find((p) => p.partition === 0);
+  const committedOffset = Number(c ? c.offset : -1);
+  app('committed', { phase, topic: opts.topic, partition: 0, offset: String(committedOffset),
+    low: wm.low, high: wm.high });
+  return committedOffset;
+}
+
+async function main() {
+  app('scenario', { client: ckjsVersion, librdkafka: ckjs.librdkafkaVersion, node: process.version,
+    logger: opts.logger, debug: opts.debug || '-', group: groupId, topic: opts.topic,
+    records: opts.records });
+
+  const admin = probeKafka.admin();
+  await admin.connect();
+
+  await produceTransactional(opts.records);
+  app('produced', { phase: 1, topic: opts.topic, partition: 0, count: opts.records, transactional: true });
+
+  const consumerConfig = {
+    kafkaJS: {
+      groupId,
+      fromBeginning: true,
+      autoCommit: true,
+      readUncommitted: false,
+      sessionTimeout: 6000,
+      heartbeatInterval: 1500,
+      maxBytes: 8192,
+      maxBytesPerPartition: 8192,
+      ...clientLogger(),
+    },
+    'max.poll.interval.ms': 9000, // the report's 900000 / 100
+    'js.consumer.max.batch.size': 20,
+    'fetch.wait.max.ms': 50, // the report's 5000; kfake answers an idle fetch only at its max wait
+    'enable.metrics.push': false,
+  };
+  if (opts.debug) consumerConfig.debug = opts.debug;
+  const consumer = kafka.consumer(consumerConfig);
+
+  const delivered = [];
+  let lastDeliveryAt = Date.now();
+  await consumer.connect();
+  await consumer.subscribe({ topic: opts.topic });
+  consumer.run({
+    partitionsConsumedConcurrently: 20,
+    eachBatch: async ({ batch }) => {
+      // 3 records at a time, 400 ms each (the report's 40 s / 100).
+      for (let i = 0; i < batch.messages.length; i += 3) {
+        await Promise.all(batch.messages.slice(i, i + 3).map(async (m) => {
+          await sleep(400);
+          delivered.push(`${batch.partition}:${m.offset}`);
+          lastDeliveryAt = Date.now();
+          if (opts.logger === 'json')
+            appLog.info('delivered', { topic: batch.topic, partition: batch.partition, offset: m.offset });
+          else
+            console.log(`delivered topic=${batch.topic} partition=${batch.partition} offset=${m.offset}`);
+        }));
+      }
+    },
+  });
+
+  // Phase 1: wait until everything was delivered or nothing was for --quiet-ms.
+  while (delivered.length < opts.records && Date.now() - lastDeliveryAt < opts.quietMs)
+    await sleep(200);
+  if (delivered.length >= opts.records) await sleep(6000); // let auto-commit (5 s) catch up
+  const p1 = await probe(admin, 1);
+  const p1Delivered = delivered.length;
+
+  // Phase 2: one more record.
+  await produceOne(opts.records);
+  app('produced', { phase: 2, topic: opts.topic, partition: 0, count: 1, transactional: false });
+  const before = delivered.length;
+  const p2Start = Date.now();
+  while (delivered.length === before && Date.now() - p2Start < 30000) await sleep(100);
+  await sleep(opts.phase2WaitMs);
+  const p2 = await probe(admin, 2);
+
+  const seen = new Set(delivered.map((k) => Number(k.split(':')[1])));
+  const missing = [];
+  for (let o = 0; o < opts.records; o++) if (!seen.has(o)) missing.push(o);
+  const ranges = [];
+  for (const o of missing) {
+    const last = ranges[ranges.length - 1];
+    if (last && last[1] === o - 1) last[1] = o; else ranges.push([o, o]);
+  }
+  app('summary', {
+    delivered_phase1: `${p1Delivered}/${opts.records}`,
+    delivered_phase2: delivered.slice(p1Delivered).join(',') || '-',
+    duplicates: delivered.length - new Set(delivered).size,
+    committed_phase1: p1, committed_phase2: p2,
+    undelivered: ranges.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(',') || '-',
+    undelivered_count: missing.length,
+  });
+
+  await consumer.disconnect();
+  await admin.disconnect();
+}
+
+main().then(() => process.exit(0), (e) => {
+  console.error(e);
+  process.exit(1);
+});
