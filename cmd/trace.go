@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kstranded/kstranded/internal/exitcode"
+	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/trace"
 	"github.com/kstranded/kstranded/view"
@@ -145,21 +146,41 @@ func traceParse(_ context.Context, g *Globals, o *traceParseOptions) error {
 	if err := view.PrintTrace(g.IO.Out, doc, out, g.Pretty(), o.Timeline); err != nil {
 		return err
 	}
-	if rep.Lost() {
-		var first trace.Finding
+	return traceOutcome(rep, out)
+}
+
+// traceOutcome is the exit of trace parse: the code of its verdict as every command maps
+// it (exitcode.ForVerdict): LOST 3, STRANDED 4, NO EVIDENCE / NO COMMIT EVIDENCE 6, OK 0.
+func traceOutcome(rep *trace.Report, out render.Format) error {
+	var detail string
+	switch rep.Verdict {
+	case verdict.OK:
+		return nil
+	case verdict.Lost:
 		for _, f := range rep.Findings {
 			if f.Rule == trace.RuleLoss {
-				first = f
+				detail = f.Message
 				break
 			}
 		}
-		err := fmt.Errorf("%w: %s", exitcode.ErrLost, first.Message)
-		if out == render.JSON {
-			return exitcode.Reported(err) // the JSON document already says so
+	case verdict.Stranded:
+		for _, f := range rep.Findings {
+			if f.Rule == trace.RulePositionPast {
+				detail = f.Message
+				break
+			}
 		}
-		return err
+	default:
+		detail = rep.NoEvidence
+		if detail == "" {
+			detail = "some partitions could not be judged (see VERDICT)"
+		}
 	}
-	return nil
+	err := exitcode.ForVerdict(rep.Verdict, detail)
+	if out == render.JSON {
+		return exitcode.Reported(err) // the JSON document already says so
+	}
+	return err
 }
 
 func writeFileWith(path string, write func(io.Writer) error) error {
