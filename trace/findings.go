@@ -115,7 +115,7 @@ const (
 	// librdkafka logs its offset commits ("OffsetCommit for N partition(s) ...
 	// returned", facility COMMIT) under the cgrp debug context (rdkafka_cgrp.c;
 	// CONFIGURATION.md lists consumer,cgrp,topic,fetch for consumers).
-	SettleCommits = "no commit seen for a partition with deliveries: add --group GROUP with --brokers to read the group's committed offsets live, run `kstranded inspect --group GROUP --delivered FILE`, or capture the client's log with librdkafka debug=cgrp (it logs OffsetCommit), e.g. debug=consumer,cgrp,fetch"
+	SettleCommits   = "no commit seen for a partition with deliveries: add --group GROUP with --brokers to read the group's committed offsets live, run `kstranded inspect --group GROUP --delivered FILE`, or capture the client's log with librdkafka debug=cgrp (it logs OffsetCommit), e.g. debug=consumer,cgrp,fetch"
 	SettleMalformed = "most lines of an input are malformed: check --format, or give --pattern REGEXP for an application log"
 )
 

@@ -30,18 +30,18 @@ type Trace struct {
 	MaxPollSource     string            `json:"max_poll_interval_source,omitempty"`
 	DeliveryEvidence  bool              `json:"delivery_evidence"`
 	// Verdict is the worst partition verdict; NO EVIDENCE when the inputs judge nothing.
-	Verdict    verdict.Verdict `json:"verdict"`
-	NoEvidence string          `json:"no_evidence,omitempty"`
-	Settle     []string        `json:"settle,omitempty"`
-	Start             string            `json:"start,omitempty"`
-	End               string            `json:"end,omitempty"`
-	Lost              bool              `json:"lost"`
-	Partitions        []TracePartition  `json:"partitions"`
-	Findings          []trace.Finding   `json:"findings"`
-	Counters          []trace.Counter   `json:"counters,omitempty"`
-	Timeline          []TraceEntry      `json:"timeline,omitempty"`
-	TimelineDropped   int               `json:"timeline_dropped,omitempty"`
-	IdlePartitions    int               `json:"idle_partitions,omitempty"`
+	Verdict         verdict.Verdict  `json:"verdict"`
+	NoEvidence      string           `json:"no_evidence,omitempty"`
+	Settle          []string         `json:"settle,omitempty"`
+	Start           string           `json:"start,omitempty"`
+	End             string           `json:"end,omitempty"`
+	Lost            bool             `json:"lost"`
+	Partitions      []TracePartition `json:"partitions"`
+	Findings        []trace.Finding  `json:"findings"`
+	Counters        []trace.Counter  `json:"counters,omitempty"`
+	Timeline        []TraceEntry     `json:"timeline,omitempty"`
+	TimelineDropped int              `json:"timeline_dropped,omitempty"`
+	IdlePartitions  int              `json:"idle_partitions,omitempty"`
 }
 
 // TracePartition is one partition's end state.
