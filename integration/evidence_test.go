@@ -223,3 +223,43 @@ func TestRewindPlansFromTheSameEvidenceAsInspect(t *testing.T) {
 		})
 	}
 }
+
+// TestTraceParseCompletesTheLogsWithTheGroupsLiveCommits: an application log alone has
+// deliveries and no commit (NO COMMIT EVIDENCE, exit 6); with --group and --brokers the
+// group's committed offset, read live and marked so in the timeline, shows the loss.
+func TestTraceParseCompletesTheLogsWithTheGroupsLiveCommits(t *testing.T) {
+	f := lossRun(t)
+	// the run's trace says what was fetched and delivered; every line that carries a
+	// committed offset (commits, phase ends, the verdict) is dropped, so only the live
+	// read can say what is committed
+	fh, err := os.ReadFile(f.trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, l := range strings.Split(strings.TrimSpace(string(fh)), "\n") {
+		if !strings.Contains(l, `"committed"`) && !strings.Contains(l, `"ev":"store"`) {
+			kept = append(kept, l)
+		}
+	}
+	noCommits := filepath.Join(t.TempDir(), "no-commits.trace")
+	if err := os.WriteFile(noCommits, []byte(strings.Join(kept, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conn := []string{"--brokers", f.brokers, "--timeout", "20s"}
+	if env.SSLBrokers != "" {
+		conn = append(conn, "--config", env.SSLConfig)
+	}
+	r := kstranded(t, time.Minute, "trace", "parse", noCommits)
+	if r.Code != 6 || !strings.Contains(r.Stdout, "NO COMMIT EVIDENCE") {
+		t.Fatalf("without --group: exit %d, want 6 and NO COMMIT EVIDENCE\n%s", r.Code, r)
+	}
+	r = kstranded(t, time.Minute, append([]string{"trace", "parse", "--timeline", noCommits, "--group", f.run.Group}, conn...)...)
+	if r.Code != 3 || !strings.Contains(r.Stdout, "committed 202 (read live from the group)") || !strings.Contains(r.Stdout, "group "+f.run.Group+" committed offsets, read live from") {
+		t.Fatalf("with --group: exit %d, want 3 with the live commit in the timeline\n%s", r.Code, r)
+	}
+	r = kstranded(t, time.Minute, append([]string{"trace", "parse", noCommits, "--group", f.run.Group}, conn...)...)
+	if r.Code != 3 || !strings.Contains(r.Stdout, "82-199") {
+		t.Fatalf("with --group: exit %d, want 3 with 82-199 lost\n%s", r.Code, r)
+	}
+}

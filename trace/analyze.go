@@ -455,7 +455,7 @@ func (a *Analyzer) add(e Event) {
 			ps.commits = appendCommit(ps.commits, offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref})
 		}
 		ps.committed = e.Offset
-		a.entry(e, fmt.Sprintf("committed %d", e.Offset))
+		a.entry(e, commitDetail(e))
 	case KindCommitFail:
 		d := "commit failed"
 		if e.Offset != Unknown {
