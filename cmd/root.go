@@ -235,6 +235,16 @@ func run(ctx context.Context, args []string, streams IO) int {
 	root := NewRoot(g)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if ctx.Err() != nil && !errors.Is(err, exitcode.ErrInterrupted) {
+		// A signal (SIGINT, SIGTERM) arrived: 130 in every command, whatever it
+		// returned (broker and a plain repro consume end this way; a command that
+		// finished its work as the signal came still did not run undisturbed).
+		if err == nil {
+			err = exitcode.ErrInterrupted
+		} else {
+			err = fmt.Errorf("%w: %v", exitcode.ErrInterrupted, err)
+		}
+	}
 	if err != nil && !errors.Is(err, exitcode.ErrReported) {
 		msg := err.Error()
 		if k, kerr := g.Kafka(); kerr == nil {
