@@ -30,6 +30,7 @@ type rewindOptions struct {
 	Execute      bool
 	DryRun       bool
 	AllowForward bool
+	Force        bool
 	UndoFile     string
 	MaxScan      int64
 
@@ -69,7 +70,10 @@ Safety rules (each refusal names its reason, exit 5, nothing changed):
     a forward move, so its restore command carries --allow-forward
   - never below the log start offset (those records were deleted) or beyond the high
     watermark
-  - a saved plan is refused if the committed offset moved since it was made
+  - a saved plan is refused if the committed offset moved since it was made, and an undo
+    file if the group is no longer where the rewind left it (its rewound_to): a consumer
+    that committed since would have its progress undone or skipped; --force restores
+    anyway, with the records it skips counted
 
 --execute first writes the current offsets (with leader epoch and metadata) to the undo
 file (--undo-file, default kstranded-undo-GROUP-TIME.json, never overwritten) and prints
@@ -114,6 +118,7 @@ malformed, makes no plan: NO EVIDENCE, exit 6.
 	f.BoolVar(&o.Execute, "execute", false, "apply the plan (default: dry run)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "only show the plan (the default; conflicts with --execute)")
 	f.BoolVar(&o.AllowForward, "allow-forward", false, "allow moving an offset forward (skipping records), e.g. to restore an undo file")
+	f.BoolVar(&o.Force, "force", false, "restore an undo file although the group moved on since the rewind (the records that skips are counted)")
 	f.StringVar(&o.UndoFile, "undo-file", "", "where --execute writes the offsets it replaces (default kstranded-undo-GROUP-TIME.json)")
 	f.Int64Var(&o.MaxScan, "max-scan", 10_000_000, "most offsets to read per partition when judging and counting records")
 	return c
@@ -129,6 +134,9 @@ func (o *rewindOptions) validate(g *Globals) error {
 	}
 	if len(o.To) == 0 && o.FromFile == "" && len(o.Delivered) == 0 {
 		return exitcode.Usagef("rewind needs --delivered FILE (plan from the loss, as inspect finds it), --to TOPIC/PARTITION=OFFSET, or --from-file FILE")
+	}
+	if o.Force && o.FromFile == "" {
+		return exitcode.Usagef("--force applies to restoring an undo file (--from-file)")
 	}
 	if len(o.Topics) > 0 && (len(o.To) > 0 || o.FromFile != "") {
 		return exitcode.Usagef("--topic limits a plan made from --delivered; --to and --from-file name their partitions")
@@ -226,7 +234,7 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 	}
 	plan, err := rewind.NewPlan(ctx, cl, rewind.Options{
 		Group: o.Group, Topics: o.Topics, Evidence: ev,
-		Targets: o.targets, Source: o.source, AllowForward: o.AllowForward, MaxScan: o.MaxScan,
+		Targets: o.targets, Source: o.source, AllowForward: o.AllowForward, Force: o.Force, MaxScan: o.MaxScan,
 	})
 	if err != nil {
 		switch {
@@ -255,7 +263,7 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 		undo = rewind.DefaultUndoPath(".", plan.Group.ID, time.Now())
 	}
 	restore := func(path string) string { return restoreCommand(g, plan.Group.ID, path) }
-	res, xerr := rewind.Execute(ctx, cl, plan, rewind.ExecOptions{UndoPath: undo, Version: buildinfo.Version(), Restore: restore})
+	res, xerr := rewind.Execute(ctx, cl, plan, rewind.ExecOptions{UndoPath: undo, UniqueUndo: o.UndoFile == "", Version: buildinfo.Version(), Restore: restore})
 	if err := view.PrintRewind(g.IO.Out, view.NewRewindExecution(plan, res, xerr), format, g.Pretty()); err != nil {
 		return err
 	}

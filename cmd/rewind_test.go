@@ -197,6 +197,21 @@ func TestRewindRepairsTheLossEndToEnd(t *testing.T) {
 		!strings.Contains(errOut, "--allow-forward") {
 		t.Fatalf("restore without --allow-forward: exit %d\n%s%s", code, out, errOut)
 	}
+	// A consumer that committed after the rewind (82 -> 100) makes the undo file stale:
+	// restoring 202 now would skip 100-199. Refused (exit 5, nothing changed) unless
+	// --force; then back to 82, where the rewind left it, for the rest of the test.
+	commitAt(t, adm, "g", 100)
+	if code, out, errOut = rewind("--from-file", undo, "--allow-forward", "--execute", "--undo-file", filepath.Join(dir, "u-stale.json")); code != exitcode.Refused ||
+		!strings.Contains(errOut, "no longer where the rewind left it (rewound to 82, now 100: a consumer committed 18 offsets further)") {
+		t.Fatalf("restore of a stale undo file: exit %d\n%s%s", code, out, errOut)
+	}
+	if c := committedAt(t, adm, "g"); c != 100 {
+		t.Fatalf("the refused restore changed the committed offset to %d", c)
+	}
+	if code, out, errOut = rewind("--from-file", undo, "--allow-forward", "--force", "--dry-run"); code != 0 || !strings.Contains(out, "stranded\t0\t100\t202") {
+		t.Fatalf("--force plans the restore anyway: exit %d\n%s%s", code, out, errOut)
+	}
+	commitAt(t, adm, "g", 82)
 	if code, out, errOut = rewind("--from-file", undo, "--allow-forward", "--execute", "--undo-file", filepath.Join(dir, "u2.json")); code != 0 {
 		t.Fatalf("restore: exit %d\n%s%s", code, out, errOut)
 	}
@@ -345,5 +360,36 @@ func TestTheUndoOfAPartitionWithoutACommitDeletesTheOffset(t *testing.T) {
 	}
 	if at, _ := committed(0); at != 202 {
 		t.Fatalf("stranded/0 committed %d, want it untouched at 202", at)
+	}
+}
+
+func commitAt(t *testing.T, adm *kadm.Client, group string, offset int64) {
+	t.Helper()
+	var os kadm.Offsets
+	os.Add(kadm.Offset{Topic: "stranded", Partition: 0, At: offset, LeaderEpoch: -1})
+	if _, err := adm.CommitOffsets(context.Background(), group, os); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Two rewinds in the same second with the default undo file name each keep their own
+// undo file (the second gets a suffix) instead of the second failing.
+func TestTwoRewindsInTheSameSecondKeepTwoUndoFiles(t *testing.T) {
+	b := strandedBroker(t)
+	dir := t.TempDir()
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	for i, to := range []string{"stranded/0=82", "stranded/0=80"} {
+		code, out, errOut := runCmd(t, "", "rewind", "--brokers", b.Addr(), "--group", "g", "--to", to, "--execute")
+		if code != 0 {
+			t.Fatalf("rewind %d: exit %d\n%s%s", i, code, out, errOut)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "kstranded-undo-g-*.json"))
+	if len(files) != 2 {
+		t.Fatalf("undo files %v, want two", files)
 	}
 }

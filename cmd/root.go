@@ -234,7 +234,7 @@ func run(ctx context.Context, args []string, streams IO) int {
 	g := &Globals{IO: streams}
 	root := NewRoot(g)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	c, err := root.ExecuteContextC(ctx)
 	if ctx.Err() != nil && !errors.Is(err, exitcode.ErrInterrupted) {
 		// A signal (SIGINT, SIGTERM) arrived: 130 in every command, whatever it
 		// returned (broker and a plain repro consume end this way; a command that
@@ -250,13 +250,47 @@ func run(ctx context.Context, args []string, streams IO) int {
 		if k, kerr := g.Kafka(); kerr == nil {
 			msg = kafkaconf.ExplainError(k.Props, msg)
 		}
-		if f, _ := g.Format(); f == render.JSON {
-			_ = render.WriteJSON(streams.Err, map[string]any{"error": msg, "exit_code": exitcode.Code(err)})
+		if wantsJSON(g, args) {
+			command := strings.TrimSpace(strings.TrimPrefix(c.CommandPath(), root.Name()))
+			_ = render.WriteJSON(streams.Err, ErrorDoc{Meta: render.NewMeta(ErrorSchema, command), Error: msg, ExitCode: exitcode.Code(err)})
 		} else {
 			fmt.Fprintln(streams.Err, "kstranded: "+msg)
 		}
 	}
 	return exitcode.Code(err)
+}
+
+// ErrorSchema names the JSON document of an error (with -o json, on stderr).
+const ErrorSchema = "kstranded.error/v1"
+
+// ErrorDoc is what a failed command writes to stderr with -o json.
+type ErrorDoc struct {
+	render.Meta
+	Error    string `json:"error"`
+	ExitCode int    `json:"exit_code"`
+}
+
+// wantsJSON reports whether the user asked for JSON, wherever -o stands on the command
+// line: a flag error can stop parsing before -o json is reached, and the error must
+// still be JSON then.
+func wantsJSON(g *Globals, args []string) bool {
+	if f, err := g.Format(); err == nil && f == render.JSON && g.Output != "table" {
+		return true
+	}
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		switch {
+		case a == "-o" || a == "--output":
+			if i+1 < len(args) && strings.EqualFold(args[i+1], "json") {
+				return true
+			}
+		case strings.EqualFold(a, "-ojson"), strings.EqualFold(a, "-o=json"), strings.EqualFold(a, "--output=json"):
+			return true
+		}
+	}
+	return false
 }
 
 // positiveDur validates a duration flag.

@@ -228,3 +228,43 @@ func certFromAnotherCA(t *testing.T, dir string) (certFile, keyFile string) {
 	}
 	return certFile, keyFile
 }
+
+// TestJavaClientPropertiesFilesConnect: the files operators keep for Kafka's own tools
+// (kafka-consumer-groups.sh --command-config), with PKCS#12 and with JKS key stores, work
+// as --config for the librdkafka paths (repro produce, repro consume) and the franz-go
+// path (inspect) against the mTLS listener; testenv/kafka writes them beside the
+// librdkafka client.properties.
+func TestJavaClientPropertiesFilesConnect(t *testing.T) {
+	if env.SSLBrokers == "" {
+		t.Skip(skipNoSSL)
+	}
+	dir := filepath.Dir(env.SSLConfig)
+	for _, file := range []string{"client-java.properties", "client-java-jks.properties"} {
+		t.Run(file, func(t *testing.T) {
+			config := filepath.Join(dir, file)
+			if _, err := os.Stat(config); err != nil {
+				t.Fatalf("testenv/kafka did not write %s: %v", file, err)
+			}
+			topic := "kstranded-integration-java-" + randomHex(t)
+			keep(topic)
+			keepGroup(topic)
+			steps := []struct {
+				args []string
+				want string
+			}{
+				{[]string{"repro", "produce", "--topic", topic, "--partitions", "1", "--records", "5"}, "offsets 0-4"},
+				{[]string{"repro", "consume", "--topic", topic, "--partitions", "1", "--group", topic, "--until-quiescent"}, "quiescent"},
+				{[]string{"inspect", "--group", topic}, topic},
+			}
+			for _, s := range steps {
+				r := kstranded(t, 2*time.Minute, append(s.args, "--brokers", env.SSLBrokers, "--config", config, "--timeout", "30s")...)
+				if r.Code != 0 || !strings.Contains(r.Stdout, s.want) {
+					t.Fatalf("%v: exit %d, want 0 and %q\n%s", s.args, r.Code, s.want, r)
+				}
+				if strings.Contains(r.Stderr, "not read by this command") {
+					t.Fatalf("%v: the translated file still has keys the command ignores\n%s", s.args, r)
+				}
+			}
+		})
+	}
+}

@@ -31,7 +31,10 @@ type Result struct {
 
 // ExecOptions configures Execute.
 type ExecOptions struct {
-	UndoPath string // where the undo file goes; must not exist
+	UndoPath string // where the undo file goes; must not exist (see UniqueUndo)
+	// UniqueUndo: UndoPath is a default name; if it is taken, a suffix makes it unique
+	// (Result.UndoPath says which) rather than failing.
+	UniqueUndo bool
 	Version  string // kstranded's version, stamped into the undo file
 	// Restore renders the command that applies the undo file at path (shown in the file).
 	Restore func(path string) string
@@ -57,11 +60,16 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 	if len(active) == 0 {
 		return nil, nil
 	}
-	res := &Result{UndoPath: o.UndoPath, Undo: NewUndo(p, o.Version)}
-	if o.Restore != nil {
-		res.Undo.Restore = o.Restore(o.UndoPath)
+	f, path, err := createUndoFile(o.UndoPath, o.UniqueUndo)
+	if err != nil {
+		return nil, err
 	}
-	if err := WriteUndoFile(o.UndoPath, res.Undo); err != nil {
+	res := &Result{UndoPath: path, Undo: NewUndo(p, o.Version)}
+	o.UndoPath = path
+	if o.Restore != nil {
+		res.Undo.Restore = o.Restore(path)
+	}
+	if err := writeUndo(f, res.Undo); err != nil {
 		return nil, err
 	}
 	var commits []Move

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -44,14 +45,18 @@ type UndoOffset struct {
 	NoCommittedOffset bool   `json:"no_committed_offset,omitempty"`
 	LeaderEpoch       int32  `json:"leader_epoch"`
 	Metadata          string `json:"metadata"`
-	RewoundTo         int64  `json:"rewound_to"` // -1: the move deleted the committed offset
+	// RewoundTo is where the rewind left the partition (-1: it deleted the committed
+	// offset). Restoring checks that the group is still there: if a consumer committed
+	// since, restoring would skip what it consumed. Nil in a file that lacks it.
+	RewoundTo *int64 `json:"rewound_to"`
 }
 
 // NewUndo records the committed offsets the active moves of p replace.
 func NewUndo(p *Plan, version string) Undo {
 	u := Undo{Schema: UndoSchema, Command: "rewind", Version: version, Group: p.Group.ID, At: time.Now().UTC(), Offsets: []UndoOffset{}}
 	for _, m := range p.Active() {
-		o := UndoOffset{Topic: m.Topic, Partition: m.Partition, Offset: m.Committed, LeaderEpoch: m.CommittedEpoch, Metadata: m.CommittedMetadata, RewoundTo: m.Target}
+		to := m.Target
+		o := UndoOffset{Topic: m.Topic, Partition: m.Partition, Offset: m.Committed, LeaderEpoch: m.CommittedEpoch, Metadata: m.CommittedMetadata, RewoundTo: &to}
 		if m.Committed < 0 {
 			o.Offset, o.NoCommittedOffset, o.LeaderEpoch, o.Metadata = -1, true, -1, ""
 		}
@@ -71,24 +76,48 @@ func DefaultUndoPath(dir, group string, at time.Time) string {
 // never overwritten), and syncs it to disk before returning: the commit happens only
 // after the way back is safely stored.
 func WriteUndoFile(path string, u Undo) error {
-	data, err := json.MarshalIndent(u, "", "  ")
+	f, _, err := createUndoFile(path, false)
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("undo file %s already exists; it is never overwritten (choose another --undo-file)", path)
+	return writeUndo(f, u)
+}
+
+// createUndoFile creates path, never overwriting a file. With unique (the default name,
+// which has one-second resolution) a taken name gets a suffix (-2, -3, ...) instead of
+// an error, so two rewinds in the same second each keep their own undo file; O_EXCL
+// makes the choice race-free between processes.
+func createUndoFile(path string, unique bool) (*os.File, string, error) {
+	try := path
+	for n := 2; ; n++ {
+		f, err := os.OpenFile(try, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			return f, try, nil
 		}
-		return fmt.Errorf("writing the undo file: %w", err)
+		if !errors.Is(err, os.ErrExist) {
+			return nil, "", fmt.Errorf("writing the undo file: %w", err)
+		}
+		if !unique || n > 1000 {
+			return nil, "", fmt.Errorf("undo file %s already exists; it is never overwritten (choose another --undo-file)", try)
+		}
+		ext := filepath.Ext(path)
+		try = fmt.Sprintf("%s-%d%s", strings.TrimSuffix(path, ext), n, ext)
+	}
+}
+
+func writeUndo(f *os.File, u Undo) error {
+	data, err := json.MarshalIndent(u, "", "  ")
+	if err != nil {
+		f.Close()
+		return err
 	}
 	if _, err := f.Write(append(data, '\n')); err != nil {
 		f.Close()
-		return fmt.Errorf("writing the undo file %s: %w", path, err)
+		return fmt.Errorf("writing the undo file %s: %w", f.Name(), err)
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return fmt.Errorf("writing the undo file %s: %w", path, err)
+		return fmt.Errorf("writing the undo file %s: %w", f.Name(), err)
 	}
 	return f.Close()
 }
@@ -167,11 +196,14 @@ func ReadFile(r io.Reader, name string) (*File, error) {
 				// The group had no committed offset here (undo files written before
 				// no_committed_offset existed say so with offset -1 alone): restore by
 				// deleting the group's offset.
-				f.Targets = append(f.Targets, Target{Topic: o.Topic, Partition: o.Partition, Offset: -1, LeaderEpoch: -1, Delete: true})
+				f.Targets = append(f.Targets, Target{Topic: o.Topic, Partition: o.Partition, Offset: -1, LeaderEpoch: -1, Delete: true, Expect: o.RewoundTo, Undo: true})
 			case o.Offset < 0:
 				return nil, fmt.Errorf("%s: offsets[%d]: want topic, partition >= 0 and offset >= 0", name, i)
 			default:
-				f.Targets = append(f.Targets, Target{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata})
+				f.Targets = append(f.Targets, Target{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata, Expect: o.RewoundTo, Undo: true})
+			}
+			if o.RewoundTo != nil && *o.RewoundTo < -1 {
+				return nil, fmt.Errorf("%s: offsets[%d]: rewound_to %d; want an offset >= 0, or -1 for a deleted committed offset", name, i, *o.RewoundTo)
 			}
 		}
 	case PlanSchema:

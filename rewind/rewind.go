@@ -88,6 +88,9 @@ type Target struct {
 	// Delete asks for the partition to have no committed offset at all (Offset is -1):
 	// the way back from a Set move, read from an undo file.
 	Delete bool
+	// Undo: the target restores an undo file; Expect is then where the rewind left the
+	// partition (rewound_to), and a group that moved on since is refused unless forced.
+	Undo bool
 }
 
 // TP returns the target's partition.
@@ -213,6 +216,9 @@ type Options struct {
 	Targets      []Target
 	Source       Source // of Targets
 	AllowForward bool
+	// Force restores an undo file although the group moved on since the rewind; the
+	// records it skips are counted in each move's Skip.
+	Force bool
 	MaxScan      int64 // offsets per partition scan; <= 0: unbounded
 }
 
@@ -277,7 +283,7 @@ func NewPlan(ctx context.Context, cl inspect.Cluster, o Options) (*Plan, error) 
 		if !ok {
 			return nil, fmt.Errorf("%w: %s does not exist", ErrUnknownPartition, t.TP())
 		}
-		m := Decide(pr.Offsets, t, source, o.AllowForward)
+		m := Decide(pr.Offsets, t, source, Rules{AllowForward: o.AllowForward, Force: o.Force})
 		if m.Direction == Back || m.Direction == Forward {
 			var ev *evidence.Partition
 			if o.Evidence != nil && o.Evidence.Covers(m.Topic) {
@@ -309,9 +315,28 @@ func NewPlan(ctx context.Context, cl inspect.Cluster, o Options) (*Plan, error) 
 	return p, nil
 }
 
+// movedBy says how far the committed offset moved from where it was expected.
+func movedBy(expect, now int64) string {
+	switch {
+	case expect < 0 || now < 0:
+		return ""
+	case now > expect:
+		return fmt.Sprintf(": a consumer committed %d offsets further", now-expect)
+	default:
+		return fmt.Sprintf(": moved back by %d offsets", expect-now)
+	}
+}
+
+// Rules are the operator's exceptions to the safety rules.
+type Rules struct {
+	AllowForward bool // a move may skip records (restoring an undo file is such a move)
+	Force        bool // an undo file may be restored although the group moved on since
+}
+
 // Decide applies the safety rules to one target against the partition's offsets. It is
 // pure: the counts are filled in later by a scan.
-func Decide(o inspect.Offsets, t Target, source Source, allowForward bool) Move {
+func Decide(o inspect.Offsets, t Target, source Source, r Rules) Move {
+	allowForward := r.AllowForward
 	m := Move{
 		Topic: o.Topic, Partition: o.Partition,
 		Committed: o.Committed, CommittedEpoch: o.CommittedEpoch, CommittedMetadata: o.Metadata,
@@ -336,7 +361,14 @@ func Decide(o inspect.Offsets, t Target, source Source, allowForward bool) Move 
 	switch {
 	case o.Err != "":
 		m.Refused = "the partition cannot be read: " + o.Err
-	case t.Expect != nil && *t.Expect != o.Committed:
+	case t.Undo && t.Expect != nil && *t.Expect != o.Committed && !r.Force:
+		// The undo file was written for the group as the rewind left it. A consumer
+		// that committed since has delivered records past rewound_to: restoring the old
+		// offset now moves the group past what it has not yet consumed (or back over
+		// what it has), so the restore would not undo the rewind but make a new move.
+		m.Refused = fmt.Sprintf("the group is no longer where the rewind left it (rewound to %s, now %s%s); restoring the undo file now would not undo the rewind; pass --force to restore anyway (the moved records are counted)",
+			kpart.OffsetWord(*t.Expect), kpart.OffsetWord(o.Committed), movedBy(*t.Expect, o.Committed))
+	case !t.Undo && t.Expect != nil && *t.Expect != o.Committed:
 		m.Refused = fmt.Sprintf("the committed offset moved since the plan was made (planned against %d, now %s); make a new plan", *t.Expect, kpart.OffsetWord(o.Committed))
 	case m.Direction == None:
 	case m.Direction == Delete && !allowForward:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +55,7 @@ func TestDecide(t *testing.T) {
 				c.off(&o)
 			}
 			c.target.Topic, c.target.LeaderEpoch = "stranded", -1
-			m := Decide(o, c.target, FromFlag, c.allowForward)
+			m := Decide(o, c.target, FromFlag, Rules{AllowForward: c.allowForward})
 			if m.Direction != c.dir {
 				t.Errorf("direction %s, want %s", m.Direction, c.dir)
 			}
@@ -150,15 +151,15 @@ func TestUndoFileRoundTripRestoresOffsetEpochAndMetadata(t *testing.T) {
 		t.Fatalf("read back %+v", f)
 	}
 	got := f.Targets[0]
-	if got.Topic != "orders" || got.Partition != 3 || got.Offset != 1200 || got.LeaderEpoch != 7 || got.Metadata != "app-meta" || got.Expect != nil {
+	if got.Topic != "orders" || got.Partition != 3 || got.Offset != 1200 || got.LeaderEpoch != 7 || got.Metadata != "app-meta" || !got.Undo || got.Expect == nil || *got.Expect != 1100 {
 		t.Fatalf("target %+v", got)
 	}
 	// Restoring is a forward move: refused without --allow-forward, allowed with it.
 	now := inspect.Offsets{Topic: "orders", Partition: 3, Committed: 1100, LogStart: 0, LastStable: 1300, HighWatermark: 1300}
-	if m := Decide(now, got, FromUndo, false); m.Refused == "" {
+	if m := Decide(now, got, FromUndo, Rules{AllowForward: false}); m.Refused == "" {
 		t.Fatal("restoring without --allow-forward must be refused")
 	}
-	if m := Decide(now, got, FromUndo, true); m.Refused != "" || m.TargetEpoch != 7 || m.TargetMetadata != "app-meta" {
+	if m := Decide(now, got, FromUndo, Rules{AllowForward: true}); m.Refused != "" || m.TargetEpoch != 7 || m.TargetMetadata != "app-meta" {
 		t.Fatalf("restore %+v", m)
 	}
 }
@@ -455,19 +456,76 @@ func TestReadFileReadsAMissingCommitOnlyAsOffsetMinusOne(t *testing.T) {
 
 func TestDecideDelete(t *testing.T) {
 	del := Target{Topic: "stranded", Offset: -1, LeaderEpoch: -1, Delete: true}
-	if m := Decide(seedOffsets(), del, FromUndo, true); m.Direction != Delete || m.Refused != "" || m.Target != -1 {
+	if m := Decide(seedOffsets(), del, FromUndo, Rules{AllowForward: true}); m.Direction != Delete || m.Refused != "" || m.Target != -1 {
 		t.Fatalf("deleting a committed offset with --allow-forward: %+v", m)
 	}
 	o := seedOffsets()
 	o.LogStart = 100 // no bound applies: nothing is committed
-	if m := Decide(o, del, FromUndo, true); m.Refused != "" {
+	if m := Decide(o, del, FromUndo, Rules{AllowForward: true}); m.Refused != "" {
 		t.Fatalf("a delete is not bounded by the log start: %s", m.Refused)
 	}
-	if m := Decide(seedOffsets(), del, FromUndo, false); !strings.Contains(m.Refused, "auto.offset.reset") {
+	if m := Decide(seedOffsets(), del, FromUndo, Rules{AllowForward: false}); !strings.Contains(m.Refused, "auto.offset.reset") {
 		t.Fatalf("a delete without --allow-forward must be refused: %+v", m)
 	}
 	o.Committed = -1
-	if m := Decide(o, del, FromUndo, false); m.Direction != None || m.Refused != "" {
+	if m := Decide(o, del, FromUndo, Rules{AllowForward: false}); m.Direction != None || m.Refused != "" {
 		t.Fatalf("a partition without a commit is already restored: %+v", m)
+	}
+}
+
+// After a rewind to 100, a consumer advanced the group to 142: restoring the undo file
+// (202) now would skip 142-201, which the consumer has not delivered since the rewind.
+func TestRestoringAnUndoFileIsRefusedWhenTheGroupMovedOnSinceTheRewind(t *testing.T) {
+	rewoundTo := int64(100)
+	undo := Target{Topic: "stranded", Offset: 202, LeaderEpoch: -1, Expect: &rewoundTo, Undo: true}
+	o := seedOffsets()
+	o.Committed = 142
+	m := Decide(o, undo, FromUndo, Rules{AllowForward: true})
+	if !strings.Contains(m.Refused, "no longer where the rewind left it (rewound to 100, now 142: a consumer committed 42 offsets further)") || !strings.Contains(m.Refused, "--force") {
+		t.Fatalf("refusal %q", m.Refused)
+	}
+	if m := Decide(o, undo, FromUndo, Rules{AllowForward: true, Force: true}); m.Refused != "" || m.Direction != Forward {
+		t.Fatalf("--force restores anyway: %+v", m)
+	}
+	o.Committed = 100
+	if m := Decide(o, undo, FromUndo, Rules{AllowForward: true}); m.Refused != "" {
+		t.Fatalf("the group where the rewind left it is restored: %q", m.Refused)
+	}
+}
+
+func TestAnEditedRewoundToIsCheckedLikeAnyOther(t *testing.T) {
+	in := `{"schema":"kstranded.rewind-undo/v1","group":"g","offsets":[{"topic":"stranded","partition":0,"offset":202,"leader_epoch":-1,"metadata":"","rewound_to":150}]}`
+	f, err := ReadFile(strings.NewReader(in), "undo.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := seedOffsets()
+	o.Committed = 82
+	if m := Decide(o, f.Targets[0], FromUndo, Rules{AllowForward: true}); !strings.Contains(m.Refused, "rewound to 150, now 82: moved back by 68 offsets") {
+		t.Fatalf("refusal %q", m.Refused)
+	}
+	bad := strings.Replace(in, `"rewound_to":150`, `"rewound_to":-7`, 1)
+	if _, err := ReadFile(strings.NewReader(bad), "undo.json"); err == nil || !strings.Contains(err.Error(), "rewound_to -7") {
+		t.Fatalf("a negative rewound_to: %v", err)
+	}
+}
+
+func TestATakenDefaultUndoNameGetsASuffixAndAnExplicitOneIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kstranded-undo-g-20260102T030405Z.json")
+	var got []string
+	for range 3 {
+		f, p, err := createUndoFile(path, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		got = append(got, filepath.Base(p))
+	}
+	want := []string{"kstranded-undo-g-20260102T030405Z.json", "kstranded-undo-g-20260102T030405Z-2.json", "kstranded-undo-g-20260102T030405Z-3.json"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("names %v, want %v", got, want)
+	}
+	if _, _, err := createUndoFile(path, false); err == nil || !strings.Contains(err.Error(), "never overwritten") {
+		t.Fatalf("an explicit --undo-file that exists: %v", err)
 	}
 }

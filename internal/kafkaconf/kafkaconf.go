@@ -129,6 +129,9 @@ func Load(brokers string, files []string, xs []string) (Config, error) {
 		}
 		c.Props[k] = v
 	}
+	if err := translateJava(c.Props); err != nil {
+		return Config{}, fmt.Errorf("%w: %v", exitcode.ErrUsage, err)
+	}
 	if c.Brokers == "" {
 		if b, ok := c.Props["bootstrap.servers"]; ok {
 			c.Brokers = b

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+	"software.sslmate.com/src/go-pkcs12"
 )
 
 // KgoOpts translates the connection part of the librdkafka properties (bootstrap
@@ -70,11 +71,49 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 			return nil, fmt.Errorf("ssl.ca.location %s: no PEM certificates found", ca)
 		}
 		tc.RootCAs = pool
+	} else if ca := c.Props["ssl.ca.pem"]; ca != "" {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM([]byte(ca)) {
+			return nil, errors.New("ssl.ca.pem: no PEM certificates found")
+		}
+		tc.RootCAs = pool
 	}
 	if strings.EqualFold(c.Props["enable.ssl.certificate.verification"], "false") {
 		tc.InsecureSkipVerify = true
 	}
 	certFile, keyFile := c.Props["ssl.certificate.location"], c.Props["ssl.key.location"]
+	if certPEM, keyPEM := c.Props["ssl.certificate.pem"], c.Props["ssl.key.pem"]; certFile == "" && keyFile == "" && (certPEM != "" || keyPEM != "") {
+		if certPEM == "" || keyPEM == "" {
+			return nil, errors.New("ssl.certificate.pem and ssl.key.pem must be set together")
+		}
+		key, err := decryptKey([]byte(keyPEM), c.Props["ssl.key.password"])
+		if err != nil {
+			return nil, fmt.Errorf("ssl.key.pem: %w", err)
+		}
+		cert, err := tls.X509KeyPair([]byte(certPEM), key)
+		if err != nil {
+			return nil, fmt.Errorf("ssl.certificate.pem / ssl.key.pem: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+		return tc, nil
+	}
+	if ks := c.Props["ssl.keystore.location"]; certFile == "" && keyFile == "" && ks != "" {
+		// a PKCS#12 keystore, which librdkafka reads itself; the franz-go paths decode it
+		data, err := os.ReadFile(ks)
+		if err != nil {
+			return nil, fmt.Errorf("ssl.keystore.location: %w", err)
+		}
+		key, leaf, chain, err := pkcs12.DecodeChain(data, c.Props["ssl.keystore.password"])
+		if err != nil {
+			return nil, fmt.Errorf("ssl.keystore.location %s (PKCS12): %v; check ssl.keystore.password", ks, err)
+		}
+		cert := tls.Certificate{Certificate: [][]byte{leaf.Raw}, PrivateKey: key, Leaf: leaf}
+		for _, c := range chain {
+			cert.Certificate = append(cert.Certificate, c.Raw)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+		return tc, nil
+	}
 	if certFile == "" && keyFile == "" {
 		return tc, nil
 	}
@@ -137,6 +176,8 @@ var kgoKeys = map[string]bool{
 	"sasl.mechanism": true, "sasl.mechanisms": true, "sasl.username": true, "sasl.password": true,
 	"ssl.ca.location": true, "ssl.certificate.location": true, "ssl.key.location": true, "ssl.key.password": true,
 	"enable.ssl.certificate.verification": true,
+	"ssl.ca.pem":                          true, "ssl.certificate.pem": true, "ssl.key.pem": true,
+	"ssl.keystore.location": true, "ssl.keystore.password": true,
 }
 
 // IgnoredByKgo lists, sorted, the properties the franz-go paths (inspect, rewind) do not

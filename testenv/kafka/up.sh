@@ -171,8 +171,15 @@ CNF
   q openssl rsa -in client.plain.key -aes256 -traditional -passout "pass:$CLIENT_KEY_PASS" -out client-legacy.key
   q openssl pkcs12 -export -in client.pem -inkey client.plain.key -certfile ca.pem \
     -name client -out client.keystore.p12 -passout "pass:$STORE_PASS"
+  # The same client material in JKS, the Java client's default store type (kstranded
+  # translates JKS stores itself: librdkafka reads none).
+  q "$KEYTOOL_BIN" -importkeystore -noprompt -srckeystore client.keystore.p12 -srcstoretype PKCS12 \
+    -srcstorepass "$STORE_PASS" -destkeystore client.keystore.jks -deststoretype JKS \
+    -deststorepass "$STORE_PASS" -destkeypass "$STORE_PASS"
+  q "$KEYTOOL_BIN" -importcert -noprompt -alias kstranded-test-ca -file ca.pem \
+    -keystore truststore.jks -storetype JKS -storepass "$STORE_PASS"
   rm -f client.plain.key ./*.csr openssl.err
-  chmod 600 ./*.key ./*.p12
+  chmod 600 ./*.key ./*.p12 ./*.jks
 )
 printf '%s\n' "$STORE_PASS" >"$CERTS/store.password"
 printf '%s\n' "$CLIENT_KEY_PASS" >"$CERTS/client-key.password"
@@ -199,7 +206,16 @@ ssl.keystore.location=$CERTS/client.keystore.p12
 ssl.keystore.password=$STORE_PASS
 ssl.key.password=$STORE_PASS
 EOF
-chmod 600 "$KAFKA_STATE_DIR/client.properties" "$KAFKA_STATE_DIR/client-java.properties"
+cat >"$KAFKA_STATE_DIR/client-java-jks.properties" <<EOF
+# The same in JKS key stores (the Java client's default ssl.*.type).
+security.protocol=SSL
+ssl.truststore.location=$CERTS/truststore.jks
+ssl.truststore.password=$STORE_PASS
+ssl.keystore.location=$CERTS/client.keystore.jks
+ssl.keystore.password=$STORE_PASS
+ssl.key.password=$STORE_PASS
+EOF
+chmod 600 "$KAFKA_STATE_DIR/client.properties" "$KAFKA_STATE_DIR/client-java.properties" "$KAFKA_STATE_DIR/client-java-jks.properties"
 
 # --- broker config ----------------------------------------------------------
 cat >"$KAFKA_STATE_DIR/server.properties" <<EOF
