@@ -206,7 +206,7 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 	}
 	if len(results) > 0 {
 		v := view.NewRepro(results)
-		if err := view.PrintRepro(g.IO.Out, v, format, g.Pretty()); err != nil {
+		if err := view.PrintRepro(g.Out(), v, format, g.Pretty()); err != nil {
 			return err
 		}
 		if runErr == nil {

@@ -112,7 +112,7 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 		}
 		res, runErr := simulate.Run(ctx, o.Options, scases, sw, 0)
 		if res != nil {
-			if err := view.PrintSweep(g.IO.Out, view.NewSweep(res), format, g.Pretty()); err != nil {
+			if err := view.PrintSweep(g.Out(), view.NewSweep(res), format, g.Pretty()); err != nil {
 				return err
 			}
 			if o.SVG != "" && !res.Interrupted {
@@ -136,7 +136,7 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 			}
 			return err
 		}
-		if err := view.PrintAdvice(g.IO.Out, view.NewAdvice(a), format, g.Pretty()); err != nil {
+		if err := view.PrintAdvice(g.Out(), view.NewAdvice(a), format, g.Pretty()); err != nil {
 			return err
 		}
 		if a.Lost > 0 {
@@ -169,7 +169,7 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 	if len(results) > 0 {
 		v := view.NewRepro(results)
 		v.Command = "simulate"
-		if err := view.PrintRepro(g.IO.Out, v, format, g.Pretty()); err != nil {
+		if err := view.PrintRepro(g.Out(), v, format, g.Pretty()); err != nil {
 			return err
 		}
 		if runErr == nil {

@@ -166,10 +166,11 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 	if f == render.JSON {
 		return render.WriteJSON(w, v)
 	}
-	st := render.NewStyles(w)
+	nw := render.NotesOf(w) // prose: with the table on a terminal, to stderr on a pipe
+	st := render.NewStyles(nw)
 	if len(v.Runs) > 1 {
 		for _, r := range v.Runs {
-			fmt.Fprintln(w, verdictLine(st, r))
+			fmt.Fprintln(nw, verdictLine(st, r))
 		}
 		fmt.Fprintln(w)
 		if err := render.WriteGrid(w, comparisonGrid(v), pretty); err != nil {
@@ -177,27 +178,27 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 		}
 		for _, r := range v.Runs {
 			for _, wn := range r.Warnings {
-				fmt.Fprintln(w, st.Warn.Render("warning: ")+r.Policy+"/"+r.Commit+": "+wn)
+				fmt.Fprintln(nw, st.Warn.Render("warning: ")+r.Policy+"/"+r.Commit+": "+wn)
 			}
 		}
 		return nil
 	}
 	for _, r := range v.Runs {
-		fmt.Fprintln(w, verdictLine(st, r))
+		fmt.Fprintln(nw, verdictLine(st, r))
 		where := fmt.Sprintf("brokers %s%s", r.Brokers, map[bool]string{true: " (embedded)", false: ""}[r.Embedded])
 		if r.Simulated {
 			where = "simulated (no broker, virtual time)"
 		}
-		fmt.Fprintln(w, st.Dim.Render(fmt.Sprintf("topic %s · group %s · %s · commit %s · workload %s · %s",
+		fmt.Fprintln(nw, st.Dim.Render(fmt.Sprintf("topic %s · group %s · %s · commit %s · workload %s · %s",
 			r.Topic, r.Group, where, r.Commit, workloadLine(r.Workload), settingsLine(r.Settings))))
 		if r.Restarts > 0 {
-			fmt.Fprintln(w, st.Dim.Render(fmt.Sprintf("phase 3: %d consumer restart(s) in the same group", r.Restarts)))
+			fmt.Fprintln(nw, st.Dim.Render(fmt.Sprintf("phase 3: %d consumer restart(s) in the same group", r.Restarts)))
 		}
 		if err := render.WriteGrid(w, runGrid(r), pretty); err != nil {
 			return err
 		}
 		for _, wn := range r.Warnings {
-			fmt.Fprintln(w, st.Warn.Render("warning: ")+wn)
+			fmt.Fprintln(nw, st.Warn.Render("warning: ")+wn)
 		}
 	}
 	return nil
@@ -399,6 +400,7 @@ func PrintConsume(w io.Writer, v Consume, f render.Format, pretty bool) error {
 	if f == render.JSON {
 		return render.WriteJSON(w, v)
 	}
+	nw := render.NotesOf(w) // prose: with the table on a terminal, to stderr on a pipe
 	state := "stopped"
 	if v.Quiescent {
 		state = "quiescent"
@@ -406,10 +408,10 @@ func PrintConsume(w io.Writer, v Consume, f render.Format, pretty bool) error {
 	if v.Interrupted {
 		state = "interrupted"
 	}
-	fmt.Fprintf(w, "consumed %s in group %s with policy %s: %s after %.1fs\n", v.Topic, v.Group, v.Policy, state, v.ElapsedMs/1000)
+	fmt.Fprintf(nw, "consumed %s in group %s with policy %s: %s after %.1fs\n", v.Topic, v.Group, v.Policy, state, v.ElapsedMs/1000)
 	g := render.Grid{Header: []string{"PARTITION", "DELIVERED", "DUPLICATES", "DELIVERED OFFSETS", "COMMITTED", "HIGH WATERMARK", "LOST", "STRANDED", "VERDICT"},
 		Align: []render.Align{render.Right, render.Right, render.Right, render.Left, render.Right, render.Right, render.Left, render.Left, render.Left}}
-	st := render.NewStyles(w)
+	st := render.NewStyles(nw)
 	for _, p := range v.Partitions {
 		g.Rows = append(g.Rows, []string{fmt.Sprint(p.Partition), fmt.Sprint(p.Delivered), fmt.Sprint(p.Duplicates),
 			kpart.Join(p.Ranges), kpart.OffsetText(p.Committed), fmt.Sprint(p.High), p.Lost.String(), p.Stranded.String(), st.Verdict(p.Verdict)})
