@@ -240,6 +240,14 @@ func inspectGrid(st render.Styles, v Inspect, pretty bool) render.Grid {
 	if v.Evidence != nil {
 		grid.Header = append(grid.Header, "DELIVERED", "LOST", "STRANDED", "DUP", "REWIND", "VERDICT")
 	}
+	// a narrow terminal hides these first (a pipe and -o json always carry them)
+	for _, opt := range []string{"METADATA", "EPOCH", "DUP", "LAST-STABLE", "LOG-START"} {
+		for i, h := range grid.Header {
+			if h == opt {
+				grid.Optional = append(grid.Optional, i)
+			}
+		}
+	}
 	for _, h := range grid.Header {
 		switch h {
 		case "TOPIC", "METADATA", "OWNER", "VERDICT":

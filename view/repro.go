@@ -170,10 +170,10 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 	st := render.NewStyles(nw)
 	if len(v.Runs) > 1 {
 		for _, r := range v.Runs {
-			fmt.Fprintln(nw, verdictLine(st, r))
+			fmt.Fprintln(nw, render.Wrap(verdictLine(st, r), render.Width(nw), "  "))
 		}
 		fmt.Fprintln(w)
-		if err := render.WriteGrid(w, comparisonGrid(v), pretty); err != nil {
+		if err := render.WriteGrid(w, comparisonGrid(v, pretty), pretty); err != nil {
 			return err
 		}
 		for _, r := range v.Runs {
@@ -184,17 +184,21 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 		return nil
 	}
 	for _, r := range v.Runs {
-		fmt.Fprintln(nw, verdictLine(st, r))
+		fmt.Fprintln(nw, render.Wrap(verdictLine(st, r), render.Width(nw), "  "))
 		where := fmt.Sprintf("brokers %s%s", r.Brokers, map[bool]string{true: " (embedded)", false: ""}[r.Embedded])
 		if r.Simulated {
 			where = "simulated (no broker, virtual time)"
 		}
-		fmt.Fprintln(nw, st.Dim.Render(fmt.Sprintf("topic %s · group %s · %s · commit %s · workload %s · %s",
-			r.Topic, r.Group, where, r.Commit, workloadLine(r.Workload), settingsLine(r.Settings))))
+		// on a terminal the subtitle wraps at word boundaries to the terminal's width
+		subtitle := render.Wrap(fmt.Sprintf("topic %s · group %s · %s · commit %s · workload %s · %s",
+			r.Topic, r.Group, where, r.Commit, workloadLine(r.Workload), settingsLine(r.Settings)), render.Width(nw), "  ")
+		for _, l := range strings.Split(subtitle, "\n") {
+			fmt.Fprintln(nw, st.Dim.Render(l)) // a line at a time: a styled block pads its lines
+		}
 		if r.Restarts > 0 {
 			fmt.Fprintln(nw, st.Dim.Render(fmt.Sprintf("phase 3: %d consumer restart(s) in the same group", r.Restarts)))
 		}
-		if err := render.WriteGrid(w, runGrid(r), pretty); err != nil {
+		if err := render.WriteGrid(w, runGrid(r, pretty), pretty); err != nil {
 			return err
 		}
 		for _, wn := range r.Warnings {
@@ -261,7 +265,11 @@ func workloadLine(w ReproWorkload) string {
 	return fmt.Sprintf("%s (%d records, %s)", w.Spread, w.Records, txn)
 }
 
-func runGrid(r ReproRun) render.Grid {
+// runGrid is one run's table. On a terminal a phase's committed offset and the ledger's
+// frontier share a cell ("82 (82)") and a count its ranges ("118 (82-199)"), and a
+// narrow terminal may hide the optional columns; on a pipe every value has its own
+// column, so scripts can cut them.
+func runGrid(r ReproRun, pretty bool) render.Grid {
 	g := render.Grid{
 		Header: []string{"PARTITION", "PRODUCED", "DELIVERED", "DUPLICATES"},
 		Align:  []render.Align{render.Right, render.Right, render.Right, render.Right},
@@ -270,34 +278,108 @@ func runGrid(r ReproRun) render.Grid {
 	for _, p := range r.Partitions {
 		phases = max(phases, len(p.CommittedByPhase))
 	}
-	for i := 1; i <= phases; i++ {
-		g.Header = append(g.Header, fmt.Sprintf("P%d COMMITTED (FRONTIER)", i))
-		g.Align = append(g.Align, render.Right)
+	col := func(h string, a render.Align, optional bool) {
+		if optional {
+			g.Optional = append(g.Optional, len(g.Header))
+		}
+		g.Header, g.Align = append(g.Header, h), append(g.Align, a)
 	}
-	g.Header = append(g.Header, "HIGH WATERMARK", "LOST", "STRANDED", "VERDICT BY PHASE", "VERDICT")
-	g.Align = append(g.Align, render.Right, render.Left, render.Left, render.Left, render.Left)
+	g.Optional = []int{3, 1} // DUPLICATES, PRODUCED
+	for i := 1; i <= phases; i++ {
+		if pretty {
+			col(fmt.Sprintf("P%d COMMITTED (FRONTIER)", i), render.Right, false)
+		} else {
+			col(fmt.Sprintf("P%d COMMITTED", i), render.Right, false)
+			col(fmt.Sprintf("P%d FRONTIER", i), render.Right, false)
+		}
+	}
+	col("HIGH WATERMARK", render.Right, true)
+	if pretty {
+		col("LOST", render.Left, false)
+		col("STRANDED", render.Left, false)
+	} else {
+		col("LOST", render.Right, false)
+		col("LOST RANGES", render.Left, false)
+		col("STRANDED", render.Right, false)
+		col("STRANDED RANGES", render.Left, false)
+	}
+	col("VERDICT BY PHASE", render.Left, true)
+	col("VERDICT", render.Left, false)
 	for _, p := range r.Partitions {
 		row := []string{fmt.Sprint(p.Partition), fmt.Sprint(p.Produced), fmt.Sprint(p.Delivered), fmt.Sprint(p.Duplicates)}
 		for i := 0; i < phases; i++ {
-			row = append(row, phaseCell(p, i))
+			if pretty {
+				row = append(row, phaseCell(p, i))
+			} else {
+				row = append(row, phaseOffset(p.CommittedByPhase, i), phaseOffset(p.FrontierByPhase, i))
+			}
 		}
-		row = append(row, fmt.Sprint(p.High), countRanges(p.LostCount, p.Lost), countRanges(p.StrandedCount, p.Stranded),
-			joinVerdicts(p.VerdictByPhase), string(p.Verdict))
+		row = append(row, fmt.Sprint(p.High))
+		if pretty {
+			row = append(row, countRanges(p.LostCount, p.Lost), countRanges(p.StrandedCount, p.Stranded))
+		} else {
+			row = append(row, fmt.Sprint(p.LostCount), kpart.Join(p.Lost), fmt.Sprint(p.StrandedCount), kpart.Join(p.Stranded))
+		}
+		row = append(row, joinVerdicts(p.VerdictByPhase), string(p.Verdict))
 		g.Rows = append(g.Rows, row)
 	}
 	return g
 }
 
-func comparisonGrid(v Repro) render.Grid {
-	g := render.Grid{
-		Header: []string{"POLICY", "COMMIT", "PARTITION", "DELIVERED", "DUPLICATES", "P1 COMMITTED (FRONTIER)", "P2 COMMITTED (FRONTIER)", "P3 COMMITTED (FRONTIER)", "RESTARTS", "LOST", "VERDICT BY PHASE", "VERDICT"},
-		Align:  []render.Align{render.Left, render.Left, render.Right, render.Right, render.Right, render.Right, render.Right, render.Right, render.Right, render.Left, render.Left, render.Left},
+// phaseOffset is the offset of phase i, or "-" where the phase did not run or has none.
+func phaseOffset(offs []int64, i int) string {
+	if i >= len(offs) {
+		return "-"
 	}
+	return kpart.OffsetText(offs[i])
+}
+
+// comparisonGrid is the table of several runs (--policy all, --commit all), a row per
+// run and partition; on a pipe one value per cell, as runGrid.
+func comparisonGrid(v Repro, pretty bool) render.Grid {
+	g := render.Grid{
+		Header: []string{"POLICY", "COMMIT", "PARTITION", "DELIVERED", "PRODUCED", "DUPLICATES"},
+		Align:  []render.Align{render.Left, render.Left, render.Right, render.Right, render.Right, render.Right},
+	}
+	if pretty {
+		g.Header = []string{"POLICY", "COMMIT", "PARTITION", "DELIVERED", "DUPLICATES"}
+		g.Align = g.Align[:5]
+	}
+	g.Optional = []int{len(g.Header) - 1} // DUPLICATES
+	for i := 1; i <= 3; i++ {
+		if pretty {
+			g.Header, g.Align = append(g.Header, fmt.Sprintf("P%d COMMITTED (FRONTIER)", i)), append(g.Align, render.Right)
+			if i == 3 {
+				g.Optional = append(g.Optional, len(g.Header)-1)
+			}
+		} else {
+			g.Header = append(g.Header, fmt.Sprintf("P%d COMMITTED", i), fmt.Sprintf("P%d FRONTIER", i))
+			g.Align = append(g.Align, render.Right, render.Right)
+		}
+	}
+	g.Optional = append(g.Optional, len(g.Header)) // RESTARTS
+	g.Header, g.Align = append(g.Header, "RESTARTS"), append(g.Align, render.Right)
+	if pretty {
+		g.Header, g.Align = append(g.Header, "LOST"), append(g.Align, render.Left)
+	} else {
+		g.Header, g.Align = append(g.Header, "LOST", "LOST RANGES"), append(g.Align, render.Right, render.Left)
+	}
+	g.Optional = append(g.Optional, len(g.Header)) // VERDICT BY PHASE
+	g.Header, g.Align = append(g.Header, "VERDICT BY PHASE", "VERDICT"), append(g.Align, render.Left, render.Left)
 	for _, r := range v.Runs {
 		for _, p := range r.Partitions {
-			g.Rows = append(g.Rows, []string{r.Policy, r.Commit, fmt.Sprint(p.Partition), fmt.Sprintf("%d/%d", p.Delivered, p.Produced),
-				fmt.Sprint(p.Duplicates), phaseCell(p, 0), phaseCell(p, 1), phaseCell(p, 2), fmt.Sprint(r.Restarts),
-				countRanges(p.LostCount, p.Lost), joinVerdicts(p.VerdictByPhase), string(p.Verdict)})
+			var row []string
+			if pretty {
+				row = []string{r.Policy, r.Commit, fmt.Sprint(p.Partition), fmt.Sprintf("%d/%d", p.Delivered, p.Produced), fmt.Sprint(p.Duplicates),
+					phaseCell(p, 0), phaseCell(p, 1), phaseCell(p, 2), fmt.Sprint(r.Restarts), countRanges(p.LostCount, p.Lost)}
+			} else {
+				row = []string{r.Policy, r.Commit, fmt.Sprint(p.Partition), fmt.Sprint(p.Delivered), fmt.Sprint(p.Produced), fmt.Sprint(p.Duplicates)}
+				for i := 0; i < 3; i++ {
+					row = append(row, phaseOffset(p.CommittedByPhase, i), phaseOffset(p.FrontierByPhase, i))
+				}
+				row = append(row, fmt.Sprint(r.Restarts), fmt.Sprint(p.LostCount), kpart.Join(p.Lost))
+			}
+			g.Rows = append(g.Rows, append(row, joinVerdicts(p.VerdictByPhase), string(p.Verdict)))
 		}
 	}
 	return g

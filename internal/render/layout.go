@@ -40,6 +40,7 @@ type layout struct {
 	header  [][]string // each header's lines
 	widths  []int      // each column's width
 	shown   []bool     // compact: the columns drawn (nil: all)
+	width   int        // the width fitted to
 }
 
 func cellWidth(s string) int { return lipgloss.Width(s) }
@@ -160,7 +161,7 @@ func compactPlan(g Grid, width int) layout {
 	for i, h := range g.Header {
 		hs[i] = wrapTokens(headerTokens(h), ws[i])
 	}
-	return layout{compact: true, header: hs, widths: ws, shown: shown}
+	return layout{compact: true, header: hs, widths: ws, shown: shown, width: width}
 }
 
 // headerTokens splits a header where it may wrap: at spaces and after hyphens
@@ -290,7 +291,7 @@ func writeCompact(w io.Writer, g Grid, l layout) error {
 		emit(cells, false)
 	}
 	if len(hidden) > 0 {
-		b.WriteString("(" + strings.Join(hidden, ", ") + " hidden at this width; a wider terminal, a pipe or -o json shows every column)\n")
+		b.WriteString(Wrap("("+strings.Join(hidden, ", ")+" hidden at this width; a wider terminal, a pipe or -o json shows every column)", l.width, " ") + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
