@@ -36,7 +36,7 @@ func Simulate(ctx context.Context, o Options) (*Result, error) {
 		group = fmt.Sprintf("kstranded-%s-%s-simulated", o.Policy, o.Commit)
 	}
 	lp := loop.NewVirtual(simStart)
-	res := &Result{RunID: "simulated", Topic: o.Topic, Group: group, Simulated: true, Policy: o.Policy, Commit: o.Commit,
+	res := &Result{RunID: "simulated", Topic: o.Topic, Group: group, Simulated: true, Policy: o.Policy, Handler: o.handler(), Commit: o.Commit,
 		Settings: o.settingsMap()}
 	var trace func(traceevent.Event)
 	if o.Trace != nil {
