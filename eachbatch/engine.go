@@ -60,6 +60,8 @@ type Engine struct {
 	expiryTimer    *loop.Timer
 	maxPollTimer   *loop.Timer
 	lastFetchEmpty bool
+	fetching       bool      // #fetchInProgress (ConsumeTime > 0 only)
+	fetchWaits     []*worker // workers awaiting #fetchInProgress
 	stopping       bool
 	running        bool
 
@@ -216,18 +218,71 @@ func (e *Engine) step(w *worker) {
 			e.nonEmptyWaits = append(e.nonEmptyWaits, w)
 			return
 		}
-		var err error
-		recs, p, err = e.fetch()
-		if err != nil {
-			// The JS worker logs the error and loops; back off instead of spinning.
-			e.l.After(e.s.MinWake, func() { e.step(w) })
+		if e.s.ConsumeTime > 0 {
+			e.fetchAsync(w)
 			return
 		}
-		if recs == nil {
-			e.l.Post(func() { e.step(w) })
+		var err error
+		recs, p, err = e.fetch()
+		if !e.fetched(w, recs, err) {
 			return
 		}
 	}
+	e.took(w, recs, p)
+}
+
+// fetched handles an empty or failed fetch; it reports whether there is a batch to take.
+func (e *Engine) fetched(w *worker, recs []Record, err error) bool {
+	if err != nil {
+		// The JS worker logs the error and loops; back off instead of spinning.
+		e.l.After(e.s.MinWake, func() { e.step(w) })
+		return false
+	}
+	if recs == nil {
+		e.l.Post(func() { e.step(w) })
+		return false
+	}
+	return true
+}
+
+// fetchAsync is #fetchAndResolveWith with a consume call that takes ConsumeTime: other
+// workers that want to fetch meanwhile wait for it (`await this.#fetchInProgress`,
+// then return null and look at the cache again), and the cache expiry loop runs on:
+// #lastFetchClockNs moves only when the call returns (#saveFetchStats), so the cache
+// can expire while the call is still collecting. The worker then finds a pending
+// operation and gives its records back (#returnMessages).
+func (e *Engine) fetchAsync(w *worker) {
+	if e.fetching {
+		w.waiting = true
+		e.fetchWaits = append(e.fetchWaits, w)
+		return
+	}
+	e.fetching = true
+	size := e.cacheMaxSize
+	e.updateMaxMessageCacheSize()
+	e.l.After(e.s.ConsumeTime, func() {
+		recs, p, err := e.fetchSized(size)
+		e.fetching = false
+		ws := e.fetchWaits
+		e.fetchWaits = nil
+		for _, o := range ws {
+			o := o
+			e.l.Post(func() { e.step(o) })
+		}
+		if w.done || w.gen != e.gen {
+			if p != nil && e.cache.giveBack(p) {
+				e.notifyAvailable()
+			}
+			return
+		}
+		if e.fetched(w, recs, err) {
+			e.took(w, recs, p)
+		}
+	})
+}
+
+// took is the rest of #worker's loop once the fetcher returned records.
+func (e *Engine) took(w *worker, recs []Record, p *ppc) {
 	w.ppc = p
 	if len(e.pendingOps) > 0 {
 		// Don't process messages anymore, execute the operations first (#returnMessages).
@@ -246,6 +301,11 @@ func (e *Engine) fetch() ([]Record, *ppc, error) {
 	// trace shows fetches of 1, 1, then 198.
 	size := e.cacheMaxSize
 	e.updateMaxMessageCacheSize()
+	return e.fetchSized(size)
+}
+
+// fetchSized is the part of #fetchAndResolveWith after the consume call returns.
+func (e *Engine) fetchSized(size int) ([]Record, *ppc, error) {
 	recs, err := e.src.Consume(size)
 	if err != nil {
 		// Records the source returned with the error were taken from the client: they
@@ -658,7 +718,7 @@ func (e *Engine) flushSpinAt(t time.Time) {
 // in flight, no operation is pending, the last fetch returned nothing and the source is
 // at its end.
 func (e *Engine) Quiescent() bool {
-	return e.running && e.cache.size == 0 && len(e.inflight) == 0 && len(e.pendingOps) == 0 &&
+	return e.running && !e.fetching && e.cache.size == 0 && len(e.inflight) == 0 && len(e.pendingOps) == 0 &&
 		!e.terminating && e.lastFetchEmpty && e.src.AtEnd()
 }
 

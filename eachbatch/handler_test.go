@@ -271,3 +271,93 @@ func TestAHandlerResolvingItsOwnRoundsStopsAtAStaleBatch(t *testing.T) {
 		})
 	}
 }
+
+func TestReturnMessagesSavesThePartitionTheFetchingWorkerTook(t *testing.T) {
+	// One worker, unbounded batches, consume calls that take 1 s. Partition 0's 30
+	// records are fetched at once (the call returns at 1 s) and served as one batch of
+	// 10 rounds of 89.95 s: it returns at 900.5 s, and the worker's next consume call
+	// starts then. Meanwhile (at 10 s) 10 records arrived on partitions 1 and 2, each
+	// behind a transaction marker at offset 0. The cache expires at 901 s (900 s after
+	// the last fetch returned), while the call is still collecting; it returns at
+	// 901.5 s with both partitions' records, the worker takes
+	// partition 1's, finds the clear pending and gives them back (#returnMessages),
+	// which records last-consumed = first - 1 = 0 for partition 1. The clear then
+	// rewinds partition 1 (1.10.0 to 0, the marker; 1.10.1 to 1) and delivers all of it;
+	// partition 2, cached but untouched, has no entry: 1.10.0 and 1.10.1 drop it, head
+	// rewinds it to its oldest cached record.
+	for _, tc := range []struct {
+		p        eachbatch.Policy
+		p1Rewind traceevent.Rewind
+		p2Saved  bool
+	}{
+		{eachbatch.V1_10_0, traceevent.Rewind{Partition: 1, Offset: 0, Reason: "last-consumed"}, false},
+		{eachbatch.V1_10_1, traceevent.Rewind{Partition: 1, Offset: 1, Reason: "last-consumed+1"}, false},
+		{eachbatch.Head, traceevent.Rewind{Partition: 1, Offset: 1, Reason: "last-consumed+1"}, true},
+	} {
+		t.Run(string(tc.p), func(t *testing.T) {
+			l := loop.NewVirtual(time.Unix(0, 0))
+			var events []traceevent.Event
+			tr := func(ev traceevent.Event) { events = append(events, ev) }
+			sim := simkafka.New(l, 5*time.Second, tr)
+			p2 := kpart.TopicPartition{Topic: "stranded", Partition: 2}
+			sim.Transaction(p0, 30)
+			sim.Append(p1, simkafka.Control)
+			sim.Append(p2, simkafka.Control)
+			sim.Assign(p0, p1, p2)
+			s := settings(tc.p)
+			s.Concurrency, s.BatchSize = 1, -1
+			s.HandlerDelay, s.HandlerParallel = 89950*time.Millisecond, 3
+			s.ConsumeTime = time.Second
+			e, err := eachbatch.New(l, sim, s, tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sim.OnNonEmpty = e.NotifyNonEmpty
+			l.Post(e.Start)
+			l.After(10*time.Second, func() {
+				for i := 0; i < 10; i++ {
+					sim.Append(p1, simkafka.Data)
+					sim.Append(p2, simkafka.Data)
+				}
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if err := l.Run(ctx, func() bool { return l.Elapsed() > 30*time.Second && e.Quiescent() }); err != nil {
+				t.Fatal(err)
+			}
+			var returned, clear *traceevent.Event
+			for i := range events {
+				switch ev := &events[i]; ev.Ev {
+				case traceevent.Returned:
+					returned = ev
+				case traceevent.Clear:
+					if clear == nil {
+						clear = ev
+					}
+				}
+			}
+			if returned == nil || returned.AtMs != 901500 || *returned.Partition != 1 || len(returned.Offsets) != 10 || returned.Offsets[0] != 1 {
+				t.Fatalf("returned %+v, want partition 1's offsets 1..10 at 901500 ms", returned)
+			}
+			if clear == nil || clear.AtMs != 901500 {
+				t.Fatalf("clear %+v, want one at 901500 ms", clear)
+			}
+			found := false
+			for _, rw := range clear.Rewinds {
+				if rw == tc.p1Rewind {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("rewinds %+v, want %+v", clear.Rewinds, tc.p1Rewind)
+			}
+			d := e.Delivered()
+			if len(d[p1]) != 10 {
+				t.Errorf("partition 1: %d of 10 delivered", len(d[p1]))
+			}
+			if got, want := len(d[p2]), map[bool]int{true: 10, false: 0}[tc.p2Saved]; got != want {
+				t.Errorf("partition 2: %d of 10 delivered, want %d", got, want)
+			}
+		})
+	}
+}

@@ -96,6 +96,11 @@ type Settings struct {
 	// CommitOnSeek: #seekInternal commits the offset it seeks to, which the JS client
 	// does only when enable.auto.commit is on.
 	CommitOnSeek bool
+	// ConsumeTime is how long one consume call takes to return (0: at once, the
+	// simulated client's default). With a duration, the cache can expire while a call
+	// is still collecting, which is the path where #returnMessages gives a partition a
+	// last-consumed entry.
+	ConsumeTime time.Duration
 	// StepIdle steps through idle virtual time one valve tick at a time instead of
 	// coalescing it (the outcome and the trace are the same; tests compare the two).
 	StepIdle bool
@@ -151,6 +156,9 @@ func (s Settings) Validate() error {
 	}
 	if s.HandlerParallel <= 0 {
 		errs = append(errs, "handler parallelism must be > 0")
+	}
+	if s.ConsumeTime < 0 {
+		errs = append(errs, "consume time must be >= 0")
 	}
 	if s.CacheSizePerWorker <= 0 || s.FetchValve <= 0 || s.MinWake <= 0 {
 		errs = append(errs, "client internal durations must be > 0")
