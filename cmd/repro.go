@@ -231,12 +231,7 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 			return err
 		}
 		if runErr == nil {
-			switch v.Verdict {
-			case verdict.Lost:
-				return exitcode.Reported(exitcode.ErrLost)
-			case verdict.Stranded:
-				return exitcode.Reported(exitcode.ErrStranded)
-			}
+			return reproOutcome(v.Verdict)
 		}
 	}
 	if runErr != nil && ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
@@ -259,4 +254,10 @@ func (o *reproOptions) openTrace() (func(), error) {
 		_ = o.Trace.Flush()
 		_ = f.Close()
 	}, nil
+}
+
+// reproOutcome is the exit of a completed repro: the code of its verdict as every command
+// maps it (exitcode.ForVerdict); the table already says it.
+func reproOutcome(v verdict.Verdict) error {
+	return exitcode.Reported(exitcode.ForVerdict(v, ""))
 }

@@ -11,8 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kstranded/kstranded/inspect"
 	"github.com/kstranded/kstranded/internal/exitcode"
 	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/trace"
 	"github.com/kstranded/kstranded/view"
 )
@@ -34,6 +36,7 @@ type traceParseOptions struct {
 	Timeline        bool
 	SVG             string
 	MaxPollInterval time.Duration
+	Group           string
 }
 
 // newTraceParseCmd builds `kstranded trace parse`; runF, when not nil (tests), receives
@@ -70,16 +73,28 @@ CACHE-EXPIRY (time since fetch and serve against max.poll.interval.ms; a kstrand
 trace's durations are scaled by its settings' time_scale and are compared as such), HOT-SPIN,
 COMMIT-REGRESSION, POSITION-PAST-UNDELIVERED, MAX-POLL-EXCEEDED.
 
+Verdicts per partition: LOST, STRANDED (dropped undelivered, the commit known and not
+past them), OK, NO EVIDENCE (no delivery in the inputs: add the application's log with
+--pattern) and NO COMMIT EVIDENCE (deliveries but no commit seen: a partition the logs
+never show committed cannot be judged). --group GROUP with --brokers (and -X/--config)
+completes the inputs with the group's committed offsets read live, for the partitions the
+inputs name; the timeline marks them "read live". librdkafka logs its commits with
+debug=cgrp.
+
 ` + exitHelp(
-			exitCodes{exitcode.OK, ""},
-			exitCodes{exitcode.Error, "an unreadable file or one in no known format"},
+			exitCodes{exitcode.OK, "every partition judged OK"},
+			exitCodes{exitcode.Error, "an unreadable file or one in no known format, or --group unreadable"},
 			exitCodes{exitcode.Usage, ""},
-			exitCodes{exitcode.Lost, "a LOST finding exists"}),
+			exitCodes{exitcode.Lost, "a LOST finding exists"},
+			exitCodes{exitcode.Stranded, "records dropped undelivered, not yet committed past; none lost"},
+			exitCodes{exitcode.NoEvidence, "a partition NO EVIDENCE or NO COMMIT EVIDENCE, or an input mostly malformed"},
+			exitCodes{exitcode.Interrupted, ""}),
 		Example: `  kstranded trace parse repro.trace
   kstranded trace parse --max-poll-interval 15m --timeline consumer.trace
   kstranded trace parse rdkafka.log app.log \
       --pattern '(?P<time>\S+) delivered topic=(?P<topic>\S+) partition=(?P<partition>\d+) offset=(?P<offset>\d+)'
-  kstranded trace parse -o json --svg timeline.svg repro.trace.gz`,
+  kstranded trace parse -o json --svg timeline.svg repro.trace.gz
+  kstranded trace parse app.log --pattern '...' --group billing --brokers kafka:9092`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Files = args
@@ -95,13 +110,14 @@ COMMIT-REGRESSION, POSITION-PAST-UNDELIVERED, MAX-POLL-EXCEEDED.
 	f.BoolVar(&o.Timeline, "timeline", false, "print the chronological timeline instead of the summary")
 	f.StringVar(&o.SVG, "svg", "", "also draw the timeline as SVG into this file")
 	f.DurationVar(&o.MaxPollInterval, "max-poll-interval", 0, "the consumer's max.poll.interval.ms (e.g. 15m) when the trace does not carry it")
+	f.StringVarP(&o.Group, "group", "g", "", "with --brokers: complete the inputs with this group's committed offsets, read live")
 	return c
 }
 
 // traceMemoryLimit is trace parse's soft memory limit (runtime/debug.SetMemoryLimit).
 const traceMemoryLimit = 40 << 20
 
-func traceParse(_ context.Context, g *Globals, o *traceParseOptions) error {
+func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 	format, err := trace.ParseFormat(o.Format)
 	if err != nil {
 		return exitcode.Usagef("--format: %v", err)
@@ -132,10 +148,31 @@ func traceParse(_ context.Context, g *Globals, o *traceParseOptions) error {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(traceMemoryLimit))
 	}
+	var live *inspect.Kafka
+	brokers := ""
+	if o.Group != "" {
+		k, err := g.Kafka()
+		if err != nil {
+			return err
+		}
+		if k.Brokers == "" {
+			return exitcode.Usagef("--group reads the group's committed offsets live: give --brokers")
+		}
+		brokers = k.Brokers
+		opts, err := k.KgoOpts()
+		if err != nil {
+			return err
+		}
+		if live, err = inspect.NewKafka(opts, g.Timeout); err != nil {
+			return err
+		}
+		defer live.Close()
+	}
 	stdinUsed := false
 	a := trace.NewAnalyzer(opt)
 	for _, name := range o.Files {
 		var r io.Reader
+		pipe := name == "-"
 		if name == "-" {
 			if stdinUsed {
 				return exitcode.Usagef("stdin (-) given twice")
@@ -149,7 +186,15 @@ func traceParse(_ context.Context, g *Globals, o *traceParseOptions) error {
 			defer fh.Close()
 			r = fh
 		}
-		if _, err := a.Parse(name, r, format); err != nil {
+		if _, err := a.Parse(name, interruptible(ctx, r, pipe), format); err != nil {
+			if ctx.Err() != nil {
+				return exitcode.ErrInterrupted
+			}
+			return err
+		}
+	}
+	if live != nil {
+		if err := addLiveCommits(ctx, a, live, o.Group, brokers); err != nil {
 			return err
 		}
 	}
@@ -163,20 +208,60 @@ func traceParse(_ context.Context, g *Globals, o *traceParseOptions) error {
 	if err := view.PrintTrace(g.IO.Out, doc, out, g.Pretty(), o.Timeline); err != nil {
 		return err
 	}
-	if rep.Lost() {
-		var first trace.Finding
+	return traceOutcome(rep, out)
+}
+
+// traceOutcome is the exit of trace parse: the code of its verdict as every command maps
+// it (exitcode.ForVerdict): LOST 3, STRANDED 4, NO EVIDENCE / NO COMMIT EVIDENCE 6, OK 0.
+func traceOutcome(rep *trace.Report, out render.Format) error {
+	var detail string
+	switch rep.Verdict {
+	case verdict.OK:
+		return nil
+	case verdict.Lost:
 		for _, f := range rep.Findings {
 			if f.Rule == trace.RuleLoss {
-				first = f
+				detail = f.Message
 				break
 			}
 		}
-		err := fmt.Errorf("%w: %s", exitcode.ErrLost, first.Message)
-		if out == render.JSON {
-			return exitcode.Reported(err) // the JSON document already says so
+	case verdict.Stranded:
+		for _, f := range rep.Findings {
+			if f.Rule == trace.RulePositionPast {
+				detail = f.Message
+				break
+			}
 		}
-		return err
+	default:
+		detail = rep.NoEvidence
+		if detail == "" {
+			detail = "some partitions could not be judged (see VERDICT)"
+		}
 	}
+	err := exitcode.ForVerdict(rep.Verdict, detail)
+	if out == render.JSON {
+		return exitcode.Reported(err) // the JSON document already says so
+	}
+	return err
+}
+
+// addLiveCommits reads group's committed offsets with inspect's snapshot and gives them
+// to the analyzer, marked as read live.
+func addLiveCommits(ctx context.Context, a *trace.Analyzer, cl inspect.Cluster, group, brokers string) error {
+	snap, err := cl.Snapshot(ctx, group, nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return exitcode.ErrInterrupted
+		}
+		return fmt.Errorf("--group: %w", err)
+	}
+	var commits []trace.LiveCommit
+	for _, p := range snap.Partitions {
+		if p.Err == "" && p.Committed >= 0 {
+			commits = append(commits, trace.LiveCommit{Topic: p.Topic, Partition: p.Partition, Offset: p.Committed})
+		}
+	}
+	a.AddLiveCommits(commits, fmt.Sprintf("group %s committed offsets, read live from %s at %s", group, brokers, time.Now().UTC().Format(time.RFC3339)))
 	return nil
 }
 

@@ -201,6 +201,37 @@ type Report struct {
 	// Interrupted: the context ended during the scans; the partitions not fully read
 	// are judged as far as they were (ERROR), and the report is partial.
 	Interrupted bool
+	// NoEvidence says why the evidence given cannot support a verdict
+	// (evidence.Set.Insufficient); every partition is then NO EVIDENCE and none is
+	// judged.
+	NoEvidence string
+}
+
+// SettleHint says what would let a NO EVIDENCE inspection judge.
+const SettleHint = "to judge, " + evidence.Hint
+
+// Verdict is the inspection's verdict: the worst of its partitions' (verdict.Worse),
+// NO EVIDENCE when evidence was given but judged nothing, and OK without evidence (the
+// offsets view judges nothing and claims nothing).
+//
+// Without delivery evidence nothing was judged and there is no verdict: it returns "",
+// never OK (the offsets view says what the offsets are, not that nothing was lost).
+func (r *Report) Verdict() verdict.Verdict {
+	if r.Evidence == nil {
+		return ""
+	}
+	v, judged := verdict.OK, false
+	for _, p := range r.Partitions {
+		if p.Judgement == nil {
+			continue
+		}
+		v = verdict.Worse(v, p.Judgement.Verdict)
+		judged = judged || p.Judgement.Verdict.Judged()
+	}
+	if !judged {
+		v = verdict.Worse(v, verdict.NoEvidence)
+	}
+	return v
 }
 
 // Run inspects a group. When ctx ends during the scans it returns the partial report
@@ -216,6 +247,15 @@ func Run(ctx context.Context, cl Cluster, o Options) (*Report, error) {
 		r.Partitions[i].Offsets = p
 	}
 	if o.Evidence == nil {
+		return r, nil
+	}
+	if why := o.Evidence.Insufficient(); why != "" {
+		// No verdict without evidence: a file the readers did not understand would
+		// otherwise judge every record undelivered (LOST), or none (a false OK).
+		r.NoEvidence = why
+		for i := range r.Partitions {
+			r.Partitions[i].Judgement = &Judgement{Verdict: verdict.NoEvidence, Reason: why, Lost: []kpart.RecordRange{}, Stranded: []kpart.RecordRange{}, NotDeliverable: []Note{}, InvalidEvidence: []Note{}}
+		}
 		return r, nil
 	}
 	if err := resolveEvidenceTopic(o.Evidence, snap); err != nil {

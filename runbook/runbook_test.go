@@ -108,21 +108,26 @@ var setups = map[string]func(t *testing.T, dir string) map[string]string{
 		return map[string]string{"BROKER": broker, "GROUP": r.Runs[0].Group, "TOPIC": r.Runs[0].Topic, "TRACE": trace}
 	},
 	// stuck: records stranded, not lost: 200 records in one transaction, consumed by the
-	// v1.10.0 model until quiescent: 82 delivered and committed, 118 pending.
+	// v1.10.0 model until quiescent: 82 delivered and committed, 118 stranded (exit 4, as
+	// every command exits for stranded records).
 	"stuck": func(t *testing.T, dir string) map[string]string {
 		broker := startBroker(t)
 		trace := filepath.Join(dir, "trace.jsonl")
 		run(t, dir, 0, "repro", "produce", "--brokers", broker, "--topic", "orders", "--records", "200")
-		out := run(t, dir, 0, "repro", "consume", "--brokers", broker, "--group", "billing", "--topic", "orders",
+		out := run(t, dir, 4, "repro", "consume", "--brokers", broker, "--group", "billing", "--topic", "orders",
 			"--policy", "v1.10.0", "--until-quiescent", "--time-scale", "0.002", "--fetch-wait-max", "10ms", "--trace", trace, "-o", "json")
 		var r struct {
 			Partitions []struct {
 				Partition int32 `json:"partition"`
 				Committed int64 `json:"committed"`
+				Stranded  []struct {
+					First, Last int64
+				} `json:"stranded"`
 			} `json:"partitions"`
 		}
-		if err := json.Unmarshal(out, &r); err != nil || len(r.Partitions) == 0 || r.Partitions[0].Committed != 82 {
-			t.Fatalf("repro consume: %v; want partition 0 committed at 82\n%s", err, out)
+		if err := json.Unmarshal(out, &r); err != nil || len(r.Partitions) == 0 || r.Partitions[0].Committed != 82 ||
+			len(r.Partitions[0].Stranded) != 1 || r.Partitions[0].Stranded[0].First != 82 || r.Partitions[0].Stranded[0].Last != 199 {
+			t.Fatalf("repro consume: %v; want partition 0 committed at 82, 82-199 stranded\n%s", err, out)
 		}
 		return map[string]string{"BROKER": broker, "GROUP": "billing", "TOPIC": "orders", "TRACE": trace}
 	},

@@ -35,9 +35,15 @@ type Inspect struct {
 	StrayEvidence []inspect.Note     `json:"stray_evidence"`
 	Summary       inspect.Summary    `json:"summary"`
 	// Complete: every partition was fully judged, and the inspection was not interrupted.
-	Complete bool   `json:"complete"`
-	Note     string `json:"note,omitempty"`
-	Requests int    `json:"requests"`
+	Complete bool `json:"complete"`
+	// Verdict is the worst partition verdict; NO EVIDENCE when the evidence judged
+	// nothing; null without delivery evidence (the offsets view judges nothing).
+	Verdict *verdict.Verdict `json:"verdict"`
+	// NoEvidence says why the evidence could not support a verdict, and Settle what would.
+	NoEvidence string `json:"no_evidence,omitempty"`
+	Settle     string `json:"settle,omitempty"`
+	Note       string `json:"note,omitempty"`
+	Requests   int    `json:"requests"`
 	// Interrupted: the inspection was stopped (Ctrl-C) during the scans; the report is
 	// partial.
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -70,6 +76,8 @@ func NewInspect(r *inspect.Report) Inspect {
 		Summary:       r.Summarize(),
 		Requests:      r.Requests,
 		Interrupted:   r.Interrupted,
+		Verdict:       verdictOrNull(r.Verdict()),
+		NoEvidence:    r.NoEvidence,
 	}
 	if v.DeletedTopics == nil {
 		v.DeletedTopics = []string{}
@@ -88,6 +96,12 @@ func NewInspect(r *inspect.Report) Inspect {
 	if r.Evidence == nil {
 		v.Note = NoEvidenceNote
 	} else {
+		if v.Verdict != nil && *v.Verdict == verdict.NoEvidence {
+			v.Settle = inspect.SettleHint
+			if v.NoEvidence == "" {
+				v.Settle = "to judge every partition, give evidence that names its topic, or limit the inspection with --topic"
+			}
+		}
 		v.Evidence = &InspectEvidence{Sources: r.Evidence.Sources, MalformedTotal: r.Evidence.MalformedTotal(), Malformed: r.Evidence.Malformed}
 		if v.Evidence.Malformed == nil {
 			v.Evidence.Malformed = []evidence.Malformed{}
@@ -116,25 +130,7 @@ func PrintInspect(w io.Writer, v Inspect, f render.Format, pretty bool) error {
 		fmt.Fprintf(w, "  member %s\n", MemberText(m))
 	}
 	if v.Evidence != nil {
-		for _, s := range v.Evidence.Sources {
-			extra := ""
-			if s.Topic != "" {
-				extra = ", topic " + s.Topic
-			}
-			if s.Group != "" {
-				extra += ", group " + s.Group
-				if s.Group != grp.ID {
-					extra += " " + st.Warn.Render("(not the inspected group)")
-				}
-			}
-			fmt.Fprintf(w, "evidence %s: %s%s, %d deliveries, %d malformed lines\n", s.Name, s.Format, extra, s.Records, s.Malformed)
-		}
-		for _, m := range v.Evidence.Malformed {
-			fmt.Fprintf(w, "  %s:%d: %s: %q\n", m.Source, m.Line, m.Reason, m.Text)
-		}
-		if shown := len(v.Evidence.Malformed); v.Evidence.MalformedTotal > shown {
-			fmt.Fprintf(w, "  ... %d more malformed lines\n", v.Evidence.MalformedTotal-shown)
-		}
+		printEvidence(w, st, v.Evidence, grp.ID)
 	}
 	if err := render.WriteGrid(w, inspectGrid(st, v, pretty), pretty); err != nil {
 		return err
@@ -315,6 +311,13 @@ func inspectVerdictLine(st render.Styles, v Inspect) string {
 	if !v.Complete {
 		return incomplete[1:]
 	}
+	if v.NoEvidence != "" {
+		return st.Warn.Render("NO EVIDENCE: "+v.NoEvidence+"; no partition judged.") + " " + v.Settle + "."
+	}
+	if v.Verdict != nil && *v.Verdict == verdict.NoEvidence {
+		return st.Warn.Render(fmt.Sprintf("NO EVIDENCE for %d of %d partitions", s.Partitions-s.Judged, s.Partitions)) +
+			fmt.Sprintf(" (nothing lost on the %d judged; delivered %d, duplicates %d): %s.", s.Judged, s.Delivered, s.Duplicates, v.Settle)
+	}
 	return st.Good.Render(fmt.Sprintf("OK: no records lost on %d partitions.", s.Judged)) + fmt.Sprintf(" delivered %d, duplicates %d.", s.Delivered, s.Duplicates)
 }
 
@@ -353,4 +356,50 @@ func PrintInspectChanges(w io.Writer, v InspectChanges, f render.Format) error {
 		}
 	}
 	return nil
+}
+
+// printEvidence says what was read from each evidence file, and the first malformed lines.
+func printEvidence(w io.Writer, st render.Styles, ev *InspectEvidence, group string) {
+	for _, s := range ev.Sources {
+		extra := ""
+		if s.Gzip {
+			extra = " (gzip)"
+		}
+		if s.Topic != "" {
+			extra += ", topic " + s.Topic
+		}
+		if s.Group != "" {
+			extra += ", group " + s.Group
+			if group != "" && s.Group != group {
+				extra += " " + st.Warn.Render("(not the inspected group)")
+			}
+		}
+		ignored := ""
+		if s.Ignored > 0 {
+			ignored = fmt.Sprintf(", %d other lines", s.Ignored)
+		}
+		fmt.Fprintf(w, "evidence %s: %s%s, %d deliveries%s, %d malformed lines\n", s.Name, s.Format, extra, s.Records, ignored, s.Malformed)
+	}
+	for _, m := range ev.Malformed {
+		fmt.Fprintf(w, "  %s:%d: %s: %q\n", m.Source, m.Line, m.Reason, m.Text)
+	}
+	if shown := len(ev.Malformed); ev.MalformedTotal > shown {
+		fmt.Fprintf(w, "  ... %d more malformed lines\n", ev.MalformedTotal-shown)
+	}
+}
+
+// PrintEvidenceRead says what was read from evidence files, for a command that stops
+// before its own report (rewind with evidence that cannot support a plan).
+func PrintEvidenceRead(w io.Writer, s *evidence.Set) error {
+	ev := &InspectEvidence{Sources: s.Sources, MalformedTotal: s.MalformedTotal(), Malformed: s.Malformed}
+	printEvidence(w, render.NewStyles(w), ev, "")
+	return nil
+}
+
+// verdictOrNull is nil for no verdict, so JSON says null rather than "".
+func verdictOrNull(v verdict.Verdict) *verdict.Verdict {
+	if v == "" {
+		return nil
+	}
+	return &v
 }

@@ -392,6 +392,7 @@ type Consume struct {
 	Interrupted bool               `json:"interrupted"`
 	ElapsedMs   float64            `json:"elapsed_ms"`
 	Partitions  []ConsumePartition `json:"partitions"`
+	Verdict     verdict.Verdict    `json:"verdict"`
 }
 
 // ConsumePartition is one partition's deliveries.
@@ -402,15 +403,18 @@ type ConsumePartition struct {
 	Ranges     []traceevent.Range `json:"delivered_ranges"`
 	Committed  int64              `json:"committed"`
 	High       int64              `json:"high_watermark"`
+	Lost       kpart.RangeSet     `json:"lost"`
+	Stranded   kpart.RangeSet     `json:"stranded"`
+	Verdict    verdict.Verdict    `json:"verdict"`
 }
 
 // NewConsume builds the view of a consume run.
 func NewConsume(r *repro.ConsumeResult) Consume {
 	v := Consume{Meta: render.NewMeta("kstranded.consume/v1", "repro consume"), Topic: r.Topic, Group: r.Group,
-		Policy: string(r.Policy), Quiescent: r.Quiescent, Interrupted: r.Interrupted, ElapsedMs: ms(r.Elapsed), Partitions: []ConsumePartition{}}
+		Policy: string(r.Policy), Quiescent: r.Quiescent, Interrupted: r.Interrupted, ElapsedMs: ms(r.Elapsed), Partitions: []ConsumePartition{}, Verdict: r.Verdict}
 	for _, p := range r.Partitions {
 		v.Partitions = append(v.Partitions, ConsumePartition{Partition: p.Partition, Delivered: p.Delivered, Duplicates: p.Duplicates,
-			Ranges: nonNil(p.Ranges), Committed: p.Committed, High: p.High})
+			Ranges: nonNil(p.Ranges), Committed: p.Committed, High: p.High, Lost: nonNil(p.Lost), Stranded: nonNil(p.Stranded), Verdict: p.Verdict})
 	}
 	return v
 }
@@ -428,11 +432,12 @@ func PrintConsume(w io.Writer, v Consume, f render.Format, pretty bool) error {
 		state = "interrupted"
 	}
 	fmt.Fprintf(w, "consumed %s in group %s with policy %s: %s after %.1fs\n", v.Topic, v.Group, v.Policy, state, v.ElapsedMs/1000)
-	g := render.Grid{Header: []string{"PARTITION", "DELIVERED", "DUPLICATES", "DELIVERED OFFSETS", "COMMITTED", "HIGH WATERMARK"},
-		Align: []render.Align{render.Right, render.Right, render.Right, render.Left, render.Right, render.Right}}
+	g := render.Grid{Header: []string{"PARTITION", "DELIVERED", "DUPLICATES", "DELIVERED OFFSETS", "COMMITTED", "HIGH WATERMARK", "LOST", "STRANDED", "VERDICT"},
+		Align: []render.Align{render.Right, render.Right, render.Right, render.Left, render.Right, render.Right, render.Left, render.Left, render.Left}}
+	st := render.NewStyles(w)
 	for _, p := range v.Partitions {
 		g.Rows = append(g.Rows, []string{fmt.Sprint(p.Partition), fmt.Sprint(p.Delivered), fmt.Sprint(p.Duplicates),
-			kpart.Join(p.Ranges), kpart.OffsetText(p.Committed), fmt.Sprint(p.High)})
+			kpart.Join(p.Ranges), kpart.OffsetText(p.Committed), fmt.Sprint(p.High), p.Lost.String(), p.Stranded.String(), st.Verdict(p.Verdict)})
 	}
 	return render.WriteGrid(w, g, pretty)
 }
