@@ -102,6 +102,9 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 	format, _ := g.Format()
 	var scases []simulate.Case
 	for _, c := range cases {
+		if (o.Sweep != "" || o.Advise) && c.handler != cases[0].handler {
+			return exitcode.Usagef("--sweep and --advise take one --handler")
+		}
 		scases = append(scases, simulate.Case{Policy: c.policy, Commit: c.commit})
 	}
 	switch {
@@ -153,7 +156,7 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 	var runErr error
 	for _, c := range cases {
 		opts := o.Options
-		opts.Policy, opts.Commit = c.policy, c.commit
+		opts.Policy, opts.Handler, opts.Commit = c.policy, c.handler, c.commit
 		res, err := repro.Simulate(ctx, opts)
 		if res != nil {
 			results = append(results, res)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/internal/verdict"
@@ -34,6 +35,7 @@ type ReproRun struct {
 	Simulated   bool              `json:"simulated"`
 	Workload    ReproWorkload     `json:"workload"`
 	Policy      string            `json:"policy"`
+	Handler     string            `json:"handler"`
 	Commit      string            `json:"commit"`
 	Settings    map[string]string `json:"settings"`
 	Produced    ReproProduced     `json:"produced"`
@@ -110,11 +112,14 @@ func NewRepro(results []*repro.Result) Repro {
 	for _, r := range results {
 		run := ReproRun{
 			RunID: r.RunID, Topic: r.Topic, Group: r.Group, Brokers: r.Brokers, Embedded: r.Embedded,
-			Policy: string(r.Policy), Commit: string(r.Commit), Settings: r.Settings,
+			Policy: string(r.Policy), Handler: string(r.Handler), Commit: string(r.Commit), Settings: r.Settings,
 			Verdict: r.Verdict, Lost: r.Lost(), ElapsedMs: ms(r.Elapsed), Interrupted: r.Interrupted, Warnings: r.Warnings, Restarts: r.Restarts,
 			Phases: []ReproPhase{}, Partitions: []ReproPartition{},
 		}
 		run.Simulated = r.Simulated
+		if run.Handler == "" {
+			run.Handler = string(eachbatch.EachBatch)
+		}
 		run.Workload = ReproWorkload{Spread: r.Produced.Spec.String(), Transactions: r.Produced.Spec.Transactions,
 			Records: r.Produced.Records(), Partitions: []ReproProduced{}}
 		for _, pp := range r.Produced.Partitions {
@@ -178,7 +183,7 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 		}
 		for _, r := range v.Runs {
 			for _, wn := range r.Warnings {
-				fmt.Fprintln(nw, st.Warn.Render("warning: ")+r.Policy+"/"+r.Commit+": "+wn)
+				fmt.Fprintln(nw, st.Warn.Render("warning: ")+r.Policy+"/"+handlerName(r.Handler)+"/"+r.Commit+": "+wn)
 			}
 		}
 		return nil
@@ -208,6 +213,26 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 	return nil
 }
 
+// runLabel names a run in its verdict line: the policy, and the handler when it is not
+// the seed's eachBatch.
+func runLabel(r ReproRun) string {
+	if r.Handler == "" || r.Handler == string(eachbatch.EachBatch) {
+		return r.Policy
+	}
+	return r.Policy + " " + handlerName(r.Handler)
+}
+
+// handlerName is the JS name of a handler (eachBatch, eachMessage).
+func handlerName(h string) string {
+	switch eachbatch.Handler(h) {
+	case eachbatch.EachMessage:
+		return "eachMessage"
+	case eachbatch.EachBatch, "":
+		return "eachBatch"
+	}
+	return h
+}
+
 func verdictLine(st render.Styles, r ReproRun) string {
 	prefix := ""
 	if r.Interrupted {
@@ -228,20 +253,20 @@ func verdictLine(st render.Styles, r ReproRun) string {
 		if len(parts) > 3 {
 			parts = append(parts[:3], fmt.Sprintf("%d more partitions", len(parts)-3))
 		}
-		return fmt.Sprintf("%s%s %s: %d records lost on %d of %d partitions: %s%s", prefix, st.Verdict(verdict.Lost), r.Policy, r.Lost,
+		return fmt.Sprintf("%s%s %s: %d records lost on %d of %d partitions: %s%s", prefix, st.Verdict(verdict.Lost), runLabel(r), r.Lost,
 			lostPartitions(r), len(r.Partitions), strings.Join(parts, "; "), lossAt)
 	case verdict.Stranded:
 		n := 0
 		for _, p := range r.Partitions {
 			n += p.StrandedCount
 		}
-		return fmt.Sprintf("%s%s %s: %d records not delivered, not committed past (yet)", prefix, st.Verdict(verdict.Stranded), r.Policy, n)
+		return fmt.Sprintf("%s%s %s: %d records not delivered, not committed past (yet)", prefix, st.Verdict(verdict.Stranded), runLabel(r), n)
 	}
 	d := 0
 	for _, p := range r.Partitions {
 		d += p.Delivered
 	}
-	return fmt.Sprintf("%s%s %s: every record delivered (%d), nothing lost", prefix, st.Verdict(verdict.OK), r.Policy, d)
+	return fmt.Sprintf("%s%s %s: every record delivered (%d), nothing lost", prefix, st.Verdict(verdict.OK), runLabel(r), d)
 }
 
 func lostPartitions(r ReproRun) int {
@@ -338,12 +363,12 @@ func phaseOffset(offs []int64, i int) string {
 // run and partition; on a pipe one value per cell, as runGrid.
 func comparisonGrid(v Repro, pretty bool) render.Grid {
 	g := render.Grid{
-		Header: []string{"POLICY", "COMMIT", "PARTITION", "DELIVERED", "PRODUCED", "DUPLICATES"},
-		Align:  []render.Align{render.Left, render.Left, render.Right, render.Right, render.Right, render.Right},
+		Header: []string{"POLICY", "HANDLER", "COMMIT", "PARTITION", "DELIVERED", "PRODUCED", "DUPLICATES"},
+		Align:  []render.Align{render.Left, render.Left, render.Left, render.Right, render.Right, render.Right, render.Right},
 	}
 	if pretty {
-		g.Header = []string{"POLICY", "COMMIT", "PARTITION", "DELIVERED", "DUPLICATES"}
-		g.Align = g.Align[:5]
+		g.Header = []string{"POLICY", "HANDLER", "COMMIT", "PARTITION", "DELIVERED", "DUPLICATES"}
+		g.Align = g.Align[:6]
 	}
 	g.Optional = []int{len(g.Header) - 1} // DUPLICATES
 	for i := 1; i <= 3; i++ {
@@ -370,10 +395,10 @@ func comparisonGrid(v Repro, pretty bool) render.Grid {
 		for _, p := range r.Partitions {
 			var row []string
 			if pretty {
-				row = []string{r.Policy, r.Commit, fmt.Sprint(p.Partition), fmt.Sprintf("%d/%d", p.Delivered, p.Produced), fmt.Sprint(p.Duplicates),
+				row = []string{r.Policy, handlerName(r.Handler), r.Commit, fmt.Sprint(p.Partition), fmt.Sprintf("%d/%d", p.Delivered, p.Produced), fmt.Sprint(p.Duplicates),
 					phaseCell(p, 0), phaseCell(p, 1), phaseCell(p, 2), fmt.Sprint(r.Restarts), countRanges(p.LostCount, p.Lost)}
 			} else {
-				row = []string{r.Policy, r.Commit, fmt.Sprint(p.Partition), fmt.Sprint(p.Delivered), fmt.Sprint(p.Produced), fmt.Sprint(p.Duplicates)}
+				row = []string{r.Policy, handlerName(r.Handler), r.Commit, fmt.Sprint(p.Partition), fmt.Sprint(p.Delivered), fmt.Sprint(p.Produced), fmt.Sprint(p.Duplicates)}
 				for i := 0; i < 3; i++ {
 					row = append(row, phaseOffset(p.CommittedByPhase, i), phaseOffset(p.FrontierByPhase, i))
 				}
