@@ -84,3 +84,35 @@ type Source interface {
 	// source was told to expect, with nothing left buffered.
 	AtEnd() bool
 }
+
+// Rebalance is one rebalance event librdkafka serves to the rebalance callback from
+// inside a consume call (ERR__ASSIGN_PARTITIONS or ERR__REVOKE_PARTITIONS).
+type Rebalance struct {
+	Assign     bool // false: revoke
+	Partitions []kpart.TopicPartition
+	// Lost is assignmentLost(): the partitions were taken away (max.poll.interval.ms
+	// exceeded, session timeout) rather than given up; librdkafka then commits nothing
+	// of them.
+	Lost bool
+}
+
+// The rebalance protocols, as rebalanceProtocol() names them: the classic protocol with
+// the roundrobin assignor the JS client defaults to is EAGER (every partition revoked
+// at each rebalance); group.protocol=consumer (KIP-848) is COOPERATIVE (only the
+// partitions that move are revoked).
+const (
+	Eager       = "EAGER"
+	Cooperative = "COOPERATIVE"
+)
+
+// GroupSource is a Source in a consumer group, whose rebalance events the engine
+// handles (Engine.RebalanceCallback) the way #rebalanceCallback does.
+type GroupSource interface {
+	Source
+	// RebalanceProtocol is rebalanceProtocol(): Eager or Cooperative.
+	RebalanceProtocol() string
+	// GroupAssign is assign() (eager) or incrementalAssign() (cooperative).
+	GroupAssign(tps []kpart.TopicPartition, incremental bool) error
+	// GroupUnassign is unassign() (eager: every partition) or incrementalUnassign(tps).
+	GroupUnassign(tps []kpart.TopicPartition, incremental bool) error
+}
