@@ -185,6 +185,11 @@ func (g *Group) remove(c *Client) {
 	}
 	for tp, m := range g.moving {
 		if m == c {
+			// Its new owner is gone: the current owner keeps it (a revoke not served
+			// yet is withdrawn; one already served releases it for reassignment).
+			if o := g.owner[tp]; o != nil {
+				o.dropRevoke(tp)
+			}
 			delete(g.moving, tp)
 		}
 	}
@@ -283,7 +288,11 @@ func (g *Group) rebalanceCooperative() {
 		to, from := target[tp], g.owner[tp]
 		switch {
 		case from == to:
-			delete(g.moving, tp)
+			if g.moving[tp] != nil {
+				// It was to move and stays: withdraw a revoke not served yet.
+				delete(g.moving, tp)
+				from.dropRevoke(tp)
+			}
 		case from == nil:
 			g.owner[tp] = to
 			give[to] = append(give[to], tp)
@@ -333,6 +342,35 @@ func (g *Group) released(c *Client, tps []TP) {
 			m.wake()
 		}
 	}
+	for _, tp := range tps {
+		if g.owner[tp] == nil {
+			// Released with nowhere to go (its new owner left meanwhile): the
+			// coordinator assigns it again.
+			g.rebalanceCooperative()
+			return
+		}
+	}
+}
+
+// dropRevoke withdraws tp from revoke events not served yet.
+func (c *Client) dropRevoke(tp TP) {
+	kept := c.events[:0]
+	for _, ev := range c.events {
+		if !ev.Assign {
+			var rest []TP
+			for _, p := range ev.Partitions {
+				if p != tp {
+					rest = append(rest, p)
+				}
+			}
+			if len(rest) == 0 {
+				continue
+			}
+			ev.Partitions = rest
+		}
+		kept = append(kept, ev)
+	}
+	c.events = kept
 }
 
 // armPollCheck arms the max.poll.interval.ms check for the first 500 ms tick (counted
