@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -201,11 +202,12 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 	progress := render.IsTerminal(g.IO.Err) && format == render.Table
 	var results []*repro.Result
 	var runErr error
-	for _, rc := range cases {
+	started := time.Now()
+	for i, rc := range cases {
 		opts := o.Options
 		opts.Policy, opts.Handler, opts.Commit = rc.policy, rc.handler, rc.commit
 		if progress {
-			label := fmt.Sprintf("%s/%s/%s", rc.policy, rc.handler, rc.commit)
+			label := view.RunOf(i+1, len(cases), fmt.Sprintf("%s/%s/%s", rc.policy, rc.handler, rc.commit), time.Since(started))
 			opts.Progress = func(pr repro.Progress) {
 				fmt.Fprintf(g.IO.Err, "\r\033[K%s %s", label, view.ProgressLine(pr))
 			}
