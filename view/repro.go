@@ -215,11 +215,18 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 
 // runLabel names a run in its verdict line: the policy, and the handler when it is not
 // the seed's eachBatch.
+// runLabel names a run in its summary line: the policy, the handler when it is not
+// eachBatch, and the commit mode when it is not the client's auto-commit (so each line
+// of --policy all --commit all says which run it is).
 func runLabel(r ReproRun) string {
-	if r.Handler == "" || r.Handler == string(eachbatch.EachBatch) {
-		return r.Policy
+	l := r.Policy
+	if r.Handler != "" && r.Handler != string(eachbatch.EachBatch) {
+		l += " " + handlerName(r.Handler)
 	}
-	return r.Policy + " " + handlerName(r.Handler)
+	if r.Commit != "" && r.Commit != "auto" {
+		l += " (commit " + r.Commit + ")"
+	}
+	return l
 }
 
 // handlerName is the JS name of a handler (eachBatch, eachMessage).
@@ -436,6 +443,20 @@ func ProgressLine(p repro.Progress) string {
 	}
 	return fmt.Sprintf("phase %d · delivered %d · cached %d · in flight %d · cache expires in %s · %s",
 		p.Phase, p.Delivered, p.Cached, p.InFlight, exp, p.Elapsed.Round(100*time.Millisecond))
+}
+
+// RunOf heads the progress line of run i of n (from 1): "run 3 of 6 (v1.10.1/eachBatch/
+// auto, about 1m20s left)". The time left is the mean of the runs finished so far times
+// the runs still to go, including this one; before the first run finishes it is unknown.
+func RunOf(i, n int, label string, elapsed time.Duration) string {
+	if n <= 1 {
+		return label
+	}
+	left := ""
+	if done := i - 1; done > 0 {
+		left = ", about " + (elapsed / time.Duration(done) * time.Duration(n-done)).Round(time.Second).String() + " left"
+	}
+	return fmt.Sprintf("run %d of %d (%s%s)", i, n, label, left)
 }
 
 func countRanges(n int, rs []traceevent.Range) string {
