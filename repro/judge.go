@@ -124,8 +124,9 @@ type Result struct {
 	Phases      []Phase
 	Partitions  []PartitionResult
 	Verdict     verdict.Verdict
-	LossAt      time.Duration // when records were dropped from the cache without a rewind (0: never)
-	Restarts    int           // consumer restarts in phase 3 (--commit ledger)
+	LossAt      time.Duration  // when records were dropped from the cache without a rewind (0: never)
+	Restarts    int            // consumer restarts in phase 3 (--commit ledger)
+	Members     []MemberResult // --members / --rebalance-at: each member (nil for one member that stays)
 	Elapsed     time.Duration
 	Interrupted bool
 	Warnings    []string

@@ -3,6 +3,7 @@ package repro
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/kstranded/kstranded/eachbatch"
@@ -33,6 +34,11 @@ type Options struct {
 	// GroupProtocol is --group-protocol: classic or consumer (KIP-848); empty: what
 	// group.protocol in Kafka.Props says, else classic.
 	GroupProtocol string
+	// Members is --members: consumers in the group, each its own engine and client
+	// (0 or 1: one).
+	Members int
+	// RebalanceAt is --rebalance-at: members joining or leaving during the run.
+	RebalanceAt []RebalanceStep
 
 	Policy eachbatch.Policy
 	Commit CommitMode
@@ -155,6 +161,9 @@ func (o Options) Validate() error {
 	case o.MaxRestarts < 1:
 		return errors.New("--max-restarts must be >= 1")
 	}
+	if err := o.validateMembers(); err != nil {
+		return err
+	}
 	if err := o.Workload.Validate(o.Partitions); err != nil {
 		return err
 	}
@@ -223,6 +232,16 @@ func (o Options) settingsMap() map[string]string {
 	}
 	if len(o.HandlerFailAt) > 0 {
 		m["handler_fail_at"] = fmt.Sprint(o.HandlerFailAt)
+	}
+	if o.grouped() {
+		m["members"] = fmt.Sprint(o.members())
+		if len(o.RebalanceAt) > 0 {
+			var steps []string
+			for _, st := range o.RebalanceAt {
+				steps = append(steps, st.String())
+			}
+			m["rebalance_at"] = strings.Join(steps, ",")
+		}
 	}
 	if o.groupProtocol() == kafkaconf.GroupProtocolConsumer {
 		// Not sent: the broker's group.consumer.* settings apply.

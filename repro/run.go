@@ -132,7 +132,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			First: traceevent.P(offs[p]), Last: traceevent.P(offs[p]), High: traceevent.P(highs[p])})
 	}
 	eng := r.c.eng
-	if err := r.phase(2, phase2Delivered(eng, topic, offs)); err != nil {
+	if err := r.phase(2, phase2Delivered(eng.Delivered, topic, offs)); err != nil {
 		return r.finish(err)
 	}
 	if o.Commit == CommitLedger {
@@ -455,9 +455,9 @@ func workloadPartitions(w workload.Spec) []int32 {
 }
 
 // phase2Delivered holds once every phase-2 record reached the handler.
-func phase2Delivered(eng *eachbatch.Engine, topic string, offs map[int32]int64) func() bool {
+func phase2Delivered(delivered func() map[kpart.TopicPartition]map[int64]int, topic string, offs map[int32]int64) func() bool {
 	return func() bool {
-		del := eng.Delivered()
+		del := delivered()
 		for p, off := range offs {
 			if del[kpart.TopicPartition{Topic: topic, Partition: p}][off] == 0 {
 				return false

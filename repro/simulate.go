@@ -8,6 +8,7 @@ import (
 
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/eachbatch/simkafka"
+	"github.com/kstranded/kstranded/internal/kafkaconf"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/loop"
 	"github.com/kstranded/kstranded/traceevent"
@@ -56,16 +57,18 @@ func Simulate(ctx context.Context, o Options) (*Result, error) {
 	if o.Commit == CommitAuto && o.AutoCommit {
 		autoCommit = max(o.AutoCommitInterval, time.Millisecond)
 	}
-	sim := simkafka.New(lp, autoCommit, trace)
-	// A consume call returns runs of about fetch.message.max.bytes per partition in turn
-	// (simkafka.Client.Chunk documents the assumption); --max-bytes is the property
-	// librdkafka gets (it wins over --max-bytes-per-partition, as in kafkajs-compat).
-	sim.Chunk = max(1, o.MaxBytes/simkafka.RecordSize)
-	s := &simRun{o: o, ctx: ctx, lp: lp, sim: sim, res: res, trace: trace, emit: emit,
-		records: map[int32][]int64{}, highs: map[int32]int64{}, delivered: map[kpart.TopicPartition]map[int64]int{}}
+	var all []kpart.TopicPartition
 	for p := int32(0); p < o.Partitions; p++ {
-		s.all = append(s.all, kpart.TopicPartition{Topic: o.Topic, Partition: p})
+		all = append(all, kpart.TopicPartition{Topic: o.Topic, Partition: p})
 	}
+	// Every simulation runs its consumers in a managed group, one member or more: the
+	// assignor of the group protocol, rebalances served from inside consume calls, and
+	// librdkafka leaving the group when max.poll.interval.ms is exceeded (the JS client
+	// gives librdkafka twice its own setting, #finalizedConfig).
+	g := simkafka.NewGroup(lp, all, o.groupProtocol() == kafkaconf.GroupProtocolConsumer, 2*o.MaxPollInterval, trace)
+	s := &simRun{o: o, ctx: ctx, lp: lp, g: g, w: g.NewMember("", 0, nil), all: all, autoCommit: autoCommit, res: res, trace: trace, emit: emit,
+		records: map[int32][]int64{}, highs: map[int32]int64{}, delivered: map[kpart.TopicPartition]map[int64]int{}}
+	sim := s.w
 	// The workload, laid out as the live producer writes it: each transaction's chunk
 	// of every partition, then its commit marker.
 	res.Produced = ProduceResult{Topic: o.Topic, Spec: o.Workload}
@@ -107,7 +110,7 @@ func Simulate(ctx context.Context, o Options) (*Result, error) {
 		emit(traceevent.Event{Ev: traceevent.Produce, Phase: 2, Topic: o.Topic, Partition: traceevent.P(p), N: 1,
 			First: traceevent.P(offs[p]), Last: traceevent.P(offs[p]), High: traceevent.P(s.highs[p])})
 	}
-	if err := s.phase(2, phase2Delivered(s.eng, o.Topic, offs)); err != nil {
+	if err := s.phase(2, phase2Delivered(s.allDelivered, o.Topic, offs)); err != nil {
 		return s.finish(err)
 	}
 	if o.Commit == CommitLedger {
@@ -118,43 +121,80 @@ func Simulate(ctx context.Context, o Options) (*Result, error) {
 	return s.finish(nil)
 }
 
-// simRun is one simulation in progress: Run's run with the simulated client.
+// simRun is one simulation in progress: Run's run with simulated clients in a
+// simulated group.
 type simRun struct {
-	o         Options
-	ctx       context.Context
-	lp        *loop.Loop
-	sim       *simkafka.Client
-	res       *Result
-	trace     func(traceevent.Event)
-	emit      func(traceevent.Event)
-	all       []kpart.TopicPartition
-	eng       *eachbatch.Engine
-	ft        *frontierTracker
-	records   map[int32][]int64
-	highs     map[int32]int64
-	delivered map[kpart.TopicPartition]map[int64]int // over earlier consumer instances
-	restarted int
+	o          Options
+	ctx        context.Context
+	lp         *loop.Loop
+	g          *simkafka.Group
+	w          *simkafka.Client // writes the logs and reads the group's offsets; never joins
+	autoCommit time.Duration
+	res        *Result
+	trace      func(traceevent.Event)
+	emit       func(traceevent.Event)
+	all        []kpart.TopicPartition
+	members    []*simMember // the current consumer instances, in join order (left ones too)
+	steps      int          // --rebalance-at steps not yet done
+	records    map[int32][]int64
+	highs      map[int32]int64
+	delivered  map[kpart.TopicPartition]map[int64]int // over earlier consumer instances
+	byMember   map[string]map[kpart.TopicPartition]map[int64]bool
+	restarted  int
 }
 
-// startConsumer starts a consumer instance in the group: assigned every partition,
-// from the committed offsets.
+// simMember is one consumer of the group: its client, engine and ledger.
+type simMember struct {
+	name   string
+	c      *simkafka.Client
+	eng    *eachbatch.Engine
+	ft     *frontierTracker
+	joined time.Duration
+	left   time.Duration
+	gone   bool // left on --rebalance-at or stopped
+}
+
+// startConsumer starts a consumer instance: --members members join the group, and on
+// the first start the --rebalance-at steps are scheduled.
 func (s *simRun) startConsumer() error {
-	s.sim.Assign(s.all...)
-	eng, err := eachbatch.New(s.lp, s.sim, s.o.EngineSettings(), s.trace)
+	s.members = nil
+	for i := 0; i < s.o.members(); i++ {
+		if err := s.join(); err != nil {
+			return err
+		}
+	}
+	if s.restarted > 0 {
+		return nil
+	}
+	for _, st := range s.o.rebalanceSteps() {
+		s.steps++
+		s.lp.After(st.At-s.lp.Elapsed(), func() { s.step(st) })
+	}
+	return nil
+}
+
+// join starts a member: its engine's rebalance callback is the client's, as the JS
+// client registers #rebalanceCallback with librdkafka.
+func (s *simRun) join() error {
+	name := fmt.Sprintf("m%d", len(s.members)+1)
+	var trace func(traceevent.Event)
+	if s.trace != nil {
+		trace = s.trace
+		if s.o.grouped() {
+			trace = func(ev traceevent.Event) { ev.Member = name; s.trace(ev) }
+		}
+	}
+	c := s.g.NewMember(name, s.autoCommit, s.trace)
+	// A consume call returns runs of about fetch.message.max.bytes per partition in turn
+	// (simkafka.Client.Chunk documents the assumption); --max-bytes is the property
+	// librdkafka gets (it wins over --max-bytes-per-partition, as in kafkajs-compat).
+	c.Chunk = max(1, s.o.MaxBytes/simkafka.RecordSize)
+	eng, err := eachbatch.New(s.lp, c, s.o.EngineSettings(), trace)
 	if err != nil {
 		return err
 	}
-	s.eng = eng
-	s.sim.OnNonEmpty = eng.NotifyNonEmpty
-	ft := newFrontierTracker(s.lp, s.o.Commit == CommitLedger, s.sim, max(s.o.AutoCommitInterval, time.Millisecond), s.trace)
+	ft := newFrontierTracker(s.lp, s.o.Commit == CommitLedger, c, max(s.o.AutoCommitInterval, time.Millisecond), trace)
 	ft.maxInFlight, ft.maxBytes = s.o.MaxInFlight, s.o.MaxInFlightBytes
-	start := map[kpart.TopicPartition]int64{}
-	for _, tp := range s.all {
-		if c := s.sim.Committed(tp); c >= 0 {
-			start[tp] = c
-		}
-	}
-	ft.assign(s.all, start)
 	ft.attach(eng)
 	discarded := eng.OnDiscard
 	eng.OnDiscard = func(recs []eachbatch.Record) {
@@ -163,33 +203,170 @@ func (s *simRun) startConsumer() error {
 		}
 		discarded(recs)
 	}
-	s.ft = ft
+	c.OnNonEmpty = eng.NotifyNonEmpty
+	c.OnRebalance = func(ev eachbatch.Rebalance) {
+		// The application's ledger follows the ownership: an assigned partition starts
+		// at the group's committed offset; a revoked one commits its completed
+		// frontier (ledger mode), a lost one nothing.
+		if ev.Assign {
+			start := map[kpart.TopicPartition]int64{}
+			for _, tp := range ev.Partitions {
+				if o := c.Committed(tp); o >= 0 {
+					start[tp] = o
+				}
+			}
+			ft.assign(ev.Partitions, start)
+		} else {
+			ft.revoked(ev.Partitions, ev.Lost)
+		}
+		eng.RebalanceCallback(ev)
+	}
+	m := &simMember{name: name, c: c, eng: eng, ft: ft, joined: s.lp.Elapsed()}
+	s.members = append(s.members, m)
+	s.g.Join(c)
 	s.lp.Post(eng.Start)
 	return nil
 }
 
-func (s *simRun) stopConsumer() {
-	if s.eng == nil {
+// step runs one --rebalance-at step.
+func (s *simRun) step(st RebalanceStep) {
+	if st.Join {
+		if err := s.join(); err != nil {
+			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("--rebalance-at %s: %v", st, err))
+		}
+		s.steps--
 		return
 	}
-	drain(s.lp, s.eng, s.o.Grace)
-	s.eng.FlushTrace()
-	for tp, d := range s.eng.Delivered() {
-		m := s.delivered[tp]
-		if m == nil {
-			m = map[int64]int{}
-			s.delivered[tp] = m
-		}
-		for off, n := range d {
-			m[off] += n
+	var m *simMember
+	if st.Member > 0 && st.Member <= len(s.members) {
+		m = s.members[st.Member-1]
+	}
+	if st.Member == 0 {
+		for i := len(s.members) - 1; i >= 0 && m == nil; i-- {
+			if !s.members[i].gone {
+				m = s.members[i]
+			}
 		}
 	}
-	s.ft.shutdown()
-	s.sim.Close()
-	for _, e := range append(s.eng.Errors, append(s.ft.Errors, s.ft.Regressions...)...) {
-		s.res.Warnings = append(s.res.Warnings, e.Error())
+	if m == nil || m.gone {
+		s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("--rebalance-at %s: no such member in the group", st))
+		s.steps--
+		return
 	}
-	s.eng, s.ft = nil, nil
+	m.gone = true
+	// disconnect(): the workers stop, batches in flight finish (and store), then the
+	// client closes: close() revokes (committing what was stored) and leaves.
+	m.eng.Stop()
+	var check func()
+	check = func() {
+		if !m.eng.Stopped() {
+			s.lp.After(100*time.Millisecond, check)
+			return
+		}
+		m.eng.FlushTrace()
+		m.ft.shutdown()
+		m.c.Close()
+		m.left = s.lp.Elapsed()
+		s.steps--
+	}
+	check()
+}
+
+// active are the members not stopped.
+func (s *simRun) active() []*simMember {
+	var out []*simMember
+	for _, m := range s.members {
+		if !m.gone {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (s *simRun) stopConsumer() {
+	if len(s.members) == 0 {
+		return
+	}
+	active := s.active()
+	for _, m := range active {
+		m.eng.Stop()
+	}
+	expired := false
+	t := s.lp.After(s.o.Grace, func() { expired = true })
+	_ = s.lp.Run(context.Background(), func() bool {
+		for _, m := range active {
+			if !m.eng.Stopped() {
+				return expired
+			}
+		}
+		return true
+	})
+	t.Stop()
+	for _, m := range active {
+		m.eng.FlushTrace()
+		m.ft.shutdown()
+		m.c.Close()
+		m.gone = true
+	}
+	for _, m := range s.members {
+		for tp, d := range m.eng.Delivered() {
+			dm := s.delivered[tp]
+			if dm == nil {
+				dm = map[int64]int{}
+				s.delivered[tp] = dm
+			}
+			for off, n := range d {
+				dm[off] += n
+			}
+		}
+		for _, e := range append(m.eng.Errors, append(m.ft.Errors, m.ft.Regressions...)...) {
+			s.res.Warnings = append(s.res.Warnings, e.Error())
+		}
+	}
+	if s.o.grouped() {
+		s.recordMembers()
+	}
+	s.members = nil
+}
+
+// recordMembers adds the current instance's members to the result (a restarted
+// instance's members add to the same names).
+func (s *simRun) recordMembers() {
+	if s.byMember == nil {
+		s.byMember = map[string]map[kpart.TopicPartition]map[int64]bool{}
+	}
+	for _, m := range s.members {
+		seen := s.byMember[m.name]
+		if seen == nil {
+			seen = map[kpart.TopicPartition]map[int64]bool{}
+			s.byMember[m.name] = seen
+		}
+		for tp, d := range m.eng.Delivered() {
+			if seen[tp] == nil {
+				seen[tp] = map[int64]bool{}
+			}
+			for off := range d {
+				seen[tp][off] = true
+			}
+		}
+		n := 0
+		for _, d := range seen {
+			n += len(d)
+		}
+		var mr *MemberResult
+		for i := range s.res.Members {
+			if s.res.Members[i].Name == m.name {
+				mr = &s.res.Members[i]
+			}
+		}
+		if mr == nil {
+			s.res.Members = append(s.res.Members, MemberResult{Name: m.name, Joined: m.joined})
+			mr = &s.res.Members[len(s.res.Members)-1]
+		}
+		mr.Delivered = n
+		mr.Left = m.left
+		mr.Lost += m.c.LostCount()
+	}
 }
 
 func (s *simRun) allDelivered() map[kpart.TopicPartition]map[int64]int {
@@ -207,8 +384,8 @@ func (s *simRun) allDelivered() map[kpart.TopicPartition]map[int64]int {
 		}
 	}
 	add(s.delivered)
-	if s.eng != nil {
-		add(s.eng.Delivered())
+	for _, m := range s.members {
+		add(m.eng.Delivered())
 	}
 	return out
 }
@@ -216,33 +393,60 @@ func (s *simRun) allDelivered() map[kpart.TopicPartition]map[int64]int {
 func (s *simRun) committed() map[kpart.TopicPartition]int64 {
 	out := make(map[kpart.TopicPartition]int64, len(s.all))
 	for _, tp := range s.all {
-		out[tp] = s.sim.Committed(tp)
+		out[tp] = s.w.Committed(tp)
 	}
 	return out
 }
 
-// phase runs the loop until the engine is quiescent, extra holds and the group's
-// committed offsets equal what the commit mode commits, then records the phase.
-func (s *simRun) phase(n int, extra func() bool) error {
-	eng, ft := s.eng, s.ft
-	target := eng.Stored
-	if s.o.Commit == CommitLedger {
-		target = func() map[kpart.TopicPartition]int64 {
-			out := map[kpart.TopicPartition]int64{}
-			for tp, f := range ft.frontiers() {
-				if f > 0 {
-					out[tp] = f
-				}
-			}
-			return out
+func (s *simRun) member(c *simkafka.Client) *simMember {
+	for _, m := range s.members {
+		if m.c == c {
+			return m
 		}
 	}
+	return nil
+}
+
+// frontiers are the ledger frontiers of every partition's owner.
+func (s *simRun) frontiers() map[kpart.TopicPartition]int64 {
+	out := map[kpart.TopicPartition]int64{}
+	for _, m := range s.active() {
+		for tp, f := range m.ft.frontiers() {
+			if s.g.Owner(tp) == m.c {
+				out[tp] = f
+			}
+		}
+	}
+	return out
+}
+
+// phase runs the loop until every --rebalance-at step is done, the group is settled
+// with every member in it, each member is quiescent, extra holds and the group's
+// committed offsets equal what the commit mode commits, then records the phase.
+func (s *simRun) phase(n int, extra func() bool) error {
 	settled := func() bool {
-		if !eng.Quiescent() || (extra != nil && !extra()) {
+		if s.steps > 0 || !s.g.Settled() {
 			return false
 		}
-		for tp, want := range target() {
-			if s.sim.Committed(tp) != want {
+		for _, m := range s.active() {
+			if !m.c.InGroup() || !m.eng.Quiescent() {
+				return false
+			}
+		}
+		if extra != nil && !extra() {
+			return false
+		}
+		for _, tp := range s.all {
+			m := s.member(s.g.Owner(tp))
+			if m == nil {
+				return false
+			}
+			want, ok := m.eng.Stored()[tp]
+			if s.o.Commit == CommitLedger {
+				want, ok = m.ft.frontiers()[tp]
+				ok = ok && want > 0
+			}
+			if ok && s.w.Committed(tp) != want {
 				return false
 			}
 		}
@@ -252,6 +456,9 @@ func (s *simRun) phase(n int, extra func() bool) error {
 	if limit == 0 {
 		perRecord := s.o.HandlerDelay / time.Duration(s.o.HandlerParallel)
 		limit = time.Duration(s.o.Workload.Total()+len(s.o.Workload.Parts))*perRecord + 4*s.o.MaxPollInterval + time.Hour
+		if steps := s.o.rebalanceSteps(); len(steps) > 0 && n == 1 {
+			limit += steps[len(steps)-1].At
+		}
 	}
 	timedOut := false
 	deadline := s.lp.After(limit, func() { timedOut = true })
@@ -262,10 +469,18 @@ func (s *simRun) phase(n int, extra func() bool) error {
 	if timedOut && !settled() {
 		return fmt.Errorf("phase %d: %w within %s of virtual time", n, ErrPhaseTimeout, limit)
 	}
-	ph := newPhase(n, s.lp.Elapsed(), s.committed(), s.allDelivered(), ft.frontiers(), s.records, s.highs)
+	ph := newPhase(n, s.lp.Elapsed(), s.committed(), s.allDelivered(), s.frontiers(), s.records, s.highs)
 	s.res.Phases = append(s.res.Phases, ph)
 	s.emit(ph.event())
 	return nil
+}
+
+func (s *simRun) pending() int {
+	n := 0
+	for _, m := range s.active() {
+		n += m.ft.pending()
+	}
+	return n
 }
 
 func (s *simRun) restarts() error {
@@ -278,8 +493,8 @@ func (s *simRun) restarts() error {
 		if err := s.phase(3, nil); err != nil {
 			return err
 		}
-		if s.ft.pending() == 0 || s.restarted >= s.o.MaxRestarts {
-			if n := s.ft.pending(); n > 0 {
+		if s.pending() == 0 || s.restarted >= s.o.MaxRestarts {
+			if n := s.pending(); n > 0 {
 				s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("%d records still stranded after %d restarts (--max-restarts)", n, s.restarted))
 			}
 			s.res.Restarts = s.restarted

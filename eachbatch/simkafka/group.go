@@ -400,6 +400,7 @@ func (c *Client) maxPollExceeded() {
 	g.emit(c, traceevent.Event{Ev: traceevent.Member, Reason: "max.poll.interval.ms exceeded: leaving group",
 		Error: fmt.Sprintf("Application maximum poll interval (%dms) exceeded by %dms", g.maxPoll.Milliseconds(), over.Milliseconds())})
 	c.exceeded, c.lost = true, true
+	c.lostCount++
 	c.dropAssignEvents()
 	g.remove(c)
 	if len(c.assignment) > 0 {
@@ -538,6 +539,10 @@ func (c *Client) unassign(tps []TP) {
 
 // InGroup reports whether the client is a member of the group now.
 func (c *Client) InGroup() bool { return !c.g.managed || c.inGroup }
+
+// LostCount is how often librdkafka left the group for this member on
+// max.poll.interval.ms.
+func (c *Client) LostCount() int { return c.lostCount }
 
 // Name is the member's name.
 func (c *Client) Name() string { return c.name }

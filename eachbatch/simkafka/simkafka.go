@@ -77,6 +77,7 @@ type Client struct {
 	inGroup   bool
 	lost      bool // the assignment was lost (max.poll.interval.ms): unassign commits nothing
 	exceeded  bool // left on max.poll.interval.ms; rejoins at the next poll once unassigned
+	lostCount int  // times it left on max.poll.interval.ms
 	rejoined  bool // eager: unassigned in the current rebalance
 	events    []eachbatch.Rebalance
 	joinedAt  time.Time
@@ -137,7 +138,29 @@ func (c *Client) Assign(tps ...TP) {
 // Close stops auto-commit (after a final auto-commit, as librdkafka does on close) and
 // forgets the stored offsets: a consumer started afterwards (Assign) begins from the
 // group's committed offsets with nothing stored, like a new librdkafka instance.
+//
+// A member of a managed group closes as the JS client's disconnect() ends: close()
+// revokes its assignment (the unassign commits what was stored, unless the assignment
+// was lost) and leaves the group; a member librdkafka already dropped on
+// max.poll.interval.ms commits nothing.
 func (c *Client) Close() {
+	if c.g.managed {
+		c.g.Leave(c)
+		if c.autoTimer != nil {
+			c.autoTimer.Stop()
+			c.autoTimer = nil
+		}
+		if c.pollTimer != nil {
+			c.pollTimer.Stop()
+			c.pollTimer = nil
+		}
+		c.events = nil
+		c.assignment = nil
+		c.exceeded = false
+		c.stored = map[TP]int64{}
+		c.paused = map[TP]bool{}
+		return
+	}
 	if c.autoTimer != nil {
 		c.autoTimer.Stop()
 		c.autoTimer = nil
