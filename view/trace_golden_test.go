@@ -71,7 +71,7 @@ func TestTraceParseOutputMatchesTheGoldenFiles(t *testing.T) {
 	}{{"trace-loss-svg", loss}, {"trace-rdkafka-app-svg", rdkafka}} {
 		t.Run(c.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := WriteTraceSVG(&b, c.r); err != nil {
+			if err := WriteTraceSVG(&b, c.r, nil); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, c.name, b.Bytes())

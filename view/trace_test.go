@@ -44,7 +44,7 @@ func TestTheSummaryNamesTheLossAndTheEvidenceLines(t *testing.T) {
 
 func TestTheSVGHasALanePerPartitionAndTheLostBand(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteTraceSVG(&b, report(t, "kstranded-v1.10.0.trace")); err != nil {
+	if err := WriteTraceSVG(&b, report(t, "kstranded-v1.10.0.trace"), nil); err != nil {
 		t.Fatal(err)
 	}
 	s := b.String()
