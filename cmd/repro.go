@@ -122,6 +122,18 @@ group of the run's own are used, and the topic is deleted afterwards unless --ke
 	return c
 }
 
+// oneOrAll reads a flag that names one value or "all" of them.
+func oneOrAll[T any](flag, value string, all []T, parse func(string) (T, error)) ([]T, error) {
+	if strings.EqualFold(value, "all") {
+		return all, nil
+	}
+	v, err := parse(value)
+	if err != nil {
+		return nil, exitcode.Usagef("--%s: %v", flag, err)
+	}
+	return []T{v}, nil
+}
+
 type reproCase struct {
 	policy  eachbatch.Policy
 	handler eachbatch.Handler
@@ -139,25 +151,13 @@ func (o *reproOptions) complete(g *Globals) ([]reproCase, error) {
 	o.Kafka = k
 	o.Timeout = g.Timeout
 	o.FetchWaitMaxSet = o.fetchWaitSet
-	var policies []eachbatch.Policy
-	if strings.EqualFold(o.Policy, "all") {
-		policies = eachbatch.Policies
-	} else {
-		p, err := eachbatch.ParsePolicy(o.Policy)
-		if err != nil {
-			return nil, exitcode.Usagef("--policy: %v", err)
-		}
-		policies = []eachbatch.Policy{p}
+	policies, err := oneOrAll("policy", o.Policy, eachbatch.Policies, eachbatch.ParsePolicy)
+	if err != nil {
+		return nil, err
 	}
-	var handlers []eachbatch.Handler
-	if strings.EqualFold(o.Handler, "all") {
-		handlers = eachbatch.Handlers
-	} else {
-		h, err := eachbatch.ParseHandler(o.Handler)
-		if err != nil {
-			return nil, exitcode.Usagef("--handler: %v", err)
-		}
-		handlers = []eachbatch.Handler{h}
+	handlers, err := oneOrAll("handler", o.Handler, eachbatch.Handlers, eachbatch.ParseHandler)
+	if err != nil {
+		return nil, err
 	}
 	o.HandlerFailAt = o.FailAt
 	var commits []repro.CommitMode
