@@ -53,8 +53,9 @@ type axisSeg struct {
 
 // newTimeAxis cuts every gap between consecutive event times longer than a sixth of the
 // whole span (at most four, the longest), so that a ten-minute pause between two runs does
-// not squeeze the runs into slivers.
-func newTimeAxis(times []time.Time, scale float64) timeAxis {
+// not squeeze the runs into slivers. A gap inside a kept stretch (the window from the last
+// fetch to an expiry: its length is the point) is not cut.
+func newTimeAxis(times []time.Time, scale float64, keep [][2]time.Time) timeAxis {
 	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
 	t0, t1 := times[0], times[len(times)-1]
 	span := t1.Sub(t0)
@@ -64,7 +65,13 @@ func newTimeAxis(times []time.Time, scale float64) timeAxis {
 	type gap struct{ a, b time.Time }
 	var gaps []gap
 	for i := 1; i < len(times); i++ {
-		if d := times[i].Sub(times[i-1]); d > span/6 {
+		kept := false
+		for _, k := range keep {
+			if times[i-1].Before(k[1]) && times[i].After(k[0]) {
+				kept = true
+			}
+		}
+		if d := times[i].Sub(times[i-1]); d > span/6 && !kept {
 			gaps = append(gaps, gap{times[i-1], times[i]})
 		}
 	}
@@ -329,13 +336,15 @@ func WriteTraceSVG(w io.Writer, r *trace.Report, only *PartitionFilter) error {
 			times = append(times, e.Time)
 		}
 	}
+	var keep [][2]time.Time
 	for _, win := range windows {
 		times = append(times, win.from)
+		keep = append(keep, [2]time.Time{win.from, win.at})
 	}
 	if len(times) == 0 {
 		times = []time.Time{{}}
 	}
-	ax := newTimeAxis(times, r.TimeScale)
+	ax := newTimeAxis(times, r.TimeScale, keep)
 	scaled := ax.scale != 1
 
 	used := map[string]legendItem{}
