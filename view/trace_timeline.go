@@ -217,7 +217,9 @@ func findingLines(msg string) (string, []string) {
 	head, rest := clauses[0], clauses[1:]
 	if len(head) > 90 {
 		for i := 0; i+2 < len(head); i++ {
-			if !strings.HasPrefix(head[i:], ": ") || i < 20 {
+			// a colon after a headline of its own ("cache expired at T:"), not after a
+			// partition's name ("stranded-729333bd [0]:")
+			if !strings.HasPrefix(head[i:], ": ") || i < 20 || len(strings.Fields(head[:i])) < 3 {
 				continue
 			}
 			// a list after the colon goes one item a line; a sentence stays one line

@@ -80,3 +80,10 @@ func TestALongFindingIsAHeadlineAndDetailLines(t *testing.T) {
 		t.Fatalf("%q %q", head, rest)
 	}
 }
+
+func TestAFindingAfterALongPartitionNameKeepsItsSentence(t *testing.T) {
+	head, rest := findingLines("stranded-729333bd [0]: 118 records (82-199) were fetched, never delivered, and the committed offset moved past them (committed 202); discarded by a cache clear that did not rewind")
+	if !strings.HasPrefix(head, "stranded-729333bd [0]: 118 records") || len(rest) != 1 {
+		t.Fatalf("%q %q", head, rest)
+	}
+}
