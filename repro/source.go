@@ -31,6 +31,13 @@ type rdSource struct {
 	now    func() (time.Time, float64)
 	errs   []error
 	fatal  error
+	// troubleSince is when the client first reported an error since its last contact
+	// with the cluster (a record, a partition EOF, a commit, a committed-offsets read);
+	// zero while in contact. trouble is the last such error. A phase ends on them once
+	// the absence outlasts --timeout (settle), instead of waiting for a quiescence a
+	// dead broker never brings.
+	troubleSince time.Time
+	trouble      error
 	// onAssign and onRevoke tell the application ledger about rebalances; they run in
 	// Poll, on the loop goroutine.
 	onAssign func(tps []kpart.TopicPartition)
@@ -234,10 +241,12 @@ func (s *rdSource) Consume(max int) ([]eachbatch.Record, error) {
 			}
 			out = append(out, eachbatch.Record{TopicPartition: tp, Offset: int64(e.TopicPartition.Offset), LeaderEpoch: epoch, Size: len(e.Key) + len(e.Value)})
 			s.eof[tp] = -1
+			s.contact()
 			timeout = 1
 		case kafka.PartitionEOF:
 			tp := kpart.TopicPartition{Topic: *e.Topic, Partition: e.Partition}
 			s.eof[tp] = int64(e.Offset)
+			s.contact()
 			if len(out) > 0 {
 				timeout = 1
 			}
@@ -245,6 +254,9 @@ func (s *rdSource) Consume(max int) ([]eachbatch.Record, error) {
 			ce := traceevent.Event{Ev: traceevent.Commit, Reason: "auto"}
 			if e.Error != nil {
 				ce.Error = e.Error.Error()
+				s.troubled(e.Error)
+			} else {
+				s.contact()
 			}
 			for _, p := range e.Offsets {
 				if p.Offset >= 0 {
@@ -260,9 +272,42 @@ func (s *rdSource) Consume(max int) ([]eachbatch.Record, error) {
 				return out, e
 			}
 			s.errs = append(s.errs, e)
+			s.troubled(e)
 		}
 	}
 	return out, nil
+}
+
+// contact records evidence that the cluster answers.
+func (s *rdSource) contact() { s.troubleSince, s.trouble = time.Time{}, nil }
+
+// troubled records an error the client reported (all brokers down, a transport error,
+// a session timeout, max.poll.interval exceeded, a failed commit).
+func (s *rdSource) troubled(err error) {
+	if s.troubleSince.IsZero() {
+		s.troubleSince = time.Now()
+	}
+	s.trouble = err
+}
+
+// unreachable returns an error once the client has reported errors, with no contact
+// since, for longer than limit. While in trouble it probes the coordinator with a
+// committed-offsets read (bounded by probe): an answer is contact, so a transient error
+// (a broker restart, a rebalance after max.poll.interval) never ends a phase.
+func (s *rdSource) unreachable(limit, probe time.Duration) error {
+	if s.troubleSince.IsZero() {
+		return nil
+	}
+	if _, err := s.committed(probe); err == nil {
+		s.contact()
+		return nil
+	} else if s.trouble == nil {
+		s.trouble = err
+	}
+	if since := time.Since(s.troubleSince); since >= limit {
+		return fmt.Errorf("%w: the consumer reported errors and no answer came for %s (a phase ends after half of --timeout); last error: %v", ErrUnreachable, since.Round(time.Millisecond), s.trouble)
+	}
+	return nil
 }
 
 // Seek implements eachbatch.Source.
@@ -299,6 +344,9 @@ func (s *rdSource) Commit(offsets map[kpart.TopicPartition]int64) error {
 	err = firstPartitionError(res, err)
 	if err != nil {
 		ev.Error = err.Error()
+		s.troubled(err)
+	} else {
+		s.contact()
 	}
 	s.emit(ev)
 	return err
@@ -352,6 +400,7 @@ func (s *rdSource) committed(timeout time.Duration) (map[kpart.TopicPartition]in
 	if err != nil {
 		return nil, err
 	}
+	s.contact()
 	out := map[kpart.TopicPartition]int64{}
 	for _, p := range res {
 		// librdkafka says "no committed offset" with OFFSET_INVALID (-1001); the results
@@ -412,7 +461,7 @@ func (s *rdSource) close(timeout time.Duration) error {
 	case err := <-done:
 		return err
 	case <-time.After(timeout):
-		return fmt.Errorf("consumer close did not finish within --timeout %s", timeout)
+		return fmt.Errorf("consumer close did not finish within %s: abandoned", timeout)
 	}
 }
 

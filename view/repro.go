@@ -21,7 +21,10 @@ type Repro struct {
 	render.Meta
 	Verdict verdict.Verdict `json:"verdict"`
 	Lost    int             `json:"lost"`
-	Runs    []ReproRun      `json:"runs"`
+	// Complete is false when any run was cut short (an error, an interrupt): its
+	// verdict is then only what it reached (LOST, else INCOMPLETE).
+	Complete bool       `json:"complete"`
+	Runs     []ReproRun `json:"runs"`
 }
 
 // ReproRun is one run.
@@ -45,6 +48,8 @@ type ReproRun struct {
 	Restarts    int               `json:"restarts"`
 	ElapsedMs   float64           `json:"elapsed_ms"`
 	Interrupted bool              `json:"interrupted"`
+	Complete    bool              `json:"complete"`
+	Error       string            `json:"error,omitempty"` // what cut the run short
 	Warnings    []string          `json:"warnings,omitempty"`
 }
 
@@ -106,12 +111,13 @@ type ReproPartition struct {
 
 // NewRepro builds the view of one or more runs.
 func NewRepro(results []*repro.Result) Repro {
-	v := Repro{Meta: render.NewMeta(ReproSchema, "repro"), Verdict: verdict.OK}
+	v := Repro{Meta: render.NewMeta(ReproSchema, "repro"), Verdict: verdict.OK, Complete: true}
 	for _, r := range results {
 		run := ReproRun{
 			RunID: r.RunID, Topic: r.Topic, Group: r.Group, Brokers: r.Brokers, Embedded: r.Embedded,
 			Policy: string(r.Policy), Commit: string(r.Commit), Settings: r.Settings,
 			Verdict: r.Verdict, Lost: r.Lost(), ElapsedMs: ms(r.Elapsed), Interrupted: r.Interrupted, Warnings: r.Warnings, Restarts: r.Restarts,
+			Complete: r.Complete, Error: r.Error,
 			Phases: []ReproPhase{}, Partitions: []ReproPartition{},
 		}
 		run.Simulated = r.Simulated
@@ -150,12 +156,8 @@ func NewRepro(results []*repro.Result) Repro {
 		}
 		v.Runs = append(v.Runs, run)
 		v.Lost += run.Lost
-		switch {
-		case r.Verdict == verdict.Lost:
-			v.Verdict = verdict.Lost
-		case r.Verdict == verdict.Stranded && v.Verdict == verdict.OK:
-			v.Verdict = verdict.Stranded
-		}
+		v.Verdict = verdict.Worse(v.Verdict, r.Verdict)
+		v.Complete = v.Complete && r.Complete
 	}
 	return v
 }
@@ -205,8 +207,11 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 
 func verdictLine(st render.Styles, r ReproRun) string {
 	prefix := ""
-	if r.Interrupted {
+	switch {
+	case r.Interrupted:
 		prefix = st.Warn.Render("INTERRUPTED") + " (partial) "
+	case !r.Complete:
+		prefix = st.Warn.Render("INCOMPLETE") + fmt.Sprintf(" (stopped in phase %d: %s) ", len(r.Phases)+1, r.Error)
 	}
 	lossAt := ""
 	if r.LossAtMs != nil {
@@ -231,6 +236,18 @@ func verdictLine(st render.Styles, r ReproRun) string {
 			n += p.StrandedCount
 		}
 		return fmt.Sprintf("%s%s %s: %d records not delivered, not committed past (yet)", prefix, st.Verdict(verdict.Stranded), r.Policy, n)
+	case verdict.Incomplete:
+		d, n := 0, 0
+		for _, p := range r.Partitions {
+			d += p.Delivered
+			n += p.StrandedCount
+		}
+		if r.Interrupted {
+			prefix = st.Warn.Render("INTERRUPTED") + " "
+		} else {
+			prefix = fmt.Sprintf("stopped in phase %d (%s): ", len(r.Phases)+1, r.Error)
+		}
+		return fmt.Sprintf("%s %s: %sno verdict: %d records delivered, %d not delivered so far", st.Verdict(verdict.Incomplete), r.Policy, prefix, d, n)
 	}
 	d := 0
 	for _, p := range r.Partitions {
