@@ -38,6 +38,7 @@ type rdSource struct {
 	// dead broker never brings.
 	troubleSince time.Time
 	trouble      error
+	lastContact  time.Time
 	// onAssign and onRevoke tell the application ledger about rebalances; they run in
 	// Poll, on the loop goroutine.
 	onAssign func(tps []kpart.TopicPartition)
@@ -106,7 +107,8 @@ func newRDSource(cfg kafkaconf.Config, props map[string]string, topic string, tr
 	if err != nil {
 		return nil, fmt.Errorf("consumer: %w", err)
 	}
-	s := &rdSource{c: c, topic: topic, eof: map[kpart.TopicPartition]int64{}, expect: map[kpart.TopicPartition]int64{}, trace: trace, now: now}
+	s := &rdSource{c: c, topic: topic, eof: map[kpart.TopicPartition]int64{}, expect: map[kpart.TopicPartition]int64{}, trace: trace, now: now,
+		lastContact: time.Now()}
 	if err := c.SubscribeTopics([]string{topic}, s.rebalance); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("subscribe %s: %w", topic, err)
@@ -279,7 +281,9 @@ func (s *rdSource) Consume(max int) ([]eachbatch.Record, error) {
 }
 
 // contact records evidence that the cluster answers.
-func (s *rdSource) contact() { s.troubleSince, s.trouble = time.Time{}, nil }
+func (s *rdSource) contact() {
+	s.troubleSince, s.trouble, s.lastContact = time.Time{}, nil, time.Now()
+}
 
 // troubled records an error the client reported (all brokers down, a transport error,
 // a session timeout, max.poll.interval exceeded, a failed commit).
@@ -294,18 +298,34 @@ func (s *rdSource) troubled(err error) {
 // since, for longer than limit. While in trouble it probes the coordinator with a
 // committed-offsets read (bounded by probe): an answer is contact, so a transient error
 // (a broker restart, a rebalance after max.poll.interval) never ends a phase.
+//
+// A frozen broker (SIGSTOP, a stalled host) keeps its connections open and makes the
+// client report nothing for a long time (socket.timeout.ms, 60 s): a silence longer
+// than probe is probed the same way, and a failed probe dates the trouble from the
+// last contact.
 func (s *rdSource) unreachable(limit, probe time.Duration) error {
 	if s.troubleSince.IsZero() {
+		if time.Since(s.lastContact) < probe {
+			return nil
+		}
+		if _, err := s.committed(probe); err != nil {
+			s.troubleSince, s.trouble = s.lastContact, fmt.Errorf("committed offsets unreadable: %w", err)
+		}
 		return nil
 	}
-	if _, err := s.committed(probe); err == nil {
-		s.contact()
-		return nil
-	} else if s.trouble == nil {
-		s.trouble = err
+	since := time.Since(s.troubleSince)
+	if since < limit {
+		// One probe, never past the limit: a probe that outlasts it is a failed one.
+		if _, err := s.committed(min(probe, limit-since)); err == nil {
+			s.contact()
+			return nil
+		} else if s.trouble == nil {
+			s.trouble = err
+		}
+		since = time.Since(s.troubleSince)
 	}
-	if since := time.Since(s.troubleSince); since >= limit {
-		return fmt.Errorf("%w: the consumer reported errors and no answer came for %s (a phase ends after half of --timeout); last error: %v", ErrUnreachable, since.Round(time.Millisecond), s.trouble)
+	if since >= limit {
+		return fmt.Errorf("%w: no answer from the cluster for %s (a phase ends after half of --timeout); last error: %v", ErrUnreachable, since.Round(time.Millisecond), s.trouble)
 	}
 	return nil
 }
