@@ -385,6 +385,7 @@ type Consume struct {
 	ElapsedMs   float64            `json:"elapsed_ms"`
 	Partitions  []ConsumePartition `json:"partitions"`
 	Verdict     verdict.Verdict    `json:"verdict"`
+	Warnings    []string           `json:"warnings,omitempty"`
 }
 
 // ConsumePartition is one partition's deliveries.
@@ -403,7 +404,7 @@ type ConsumePartition struct {
 // NewConsume builds the view of a consume run.
 func NewConsume(r *repro.ConsumeResult) Consume {
 	v := Consume{Meta: render.NewMeta("kstranded.consume/v1", "repro consume"), Topic: r.Topic, Group: r.Group,
-		Policy: string(r.Policy), Quiescent: r.Quiescent, Interrupted: r.Interrupted, ElapsedMs: ms(r.Elapsed), Partitions: []ConsumePartition{}, Verdict: r.Verdict}
+		Policy: string(r.Policy), Quiescent: r.Quiescent, Interrupted: r.Interrupted, ElapsedMs: ms(r.Elapsed), Partitions: []ConsumePartition{}, Verdict: r.Verdict, Warnings: r.Warnings}
 	for _, p := range r.Partitions {
 		v.Partitions = append(v.Partitions, ConsumePartition{Partition: p.Partition, Delivered: p.Delivered, Duplicates: p.Duplicates,
 			Ranges: nonNil(p.Ranges), Committed: p.Committed, High: p.High, Lost: nonNil(p.Lost), Stranded: nonNil(p.Stranded), Verdict: p.Verdict})
@@ -431,7 +432,13 @@ func PrintConsume(w io.Writer, v Consume, f render.Format, pretty bool) error {
 		g.Rows = append(g.Rows, []string{fmt.Sprint(p.Partition), fmt.Sprint(p.Delivered), fmt.Sprint(p.Duplicates),
 			kpart.Join(p.Ranges), kpart.OffsetText(p.Committed), fmt.Sprint(p.High), p.Lost.String(), p.Stranded.String(), st.Verdict(p.Verdict)})
 	}
-	return render.WriteGrid(w, g, pretty)
+	if err := render.WriteGrid(w, g, pretty); err != nil {
+		return err
+	}
+	for _, wn := range v.Warnings {
+		fmt.Fprintln(w, st.Warn.Render("warning: ")+wn)
+	}
+	return nil
 }
 
 // Produced is the JSON document of `kstranded repro produce`. The top-level partition,
