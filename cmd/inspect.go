@@ -209,14 +209,14 @@ func inspectLoop(ctx context.Context, g *Globals, o *inspectOptions, cl inspect.
 			// Interrupted: the partial report is shown (marked INTERRUPTED, partial) unless
 			// --watch already showed a full one.
 			if r != nil && prev == nil {
-				if perr := view.PrintInspect(g.IO.Out, view.NewInspect(r), format, g.Pretty()); perr != nil {
+				if perr := view.PrintInspect(g.Out(), view.NewInspect(r), format, g.Pretty()); perr != nil {
 					return perr
 				}
 			}
 			return exitcode.ErrInterrupted
 		}
 		if prev == nil {
-			err = view.PrintInspect(g.IO.Out, view.NewInspect(r), format, g.Pretty())
+			err = view.PrintInspect(g.Out(), view.NewInspect(r), format, g.Pretty())
 		} else {
 			err = view.PrintInspectChanges(g.IO.Out, view.NewInspectChanges(r, inspect.Changes(prev, r)), format)
 		}

@@ -96,7 +96,7 @@ Interrupted (Ctrl-C, SIGTERM), it exits 130 after printing what it saw. Use it w
 			res, err := repro.Consume(c.Context(), o.Options, until)
 			if res != nil {
 				format, _ := g.Format()
-				if perr := view.PrintConsume(g.IO.Out, view.NewConsume(res), format, g.Pretty()); perr != nil {
+				if perr := view.PrintConsume(g.Out(), view.NewConsume(res), format, g.Pretty()); perr != nil {
 					return perr
 				}
 			}

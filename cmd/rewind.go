@@ -250,7 +250,7 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 	}
 	if !o.Execute {
 		v := view.NewRewindPlan(plan)
-		if err := view.PrintRewind(g.IO.Out, v, format, g.Pretty()); err != nil {
+		if err := view.PrintRewind(g.Out(), v, format, g.Pretty()); err != nil {
 			return err
 		}
 		if v.Refused != "" {
@@ -265,7 +265,7 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 	}
 	restore := func(path string) string { return restoreCommand(g, plan.Group.ID, path) }
 	res, xerr := rewind.Execute(ctx, cl, plan, rewind.ExecOptions{UndoPath: undo, UniqueUndo: o.UndoFile == "", Version: buildinfo.Version(), Restore: restore})
-	if err := view.PrintRewind(g.IO.Out, view.NewRewindExecution(plan, res, xerr), format, g.Pretty()); err != nil {
+	if err := view.PrintRewind(g.Out(), view.NewRewindExecution(plan, res, xerr), format, g.Pretty()); err != nil {
 		return err
 	}
 	switch {

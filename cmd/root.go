@@ -83,6 +83,16 @@ func (g *Globals) warnIgnoredProperties(command string) {
 // Format returns the output format.
 func (g *Globals) Format() (render.Format, error) { return render.ParseFormat(g.Output) }
 
+// Out is where a command prints its result: the table (or JSON) on stdout; the prose
+// around a table goes with it on a terminal and to stderr on a pipe, so a script reading
+// stdout gets the header first and one row per line.
+func (g *Globals) Out() io.Writer {
+	if f, _ := g.Format(); f == render.JSON || g.Pretty() {
+		return g.IO.Out
+	}
+	return &render.Output{Writer: g.IO.Out, Notes: g.IO.Err}
+}
+
 // Pretty reports whether table output goes to a terminal.
 func (g *Globals) Pretty() bool { return render.IsTerminal(g.IO.Out) }
 

@@ -205,7 +205,7 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 			return fmt.Errorf("--svg: %w", err)
 		}
 	}
-	if err := view.PrintTrace(g.IO.Out, doc, out, g.Pretty(), o.Timeline); err != nil {
+	if err := view.PrintTrace(g.Out(), doc, out, g.Pretty(), o.Timeline); err != nil {
 		return err
 	}
 	return traceOutcome(rep, out)

@@ -16,9 +16,7 @@ import (
 
 func runTrace(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := run(context.Background(), args, IO{In: strings.NewReader(stdin), Out: &out, Err: &errb})
-	return code, out.String(), errb.String()
+	return runSeen(args, stdin)
 }
 
 func fixture(name string) string { return filepath.Join("..", "trace", "testdata", name) }

@@ -75,7 +75,7 @@ func TestLongRunningCommandsExit130OnSIGINTAndSIGTERM(t *testing.T) {
 					t.Fatal(err)
 				}
 				deadline := time.Now().Add(90 * time.Second)
-				for !tc.ready(stdout.String()) {
+				for !tc.ready(stdout.String() + stderr.String()) { // on a pipe the prose (the group line) is on stderr
 					if time.Now().After(deadline) {
 						_ = cmd.Process.Kill()
 						_ = cmd.Wait()

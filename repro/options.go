@@ -38,6 +38,14 @@ type Options struct {
 
 	Policy eachbatch.Policy
 	Commit CommitMode
+	// Handler is --handler: eachBatch (the seed's) or eachMessage.
+	Handler eachbatch.Handler
+	// AutoResolve is --auto-resolve (eachBatchAutoResolve); false: the handler resolves
+	// each round itself and stops when the batch is stale.
+	AutoResolve bool
+	// HandlerFailAt is --handler-fail-at: offsets where the handler throws once per
+	// partition.
+	HandlerFailAt []int64
 
 	TimeScale            float64
 	Concurrency          int
@@ -77,7 +85,7 @@ func DefaultOptions() Options {
 	s := eachbatch.DefaultSettings()
 	return Options{
 		Topic: "stranded", Partitions: 20, Workload: workload.Seed(),
-		Policy: eachbatch.V1_10_0, Commit: CommitAuto, TimeScale: 0.01,
+		Policy: eachbatch.V1_10_0, Commit: CommitAuto, Handler: eachbatch.EachBatch, AutoResolve: true, TimeScale: 0.01,
 		Concurrency: s.Concurrency, BatchSize: s.BatchSize,
 		HandlerDelay: s.HandlerDelay, HandlerParallel: s.HandlerParallel,
 		MaxPollInterval: s.MaxPollInterval, SessionTimeout: 6 * time.Second, HeartbeatInterval: 1500 * time.Millisecond,
@@ -96,6 +104,9 @@ func (o Options) scale(d time.Duration) time.Duration {
 func (o Options) EngineSettings() eachbatch.Settings {
 	s := eachbatch.DefaultSettings()
 	s.Policy = o.Policy
+	s.Handler = o.handler()
+	s.AutoResolve = o.AutoResolve
+	s.FailAt = o.HandlerFailAt
 	s.Concurrency = o.Concurrency
 	s.BatchSize = o.BatchSize
 	s.MaxPollInterval = o.scale(o.MaxPollInterval)
@@ -161,10 +172,29 @@ func (o Options) Validate() error {
 	if _, err := eachbatch.ParsePolicy(string(o.Policy)); err != nil {
 		return fmt.Errorf("--policy: %w", err)
 	}
+	if _, err := eachbatch.ParseHandler(string(o.handler())); err != nil {
+		return fmt.Errorf("--handler: %w", err)
+	}
+	if o.handler() == eachbatch.EachMessage && !o.AutoResolve {
+		return errors.New("--auto-resolve=false applies to --handler each-batch only (eachMessage stores each record when the handler returns)")
+	}
+	for _, off := range o.HandlerFailAt {
+		if off < 0 {
+			return errors.New("--handler-fail-at: offsets must be >= 0")
+		}
+	}
 	if _, err := o.Kafka.GroupProtocol(o.GroupProtocol); err != nil {
 		return err
 	}
 	return nil
+}
+
+// handler is the handler, eachBatch when unset.
+func (o Options) handler() eachbatch.Handler {
+	if o.Handler == "" {
+		return eachbatch.EachBatch
+	}
+	return o.Handler
 }
 
 // groupProtocol is the consumer's group protocol (classic when the options disagree;
@@ -199,6 +229,11 @@ func (o Options) settingsMap() map[string]string {
 		"max_bytes_per_partition": fmt.Sprint(o.MaxBytesPerPartition),
 		"read_committed":          fmt.Sprint(o.ReadCommitted),
 		"from_beginning":          fmt.Sprint(o.FromBeginning),
+		"handler":                 string(o.handler()),
+		"auto_resolve":            fmt.Sprint(o.AutoResolve),
+	}
+	if len(o.HandlerFailAt) > 0 {
+		m["handler_fail_at"] = fmt.Sprint(o.HandlerFailAt)
 	}
 	if o.groupProtocol() == kafkaconf.GroupProtocolConsumer {
 		// Not sent: the broker's group.consumer.* settings apply.

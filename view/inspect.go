@@ -87,6 +87,11 @@ func NewInspect(r *inspect.Report) Inspect {
 	}
 	for _, p := range r.Partitions {
 		pv := InspectPartition{Offsets: p.Offsets, Judgement: p.Judgement}
+		if j := p.Judgement; j != nil && j.Unrecoverable == nil {
+			c := *j // a list, never null, without changing the report
+			c.Unrecoverable = []kpart.RecordRange{}
+			pv.Judgement = &c
+		}
 		if l := p.Lag(); l >= 0 {
 			pv.Lag = &l
 		}
@@ -116,21 +121,22 @@ func PrintInspect(w io.Writer, v Inspect, f render.Format, pretty bool) error {
 	if f == render.JSON {
 		return render.WriteJSON(w, v)
 	}
-	st := render.NewStyles(w)
+	nw := render.NotesOf(w) // prose: with the table on a terminal, to stderr on a pipe
+	st := render.NewStyles(nw)
 	grp := v.Group
 	state := grp.State
 	if state == "" {
 		state = "-"
 	}
-	fmt.Fprintf(w, "group %s  state %s  protocol %s  members %d\n", st.Bold.Render(grp.ID), state, GroupProtocolText(grp), len(grp.Members))
+	fmt.Fprintf(nw, "group %s  state %s  protocol %s  members %d\n", st.Bold.Render(grp.ID), state, GroupProtocolText(grp), len(grp.Members))
 	if grp.Err != "" {
-		fmt.Fprintf(w, "  group description failed: %s\n", grp.Err)
+		fmt.Fprintf(nw, "  group description failed: %s\n", grp.Err)
 	}
 	for _, m := range grp.Members {
-		fmt.Fprintf(w, "  member %s\n", MemberText(m))
+		fmt.Fprintf(nw, "  member %s\n", MemberText(m))
 	}
 	if v.Evidence != nil {
-		printEvidence(w, st, v.Evidence, grp.ID)
+		printEvidence(nw, st, v.Evidence, grp.ID)
 	}
 	if err := render.WriteGrid(w, inspectGrid(st, v, pretty), pretty); err != nil {
 		return err
@@ -139,39 +145,39 @@ func PrintInspect(w io.Writer, v Inspect, f render.Format, pretty bool) error {
 	for _, p := range v.Partitions {
 		name := fmt.Sprintf("%s/%d", p.Topic, p.Partition)
 		if p.Err != "" {
-			fmt.Fprintf(w, "%s: %s %s\n", name, st.Bad.Render("error:"), p.Err)
+			fmt.Fprintf(nw, "%s: %s %s\n", name, st.Bad.Render("error:"), p.Err)
 		}
 		j := p.Judgement
 		if j == nil {
 			continue
 		}
 		if len(j.Lost) > 0 {
-			fmt.Fprintf(w, "%s: %s %s (%d records); safe rewind offset %d\n", name, st.Bad.Render("LOST"), kpart.Join(j.Lost), j.LostCount, *j.SafeRewind)
+			fmt.Fprintf(nw, "%s: %s %s (%d records); safe rewind offset %d\n", name, st.Bad.Render("LOST"), kpart.Join(j.Lost), j.LostCount, *j.SafeRewind)
 		}
 		if len(j.Unrecoverable) > 0 {
 			fmt.Fprintf(w, "%s: %s %s (%d offsets never delivered, deleted since: below the log start %d, no rewind restores them)\n",
 				name, st.Bad.Render("UNRECOVERABLE"), kpart.Join(j.Unrecoverable), j.UnrecoverableCount, p.LogStart)
 		}
 		if len(j.Stranded) > 0 {
-			fmt.Fprintf(w, "%s: stranded %s (%d records, not yet committed past: the consumer will still get them)\n", name, kpart.Join(j.Stranded), j.StrandedCount)
+			fmt.Fprintf(nw, "%s: stranded %s (%d records, not yet committed past: the consumer will still get them)\n", name, kpart.Join(j.Stranded), j.StrandedCount)
 		}
 		for _, n := range j.NotDeliverable {
-			fmt.Fprintf(w, "%s: %s: %s, not lost\n", name, kpart.Range{First: n.First, Last: n.Last}, n.What)
+			fmt.Fprintf(nw, "%s: %s: %s, not lost\n", name, kpart.Range{First: n.First, Last: n.Last}, n.What)
 		}
 		for _, n := range j.InvalidEvidence {
-			fmt.Fprintf(w, "%s: %s %s: %s\n", name, st.Warn.Render("invalid evidence"), kpart.Range{First: n.First, Last: n.Last}, n.What)
+			fmt.Fprintf(nw, "%s: %s %s: %s\n", name, st.Warn.Render("invalid evidence"), kpart.Range{First: n.First, Last: n.Last}, n.What)
 		}
 		if j.Reason != "" && p.Err == "" && j.Verdict != verdict.NoEvidence {
-			fmt.Fprintf(w, "%s: %s\n", name, j.Reason)
+			fmt.Fprintf(nw, "%s: %s\n", name, j.Reason)
 		}
 	}
 	for _, n := range v.StrayEvidence {
-		fmt.Fprintf(w, "%s %s\n", st.Warn.Render("invalid evidence:"), n.What)
+		fmt.Fprintf(nw, "%s %s\n", st.Warn.Render("invalid evidence:"), n.What)
 	}
 	for _, t := range v.DeletedTopics {
-		fmt.Fprintf(w, "%s topic %s no longer exists; the group still has committed offsets for it\n", st.Bad.Render("error:"), t)
+		fmt.Fprintf(nw, "%s topic %s no longer exists; the group still has committed offsets for it\n", st.Bad.Render("error:"), t)
 	}
-	fmt.Fprintln(w, inspectSummaryLine(st, v))
+	fmt.Fprintln(nw, inspectSummaryLine(st, v))
 	return nil
 }
 
@@ -242,6 +248,14 @@ func inspectGrid(st render.Styles, v Inspect, pretty bool) render.Grid {
 	grid.Header = append(grid.Header, "LOG-START", "LAST-STABLE", "HIGH-WATERMARK", "LAG", "OWNER")
 	if v.Evidence != nil {
 		grid.Header = append(grid.Header, "DELIVERED", "LOST", "STRANDED", "DUP", "REWIND", "VERDICT")
+	}
+	// a narrow terminal hides these first (a pipe and -o json always carry them)
+	for _, opt := range []string{"METADATA", "EPOCH", "DUP", "LAST-STABLE", "LOG-START"} {
+		for i, h := range grid.Header {
+			if h == opt {
+				grid.Optional = append(grid.Optional, i)
+			}
+		}
 	}
 	for _, h := range grid.Header {
 		switch h {

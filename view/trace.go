@@ -286,8 +286,9 @@ func PrintTrace(w io.Writer, d Trace, f render.Format, pretty, timeline bool) er
 	if f == render.JSON {
 		return render.WriteJSON(w, d)
 	}
-	st := render.NewStyles(w)
-	WriteHeader(w, d, st)
+	nw := render.NotesOf(w) // prose: with the table on a terminal, to stderr on a pipe
+	st := render.NewStyles(nw)
+	WriteHeader(nw, d, st)
 	grid := SummaryGrid(d, st)
 	if timeline {
 		grid = TimelineGrid(d)
@@ -295,7 +296,7 @@ func PrintTrace(w io.Writer, d Trace, f render.Format, pretty, timeline bool) er
 	if err := render.WriteGrid(w, grid, pretty); err != nil {
 		return err
 	}
-	WriteFindings(w, d, st)
+	WriteFindings(nw, d, st)
 	return nil
 }
 
