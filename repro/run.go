@@ -451,6 +451,9 @@ func (o Options) settle(ctx context.Context, lp *loop.Loop, eng *eachbatch.Engin
 		if unreachable = src.unreachable(o.unreachableAfter(), o.probeTimeout()); unreachable != nil {
 			return
 		}
+		if unreachable = src.orphaned(o.unreachableAfter()); unreachable != nil {
+			return
+		}
 		if eng.Quiescent() && (extra == nil || extra()) {
 			c, err := src.committed(o.probeTimeout())
 			if err == nil && storedCommitted(target(), c) {

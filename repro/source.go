@@ -39,6 +39,10 @@ type rdSource struct {
 	troubleSince time.Time
 	trouble      error
 	lastContact  time.Time
+	// unassignedSince is when the consumer lost its last partition (a revocation or a
+	// lost assignment: session timeout, max.poll.interval exceeded); zero while it has
+	// some. A consumer that never gets them back cannot finish a phase (see orphaned).
+	unassignedSince time.Time
 	// onAssign and onRevoke tell the application ledger about rebalances; they run in
 	// Poll, on the loop goroutine.
 	onAssign func(tps []kpart.TopicPartition)
@@ -134,6 +138,7 @@ func (s *rdSource) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 		for _, p := range e.Partitions {
 			tp := kpart.TopicPartition{Topic: *p.Topic, Partition: p.Partition}
 			s.assignment = append(s.assignment, tp)
+			s.unassignedSince = time.Time{}
 			s.eof[tp] = -1
 			added = append(added, tp)
 		}
@@ -171,6 +176,9 @@ func (s *rdSource) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 			}
 		}
 		s.assignment = kept
+		if len(kept) == 0 {
+			s.unassignedSince = time.Now()
+		}
 		reason := "revoked"
 		if lost {
 			reason = "lost"
@@ -326,6 +334,27 @@ func (s *rdSource) unreachable(limit, probe time.Duration) error {
 	}
 	if since >= limit {
 		return fmt.Errorf("%w: no answer from the cluster for %s (a phase ends after half of --timeout); last error: %v", ErrUnreachable, since.Round(time.Millisecond), s.trouble)
+	}
+	return nil
+}
+
+// orphaned returns an error once the consumer has had no partition for longer than
+// limit: under load librdkafka can lose the session (session timeout, then
+// max.poll.interval exceeded) and, until it rejoins, nothing it owns can become
+// quiescent; waiting for the derived phase timeout made runs outlast --timeout by
+// minutes.
+func (s *rdSource) orphaned(limit time.Duration) error {
+	if s.unassignedSince.IsZero() || len(s.assignment) > 0 {
+		return nil
+	}
+	if since := time.Since(s.unassignedSince); since >= limit {
+		last := ""
+		if s.trouble != nil {
+			last = "; last error: " + s.trouble.Error()
+		} else if n := len(s.errs); n > 0 {
+			last = "; last error: " + s.errs[n-1].Error()
+		}
+		return fmt.Errorf("the consumer lost its partitions and was not assigned any again for %s (a phase ends after half of --timeout)%s", since.Round(time.Millisecond), last)
 	}
 	return nil
 }
