@@ -2,11 +2,14 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"regexp"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -34,6 +37,7 @@ type traceParseOptions struct {
 	Timeline        bool
 	SVG             string
 	MaxPollInterval time.Duration
+	MaxPartitions   int
 }
 
 // newTraceParseCmd builds `kstranded trace parse`; runF, when not nil (tests), receives
@@ -70,11 +74,19 @@ CACHE-EXPIRY (time since fetch and serve against max.poll.interval.ms; a kstrand
 trace's durations are scaled by its settings' time_scale and are compared as such), HOT-SPIN,
 COMMIT-REGRESSION, POSITION-PAST-UNDELIVERED, MAX-POLL-EXCEEDED.
 
+Limits (memory stays under 256 MB whatever the input): ` + strconv.Itoa(trace.DefaultMaxPartitions) + ` partitions are tracked
+(--max-partitions); events about partitions named after them are counted, not tracked, and
+the result is marked INCOMPLETE. At ` + strconv.Itoa(trace.MaxRanges) + ` distinct offset ranges held (fetched and
+delivered, all partitions) the parse stops, INCOMPLETE. Reasons and names are kept to 256
+bytes, timeline entries to 16 ranges. Interrupted (Ctrl-C, SIGTERM), it prints what it read
+so far marked INTERRUPTED. See docs/trace-format.md.
+
 ` + exitHelp(
 			exitCodes{exitcode.OK, ""},
-			exitCodes{exitcode.Error, "an unreadable file or one in no known format"},
+			exitCodes{exitcode.Error, "an unreadable file, one in no known format, or a result INCOMPLETE at a limit"},
 			exitCodes{exitcode.Usage, ""},
-			exitCodes{exitcode.Lost, "a LOST finding exists"}),
+			exitCodes{exitcode.Lost, "a LOST finding exists (in a complete read)"},
+			exitCodes{exitcode.Interrupted, "the partial result is marked INTERRUPTED"}),
 		Example: `  kstranded trace parse repro.trace
   kstranded trace parse --max-poll-interval 15m --timeline consumer.trace
   kstranded trace parse rdkafka.log app.log \
@@ -95,13 +107,17 @@ COMMIT-REGRESSION, POSITION-PAST-UNDELIVERED, MAX-POLL-EXCEEDED.
 	f.BoolVar(&o.Timeline, "timeline", false, "print the chronological timeline instead of the summary")
 	f.StringVar(&o.SVG, "svg", "", "also draw the timeline as SVG into this file")
 	f.DurationVar(&o.MaxPollInterval, "max-poll-interval", 0, "the consumer's max.poll.interval.ms (e.g. 15m) when the trace does not carry it")
+	f.IntVar(&o.MaxPartitions, "max-partitions", trace.DefaultMaxPartitions, "partitions tracked; events about more are counted, not tracked (memory grows with it: about 10 KB a partition)")
 	return c
 }
 
 // traceMemoryLimit is trace parse's soft memory limit (runtime/debug.SetMemoryLimit).
 const traceMemoryLimit = 40 << 20
 
-func traceParse(_ context.Context, g *Globals, o *traceParseOptions) error {
+func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	format, err := trace.ParseFormat(o.Format)
 	if err != nil {
 		return exitcode.Usagef("--format: %v", err)
@@ -109,7 +125,10 @@ func traceParse(_ context.Context, g *Globals, o *traceParseOptions) error {
 	if err := positiveDur("max-poll-interval", o.MaxPollInterval, true); err != nil {
 		return err
 	}
-	opt := trace.Options{MaxPollInterval: o.MaxPollInterval}
+	if o.MaxPartitions < 1 {
+		return exitcode.Usagef("--max-partitions must be at least 1, got %d", o.MaxPartitions)
+	}
+	opt := trace.Options{MaxPollInterval: o.MaxPollInterval, MaxPartitions: o.MaxPartitions}
 	if o.Pattern != "" {
 		re, err := regexp.Compile(o.Pattern)
 		if err != nil {
@@ -134,6 +153,7 @@ func traceParse(_ context.Context, g *Globals, o *traceParseOptions) error {
 	}
 	stdinUsed := false
 	a := trace.NewAnalyzer(opt)
+	var stop error // an interrupt or a limit: the partial result is printed, then this
 	for _, name := range o.Files {
 		var r io.Reader
 		if name == "-" {
@@ -149,7 +169,15 @@ func traceParse(_ context.Context, g *Globals, o *traceParseOptions) error {
 			defer fh.Close()
 			r = fh
 		}
-		if _, err := a.Parse(name, r, format); err != nil {
+		if _, err := a.ParseContext(ctx, name, r, format); err != nil {
+			if ctx.Err() != nil {
+				stop = fmt.Errorf("%w: %v", exitcode.ErrInterrupted, err)
+				break
+			}
+			if errors.Is(err, trace.ErrLimit) {
+				stop = err
+				break
+			}
 			return err
 		}
 	}
@@ -162,6 +190,9 @@ func traceParse(_ context.Context, g *Globals, o *traceParseOptions) error {
 	}
 	if err := view.PrintTrace(g.IO.Out, doc, out, g.Pretty(), o.Timeline); err != nil {
 		return err
+	}
+	if stop != nil {
+		return stop // a partial read: no verdict, not even LOST (the rest may deliver them)
 	}
 	if rep.Lost() {
 		var first trace.Finding
@@ -176,6 +207,11 @@ func traceParse(_ context.Context, g *Globals, o *traceParseOptions) error {
 			return exitcode.Reported(err) // the JSON document already says so
 		}
 		return err
+	}
+	if !rep.Complete() {
+		// every line was read, but partitions past the limit were not tracked: no verdict
+		// for them, so no success
+		return fmt.Errorf("%w: %s", trace.ErrLimit, strings.Join(rep.Incomplete, "; "))
 	}
 	return nil
 }
