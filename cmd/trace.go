@@ -76,8 +76,8 @@ COMMIT-REGRESSION, POSITION-PAST-UNDELIVERED, MAX-POLL-EXCEEDED.
 
 Limits (memory stays under 256 MB whatever the input): ` + strconv.Itoa(trace.DefaultMaxPartitions) + ` partitions are tracked
 (--max-partitions); events about partitions named after them are counted, not tracked, and
-the result is marked INCOMPLETE. At ` + strconv.Itoa(trace.MaxRanges) + ` distinct offset ranges held (fetched and
-delivered, all partitions) the parse stops, INCOMPLETE. Reasons and names are kept to 256
+the result is marked INCOMPLETE. At ` + strconv.Itoa(trace.MaxRanges) + ` distinct offset ranges held (fetched,
+delivered, discarded; all partitions) the parse stops, INCOMPLETE. Reasons and names are kept to 256
 bytes, timeline entries to 16 ranges. Interrupted (Ctrl-C, SIGTERM), it prints what it read
 so far marked INTERRUPTED. See docs/trace-format.md.
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -33,9 +34,9 @@ const (
 	// DefaultMaxPartitions is how many partitions an analysis tracks by default; with it
 	// and the budgets below, trace parse stays under 256 MB of memory on any input.
 	DefaultMaxPartitions = 10000
-	// MaxRanges bounds the distinct offset ranges (fetched and delivered, all partitions
+	// MaxRanges bounds the distinct offset ranges (fetched, delivered and discarded; all partitions
 	// together) an analysis holds; past it the analysis stops, incomplete (ErrLimit).
-	MaxRanges = 1000000
+	MaxRanges = 250000
 	// maxText bounds the text of an input line kept in an event (reasons, names, keys).
 	maxText = 256
 	// maxKeys bounds the last-consumed keys kept per cache clear.
@@ -456,7 +457,7 @@ func bound(e *Event) {
 func (a *Analyzer) countRanges(delta int, ref Ref) {
 	a.ranges += delta
 	if a.ranges > a.rangeLimit && a.halt == nil {
-		a.halt = fmt.Errorf("%w: more than %d distinct offset ranges (fetched and delivered) at %s; the result covers the input up to there", ErrLimit, a.rangeLimit, ref)
+		a.halt = fmt.Errorf("%w: more than %d distinct offset ranges (fetched, delivered and discarded) at %s; the result covers the input up to there", ErrLimit, a.rangeLimit, ref)
 	}
 }
 
@@ -692,7 +693,13 @@ func (a *Analyzer) addFetch(e Event) {
 	held := len(ps.fetched)
 	defer func() { a.countRanges(len(ps.fetched)-held, e.Ref) }()
 	for _, r := range e.Ranges {
-		fresh := kpart.RangeSet{r}.Minus(ps.fetched)
+		// only the fetched ranges that can overlap r: a partition can hold a million
+		i := sort.Search(len(ps.fetched), func(i int) bool { return ps.fetched[i].Last >= r.First })
+		j := i
+		for j < len(ps.fetched) && ps.fetched[j].First <= r.Last {
+			j++
+		}
+		fresh := kpart.RangeSet{r}.Minus(ps.fetched[i:j])
 		for _, f := range fresh {
 			if len(ps.fetchRefs) < a.refCap(capRefs) {
 				ps.fetchRefs = append(ps.fetchRefs, refRange{f, e.Ref})
