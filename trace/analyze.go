@@ -159,7 +159,9 @@ func (t *timeline) add(e Entry) bool {
 	}
 	t.dropped++
 	t.tail[t.next] = e
-	t.next = (t.next + 1) % len(t.tail)
+	if t.next++; t.next == len(t.tail) { // no division: this runs for most events of a long log
+		t.next = 0
+	}
 	return false
 }
 
@@ -297,6 +299,7 @@ type Analyzer struct {
 	// bounded memory: the timeline cap new partitions get, the ranges held, and what
 	// was dropped at the limits
 	tlShare        int
+	lastPart       *partState // the partition part returned last
 	ranges         int
 	rangeLimit     int // MaxRanges; lower in tests
 	untracked      int // events about partitions past MaxPartitions, dropped
@@ -349,24 +352,28 @@ func (a *Analyzer) endFile() {
 
 func (a *Analyzer) part(topic string, p int32) *partState {
 	k := kpart.TopicPartition{Topic: topic, Partition: p}
+	if a.lastPart != nil && a.lastPart.key == k {
+		return a.lastPart // an event's handlers ask for its partition several times
+	}
 	ps := a.parts[k]
 	if ps == nil {
 		ps = &partState{key: k, committed: Unknown, stored: Unknown, position: Unknown, lastManual: -1, tl: timeline{cap: a.tlShare}}
 		a.parts[k] = ps
 		a.order = append(a.order, k)
 	}
+	a.lastPart = ps
 	return ps
 }
 
 func (a *Analyzer) position(topic string, p int32) (int64, string) {
-	if ps := a.parts[kpart.TopicPartition{Topic: topic, Partition: p}]; ps != nil {
+	if ps := a.lookup(topic, p); ps != nil {
 		return ps.position, ps.posReason
 	}
 	return Unknown, ""
 }
 
 func (a *Analyzer) storedCommitted(topic string, p int32) (int64, int64) {
-	if ps := a.parts[kpart.TopicPartition{Topic: topic, Partition: p}]; ps != nil {
+	if ps := a.lookup(topic, p); ps != nil {
 		return ps.stored, ps.committed
 	}
 	return Unknown, Unknown
@@ -419,8 +426,20 @@ func (a *Analyzer) tracked(topic string, p int32) bool {
 	if p == AllPartitions || len(a.parts) < a.opt.MaxPartitions {
 		return true
 	}
-	_, ok := a.parts[kpart.TopicPartition{Topic: topic, Partition: p}]
-	return ok
+	return a.lookup(topic, p) != nil
+}
+
+// lookup returns the state of a partition already tracked, nil for another.
+func (a *Analyzer) lookup(topic string, p int32) *partState {
+	k := kpart.TopicPartition{Topic: topic, Partition: p}
+	if a.lastPart != nil && a.lastPart.key == k {
+		return a.lastPart
+	}
+	ps := a.parts[k]
+	if ps != nil {
+		a.lastPart = ps
+	}
+	return ps
 }
 
 // clip cuts s to n bytes (on a rune boundary), marking the cut.
