@@ -67,9 +67,9 @@ func runBroker(ctx context.Context, g *Globals, o *brokerOptions) error {
 		_ = render.WriteJSON(g.IO.Out, struct {
 			render.Meta
 			Bootstrap  string `json:"bootstrap"`
-			Topic      string `json:"topic,omitempty"`
+			Topic      *string `json:"topic"` // null: no topic created
 			Partitions int32  `json:"partitions"`
-		}{render.NewMeta("kstranded.broker/v1", "broker"), b.Addr(), o.Topic, o.Partitions})
+		}{render.NewMeta("kstranded.broker/v1", "broker"), b.Addr(), nilIfEmpty(o.Topic), o.Partitions})
 	} else {
 		fmt.Fprintf(g.IO.Out, "bootstrap: %s\n", b.Addr())
 		if o.Topic != "" {
@@ -79,4 +79,12 @@ func runBroker(ctx context.Context, g *Globals, o *brokerOptions) error {
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// nilIfEmpty is nil for "", so a JSON document says null for a missing value.
+func nilIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
@@ -141,5 +142,57 @@ func TestInspectNamesAPropertyItDoesNotRead(t *testing.T) {
 	_, _, errs := runArgs(t, "inspect", "--group", "g", "--brokers", "127.0.0.1:1", "--timeout", "200ms", "-X", "securty.protocol=SSL")
 	if !strings.Contains(errs, "securty.protocol is not read by this command") {
 		t.Fatalf("no warning naming the misspelt key:\n%s", errs)
+	}
+}
+
+// runSeen runs kstranded as a person at a pipe sees it: with -o json, the document on
+// stdout alone (stderr may hold client logs); else stdout and stderr in the order they
+// were written, because on a pipe the prose around a table goes to stderr (see
+// TestOnAPipeTheTableIsStdoutAndTheProseStderr for the split itself).
+func runSeen(args []string, stdin string) (int, string, string) {
+	return runSeenCtx(context.Background(), args, stdin)
+}
+
+func runSeenCtx(ctx context.Context, args []string, stdin string) (int, string, string) {
+	var o, e, both bytes.Buffer
+	code := run(ctx, args, IO{In: strings.NewReader(stdin), Out: io.MultiWriter(&o, &both), Err: io.MultiWriter(&e, &both)})
+	if wantsJSON(&Globals{}, args) {
+		return code, o.String(), e.String()
+	}
+	return code, both.String(), e.String()
+}
+
+// TestOnAPipeTheTableIsStdoutAndTheProseStderr: a script reading stdout gets the table's
+// header on the first line and one row per line after it; what a person reads around the
+// table (verdict lines, details, findings) goes to stderr.
+func TestOnAPipeTheTableIsStdoutAndTheProseStderr(t *testing.T) {
+	b := strandedBroker(t)
+	trace := writeFile(t, "t.jsonl", strandedTrace)
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		header string
+		prose  string
+	}{
+		{"inspect", []string{"inspect", "--brokers", b.Addr(), "--group", "g", "--delivered", trace}, "TOPIC\tPARTITION\tCOMMITTED", "LOST: 118 records"},
+		{"rewind", []string{"rewind", "--brokers", b.Addr(), "--group", "g", "--delivered", trace}, "TOPIC\tPARTITION\tCOMMITTED\tTARGET", "DRY RUN: 1 partition would move"},
+		{"trace parse", []string{"trace", "parse", fixture("kstranded-v1.10.0.trace")}, "PARTITION\tFETCHED\tDELIVERED", "118 records (82-199) were fetched, never delivered"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errs bytes.Buffer
+			run(context.Background(), tc.args, IO{In: strings.NewReader(""), Out: &out, Err: &errs})
+			lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+			if !strings.HasPrefix(lines[0], tc.header) {
+				t.Fatalf("stdout does not start with the header %q:\n%s", tc.header, out.String())
+			}
+			for _, l := range lines[1:] {
+				if strings.Count(l, "\t") != strings.Count(lines[0], "\t") {
+					t.Fatalf("stdout line %q is not a row of the table:\n%s", l, out.String())
+				}
+			}
+			if !strings.Contains(errs.String(), tc.prose) || strings.Contains(out.String(), tc.prose) {
+				t.Fatalf("the prose %q belongs on stderr\nstdout:\n%s\nstderr:\n%s", tc.prose, out.String(), errs.String())
+			}
+		})
 	}
 }

@@ -22,6 +22,7 @@ type inspectOptions struct {
 	Group     string
 	Topics    []string
 	Delivered []string
+	Pattern   string
 	MaxScan   int64
 	Watch     time.Duration
 	Count     int
@@ -54,18 +55,32 @@ aborted-transaction list), never assumed from offset arithmetic:
   NO EVIDENCE the evidence does not name the topic
 The safe rewind offset is the first lost record.
 
-Evidence formats (auto-detected, named in the output): kstranded.trace/v1 (repro
---trace), kstranded trace parse -o json, JSON lines with topic/partition/offset, and text
-lines "TOPIC PARTITION OFFSET", "PARTITION:OFFSET", "TOPIC/PARTITION:FIRST-LAST".
+Evidence formats (auto-detected per line, named in the output; gzip accepted):
+kstranded.trace/v1 (repro --trace), kstranded trace parse -o json, JSON lines as
+applications log them (pino, winston, bunyan: partition and offset as numbers or
+numeric strings, topic optional, at the top level or nested under msg, message, record
+or kafka; other log lines are ignored), and text lines "TOPIC PARTITION OFFSET",
+"PARTITION:OFFSET", "TOPIC/PARTITION:FIRST-LAST". With --pattern REGEXP every line is
+read through the expression instead, as trace parse reads it: named groups partition
+and offset (topic optional); lines it does not match are ignored.
+
+No verdict without evidence: when no delivery was read (an empty file, only other log
+lines, a pattern that matched nothing) or a file has more malformed lines than delivery
+lines, no partition is judged: NO EVIDENCE, exit 6, with what would settle it. Binary
+data and a truncated gzip are errors (exit 1).
 
 ` + exitHelp(
-			exitCodes{exitcode.OK, "nothing lost"},
-			exitCodes{exitcode.Error, "unknown group, group without offsets, unknown --topic, broker not answering within --timeout, or (with nothing lost) a partition not fully judged"},
+			exitCodes{exitcode.OK, "nothing lost (or, without --delivered, the offsets view: nothing judged)"},
+			exitCodes{exitcode.Error, "unknown group, group without offsets, unknown --topic, unreadable evidence, broker not answering within --timeout, or (with nothing lost or stranded) a partition not fully judged"},
 			exitCodes{exitcode.Usage, ""},
 			exitCodes{exitcode.Lost, "even if some other partition could not be judged"},
+			exitCodes{exitcode.Stranded, "none lost"},
+			exitCodes{exitcode.NoEvidence, "no delivery read, evidence mostly malformed, or partitions whose topic the evidence does not name"},
 			exitCodes{exitcode.Interrupted, "the partial report is marked INTERRUPTED"}),
 		Example: `  kstranded inspect --brokers kafka:9092 --group billing
   kstranded inspect --brokers kafka:9092 --group billing --delivered trace.jsonl
+  kstranded inspect --brokers kafka:9092 --group billing --delivered app.log.gz \
+      --pattern 'handled (?P<topic>\S+)\[(?P<partition>\d+)\]@(?P<offset>\d+)'
   app-offsets.sh | kstranded inspect --brokers kafka:9092 --group billing --topic orders --delivered -
   kstranded inspect --brokers kafka:9092 --group billing --watch 5s --count 12`,
 		Args: cobra.NoArgs,
@@ -94,6 +109,14 @@ lines "TOPIC PARTITION OFFSET", "PARTITION:OFFSET", "TOPIC/PARTITION:FIRST-LAST"
 			if stdin > 1 {
 				return exitcode.Usagef("--delivered - (stdin) can be given once")
 			}
+			if o.Pattern != "" {
+				if len(o.Delivered) == 0 {
+					return exitcode.Usagef("--pattern reads --delivered FILE; give one")
+				}
+				if _, err := evidence.CompilePattern(o.Pattern); err != nil {
+					return exitcode.Usagef("%v", err)
+				}
+			}
 			if stdin == 1 && o.Watch > 0 {
 				return exitcode.Usagef("--watch re-reads the evidence each time; stdin cannot be re-read")
 			}
@@ -113,18 +136,28 @@ lines "TOPIC PARTITION OFFSET", "PARTITION:OFFSET", "TOPIC/PARTITION:FIRST-LAST"
 	f := c.Flags()
 	f.StringVarP(&o.Group, "group", "g", "", "consumer group to inspect (required)")
 	f.StringArrayVarP(&o.Topics, "topic", "t", nil, "limit to these topics and show all their partitions (repeatable)")
-	f.StringArrayVar(&o.Delivered, "delivered", nil, "delivery evidence file (repeatable; - for stdin)")
+	f.StringArrayVar(&o.Delivered, "delivered", nil, "delivery evidence file (repeatable; - for stdin; gzip accepted)")
+	f.StringVar(&o.Pattern, "pattern", "", "read --delivered through this regular expression, with named groups partition, offset (topic optional), as trace parse does")
 	f.Int64Var(&o.MaxScan, "max-scan", 10_000_000, "most offsets to read per partition when classifying undelivered offsets")
 	f.DurationVar(&o.Watch, "watch", 0, "re-inspect at this interval and print what changed")
 	f.IntVar(&o.Count, "count", 0, "with --watch: number of inspections (0: until interrupted)")
 	return c
 }
 
-func readEvidence(g *Globals, files []string) (*evidence.Set, error) {
+// readEvidence reads --delivered files, through --pattern when given (pattern was
+// validated with the flags).
+func readEvidence(g *Globals, files []string, pattern string) (*evidence.Set, error) {
 	if len(files) == 0 {
 		return nil, nil
 	}
 	s := evidence.NewSet()
+	if pattern != "" {
+		p, err := evidence.CompilePattern(pattern)
+		if err != nil {
+			return nil, exitcode.Usagef("%v", err)
+		}
+		s.Pattern = p
+	}
 	for _, name := range files {
 		var r io.Reader
 		if name == "-" {
@@ -164,7 +197,7 @@ func inspectLoop(ctx context.Context, g *Globals, o *inspectOptions, cl inspect.
 	var prev *inspect.Report
 	var last error
 	for i := 0; ; i++ {
-		ev, err := readEvidence(g, o.Delivered)
+		ev, err := readEvidence(g, o.Delivered, o.Pattern)
 		if err != nil {
 			return err
 		}
@@ -176,14 +209,14 @@ func inspectLoop(ctx context.Context, g *Globals, o *inspectOptions, cl inspect.
 			// Interrupted: the partial report is shown (marked INTERRUPTED, partial) unless
 			// --watch already showed a full one.
 			if r != nil && prev == nil {
-				if perr := view.PrintInspect(g.IO.Out, view.NewInspect(r), format, g.Pretty()); perr != nil {
+				if perr := view.PrintInspect(g.Out(), view.NewInspect(r), format, g.Pretty()); perr != nil {
 					return perr
 				}
 			}
 			return exitcode.ErrInterrupted
 		}
 		if prev == nil {
-			err = view.PrintInspect(g.IO.Out, view.NewInspect(r), format, g.Pretty())
+			err = view.PrintInspect(g.Out(), view.NewInspect(r), format, g.Pretty())
 		} else {
 			err = view.PrintInspectChanges(g.IO.Out, view.NewInspectChanges(r, inspect.Changes(prev, r)), format)
 		}
@@ -215,12 +248,19 @@ func inspectError(err error) error {
 	return err
 }
 
-// outcome maps a report to the command's result: lost records first (exit 3), then
-// anything not fully judged (exit 1), else success.
+// outcome maps a report to the command's result, the code of its verdict as every
+// command maps it (exitcode.ForVerdict): lost 3, stranded 4, a partition not fully
+// judged 1, no evidence 6, else success. The summary line already says it.
 func outcome(r *inspect.Report) error {
 	s := r.Summarize()
-	if s.Lost > 0 {
-		return exitcode.Reported(fmt.Errorf("%w: %d records on %d partitions", exitcode.ErrLost, s.Lost, s.LostPartitions))
+	v := r.Verdict()
+	switch v {
+	case verdict.Lost:
+		return exitcode.Reported(exitcode.ForVerdict(v, fmt.Sprintf("%d records on %d partitions", s.Lost, s.LostPartitions)))
+	case verdict.Stranded:
+		return exitcode.Reported(exitcode.ForVerdict(v, fmt.Sprintf("%d records", s.Stranded)))
+	case verdict.NoEvidence, verdict.NoCommitEvidence:
+		return exitcode.Reported(exitcode.ForVerdict(v, r.NoEvidence))
 	}
 	var bad []string
 	for _, p := range r.Partitions {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -24,6 +25,8 @@ type reproOptions struct {
 	repro.Options
 	Policy    string
 	Commit    string
+	Handler   string
+	FailAt    []int64
 	TraceFile string
 
 	fetchWaitSet bool // --fetch-wait-max given (else the embedded broker's short wait applies)
@@ -49,8 +52,9 @@ func bindScenarioFlags(f *pflag.FlagSet, o *reproOptions) {
 	f.DurationVar(&o.HandlerDelay, "handler-delay", o.HandlerDelay, "eachBatch time per record (seed: 40s)")
 	f.IntVar(&o.HandlerParallel, "handler-parallel", o.HandlerParallel, "records eachBatch processes at a time (seed: 3)")
 	f.DurationVar(&o.MaxPollInterval, "max-poll-interval", o.MaxPollInterval, "max.poll.interval.ms; the JS cache expires this long after the last fetch")
-	f.DurationVar(&o.SessionTimeout, "session-timeout", o.SessionTimeout, "session.timeout.ms (not scaled)")
-	f.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", o.HeartbeatInterval, "heartbeat.interval.ms (not scaled)")
+	f.StringVar(&o.GroupProtocol, "group-protocol", "", "consumer group protocol: classic, or consumer (KIP-848, Kafka 4+; the broker then owns session timeout, heartbeat and assignor); default: group.protocol from -X/--config, else classic")
+	f.DurationVar(&o.SessionTimeout, "session-timeout", o.SessionTimeout, "session.timeout.ms (not scaled; classic protocol only)")
+	f.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", o.HeartbeatInterval, "heartbeat.interval.ms (not scaled; classic protocol only)")
 	f.DurationVar(&o.FetchWaitMax, "fetch-wait-max", o.FetchWaitMax, "fetch.wait.max.ms (not scaled; 10ms on the embedded broker unless set)")
 	f.BoolVar(&o.AutoCommit, "auto-commit", o.AutoCommit, "kafkaJS autoCommit")
 	f.DurationVar(&o.AutoCommitInterval, "auto-commit-interval", o.AutoCommitInterval, "auto.commit.interval.ms")
@@ -60,6 +64,9 @@ func bindScenarioFlags(f *pflag.FlagSet, o *reproOptions) {
 	f.BoolVar(&o.FromBeginning, "from-beginning", o.FromBeginning, "kafkaJS fromBeginning (auto.offset.reset=earliest)")
 	f.Float64Var(&o.TimeScale, "time-scale", o.TimeScale, "scale of every scenario duration (1: the real 15-minute scenario)")
 	f.StringVar(&o.Policy, "policy", string(o.Options.Policy), "cache clear policy: v1.10.0 (also 1.9.0), v1.10.1, head, or all")
+	f.StringVar(&o.Handler, "handler", string(eachbatch.EachBatch), "the application's run() callback: each-batch, each-message, or all (a row per handler)")
+	f.BoolVar(&o.AutoResolve, "auto-resolve", o.AutoResolve, "eachBatchAutoResolve; false: the handler calls resolveOffset after each round of --handler-parallel records and stops when the batch is stale")
+	f.Int64SliceVar(&o.FailAt, "handler-fail-at", nil, "offsets where the handler throws, once per partition (comma-separated)")
 	f.StringVar(&o.Commit, "commit", string(o.Options.Commit), "who commits: auto (the client's auto-commit), ledger (the completed prefix, manual commits), or all")
 	f.IntVar(&o.MaxInFlight, "max-in-flight", 0, "ledger back-pressure: unfinished records per partition before it is paused (0: no bound)")
 	f.IntVar(&o.MaxInFlightBytes, "max-in-flight-bytes", 0, "ledger back-pressure: unfinished bytes per partition before it is paused (0: no bound)")
@@ -115,9 +122,22 @@ group of the run's own are used, and the topic is deleted afterwards unless --ke
 	return c
 }
 
+// oneOrAll reads a flag that names one value or "all" of them.
+func oneOrAll[T any](flag, value string, all []T, parse func(string) (T, error)) ([]T, error) {
+	if strings.EqualFold(value, "all") {
+		return all, nil
+	}
+	v, err := parse(value)
+	if err != nil {
+		return nil, exitcode.Usagef("--%s: %v", flag, err)
+	}
+	return []T{v}, nil
+}
+
 type reproCase struct {
-	policy eachbatch.Policy
-	commit repro.CommitMode
+	policy  eachbatch.Policy
+	handler eachbatch.Handler
+	commit  repro.CommitMode
 }
 
 func (o *reproOptions) complete(g *Globals) ([]reproCase, error) {
@@ -131,16 +151,15 @@ func (o *reproOptions) complete(g *Globals) ([]reproCase, error) {
 	o.Kafka = k
 	o.Timeout = g.Timeout
 	o.FetchWaitMaxSet = o.fetchWaitSet
-	var policies []eachbatch.Policy
-	if strings.EqualFold(o.Policy, "all") {
-		policies = eachbatch.Policies
-	} else {
-		p, err := eachbatch.ParsePolicy(o.Policy)
-		if err != nil {
-			return nil, exitcode.Usagef("--policy: %v", err)
-		}
-		policies = []eachbatch.Policy{p}
+	policies, err := oneOrAll("policy", o.Policy, eachbatch.Policies, eachbatch.ParsePolicy)
+	if err != nil {
+		return nil, err
 	}
+	handlers, err := oneOrAll("handler", o.Handler, eachbatch.Handlers, eachbatch.ParseHandler)
+	if err != nil {
+		return nil, err
+	}
+	o.HandlerFailAt = o.FailAt
 	var commits []repro.CommitMode
 	switch c := strings.ToLower(o.Commit); c {
 	case "all":
@@ -150,16 +169,20 @@ func (o *reproOptions) complete(g *Globals) ([]reproCase, error) {
 	}
 	var cases []reproCase
 	for _, p := range policies {
-		for _, c := range commits {
-			cases = append(cases, reproCase{p, c})
+		for _, h := range handlers {
+			for _, c := range commits {
+				cases = append(cases, reproCase{p, h, c})
+			}
 		}
 	}
-	o.Options.Policy, o.Options.Commit = policies[0], commits[0]
-	for _, c := range commits {
-		v := o.Options
-		v.Commit = c
-		if err := v.Validate(); err != nil {
-			return nil, exitcode.Usagef("%v", err)
+	o.Options.Policy, o.Options.Handler, o.Options.Commit = policies[0], handlers[0], commits[0]
+	for _, h := range handlers {
+		for _, c := range commits {
+			v := o.Options
+			v.Handler, v.Commit = h, c
+			if err := v.Validate(); err != nil {
+				return nil, exitcode.Usagef("%v", err)
+			}
 		}
 	}
 	return cases, nil
@@ -179,11 +202,12 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 	progress := render.IsTerminal(g.IO.Err) && format == render.Table
 	var results []*repro.Result
 	var runErr error
-	for _, rc := range cases {
+	started := time.Now()
+	for i, rc := range cases {
 		opts := o.Options
-		opts.Policy, opts.Commit = rc.policy, rc.commit
+		opts.Policy, opts.Handler, opts.Commit = rc.policy, rc.handler, rc.commit
 		if progress {
-			label := fmt.Sprintf("%s/%s", rc.policy, rc.commit)
+			label := view.RunOf(i+1, len(cases), fmt.Sprintf("%s/%s/%s", rc.policy, rc.handler, rc.commit), time.Since(started))
 			opts.Progress = func(pr repro.Progress) {
 				fmt.Fprintf(g.IO.Err, "\r\033[K%s %s", label, view.ProgressLine(pr))
 			}
@@ -205,16 +229,11 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 	}
 	if len(results) > 0 {
 		v := view.NewRepro(results)
-		if err := view.PrintRepro(g.IO.Out, v, format, g.Pretty()); err != nil {
+		if err := view.PrintRepro(g.Out(), v, format, g.Pretty()); err != nil {
 			return err
 		}
 		if runErr == nil {
-			switch v.Verdict {
-			case verdict.Lost:
-				return exitcode.Reported(exitcode.ErrLost)
-			case verdict.Stranded:
-				return exitcode.Reported(exitcode.ErrStranded)
-			}
+			return reproOutcome(v.Verdict)
 		}
 	}
 	if runErr != nil && ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
@@ -237,4 +256,10 @@ func (o *reproOptions) openTrace() (func(), error) {
 		_ = o.Trace.Flush()
 		_ = f.Close()
 	}, nil
+}
+
+// reproOutcome is the exit of a completed repro: the code of its verdict as every command
+// maps it (exitcode.ForVerdict); the table already says it.
+func reproOutcome(v verdict.Verdict) error {
+	return exitcode.Reported(exitcode.ForVerdict(v, ""))
 }

@@ -72,7 +72,9 @@ func newReproConsumeCmd(g *Globals) *cobra.Command {
 		Long: `Run the modeled eachBatch consumer (same settings and policies as repro) in --group against
 the records already in --topic, until interrupted or, with --until-quiescent, until nothing is
 left to deliver and auto-commit has caught up. Prints what was delivered and committed per
-partition. Use it with ` + "`repro produce`" + ` against your own cluster or ` + "`kstranded broker`" + `.`,
+partition, and a verdict on the records the consumer fetched: LOST (never delivered, below
+the committed offset, exit 3), STRANDED (never delivered, not committed past, exit 4), OK.
+Interrupted (Ctrl-C, SIGTERM), it exits 130 after printing what it saw. Use it with ` + "`repro produce`" + ` against your own cluster or ` + "`kstranded broker`" + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.fetchWaitSet = c.Flags().Changed("fetch-wait-max")
@@ -90,14 +92,23 @@ partition. Use it with ` + "`repro produce`" + ` against your own cluster or ` +
 			res, err := repro.Consume(c.Context(), o.Options, until)
 			if res != nil {
 				format, _ := g.Format()
-				if perr := view.PrintConsume(g.IO.Out, view.NewConsume(res), format, g.Pretty()); perr != nil {
+				if perr := view.PrintConsume(g.Out(), view.NewConsume(res), format, g.Pretty()); perr != nil {
 					return perr
 				}
 			}
-			if err != nil && c.Context().Err() != nil {
+			if c.Context().Err() != nil {
+				// a plain consume ends this way, but the run was interrupted all the
+				// same: 130, as every command (the table above is the partial result)
+				if err == nil {
+					return exitcode.ErrInterrupted
+				}
 				return fmt.Errorf("%w: %v", exitcode.ErrInterrupted, err)
 			}
-			return err
+			if err != nil {
+				return err
+			}
+			// the same code for the same word as every command: LOST 3, STRANDED 4
+			return reproOutcome(res.Verdict)
 		},
 	}
 	bindScenarioFlags(c.Flags(), o)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
 	"github.com/kstranded/kstranded/internal/buildinfo"
 	"github.com/kstranded/kstranded/internal/exitcode"
@@ -23,6 +24,7 @@ type rewindOptions struct {
 	Group        string
 	Topics       []string
 	Delivered    []string
+	Pattern      string
 	To           []string
 	FromFile     string
 	Execute      bool
@@ -79,11 +81,16 @@ the command that restores them (a partition that had no committed offset is rest
 deleting the group's offset there); after committing it reads the offsets back and shows
 they match.
 
+--delivered reads the same evidence as inspect (gzip accepted; --pattern REGEXP reads an
+application's own log). Evidence that names no delivery, or whose lines are mostly
+malformed, makes no plan: NO EVIDENCE, exit 6.
+
 ` + exitHelp(
 			exitCodes{exitcode.OK, "plan shown, or applied and verified, or nothing to rewind"},
 			exitCodes{exitcode.Error, "also when the offsets read back differ from the ones written"},
 			exitCodes{exitcode.Usage, "--to syntax, unknown partition, conflicting flags, a file that is not a plan or undo file"},
-			exitCodes{exitcode.Refused, "also beyond the high watermark, or a saved plan whose offsets moved"}),
+			exitCodes{exitcode.Refused, "also beyond the high watermark, or a saved plan whose offsets moved"},
+			exitCodes{exitcode.NoEvidence, "--delivered names no delivery, or its lines are mostly malformed: no plan made"}),
 		Example: `  kstranded rewind --brokers kafka:9092 --group billing --delivered trace.jsonl
   kstranded rewind --brokers kafka:9092 --group billing --delivered trace.jsonl --execute
   kstranded rewind --brokers kafka:9092 --group billing --to orders/3=1200,orders/7=880
@@ -104,7 +111,8 @@ they match.
 	f := c.Flags()
 	f.StringVarP(&o.Group, "group", "g", "", "consumer group to repair (required unless --from-file names it)")
 	f.StringArrayVarP(&o.Topics, "topic", "t", nil, "with --delivered: limit the plan to these topics (repeatable)")
-	f.StringArrayVar(&o.Delivered, "delivered", nil, "delivery evidence file, as for inspect (repeatable; - for stdin)")
+	f.StringArrayVar(&o.Delivered, "delivered", nil, "delivery evidence file, as for inspect (repeatable; - for stdin; gzip accepted)")
+	f.StringVar(&o.Pattern, "pattern", "", "read --delivered through this regular expression (named groups partition, offset, topic optional), as inspect and trace parse do")
 	f.StringArrayVar(&o.To, "to", nil, "target TOPIC/PARTITION=OFFSET (repeatable, or comma separated)")
 	f.StringVar(&o.FromFile, "from-file", "", "apply a saved plan (rewind -o json) or an undo file")
 	f.BoolVar(&o.Execute, "execute", false, "apply the plan (default: dry run)")
@@ -135,6 +143,14 @@ func (o *rewindOptions) validate(g *Globals) error {
 	}
 	if o.MaxScan <= 0 {
 		return exitcode.Usagef("--max-scan must be > 0, got %d", o.MaxScan)
+	}
+	if o.Pattern != "" {
+		if len(o.Delivered) == 0 {
+			return exitcode.Usagef("--pattern reads --delivered FILE; give one")
+		}
+		if _, err := evidence.CompilePattern(o.Pattern); err != nil {
+			return exitcode.Usagef("%v", err)
+		}
 	}
 	stdin := 0
 	for _, d := range o.Delivered {
@@ -202,9 +218,19 @@ func runRewind(ctx context.Context, g *Globals, o *rewindOptions) error {
 // rewindWith plans against cl, prints the plan, and with --execute applies it.
 func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Cluster) error {
 	format, _ := g.Format()
-	ev, err := readEvidence(g, o.Delivered)
+	ev, err := readEvidence(g, o.Delivered, o.Pattern)
 	if err != nil {
 		return err
+	}
+	if ev != nil {
+		if why := ev.Insufficient(); why != "" {
+			// No plan from evidence that says nothing: it would find nothing lost and
+			// report "nothing to rewind", a false all-clear.
+			if err := view.PrintEvidenceRead(g.IO.Err, ev); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: NO EVIDENCE: %s; no plan made; %s", exitcode.ErrNoEvidence, why, inspect.SettleHint)
+		}
 	}
 	plan, err := rewind.NewPlan(ctx, cl, rewind.Options{
 		Group: o.Group, Topics: o.Topics, Evidence: ev,
@@ -223,7 +249,7 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 	}
 	if !o.Execute {
 		v := view.NewRewindPlan(plan)
-		if err := view.PrintRewind(g.IO.Out, v, format, g.Pretty()); err != nil {
+		if err := view.PrintRewind(g.Out(), v, format, g.Pretty()); err != nil {
 			return err
 		}
 		if v.Refused != "" {
@@ -238,7 +264,7 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 	}
 	restore := func(path string) string { return restoreCommand(g, plan.Group.ID, path) }
 	res, xerr := rewind.Execute(ctx, cl, plan, rewind.ExecOptions{UndoPath: undo, UniqueUndo: o.UndoFile == "", Version: buildinfo.Version(), Restore: restore})
-	if err := view.PrintRewind(g.IO.Out, view.NewRewindExecution(plan, res, xerr), format, g.Pretty()); err != nil {
+	if err := view.PrintRewind(g.Out(), view.NewRewindExecution(plan, res, xerr), format, g.Pretty()); err != nil {
 		return err
 	}
 	switch {

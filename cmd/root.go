@@ -83,6 +83,16 @@ func (g *Globals) warnIgnoredProperties(command string) {
 // Format returns the output format.
 func (g *Globals) Format() (render.Format, error) { return render.ParseFormat(g.Output) }
 
+// Out is where a command prints its result: the table (or JSON) on stdout; the prose
+// around a table goes with it on a terminal and to stderr on a pipe, so a script reading
+// stdout gets the header first and one row per line.
+func (g *Globals) Out() io.Writer {
+	if f, _ := g.Format(); f == render.JSON || g.Pretty() {
+		return g.IO.Out
+	}
+	return &render.Output{Writer: g.IO.Out, Notes: g.IO.Err}
+}
+
 // Pretty reports whether table output goes to a terminal.
 func (g *Globals) Pretty() bool { return render.IsTerminal(g.IO.Out) }
 
@@ -236,6 +246,16 @@ func run(ctx context.Context, args []string, streams IO) int {
 	root := NewRoot(g)
 	root.SetArgs(args)
 	c, err := root.ExecuteContextC(ctx)
+	if ctx.Err() != nil && !errors.Is(err, exitcode.ErrInterrupted) {
+		// A signal (SIGINT, SIGTERM) arrived: 130 in every command, whatever it
+		// returned (broker and a plain repro consume end this way; a command that
+		// finished its work as the signal came still did not run undisturbed).
+		if err == nil {
+			err = exitcode.ErrInterrupted
+		} else {
+			err = fmt.Errorf("%w: %v", exitcode.ErrInterrupted, err)
+		}
+	}
 	if err != nil && !errors.Is(err, exitcode.ErrReported) {
 		msg := err.Error()
 		if k, kerr := g.Kafka(); kerr == nil {
@@ -290,4 +310,59 @@ func positiveDur(name string, d time.Duration, allowZero bool) error {
 		return exitcode.Usagef("--%s must be > 0, got %s", name, d)
 	}
 	return nil
+}
+
+// interruptible makes reads stop once ctx ends (SIGINT, SIGTERM), so that a long parse
+// exits 130 promptly. A file is checked before each read; a pipe (blocking, e.g. stdin
+// that stays open) is read in a goroutine so that the read itself is abandoned.
+func interruptible(ctx context.Context, r io.Reader, pipe bool) io.Reader {
+	if ctx == nil || ctx.Done() == nil {
+		return r
+	}
+	if !pipe {
+		return ctxCheckReader{ctx, r}
+	}
+	return ctxReader{ctx, r}
+}
+
+type ctxCheckReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxCheckReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	type res struct {
+		n   int
+		err error
+	}
+	// the read goes on in its own goroutine when ctx ends first; the process is about
+	// to exit, and it reads into its own buffer so p is never written after we return
+	buf := make([]byte, len(p))
+	ch := make(chan res, 1)
+	go func() {
+		n, err := c.r.Read(buf)
+		ch <- res{n, err}
+	}()
+	select {
+	case rr := <-ch:
+		copy(p, buf[:rr.n])
+		return rr.n, rr.err
+	case <-c.ctx.Done():
+		return 0, c.ctx.Err()
+	}
 }

@@ -102,6 +102,9 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 	format, _ := g.Format()
 	var scases []simulate.Case
 	for _, c := range cases {
+		if (o.Sweep != "" || o.Advise) && c.handler != cases[0].handler {
+			return exitcode.Usagef("--sweep and --advise take one --handler")
+		}
 		scases = append(scases, simulate.Case{Policy: c.policy, Commit: c.commit})
 	}
 	switch {
@@ -112,7 +115,7 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 		}
 		res, runErr := simulate.Run(ctx, o.Options, scases, sw, 0)
 		if res != nil {
-			if err := view.PrintSweep(g.IO.Out, view.NewSweep(res), format, g.Pretty()); err != nil {
+			if err := view.PrintSweep(g.Out(), view.NewSweep(res), format, g.Pretty()); err != nil {
 				return err
 			}
 			if o.SVG != "" && !res.Interrupted {
@@ -136,7 +139,7 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 			}
 			return err
 		}
-		if err := view.PrintAdvice(g.IO.Out, view.NewAdvice(a), format, g.Pretty()); err != nil {
+		if err := view.PrintAdvice(g.Out(), view.NewAdvice(a), format, g.Pretty()); err != nil {
 			return err
 		}
 		if a.Lost > 0 {
@@ -153,7 +156,7 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 	var runErr error
 	for _, c := range cases {
 		opts := o.Options
-		opts.Policy, opts.Commit = c.policy, c.commit
+		opts.Policy, opts.Handler, opts.Commit = c.policy, c.handler, c.commit
 		res, err := repro.Simulate(ctx, opts)
 		if res != nil {
 			results = append(results, res)
@@ -169,7 +172,7 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 	if len(results) > 0 {
 		v := view.NewRepro(results)
 		v.Command = "simulate"
-		if err := view.PrintRepro(g.IO.Out, v, format, g.Pretty()); err != nil {
+		if err := view.PrintRepro(g.Out(), v, format, g.Pretty()); err != nil {
 			return err
 		}
 		if runErr == nil {

@@ -91,12 +91,11 @@ func TestASweepWritesItsRowsTheBoundaryAndAPlot(t *testing.T) {
 func TestACancelledSweepPrintsTheRowsFinishedAndExits130(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	var out, errs strings.Builder
-	code := run(ctx, []string{"simulate", "--sweep", "max-poll-interval=1m..1000m/1m"}, IO{In: strings.NewReader(""), Out: &out, Err: &errs})
+	code, out, errs := runSeenCtx(ctx, []string{"simulate", "--sweep", "max-poll-interval=1m..1000m/1m"}, "")
 	if code != exitcode.Interrupted {
-		t.Fatalf("exit %d, want %d\n%s", code, exitcode.Interrupted, errs.String())
+		t.Fatalf("exit %d, want %d\n%s", code, exitcode.Interrupted, errs)
 	}
-	if !strings.Contains(out.String(), "INTERRUPTED") {
-		t.Fatalf("no partial table:\n%s", out.String())
+	if !strings.Contains(out, "INTERRUPTED") {
+		t.Fatalf("no partial table:\n%s", out)
 	}
 }

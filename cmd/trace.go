@@ -14,8 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kstranded/kstranded/inspect"
 	"github.com/kstranded/kstranded/internal/exitcode"
 	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/trace"
 	"github.com/kstranded/kstranded/view"
 )
@@ -37,6 +39,7 @@ type traceParseOptions struct {
 	Timeline        bool
 	SVG             string
 	MaxPollInterval time.Duration
+	Group           string
 	MaxPartitions   int
 }
 
@@ -74,24 +77,35 @@ CACHE-EXPIRY (time since fetch and serve against max.poll.interval.ms; a kstrand
 trace's durations are scaled by its settings' time_scale and are compared as such), HOT-SPIN,
 COMMIT-REGRESSION, POSITION-PAST-UNDELIVERED, MAX-POLL-EXCEEDED.
 
+Verdicts per partition: LOST, STRANDED (dropped undelivered, the commit known and not
+past them), OK, NO EVIDENCE (no delivery in the inputs: add the application's log with
+--pattern) and NO COMMIT EVIDENCE (deliveries but no commit seen: a partition the logs
+never show committed cannot be judged). --group GROUP with --brokers (and -X/--config)
+completes the inputs with the group's committed offsets read live, for the partitions the
+inputs name; the timeline marks them "read live". librdkafka logs its commits with
+debug=cgrp.
+
 Limits (memory stays under 256 MB whatever the input): ` + strconv.Itoa(trace.DefaultMaxPartitions) + ` partitions are tracked
 (--max-partitions); events about partitions named after them are counted, not tracked, and
 the result is marked INCOMPLETE. At ` + strconv.Itoa(trace.MaxRanges) + ` distinct offset ranges held (fetched,
-delivered, discarded; all partitions) the parse stops, INCOMPLETE. Reasons and names are kept to 256
-bytes, timeline entries to 16 ranges. Interrupted (Ctrl-C, SIGTERM), it prints what it read
-so far marked INTERRUPTED. See docs/trace-format.md.
+delivered, discarded; all partitions) the parse stops, INCOMPLETE. Reasons and names are kept
+to 256 bytes, timeline entries to 16 ranges. Interrupted (Ctrl-C, SIGTERM), it prints what
+it read so far marked INTERRUPTED (JSON "interrupted": true). See docs/trace-format.md.
 
 ` + exitHelp(
-			exitCodes{exitcode.OK, ""},
-			exitCodes{exitcode.Error, "an unreadable file, one in no known format, or a result INCOMPLETE at a limit"},
+			exitCodes{exitcode.OK, "every partition judged OK"},
+			exitCodes{exitcode.Error, "an unreadable file or one in no known format, --group unreadable, or a result INCOMPLETE at a limit with no loss proven"},
 			exitCodes{exitcode.Usage, ""},
-			exitCodes{exitcode.Lost, "a LOST finding exists (in a complete read)"},
-			exitCodes{exitcode.Interrupted, "the partial result is marked INTERRUPTED"}),
+			exitCodes{exitcode.Lost, "a LOST finding exists"},
+			exitCodes{exitcode.Stranded, "records dropped undelivered, not yet committed past; none lost"},
+			exitCodes{exitcode.NoEvidence, "a partition NO EVIDENCE or NO COMMIT EVIDENCE, or an input mostly malformed"},
+			exitCodes{exitcode.Interrupted, "the partial result printed is marked INTERRUPTED"}),
 		Example: `  kstranded trace parse repro.trace
   kstranded trace parse --max-poll-interval 15m --timeline consumer.trace
   kstranded trace parse rdkafka.log app.log \
       --pattern '(?P<time>\S+) delivered topic=(?P<topic>\S+) partition=(?P<partition>\d+) offset=(?P<offset>\d+)'
-  kstranded trace parse -o json --svg timeline.svg repro.trace.gz`,
+  kstranded trace parse -o json --svg timeline.svg repro.trace.gz
+  kstranded trace parse app.log --pattern '...' --group billing --brokers kafka:9092`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Files = args
@@ -107,6 +121,7 @@ so far marked INTERRUPTED. See docs/trace-format.md.
 	f.BoolVar(&o.Timeline, "timeline", false, "print the chronological timeline instead of the summary")
 	f.StringVar(&o.SVG, "svg", "", "also draw the timeline as SVG into this file")
 	f.DurationVar(&o.MaxPollInterval, "max-poll-interval", 0, "the consumer's max.poll.interval.ms (e.g. 15m) when the trace does not carry it")
+	f.StringVarP(&o.Group, "group", "g", "", "with --brokers: complete the inputs with this group's committed offsets, read live")
 	f.IntVar(&o.MaxPartitions, "max-partitions", trace.DefaultMaxPartitions, "partitions tracked; events about more are counted, not tracked (memory grows with it: about 5 KB a partition)")
 	return c
 }
@@ -115,9 +130,6 @@ so far marked INTERRUPTED. See docs/trace-format.md.
 const traceMemoryLimit = 40 << 20
 
 func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	format, err := trace.ParseFormat(o.Format)
 	if err != nil {
 		return exitcode.Usagef("--format: %v", err)
@@ -151,6 +163,26 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(traceMemoryLimit))
 	}
+	var live *inspect.Kafka
+	brokers := ""
+	if o.Group != "" {
+		k, err := g.Kafka()
+		if err != nil {
+			return err
+		}
+		if k.Brokers == "" {
+			return exitcode.Usagef("--group reads the group's committed offsets live: give --brokers")
+		}
+		brokers = k.Brokers
+		opts, err := k.KgoOpts()
+		if err != nil {
+			return err
+		}
+		if live, err = inspect.NewKafka(opts, g.Timeout); err != nil {
+			return err
+		}
+		defer live.Close()
+	}
 	stdinUsed := false
 	a := trace.NewAnalyzer(opt)
 	var stop error // an interrupt or a limit: the partial result is printed, then this
@@ -169,6 +201,8 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 			defer fh.Close()
 			r = fh
 		}
+		// ParseContext stops at ctx's end in every reader (a pipe that went quiet included)
+		// and keeps what it read: the partial result is printed below, marked
 		if _, err := a.ParseContext(ctx, name, r, format); err != nil {
 			if ctx.Err() != nil {
 				stop = fmt.Errorf("%w: %v", exitcode.ErrInterrupted, err)
@@ -181,6 +215,11 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 			return err
 		}
 	}
+	if live != nil && stop == nil {
+		if err := addLiveCommits(ctx, a, live, o.Group, brokers); err != nil {
+			return err
+		}
+	}
 	rep := a.Finish()
 	doc := view.NewTrace(rep, "trace parse", o.Timeline)
 	if o.SVG != "" {
@@ -188,31 +227,71 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 			return fmt.Errorf("--svg: %w", err)
 		}
 	}
-	if err := view.PrintTrace(g.IO.Out, doc, out, g.Pretty(), o.Timeline); err != nil {
+	if err := view.PrintTrace(g.Out(), doc, out, g.Pretty(), o.Timeline); err != nil {
 		return err
 	}
 	if stop != nil {
 		return stop // a partial read: no verdict, not even LOST (the rest may deliver them)
 	}
-	if rep.Lost() {
-		var first trace.Finding
+	if !rep.Complete() && rep.Verdict != verdict.Lost {
+		// every line was read, but partitions past the limit were not tracked: no verdict
+		// for them, so no success (a loss in the tracked partitions is proven all the same)
+		return fmt.Errorf("%w: %s", trace.ErrLimit, strings.Join(rep.Incomplete, "; "))
+	}
+	return traceOutcome(rep, out)
+}
+
+// traceOutcome is the exit of trace parse: the code of its verdict as every command maps
+// it (exitcode.ForVerdict): LOST 3, STRANDED 4, NO EVIDENCE / NO COMMIT EVIDENCE 6, OK 0.
+func traceOutcome(rep *trace.Report, out render.Format) error {
+	var detail string
+	switch rep.Verdict {
+	case verdict.OK:
+		return nil
+	case verdict.Lost:
 		for _, f := range rep.Findings {
 			if f.Rule == trace.RuleLoss {
-				first = f
+				detail = f.Message
 				break
 			}
 		}
-		err := fmt.Errorf("%w: %s", exitcode.ErrLost, first.Message)
-		if out == render.JSON {
-			return exitcode.Reported(err) // the JSON document already says so
+	case verdict.Stranded:
+		for _, f := range rep.Findings {
+			if f.Rule == trace.RulePositionPast {
+				detail = f.Message
+				break
+			}
 		}
-		return err
+	default:
+		detail = rep.NoEvidence
+		if detail == "" {
+			detail = "some partitions could not be judged (see VERDICT)"
+		}
 	}
-	if !rep.Complete() {
-		// every line was read, but partitions past the limit were not tracked: no verdict
-		// for them, so no success
-		return fmt.Errorf("%w: %s", trace.ErrLimit, strings.Join(rep.Incomplete, "; "))
+	err := exitcode.ForVerdict(rep.Verdict, detail)
+	if out == render.JSON {
+		return exitcode.Reported(err) // the JSON document already says so
 	}
+	return err
+}
+
+// addLiveCommits reads group's committed offsets with inspect's snapshot and gives them
+// to the analyzer, marked as read live.
+func addLiveCommits(ctx context.Context, a *trace.Analyzer, cl inspect.Cluster, group, brokers string) error {
+	snap, err := cl.Snapshot(ctx, group, nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return exitcode.ErrInterrupted
+		}
+		return fmt.Errorf("--group: %w", err)
+	}
+	var commits []trace.LiveCommit
+	for _, p := range snap.Partitions {
+		if p.Err == "" && p.Committed >= 0 {
+			commits = append(commits, trace.LiveCommit{Topic: p.Topic, Partition: p.Partition, Offset: p.Committed})
+		}
+	}
+	a.AddLiveCommits(commits, fmt.Sprintf("group %s committed offsets, read live from %s at %s", group, brokers, time.Now().UTC().Format(time.RFC3339)))
 	return nil
 }
 

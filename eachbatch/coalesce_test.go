@@ -62,16 +62,31 @@ func TestCoalescedIdleTimeGivesTheSameTraceAsSteppingThroughIt(t *testing.T) {
 		name                     string
 		parts, records           int
 		concurrency, batch, hpar int
+		handler                  eachbatch.Handler
+		manual                   bool    // the handler resolves its own rounds
+		failAt                   []int64 // offsets where the handler throws once
+		consume                  time.Duration
 	}{
-		{"the seed", 1, 200, 20, 20, 3},
-		{"two partitions, one worker, unbounded batches", 2, 60, 1, -1, 3},
-		{"more partitions than workers, one record at a time", 8, 10, 2, 1, 1},
-		{"20 partitions, 20 workers", 20, 10, 20, 20, 3},
+		{"the seed", 1, 200, 20, 20, 3, "", false, nil, 0},
+		{"two partitions, one worker, unbounded batches", 2, 60, 1, -1, 3, "", false, nil, 0},
+		{"more partitions than workers, one record at a time", 8, 10, 2, 1, 1, "", false, nil, 0},
+		{"20 partitions, 20 workers", 20, 10, 20, 20, 3, "", false, nil, 0},
+		{"eachMessage, the seed", 1, 200, 20, 20, 3, eachbatch.EachMessage, false, nil, 0},
+		{"eachMessage, two partitions, one worker, unbounded fetches", 2, 60, 1, -1, 3, eachbatch.EachMessage, false, nil, 0},
+		{"eachMessage throwing, more partitions than workers", 8, 10, 2, 1, 1, eachbatch.EachMessage, false, []int64{3}, 0},
+		{"eachBatch resolving its rounds and throwing, the seed", 1, 200, 20, 20, 3, eachbatch.EachBatch, true, []int64{50}, 0},
+		{"eachBatch with auto-resolve throwing, two partitions, one worker", 2, 60, 1, -1, 3, eachbatch.EachBatch, false, []int64{7}, 0},
+		{"consume calls of 300 ms, the seed", 1, 200, 20, 20, 3, "", false, nil, 300 * time.Millisecond},
+		{"consume calls of 1 s, eachMessage, 8 partitions, 2 workers", 8, 10, 2, 1, 1, eachbatch.EachMessage, false, nil, time.Second},
 	} {
 		for _, p := range eachbatch.Policies {
 			t.Run(tc.name+"/"+string(p), func(t *testing.T) {
 				s := eachbatch.DefaultSettings()
 				s.Policy, s.Concurrency, s.BatchSize, s.HandlerParallel = p, tc.concurrency, tc.batch, tc.hpar
+				if tc.handler != "" {
+					s.Handler = tc.handler
+				}
+				s.AutoResolve, s.FailAt, s.ConsumeTime = !tc.manual, tc.failAt, tc.consume
 				fast, fastDel := traceOf(t, s, tc.parts, tc.records)
 				s.StepIdle = true
 				slow, slowDel := traceOf(t, s, tc.parts, tc.records)

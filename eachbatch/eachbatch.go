@@ -20,9 +20,33 @@
 // batch resolve (#eachBatchPayload_resolveOffsets), stale payloads past twice the poll
 // interval, and seeks that commit their offset in auto-commit mode (#seekInternal).
 //
-// What is not modeled: the handler itself (it is a timer of --handler-delay per round of
-// --handler-parallel records), eachMessage, pause/resume, and librdkafka internals (the
-// Source stands for them).
+// The handlers (Settings.Handler): eachBatch (#batchProcessor, with eachBatchAutoResolve
+// or a handler that calls resolveOffset after each round and stops at a stale payload)
+// and eachMessage (#messageProcessor: one record at a time, MessageCache.next, with its
+// own last-consumed bookkeeping: 1.10.0 records the entry before the handler runs,
+// 1.10.1 after the offset is stored). A handler that throws (Settings.FailAt) makes the
+// client seek back: to the batch's first record, or past its last resolved one, or to
+// the message. A consume call can take time (Settings.ConsumeTime): the cache can
+// then expire while a call collects, and the records it returns are given back
+// (#returnMessages) with a last-consumed entry of first - 1.
+//
+// What the model still does not cover:
+//   - rebalances: several members, the rebalance callback (#rebalanceCallback,
+//     #unassign: the cache cleared on an eager revoke, marked stale per partition on
+//     an incremental one under group.protocol=consumer), worker respawn on a new
+//     partition count, and librdkafka leaving the group when its max.poll.interval.ms
+//     (twice the configured value, #finalizedConfig) passes without a poll;
+//   - pause/resume by the application, heartbeat() and commitOffsetsIfNecessary(),
+//     manual commitOffsets() from the handler (only resolveOffset is modeled);
+//   - a handler that throws on every attempt (FailAt throws once per offset and
+//     partition), and handler time that varies per record;
+//   - the queue-non-empty callback in live runs: the live source (repro/source.go)
+//     wires no equivalent of queue_non_empty_cb from confluent-kafka-go, so live
+//     workers waiting for records are woken by the expiry loop's valve (FetchValve)
+//     only; the difference in timing was not measured;
+//   - librdkafka internals: fetch requests, fetch.max.bytes, record-batch boundaries
+//     and broker errors (the Source stands for them; the simulated one interleaves
+//     partitions in runs of a fixed number of records, see simkafka.Client.Chunk).
 //
 // Where things are: settings.go (settings and policies), engine.go (workers, fetches,
 // batches, pending operations), expiry.go (the cache expiry and the clear, where the

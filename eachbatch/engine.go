@@ -20,6 +20,9 @@ type batch struct {
 	stale        bool
 	seeked       bool
 	lastResolved int64
+	lastEpoch    int32 // leader epoch passed with lastResolved
+	done         int   // records the handler finished (rounds completed)
+	threw        bool  // the handler threw (FailAt)
 }
 
 type worker struct {
@@ -57,6 +60,8 @@ type Engine struct {
 	expiryTimer    *loop.Timer
 	maxPollTimer   *loop.Timer
 	lastFetchEmpty bool
+	fetching       bool      // #fetchInProgress (ConsumeTime > 0 only)
+	fetchWaits     []*worker // workers awaiting #fetchInProgress
 	stopping       bool
 	running        bool
 
@@ -65,6 +70,8 @@ type Engine struct {
 
 	delivered map[kpart.TopicPartition]map[int64]int
 	stored    map[kpart.TopicPartition]int64
+	failAt    map[int64]bool                          // Settings.FailAt
+	failed    map[kpart.TopicPartition]map[int64]bool // FailAt offsets that already threw
 	// OnBatchEnd, when set, is told of every batch the handler finished, with the
 	// records it resolved.
 	OnBatchEnd func(recs []Record, resolved bool)
@@ -95,12 +102,24 @@ func New(l *loop.Loop, src Source, s Settings, trace func(traceevent.Event)) (*E
 		inflight:     map[kpart.TopicPartition]*batch{},
 		delivered:    map[kpart.TopicPartition]map[int64]int{},
 		stored:       map[kpart.TopicPartition]int64{},
+		failAt:       map[int64]bool{},
+		failed:       map[kpart.TopicPartition]map[int64]bool{},
+	}
+	for _, o := range s.FailAt {
+		e.failAt[o] = true
+	}
+	if s.Handler == "" {
+		e.s.Handler = EachBatch
 	}
 	if s.BatchSize == -1 {
+		// js.consumer.max.batch.size -1 makes #messageCacheMaxSize unbounded for either
+		// handler (#finalizedConfig).
 		e.cacheMaxSize = int(^uint(0) >> 1)
 	}
-	e.batchesSize = s.BatchSize * s.Concurrency // #maxBatchesSize for eachBatch
-	if s.BatchSize <= 0 {
+	// #maxBatchesSize (#runInternal): maxBatchSize * concurrency for eachBatch with a
+	// positive batch size, 1 * concurrency otherwise (eachMessage, or unbounded).
+	e.batchesSize = s.BatchSize * s.Concurrency
+	if s.BatchSize <= 0 || e.s.EachMessage() {
 		e.batchesSize = s.Concurrency
 	}
 	return e, nil
@@ -183,7 +202,7 @@ func (e *Engine) step(w *worker) {
 		e.exitWorker(w)
 		return
 	}
-	recs, p := e.cache.nextN(w.ppc, e.s.BatchSize)
+	recs, p := e.cache.nextN(w.ppc, e.takeSize())
 	if recs == nil {
 		w.ppc = nil
 		e.emptyReads++
@@ -199,18 +218,71 @@ func (e *Engine) step(w *worker) {
 			e.nonEmptyWaits = append(e.nonEmptyWaits, w)
 			return
 		}
-		var err error
-		recs, p, err = e.fetch()
-		if err != nil {
-			// The JS worker logs the error and loops; back off instead of spinning.
-			e.l.After(e.s.MinWake, func() { e.step(w) })
+		if e.s.ConsumeTime > 0 {
+			e.fetchAsync(w)
 			return
 		}
-		if recs == nil {
-			e.l.Post(func() { e.step(w) })
+		var err error
+		recs, p, err = e.fetch()
+		if !e.fetched(w, recs, err) {
 			return
 		}
 	}
+	e.took(w, recs, p)
+}
+
+// fetched handles an empty or failed fetch; it reports whether there is a batch to take.
+func (e *Engine) fetched(w *worker, recs []Record, err error) bool {
+	if err != nil {
+		// The JS worker logs the error and loops; back off instead of spinning.
+		e.l.After(e.s.MinWake, func() { e.step(w) })
+		return false
+	}
+	if recs == nil {
+		e.l.Post(func() { e.step(w) })
+		return false
+	}
+	return true
+}
+
+// fetchAsync is #fetchAndResolveWith with a consume call that takes ConsumeTime: other
+// workers that want to fetch meanwhile wait for it (`await this.#fetchInProgress`,
+// then return null and look at the cache again), and the cache expiry loop runs on:
+// #lastFetchClockNs moves only when the call returns (#saveFetchStats), so the cache
+// can expire while the call is still collecting. The worker then finds a pending
+// operation and gives its records back (#returnMessages).
+func (e *Engine) fetchAsync(w *worker) {
+	if e.fetching {
+		w.waiting = true
+		e.fetchWaits = append(e.fetchWaits, w)
+		return
+	}
+	e.fetching = true
+	size := e.cacheMaxSize
+	e.updateMaxMessageCacheSize()
+	e.l.After(e.s.ConsumeTime, func() {
+		recs, p, err := e.fetchSized(size)
+		e.fetching = false
+		ws := e.fetchWaits
+		e.fetchWaits = nil
+		for _, o := range ws {
+			o := o
+			e.l.Post(func() { e.step(o) })
+		}
+		if w.done || w.gen != e.gen {
+			if p != nil && e.cache.giveBack(p) {
+				e.notifyAvailable()
+			}
+			return
+		}
+		if e.fetched(w, recs, err) {
+			e.took(w, recs, p)
+		}
+	})
+}
+
+// took is the rest of #worker's loop once the fetcher returned records.
+func (e *Engine) took(w *worker, recs []Record, p *ppc) {
 	w.ppc = p
 	if len(e.pendingOps) > 0 {
 		// Don't process messages anymore, execute the operations first (#returnMessages).
@@ -229,6 +301,11 @@ func (e *Engine) fetch() ([]Record, *ppc, error) {
 	// trace shows fetches of 1, 1, then 198.
 	size := e.cacheMaxSize
 	e.updateMaxMessageCacheSize()
+	return e.fetchSized(size)
+}
+
+// fetchSized is the part of #fetchAndResolveWith after the consume call returns.
+func (e *Engine) fetchSized(size int) ([]Record, *ppc, error) {
 	recs, err := e.src.Consume(size)
 	if err != nil {
 		// Records the source returned with the error were taken from the client: they
@@ -238,7 +315,7 @@ func (e *Engine) fetch() ([]Record, *ppc, error) {
 	if e.cache.addMessages(recs) {
 		e.notifyAvailable()
 	}
-	got, p := e.cache.nextN(nil, e.s.BatchSize)
+	got, p := e.cache.nextN(nil, e.takeSize())
 	e.saveFetchStats(recs)
 	e.lastFetchEmpty = len(recs) == 0
 	if len(recs) == 0 {
@@ -259,6 +336,16 @@ func (e *Engine) fetch() ([]Record, *ppc, error) {
 		e.nonEmpty = true
 	}
 	return got, p, err
+}
+
+// takeSize is how many records a worker takes from the cache at once: the fetcher of
+// #runInternal is #consumeCachedN(ppc, #maxBatchSize) for eachBatch and
+// #consumeSingleCached (MessageCache.next: one record) for eachMessage.
+func (e *Engine) takeSize() int {
+	if e.s.EachMessage() {
+		return 1
+	}
+	return e.s.BatchSize
 }
 
 func (e *Engine) updateMaxMessageCacheSize() {
@@ -305,9 +392,35 @@ func (e *Engine) returnMessages(recs []Record, p *ppc) {
 
 func (e *Engine) serve(w *worker, recs []Record) {
 	tp := recs[0].TopicPartition
-	b := &batch{tp: tp, recs: recs, lastResolved: -1}
+	b := &batch{tp: tp, recs: recs, lastResolved: -1, lastEpoch: -1}
 	e.inflight[tp] = b
 	e.lastServe = e.l.Now()
+	remaining := 0
+	if w.ppc != nil {
+		remaining = len(w.ppc.recs)
+	}
+	e.emit(traceevent.Event{Ev: traceevent.Serve, Topic: tp.Topic, Partition: traceevent.P(tp.Partition), Worker: w.id,
+		Offsets: offsets(recs), Remaining: traceevent.P(remaining)})
+	if e.s.EachMessage() {
+		e.deliver(recs)
+		e.serveMessage(w, b)
+		return
+	}
+	if e.s.AutoResolve && !e.failsIn(tp, recs, false) {
+		e.deliver(recs)
+		// The whole batch in one timer: the handler neither resolves nor throws on its way.
+		e.l.After(e.s.BatchDuration(len(recs)), func() {
+			b.done = len(b.recs)
+			e.endBatch(w, b)
+		})
+		return
+	}
+	e.round(w, b)
+}
+
+// deliver counts records as handed to the handler.
+func (e *Engine) deliver(recs []Record) {
+	tp := recs[0].TopicPartition
 	d := e.delivered[tp]
 	if d == nil {
 		d = map[int64]int{}
@@ -316,34 +429,160 @@ func (e *Engine) serve(w *worker, recs []Record) {
 	for _, r := range recs {
 		d[r.Offset]++
 	}
-	remaining := 0
-	if w.ppc != nil {
-		remaining = len(w.ppc.recs)
-	}
-	e.emit(traceevent.Event{Ev: traceevent.Serve, Topic: tp.Topic, Partition: traceevent.P(tp.Partition), Worker: w.id,
-		Offsets: offsets(recs), Remaining: traceevent.P(remaining)})
-	e.l.After(e.s.BatchDuration(len(recs)), func() { e.endBatch(w, b) })
 }
 
-// endBatch is the rest of #batchProcessor once eachBatch returns.
+// round runs one round of HandlerParallel records of an eachBatch handler that
+// resolves offsets itself or throws: the kafkajs pattern
+//
+//	for (const m of batch.messages) {
+//	  if (!isRunning() || isStale()) break;
+//	  await process(m);
+//	  resolveOffset(m.offset);
+//	}
+//
+// with HandlerParallel records processed at a time (Promise.all: a round that throws
+// resolves none of its records).
+func (e *Engine) round(w *worker, b *batch) {
+	n := min(e.s.HandlerParallel, len(b.recs)-b.done)
+	part := b.recs[b.done : b.done+n]
+	// Only records the handler reaches count as delivered: after a throw or a stale
+	// break the rest of the batch never reached it.
+	e.deliver(part)
+	e.l.After(e.s.HandlerDelay, func() {
+		if e.failsIn(b.tp, part, true) {
+			b.threw = true
+			e.endBatch(w, b)
+			return
+		}
+		b.done += n
+		if !e.s.AutoResolve {
+			last := part[n-1]
+			e.resolveOffset(b, last.Offset, last.LeaderEpoch)
+		}
+		if b.done == len(b.recs) || (!e.s.AutoResolve && b.stale) {
+			e.endBatch(w, b)
+			return
+		}
+		e.round(w, b)
+	})
+}
+
+// failsIn reports whether the handler throws on one of recs: an offset of FailAt it has
+// not thrown on before in this partition. mark records the throw.
+func (e *Engine) failsIn(tp kpart.TopicPartition, recs []Record, mark bool) bool {
+	if len(e.failAt) == 0 {
+		return false
+	}
+	for _, r := range recs {
+		if e.failAt[r.Offset] && !e.failed[tp][r.Offset] {
+			if mark {
+				if e.failed[tp] == nil {
+					e.failed[tp] = map[int64]bool{}
+				}
+				e.failed[tp][r.Offset] = true
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// endBatch is the rest of #batchProcessor once eachBatch returns or throws.
 func (e *Engine) endBatch(w *worker, b *batch) {
 	last := b.recs[len(b.recs)-1]
-	if e.s.AutoResolve && !b.stale {
+	if e.s.AutoResolve && !b.stale && !b.threw {
 		e.resolveOffset(b, last.Offset, last.LeaderEpoch)
 	}
 	delete(e.inflight, b.tp)
 	resolved := b.lastResolved == last.Offset
-	e.emit(traceevent.Event{Ev: traceevent.BatchEnd, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Worker: w.id,
-		Offsets: offsets(b.recs), Reason: map[bool]string{true: "resolved", false: "not resolved (stale)"}[resolved]})
-	if e.OnBatchEnd != nil {
-		e.OnBatchEnd(b.recs, resolved)
+	reason := "resolved"
+	switch {
+	case resolved:
+	case b.threw:
+		reason = "handler threw"
+	case b.stale:
+		reason = "not resolved (stale)"
+	default:
+		reason = "not resolved"
 	}
+	e.emit(traceevent.Event{Ev: traceevent.BatchEnd, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Worker: w.id,
+		Offsets: offsets(b.recs), Reason: reason})
+	if e.OnBatchEnd != nil {
+		switch done := resolvedPrefix(b); {
+		case resolved:
+			e.OnBatchEnd(b.recs, true)
+		case len(done) > 0:
+			e.OnBatchEnd(done, true)
+		default:
+			e.OnBatchEnd(b.recs, false)
+		}
+	}
+	// "If any message is unprocessed, either due to an error or due to the user not
+	// marking it processed, we must seek back": to the first record when nothing was
+	// resolved, else past the last resolved one.
 	if !b.seeked && !resolved {
 		to, epoch := b.recs[0].Offset, b.recs[0].LeaderEpoch
 		if b.lastResolved != -1 {
-			to, epoch = b.lastResolved+1, -1
+			to, epoch = b.lastResolved+1, b.lastEpoch
 		}
 		e.Seek(b.tp, to, epoch, "batch not resolved")
+	}
+	e.step(w)
+}
+
+func resolvedPrefix(b *batch) []Record {
+	for i, r := range b.recs {
+		if r.Offset > b.lastResolved {
+			return b.recs[:i]
+		}
+	}
+	return b.recs
+}
+
+// serveMessage is #messageProcessor: one record to eachMessage.
+func (e *Engine) serveMessage(w *worker, b *batch) {
+	m := b.recs[0]
+	if e.s.Policy == V1_10_0 {
+		// 1.10.0 sets #lastConsumedOffsets before awaiting config.eachMessage, so a
+		// clear rewinds to the record being handled (and, without the + 1 of 1.10.1,
+		// hands it to the handler again). 1.10.1 moved the set after the store.
+		e.lastConsumed[m.TopicPartition] = lastConsumed{offset: m.Offset, leaderEpoch: m.LeaderEpoch}
+	}
+	e.l.After(e.s.BatchDuration(1), func() { e.endMessage(w, b) })
+}
+
+// endMessage is the rest of #messageProcessor once eachMessage returns or throws. No
+// payload is registered for eachMessage (#topicPartitionToBatchPayload is eachBatch's),
+// so neither a seek nor #checkMaxPollIntervalNotExceeded makes it stale: a record the
+// handler finished is always stored.
+func (e *Engine) endMessage(w *worker, b *batch) {
+	m := b.recs[0]
+	delete(e.inflight, b.tp)
+	if e.failsIn(b.tp, b.recs, true) {
+		e.emit(traceevent.Event{Ev: traceevent.BatchEnd, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Worker: w.id,
+			Offsets: offsets(b.recs), Reason: "handler threw"})
+		if e.OnBatchEnd != nil {
+			e.OnBatchEnd(b.recs, false)
+		}
+		// "If the message is unprocessed, due to an error ... we seek back."
+		e.Seek(b.tp, m.Offset, m.LeaderEpoch, "eachMessage threw")
+		e.step(w)
+		return
+	}
+	// _offsetsStoreSingle(offset + 1), then (1.10.1) #lastConsumedOffsets.set.
+	if err := e.src.StoreOffset(b.tp, m.Offset+1, m.LeaderEpoch); err != nil {
+		e.Errors = append(e.Errors, err)
+	} else {
+		e.stored[b.tp] = m.Offset + 1
+		e.emit(traceevent.Event{Ev: traceevent.Store, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Offset: traceevent.P(m.Offset + 1)})
+		if e.s.Policy != V1_10_0 {
+			e.lastConsumed[b.tp] = lastConsumed{offset: m.Offset, leaderEpoch: m.LeaderEpoch}
+		}
+	}
+	e.emit(traceevent.Event{Ev: traceevent.BatchEnd, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Worker: w.id,
+		Offsets: offsets(b.recs), Reason: "resolved"})
+	if e.OnBatchEnd != nil {
+		e.OnBatchEnd(b.recs, true)
 	}
 	e.step(w)
 }
@@ -353,7 +592,7 @@ func (e *Engine) resolveOffset(b *batch, offset int64, epoch int32) {
 	if offset <= b.lastResolved {
 		return
 	}
-	b.lastResolved = offset
+	b.lastResolved, b.lastEpoch = offset, epoch
 	if err := e.src.StoreOffset(b.tp, offset+1, epoch); err != nil {
 		e.Errors = append(e.Errors, err)
 		return
@@ -479,7 +718,7 @@ func (e *Engine) flushSpinAt(t time.Time) {
 // in flight, no operation is pending, the last fetch returned nothing and the source is
 // at its end.
 func (e *Engine) Quiescent() bool {
-	return e.running && e.cache.size == 0 && len(e.inflight) == 0 && len(e.pendingOps) == 0 &&
+	return e.running && !e.fetching && e.cache.size == 0 && len(e.inflight) == 0 && len(e.pendingOps) == 0 &&
 		!e.terminating && e.lastFetchEmpty && e.src.AtEnd()
 }
 

@@ -41,10 +41,38 @@ func ParsePolicy(s string) (Policy, error) {
 	return "", fmt.Errorf("unknown policy %q (want v1.10.0, v1.10.1 or head)", s)
 }
 
+// Handler is which run() callback the application gives the consumer.
+type Handler string
+
+// The handlers.
+const (
+	// EachBatch: config.eachBatch, served by #batchProcessor with up to
+	// js.consumer.max.batch.size records of one partition (#consumeCachedN).
+	EachBatch Handler = "each-batch"
+	// EachMessage: config.eachMessage, served by #messageProcessor one record at a time
+	// (#consumeSingleCached, MessageCache.next).
+	EachMessage Handler = "each-message"
+)
+
+// Handlers lists the handlers in comparison order.
+var Handlers = []Handler{EachBatch, EachMessage}
+
+// ParseHandler parses a handler name (eachBatch and eachMessage, the JS names, too).
+func ParseHandler(s string) (Handler, error) {
+	switch strings.ReplaceAll(strings.ToLower(s), "-", "") {
+	case "eachbatch", "batch":
+		return EachBatch, nil
+	case "eachmessage", "message":
+		return EachMessage, nil
+	}
+	return "", fmt.Errorf("unknown handler %q (want each-batch or each-message)", s)
+}
+
 // Settings are the consumer settings that shape the outcome, with the seed's values as
 // defaults (DefaultSettings). Durations are already scaled.
 type Settings struct {
 	Policy          Policy
+	Handler         Handler       // eachBatch (the default, also when empty) or eachMessage
 	Concurrency     int           // partitionsConsumedConcurrently
 	BatchSize       int           // js.consumer.max.batch.size (-1: unbounded)
 	MaxPollInterval time.Duration // max.poll.interval.ms; the cache expires this long after the last fetch
@@ -55,10 +83,24 @@ type Settings struct {
 	FetchValve         time.Duration // the cache expiry loop wakes fetchers this long after a fetch (1 s)
 	MinWake            time.Duration // the expiry loop never sleeps less than this (100 ms)
 	// AutoResolve is eachBatchAutoResolve (true unless the application resolves offsets).
+	// When false, the modeled eachBatch follows the kafkajs pattern of resolving
+	// offsets itself: after each round of HandlerParallel records it calls
+	// resolveOffset(last of the round), and it stops early (returns) once the payload
+	// is stale (`if (!isRunning() || isStale()) break`).
 	AutoResolve bool
+	// FailAt lists offsets at which the handler throws, the first time it reaches the
+	// offset in each partition (a transient failure: the redelivered record succeeds).
+	// eachBatch throws in the round holding the offset, after the earlier rounds;
+	// eachMessage throws on that record.
+	FailAt []int64
 	// CommitOnSeek: #seekInternal commits the offset it seeks to, which the JS client
 	// does only when enable.auto.commit is on.
 	CommitOnSeek bool
+	// ConsumeTime is how long one consume call takes to return (0: at once, the
+	// simulated client's default). With a duration, the cache can expire while a call
+	// is still collecting, which is the path where #returnMessages gives a partition a
+	// last-consumed entry.
+	ConsumeTime time.Duration
 	// StepIdle steps through idle virtual time one valve tick at a time instead of
 	// coalescing it (the outcome and the trace are the same; tests compare the two).
 	StepIdle bool
@@ -68,6 +110,7 @@ type Settings struct {
 func DefaultSettings() Settings {
 	return Settings{
 		Policy:             V1_10_0,
+		Handler:            EachBatch,
 		Concurrency:        20,
 		BatchSize:          20,
 		MaxPollInterval:    900 * time.Second,
@@ -87,6 +130,18 @@ func (s Settings) Validate() error {
 	if _, err := ParsePolicy(string(s.Policy)); err != nil {
 		errs = append(errs, err.Error())
 	}
+	if s.Handler != "" && s.Handler != EachBatch && s.Handler != EachMessage {
+		errs = append(errs, fmt.Sprintf("unknown handler %q", s.Handler))
+	}
+	if s.Handler == EachMessage && !s.AutoResolve {
+		errs = append(errs, "auto-resolve=false applies to eachBatch only (eachMessage resolves each record when the handler returns)")
+	}
+	for _, o := range s.FailAt {
+		if o < 0 {
+			errs = append(errs, "handler-fail-at offsets must be >= 0")
+			break
+		}
+	}
 	if s.Concurrency <= 0 {
 		errs = append(errs, "concurrency must be > 0")
 	}
@@ -102,6 +157,9 @@ func (s Settings) Validate() error {
 	if s.HandlerParallel <= 0 {
 		errs = append(errs, "handler parallelism must be > 0")
 	}
+	if s.ConsumeTime < 0 {
+		errs = append(errs, "consume time must be >= 0")
+	}
 	if s.CacheSizePerWorker <= 0 || s.FetchValve <= 0 || s.MinWake <= 0 {
 		errs = append(errs, "client internal durations must be > 0")
 	}
@@ -110,6 +168,9 @@ func (s Settings) Validate() error {
 	}
 	return nil
 }
+
+// EachMessage reports whether the handler is eachMessage.
+func (s Settings) EachMessage() bool { return s.Handler == EachMessage }
 
 // BatchDuration is how long the modeled handler takes for n records.
 func (s Settings) BatchDuration(n int) time.Duration {

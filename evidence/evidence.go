@@ -2,19 +2,31 @@
 // application actually processed. `kstranded inspect --delivered` uses it to tell lost
 // records from delivered ones, and `kstranded rewind` will reuse it.
 //
-// Accepted forms, auto-detected per file and named in Set.Sources:
+// Accepted forms, auto-detected per line and named in Set.Sources; a file may be
+// gzipped (detected by its magic bytes, whatever its name):
 //
 //   - kstranded.trace/v1 JSON lines (`repro --trace`): "serve" events give partition and
 //     offsets; the topic comes from the "run" header line.
 //   - `kstranded trace parse -o json` output: one JSON document whose "schema" starts with
 //     "kstranded.trace-parse/" (see TraceParseDoc for the shape this package expects).
-//   - JSON lines with "topic", "partition" and "offset" fields.
+//   - JSON lines as applications log them (pino, winston, bunyan, ...): "partition" and
+//     "offset" as numbers or numeric strings (kafkajs-style clients give message.offset
+//     as a string), "topic" optional, at the top level or nested one level under "msg",
+//     "message", "record" or "kafka". JSON lines that name no partition and offset are
+//     other log lines: ignored, and counted as such.
 //   - text lines, any mix of: "TOPIC PARTITION OFFSET", "[TOPIC/]PARTITION:OFFSET" and
 //     ranges "[TOPIC/]PARTITION:FIRST-LAST" (inclusive). '#' starts a comment.
+//   - with a Pattern (--pattern REGEXP), every line of every file is read through it
+//     instead, as `trace parse --pattern` reads it: lines it does not match are ignored.
 //
 // Lines that name no topic get the empty topic; the caller resolves it (inspect uses the
 // only topic in scope). Malformed lines are counted and the first few kept with their
 // line numbers.
+//
+// No verdict without evidence: Insufficient says when a set cannot support one (no
+// delivery read at all, or a file whose lines are mostly malformed), so that the caller
+// says NO EVIDENCE instead of a false all-clear. An empty file reads as no evidence;
+// binary data and a truncated gzip are errors.
 //
 // This package only parses and normalises: it does not talk to Kafka and does not judge
 // whether an offset is valid for a partition (inspect does that against the source).
@@ -23,7 +35,9 @@ package evidence
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -32,6 +46,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/traceevent"
@@ -46,8 +61,19 @@ const (
 	FormatTraceParse Format = "kstranded trace parse JSON"
 	FormatJSONLines  Format = "JSON lines (topic, partition, offset)"
 	FormatText       Format = "text"
+	FormatPattern    Format = "lines matching --pattern"
 	FormatEmpty      Format = "empty"
 )
+
+// ErrBinary is returned for a file that is neither text nor gzip: no reader can take
+// deliveries from it, and reading it as lines would only count garbage as malformed.
+var ErrBinary = errors.New("binary data, not text nor gzip")
+
+// Hint says what evidence this package reads, for a verdict that lacks it.
+const Hint = "give --delivered a log of what the application processed: JSON lines with partition and offset " +
+	"(numbers or numeric strings, topic optional, also nested under msg/message/record/kafka), text lines " +
+	"TOPIC PARTITION OFFSET or TOPIC/PARTITION:FIRST-LAST, a repro --trace, or your application's own log " +
+	"with --pattern REGEXP naming (?P<partition>...) and (?P<offset>...)"
 
 // MaxShownMalformed is how many malformed lines are kept for display.
 const MaxShownMalformed = 5
@@ -85,7 +111,10 @@ type Source struct {
 	Format    Format `json:"format"`
 	Topic     string `json:"topic,omitempty"` // the trace's topic, when the file names one
 	Group     string `json:"group,omitempty"` // the trace's group, when the file names one
-	Records   int64  `json:"records"`         // deliveries read (before de-duplication)
+	Gzip      bool   `json:"gzip,omitempty"`
+	Records   int64  `json:"records"` // deliveries read (before de-duplication)
+	Lines     int    `json:"lines"`   // lines (or trace parse entries) that named deliveries
+	Ignored   int    `json:"ignored"` // well-formed lines that name no delivery (other log lines)
 	Malformed int    `json:"malformed"`
 }
 
@@ -94,6 +123,39 @@ type Set struct {
 	Sources   []Source
 	Malformed []Malformed // the first MaxShownMalformed per source
 	Parts     map[kpart.TopicPartition]*Partition
+	// Pattern, when set before reading, reads every line through it (--pattern).
+	Pattern *Pattern
+}
+
+// Insufficient says why the set cannot support a verdict, or "" when it can: no
+// delivery read from any file (an empty file, only other log lines, a pattern that
+// matched nothing, every line malformed), or a file with more malformed lines than
+// delivery lines (the reader did not understand it: what it missed may be what was
+// delivered). The caller says NO EVIDENCE, with Hint, instead of judging.
+func (s *Set) Insufficient() string {
+	if len(s.Sources) == 0 {
+		return "no evidence file was read"
+	}
+	var records int64
+	var malformed, ignored int
+	for _, src := range s.Sources {
+		records += src.Records
+		malformed += src.Malformed
+		ignored += src.Ignored
+	}
+	if records == 0 {
+		why := fmt.Sprintf("no delivery found in the evidence (%d malformed lines, %d other lines", malformed, ignored)
+		if s.Pattern != nil {
+			why += fmt.Sprintf(", --pattern %s matched no delivery", quoteShort(s.Pattern.String()))
+		}
+		return why + ")"
+	}
+	for _, src := range s.Sources {
+		if src.Malformed > src.Lines {
+			return fmt.Sprintf("%s: %d malformed lines and only %d delivery lines: the evidence was not understood", src.Name, src.Malformed, src.Lines)
+		}
+	}
+	return ""
 }
 
 // NewSet returns an empty set.
@@ -219,15 +281,60 @@ func (s *Set) normalize() {
 	}
 }
 
-// Read parses one evidence file into s. name labels the source ("-" is stdin).
+// Read parses one evidence file into s. name labels the source ("-" is stdin). A gzip
+// file is decompressed (a truncated one is an error); binary data is ErrBinary.
 func (s *Set) Read(r io.Reader, name string) error {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
+	gz := isGzip(data)
+	if gz {
+		if data, err = gunzip(data); err != nil {
+			return fmt.Errorf("%s: gzip: %w", name, err)
+		}
+	}
+	if looksBinary(data) {
+		return fmt.Errorf("%s: %w", name, ErrBinary)
+	}
 	s.Parse(data, name)
+	s.Sources[len(s.Sources)-1].Gzip = gz
 	s.normalize()
 	return nil
+}
+
+func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
+
+// gunzip decompresses all members of a gzip stream; a stream cut short is an error
+// (io.ErrUnexpectedEOF), never a shorter file.
+func gunzip(data []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, err
+	}
+	return out, zr.Close()
+}
+
+// looksBinary: a NUL byte, or more than a quarter of invalid UTF-8 or control bytes,
+// in the first 64 KiB. Logs are text; ANSI colour codes (ESC) and tabs are text too.
+func looksBinary(data []byte) bool {
+	head := data[:min(len(data), 64<<10)]
+	if bytes.IndexByte(head, 0) >= 0 {
+		return true
+	}
+	bad := 0
+	for i := 0; i < len(head); {
+		r, n := utf8.DecodeRune(head[i:])
+		if (r == utf8.RuneError && n == 1) || (r < 0x20 && r != '\n' && r != '\r' && r != '\t' && r != 0x1b) {
+			bad++
+		}
+		i += n
+	}
+	return bad*4 > len(head)
 }
 
 // Parse adds the evidence in data (one file's contents) to s without normalising.
@@ -248,10 +355,11 @@ func (s *Set) Parse(data []byte, name string) {
 }
 
 type parser struct {
-	set   *Set
-	src   *Source
-	shown int
-	topic string // trace header topic
+	set     *Set
+	src     *Source
+	shown   int
+	topic   string // trace header topic
+	inTrace bool   // a kstranded.trace/v1 line was seen: JSON lines are trace events
 }
 
 func (p *parser) bad(line int, text, reason string) {
@@ -270,53 +378,88 @@ func (p *parser) add(topic string, partition int32, iv kpart.Range) {
 	p.set.add(kpart.TopicPartition{Topic: topic, Partition: partition}, iv)
 }
 
-// lines reads line-oriented files; the format is decided by the first line that is
-// neither blank nor a comment.
+// lines reads line-oriented files. Each line is read by its own shape (a JSON object or
+// text), so an application log that starts with a banner, mixes client lines with
+// delivery lines, or holds both JSON and text is still read; the source's format names
+// the kinds found. With a Pattern every line goes through it instead.
 func (p *parser) lines(data []byte) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
 	n := 0
-	textKinds := map[string]bool{}
+	kinds := map[string]bool{}
 	for sc.Scan() {
 		n++
+		if pat := p.set.Pattern; pat != nil {
+			p.patternLine(pat, n, sc.Bytes())
+			continue
+		}
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		if p.src.Format == "" {
-			if line[0] == '{' {
-				p.src.Format = FormatJSONLines
-				if isTraceLine(line) {
-					p.src.Format = FormatTrace
+		if line[0] == '{' {
+			if p.inTrace || isTraceLine(line) {
+				p.inTrace = true
+				if p.traceLine(n, line) {
+					kinds[string(FormatTrace)] = true
 				}
-			} else {
-				p.src.Format = FormatText
+			} else if p.jsonLine(n, line) {
+				kinds[string(FormatJSONLines)] = true
 			}
+			continue
 		}
-		switch p.src.Format {
-		case FormatTrace:
-			p.traceLine(n, line)
-		case FormatJSONLines:
-			p.jsonLine(n, line)
-		default:
-			if k := p.textLine(n, line); k != "" {
-				textKinds[k] = true
-			}
+		if k := p.textLine(n, line); k != "" {
+			p.src.Lines++
+			kinds["text ("+k+")"] = true
 		}
 	}
 	if err := sc.Err(); err != nil {
 		p.bad(n+1, "", "unreadable: "+err.Error())
 	}
-	if p.src.Format == FormatText && len(textKinds) > 0 {
-		kinds := make([]string, 0, len(textKinds))
-		for k := range textKinds {
-			kinds = append(kinds, k)
-		}
-		sort.Strings(kinds)
-		p.src.Format = Format("text (" + strings.Join(kinds, ", ") + ")")
-	}
-	if p.src.Format == "" {
+	switch {
+	case p.set.Pattern != nil:
+		p.src.Format = FormatPattern
+	case len(kinds) == 0 && p.inTrace:
+		p.src.Format = FormatTrace
+	case len(kinds) == 0 && p.src.Malformed == 0:
 		p.src.Format = FormatEmpty
+	case len(kinds) == 0:
+		p.src.Format = "unknown"
+	default:
+		p.src.Format = Format(joinKinds(kinds))
+	}
+}
+
+// joinKinds names the kinds of lines read: "text (a, b)" for text kinds together.
+func joinKinds(kinds map[string]bool) string {
+	var other, text []string
+	for k := range kinds {
+		if t, ok := strings.CutPrefix(k, "text ("); ok {
+			text = append(text, strings.TrimSuffix(t, ")"))
+		} else {
+			other = append(other, k)
+		}
+	}
+	sort.Strings(other)
+	sort.Strings(text)
+	if len(text) > 0 {
+		other = append(other, "text ("+strings.Join(text, ", ")+")")
+	}
+	return strings.Join(other, " + ")
+}
+
+func (p *parser) patternLine(pat *Pattern, n int, line []byte) {
+	d, matched, err := pat.Match(line)
+	switch {
+	case !matched:
+		if len(bytes.TrimSpace(line)) > 0 {
+			p.src.Ignored++
+		}
+	case err != nil:
+		p.bad(n, string(line), err.Error())
+	default:
+		p.src.Lines++
+		p.add(d.Topic, d.Partition, kpart.Range{First: d.Offset, Last: d.Offset})
 	}
 }
 
@@ -331,17 +474,18 @@ func isTraceLine(line string) bool {
 	return probe.Schema == traceevent.Schema || probe.Ev != ""
 }
 
-func (p *parser) traceLine(n int, line string) {
+// traceLine reads one kstranded.trace/v1 line; it reports whether the line was read.
+func (p *parser) traceLine(n int, line string) bool {
 	var e traceevent.Event
 	if err := json.Unmarshal([]byte(line), &e); err != nil {
 		p.bad(n, line, "not a trace event: "+jsonReason(err))
-		return
+		return false
 	}
 	switch e.Ev {
 	case traceevent.Run:
 		if e.Schema != "" && e.Schema != traceevent.Schema {
 			p.bad(n, line, "unsupported trace schema "+strconv.Quote(e.Schema))
-			return
+			return false
 		}
 		p.topic = e.Topic
 		if p.src.Topic == "" {
@@ -350,42 +494,78 @@ func (p *parser) traceLine(n int, line string) {
 	case traceevent.Serve:
 		if e.Partition == nil || *e.Partition < 0 {
 			p.bad(n, line, "serve event without a partition")
-			return
+			return false
 		}
 		for _, o := range e.Offsets {
 			if o < 0 {
 				p.bad(n, line, "negative offset")
-				return
+				return false
 			}
 		}
+		p.src.Lines++
 		for _, o := range e.Offsets {
 			p.add(p.topic, *e.Partition, kpart.Range{First: o, Last: o})
 		}
+	default:
+		p.src.Ignored++
 	}
+	return true
 }
 
-func (p *parser) jsonLine(n int, line string) {
-	var v struct {
-		Topic     *string `json:"topic"`
-		Partition *int32  `json:"partition"`
-		Offset    *int64  `json:"offset"`
-	}
-	if err := json.Unmarshal([]byte(line), &v); err != nil {
+// nestKeys are the keys under which applications log the record they handled, one
+// level down: pino's and bunyan's msg, winston's message, and the record or kafka
+// objects applications name themselves.
+var nestKeys = []string{"msg", "message", "record", "kafka"}
+
+// jsonLine reads one JSON object that is not a trace event; it reports whether the line
+// named a delivery.
+func (p *parser) jsonLine(n int, line string) bool {
+	d := json.NewDecoder(strings.NewReader(line))
+	d.UseNumber()
+	var top map[string]any
+	if err := d.Decode(&top); err != nil {
 		p.bad(n, line, "not JSON: "+jsonReason(err))
-		return
+		return false
 	}
-	switch {
-	case v.Partition == nil || v.Offset == nil:
-		p.bad(n, line, "want partition and offset fields")
-	case *v.Partition < 0 || *v.Offset < 0:
-		p.bad(n, line, "negative partition or offset")
-	default:
-		t := ""
-		if v.Topic != nil {
-			t = *v.Topic
+	obj := top
+	if !hasDelivery(obj) {
+		obj = nil
+		for _, k := range nestKeys {
+			if m, ok := top[k].(map[string]any); ok && hasDelivery(m) {
+				obj = m
+				break
+			}
 		}
-		p.add(t, *v.Partition, kpart.Range{First: *v.Offset, Last: *v.Offset})
 	}
+	if obj == nil {
+		p.src.Ignored++ // another log line: names no partition and offset
+		return false
+	}
+	ps, ok1 := numberText(obj["partition"])
+	os, ok2 := numberText(obj["offset"])
+	part, err1 := parsePartition(ps)
+	off, err2 := parseOffset(os)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil {
+		p.bad(n, line, fmt.Sprintf("partition %v and offset %v must be numbers >= 0 (or strings holding them)", obj["partition"], obj["offset"]))
+		return false
+	}
+	topic, _ := obj["topic"].(string)
+	if topic == "" {
+		topic, _ = top["topic"].(string)
+	}
+	if topic != "" && !validTopic(topic) {
+		p.bad(n, line, "invalid topic name "+quoteShort(topic))
+		return false
+	}
+	p.src.Lines++
+	p.add(topic, part, kpart.Range{First: off, Last: off})
+	return true
+}
+
+func hasDelivery(m map[string]any) bool {
+	_, okP := m["partition"]
+	_, okO := m["offset"]
+	return okP && okO
 }
 
 // textLine parses one text line and returns its kind, or "" when malformed.

@@ -69,6 +69,7 @@ func (p *parser) tryTraceParse(data []byte) bool {
 			p.bad(line, "", "partition entry without a partition")
 			continue
 		}
+		p.src.Lines++
 		for _, r := range tp.Delivered {
 			span := r.Last - r.First + 1
 			switch {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +28,17 @@ var (
 	ErrEvidenceTopic = errors.New("evidence names no topic")
 )
 
+// The group protocols, as the output names them: the classic JoinGroup/SyncGroup
+// protocol, and KIP-848's consumer protocol (group.protocol=consumer, Kafka 4).
+const (
+	ProtocolClassic  = "classic"
+	ProtocolConsumer = "consumer"
+)
+
+// StateUnknown is the state of a group neither DescribeGroups nor ConsumerGroupDescribe
+// knows: the broker has no such group of either kind.
+const StateUnknown = "unknown"
+
 // Member is one member of the group.
 type Member struct {
 	ID         string `json:"member_id"`
@@ -32,16 +46,108 @@ type Member struct {
 	ClientID   string `json:"client_id"`
 	Host       string `json:"client_host"`
 	Partitions int    `json:"assigned_partitions"`
+	// Assigned are the partitions the member owns now (classic: its SyncGroup
+	// assignment; consumer protocol: the assignment it has reconciled).
+	Assigned Assignment `json:"assigned"`
+	// Target is the consumer protocol's target assignment for the member, only when it
+	// differs from Assigned (the member is still reconciling).
+	Target Assignment `json:"target_assignment,omitempty"`
+	// MemberEpoch is the member's epoch (consumer protocol only).
+	MemberEpoch *int32 `json:"member_epoch,omitempty"`
 }
 
 // Group is the group's description.
 type Group struct {
-	ID           string   `json:"group"`
-	State        string   `json:"state"`
-	ProtocolType string   `json:"protocol_type"`
-	Protocol     string   `json:"protocol"`
-	Members      []Member `json:"members"`
-	Err          string   `json:"error,omitempty"`
+	ID string `json:"group"`
+	// GroupProtocol is ProtocolClassic or ProtocolConsumer; empty when the group is
+	// StateUnknown.
+	GroupProtocol string `json:"group_protocol"`
+	// State is as the broker reports it, or StateUnknown.
+	State string `json:"state"`
+	// ProtocolType and Protocol: classic, the group's protocol type and the assignor its
+	// members chose ("consumer", "range"); consumer protocol, "consumer" and the
+	// broker's assignor ("uniform", "range").
+	ProtocolType string `json:"protocol_type"`
+	Protocol     string `json:"protocol"`
+	// Epoch and AssignmentEpoch are the consumer protocol's group epoch and the epoch of
+	// its target assignment.
+	Epoch           *int32   `json:"group_epoch,omitempty"`
+	AssignmentEpoch *int32   `json:"assignment_epoch,omitempty"`
+	Members         []Member `json:"members"`
+	Err             string   `json:"error,omitempty"`
+}
+
+// owners maps each partition a member owns to the member.
+func (g Group) owners() map[string]map[int32]string {
+	out := map[string]map[int32]string{}
+	for _, m := range g.Members {
+		for _, ta := range m.Assigned {
+			if out[ta.Topic] == nil {
+				out[ta.Topic] = map[int32]string{}
+			}
+			for _, p := range ta.Partitions {
+				out[ta.Topic][p] = m.ID
+			}
+		}
+	}
+	return out
+}
+
+// TopicAssignment is a member's partitions of one topic.
+type TopicAssignment struct {
+	Topic      string  `json:"topic"`
+	Partitions []int32 `json:"partitions"`
+}
+
+// Assignment is a member's partitions, by topic, sorted.
+type Assignment []TopicAssignment
+
+func (a Assignment) add(topic string, ps ...int32) Assignment {
+	i := sort.Search(len(a), func(i int) bool { return a[i].Topic >= topic })
+	if i == len(a) || a[i].Topic != topic {
+		a = append(a, TopicAssignment{})
+		copy(a[i+1:], a[i:])
+		a[i] = TopicAssignment{Topic: topic, Partitions: []int32{}}
+	}
+	a[i].Partitions = append(a[i].Partitions, ps...)
+	slices.Sort(a[i].Partitions)
+	a[i].Partitions = slices.Compact(a[i].Partitions)
+	return a
+}
+
+// Count is the number of partitions.
+func (a Assignment) Count() int {
+	n := 0
+	for _, t := range a {
+		n += len(t.Partitions)
+	}
+	return n
+}
+
+// Equal reports whether a and b hold the same partitions.
+func (a Assignment) Equal(b Assignment) bool {
+	return slices.EqualFunc(a, b, func(x, y TopicAssignment) bool {
+		return x.Topic == y.Topic && slices.Equal(x.Partitions, y.Partitions)
+	})
+}
+
+// String prints "topic/0,1 other/3", or "-" for no partitions.
+func (a Assignment) String() string {
+	var parts []string
+	for _, t := range a {
+		if len(t.Partitions) == 0 {
+			continue
+		}
+		ps := make([]string, len(t.Partitions))
+		for i, p := range t.Partitions {
+			ps[i] = strconv.Itoa(int(p))
+		}
+		parts = append(parts, t.Topic+"/"+strings.Join(ps, ","))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
 }
 
 // Snapshot is the offsets view of a group: its description and, per partition, the
@@ -95,6 +201,37 @@ type Report struct {
 	// Interrupted: the context ended during the scans; the partitions not fully read
 	// are judged as far as they were (ERROR), and the report is partial.
 	Interrupted bool
+	// NoEvidence says why the evidence given cannot support a verdict
+	// (evidence.Set.Insufficient); every partition is then NO EVIDENCE and none is
+	// judged.
+	NoEvidence string
+}
+
+// SettleHint says what would let a NO EVIDENCE inspection judge.
+const SettleHint = "to judge, " + evidence.Hint
+
+// Verdict is the inspection's verdict: the worst of its partitions' (verdict.Worse),
+// NO EVIDENCE when evidence was given but judged nothing, and OK without evidence (the
+// offsets view judges nothing and claims nothing).
+//
+// Without delivery evidence nothing was judged and there is no verdict: it returns "",
+// never OK (the offsets view says what the offsets are, not that nothing was lost).
+func (r *Report) Verdict() verdict.Verdict {
+	if r.Evidence == nil {
+		return ""
+	}
+	v, judged := verdict.OK, false
+	for _, p := range r.Partitions {
+		if p.Judgement == nil {
+			continue
+		}
+		v = verdict.Worse(v, p.Judgement.Verdict)
+		judged = judged || p.Judgement.Verdict.Judged()
+	}
+	if !judged {
+		v = verdict.Worse(v, verdict.NoEvidence)
+	}
+	return v
 }
 
 // Run inspects a group. When ctx ends during the scans it returns the partial report
@@ -110,6 +247,15 @@ func Run(ctx context.Context, cl Cluster, o Options) (*Report, error) {
 		r.Partitions[i].Offsets = p
 	}
 	if o.Evidence == nil {
+		return r, nil
+	}
+	if why := o.Evidence.Insufficient(); why != "" {
+		// No verdict without evidence: a file the readers did not understand would
+		// otherwise judge every record undelivered (LOST), or none (a false OK).
+		r.NoEvidence = why
+		for i := range r.Partitions {
+			r.Partitions[i].Judgement = &Judgement{Verdict: verdict.NoEvidence, Reason: why, Lost: []kpart.RecordRange{}, Stranded: []kpart.RecordRange{}, NotDeliverable: []Note{}, InvalidEvidence: []Note{}}
+		}
 		return r, nil
 	}
 	if err := resolveEvidenceTopic(o.Evidence, snap); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,12 +72,14 @@ func (k *Kafka) timeoutErr(op string, err error) error {
 	return fmt.Errorf("%s: %w", op, err)
 }
 
-// Snapshot implements Cluster.
+// Snapshot implements Cluster: the group's description and committed offsets (asked at
+// once), then the partitions in scope and their log start, last stable offset and high
+// watermark.
 func (k *Kafka) Snapshot(ctx context.Context, group string, topics []string) (*Snapshot, error) {
 	snap := &Snapshot{Group: Group{ID: group, Members: []Member{}}}
 	var (
-		offsets   kadm.OffsetResponses
-		described kadm.DescribedGroups
+		committed map[string]map[int32]kadm.OffsetResponse
+		owners    map[string]map[int32]string
 		errO      error
 		errD      error
 		wg        sync.WaitGroup
@@ -84,87 +87,29 @@ func (k *Kafka) Snapshot(ctx context.Context, group string, topics []string) (*S
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		c, cancel := k.bound(ctx)
-		defer cancel()
-		offsets, errO = k.adm.FetchOffsets(c, group)
+		committed, errO = k.committedOffsets(ctx, group)
 	}()
 	go func() {
 		defer wg.Done()
-		c, cancel := k.bound(ctx)
-		defer cancel()
-		described, errD = k.adm.DescribeGroups(c, group)
+		var n int
+		owners, n, errD = k.describeGroup(ctx, &snap.Group)
+		snap.Requests += n
 	}()
 	wg.Wait()
-	snap.Requests += 2
-	if errO != nil && !errors.Is(errO, kerr.GroupIDNotFound) {
-		return nil, k.timeoutErr("fetching the group's committed offsets", errO)
+	snap.Requests++
+	if errO != nil {
+		return nil, errO
 	}
-	owners := map[string]map[int32]string{}
 	if errD != nil {
-		if ctx.Err() != nil || errors.Is(errD, context.DeadlineExceeded) {
-			return nil, k.timeoutErr("describing the group", errD)
-		}
-		snap.Group.Err = errD.Error()
-	} else if g, ok := described[group]; ok {
-		snap.Group.State, snap.Group.ProtocolType, snap.Group.Protocol = g.State, g.ProtocolType, g.Protocol
-		if g.Err != nil && !errors.Is(g.Err, kerr.GroupIDNotFound) {
-			snap.Group.Err = g.Err.Error()
-		}
-		if errors.Is(g.Err, kerr.GroupIDNotFound) {
-			snap.Group.State = "Dead"
-		}
-		for _, m := range g.Members {
-			mm := Member{ID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost}
-			if m.InstanceID != nil {
-				mm.InstanceID = *m.InstanceID
-			}
-			if a, ok := m.Assigned.AsConsumer(); ok {
-				for _, t := range a.Topics {
-					if owners[t.Topic] == nil {
-						owners[t.Topic] = map[int32]string{}
-					}
-					for _, p := range t.Partitions {
-						owners[t.Topic][p] = m.MemberID
-						mm.Partitions++
-					}
-				}
-			}
-			snap.Group.Members = append(snap.Group.Members, mm)
-		}
+		return nil, errD
 	}
-	committed := map[string]map[int32]kadm.OffsetResponse{}
-	for t, ps := range offsets {
-		for p, o := range ps {
-			if o.Err != nil || o.At < 0 {
-				continue
-			}
-			if committed[t] == nil {
-				committed[t] = map[int32]kadm.OffsetResponse{}
-			}
-			committed[t][p] = o
-		}
-	}
-	if len(committed) == 0 && (snap.Group.State == "" || snap.Group.State == "Dead") && snap.Group.Err == "" {
+	if len(committed) == 0 && snap.Group.State == StateUnknown && snap.Group.Err == "" {
 		return nil, fmt.Errorf("%w: %q has no members and no committed offsets on this cluster", ErrGroupNotFound, group)
 	}
-	want := map[string]bool{}
-	if len(topics) > 0 {
-		for _, t := range topics {
-			want[t] = true
-		}
-	} else {
-		for t := range committed {
-			want[t] = true
-		}
+	names, err := topicsInScope(snap.Group, committed, topics)
+	if err != nil {
+		return nil, err
 	}
-	if len(want) == 0 {
-		return nil, fmt.Errorf("%w: %q exists (state %s, %d members) but has committed no offsets (a broker drops the offsets of deleted topics); pass --topic to see a topic's partitions", ErrNoOffsets, group, snap.Group.State, len(snap.Group.Members))
-	}
-	names := make([]string, 0, len(want))
-	for t := range want {
-		names = append(names, t)
-	}
-	sort.Strings(names)
 
 	metas, err := k.metadata(ctx, names)
 	snap.Requests++
@@ -183,16 +128,330 @@ func (k *Kafka) Snapshot(ctx context.Context, group string, topics []string) (*S
 		snap.DeletedTopics = append(snap.DeletedTopics, t)
 	}
 
-	// One ListOffsets request per kind for all partitions (kgo splits it per leader).
-	kinds := []struct {
-		ts  int64
-		iso int8
-	}{{-2, 0}, {-1, 1}, {-1, 0}} // log start, last stable, high watermark
-	results := make([]map[string]map[int32]int64, len(kinds))
-	errs := make([]error, len(kinds))
-	perr := map[string]map[int32]string{}
-	var perrMu sync.Mutex
-	for i, kd := range kinds {
+	ends, err := k.listOffsets(ctx, live, metas)
+	snap.Requests += len(offsetKinds)
+	if err != nil {
+		return nil, err
+	}
+
+	snap.Partitions = partitionOffsets(names, topics, committed, owners, metas, ends)
+	return snap, nil
+}
+
+// committedOffsets fetches the group's committed offsets, keeping only partitions with a
+// valid one. A group the coordinator does not know has none.
+func (k *Kafka) committedOffsets(ctx context.Context, group string) (map[string]map[int32]kadm.OffsetResponse, error) {
+	c, cancel := k.bound(ctx)
+	defer cancel()
+	offsets, err := k.adm.FetchOffsets(c, group)
+	if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
+		return nil, k.timeoutErr("fetching the group's committed offsets", err)
+	}
+	committed := map[string]map[int32]kadm.OffsetResponse{}
+	for t, ps := range offsets {
+		for p, o := range ps {
+			if o.Err != nil || o.At < 0 {
+				continue
+			}
+			if committed[t] == nil {
+				committed[t] = map[int32]kadm.OffsetResponse{}
+			}
+			committed[t][p] = o
+		}
+	}
+	return committed, nil
+}
+
+// describeGroup fills g (protocol, state, members and their partitions) and returns
+// the owner of each assigned partition and the requests it sent. A group is described
+// through the API that knows it: ConsumerGroupDescribe for a KIP-848 consumer-protocol
+// group, DescribeGroups for a classic one; each answers GROUP_ID_NOT_FOUND for the
+// other kind (Kafka 4's GroupMetadataManager: "Group %s is not a consumer group" /
+// "... not a classic group"), and DescribeGroups calls such a group Dead with no
+// members, which is why both are asked, at once. A group neither knows is
+// StateUnknown. An error the broker returns for the group is recorded in g.Err; only a
+// timeout or a cancelled context is returned.
+func (k *Kafka) describeGroup(ctx context.Context, g *Group) (map[string]map[int32]string, int, error) {
+	var (
+		classic      kadm.DescribedGroups
+		consumer     *kmsg.ConsumerGroupDescribeResponseGroup
+		errCl, errCo error
+		wg           sync.WaitGroup
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		c, cancel := k.bound(ctx)
+		defer cancel()
+		classic, errCl = k.adm.DescribeGroups(c, g.ID)
+	}()
+	go func() {
+		defer wg.Done()
+		consumer, errCo = k.describeConsumerGroup(ctx, g.ID)
+	}()
+	wg.Wait()
+	requests := 2
+	for _, err := range []error{errCl, errCo} {
+		if err != nil && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
+			return nil, requests, k.timeoutErr("describing the group", err)
+		}
+	}
+	if consumer != nil && consumer.ErrorCode == 0 {
+		n, err := k.consumerGroup(ctx, g, consumer)
+		return g.owners(), requests + n, err
+	}
+	cl, clKnown := classic[g.ID]
+	clKnown = clKnown && errCl == nil && cl.Err == nil && cl.State != "Dead"
+	if clKnown {
+		classicGroup(g, cl)
+		return g.owners(), requests, nil
+	}
+	// Neither API describes the group. It is unknown unless one of them failed: then
+	// nothing says it has no members.
+	g.State = StateUnknown
+	var errs []string
+	if errCl != nil {
+		errs = append(errs, "DescribeGroups: "+errCl.Error())
+	} else if cl.Err != nil && !errors.Is(cl.Err, kerr.GroupIDNotFound) {
+		errs = append(errs, "DescribeGroups: "+cl.Err.Error())
+	}
+	if errCo != nil && !errors.Is(errCo, errNoConsumerGroups) {
+		errs = append(errs, "ConsumerGroupDescribe: "+errCo.Error())
+	} else if consumer != nil {
+		if err := kerr.ErrorForCode(consumer.ErrorCode); !errors.Is(err, kerr.GroupIDNotFound) {
+			errs = append(errs, "ConsumerGroupDescribe: "+brokerError(err, consumer.ErrorMessage))
+		}
+	}
+	g.Err = strings.Join(errs, "; ")
+	return g.owners(), requests, nil
+}
+
+// errNoConsumerGroups: the broker does not implement ConsumerGroupDescribe (before
+// Kafka 3.7), so no group there uses the consumer protocol.
+var errNoConsumerGroups = errors.New("the broker does not support ConsumerGroupDescribe")
+
+// describeConsumerGroup sends ConsumerGroupDescribe (KIP-848) for group. The request
+// goes raw rather than through kadm.DescribeConsumerGroups to keep the group's error
+// message and the assignments' topic IDs (kfake names topics only by ID there).
+func (k *Kafka) describeConsumerGroup(ctx context.Context, group string) (*kmsg.ConsumerGroupDescribeResponseGroup, error) {
+	c, cancel := k.bound(ctx)
+	defer cancel()
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Groups = []string{group}
+	var resp *kmsg.ConsumerGroupDescribeResponse
+	for _, sh := range k.cl.RequestSharded(c, req) {
+		if sh.Err != nil {
+			if errors.Is(sh.Err, kerr.UnsupportedVersion) || strings.Contains(sh.Err.Error(), "broker is too old") {
+				return nil, errNoConsumerGroups
+			}
+			return nil, sh.Err
+		}
+		resp = sh.Resp.(*kmsg.ConsumerGroupDescribeResponse)
+	}
+	if resp != nil {
+		for i := range resp.Groups {
+			if resp.Groups[i].Group == group {
+				return &resp.Groups[i], nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("the broker did not describe group %q", group)
+}
+
+// brokerError is the broker's error code with its own message when it sent one.
+func brokerError(err error, msg *string) string {
+	if msg != nil && *msg != "" {
+		return fmt.Sprintf("%v (%s)", err, *msg)
+	}
+	return err.Error()
+}
+
+// consumerGroup fills g from a ConsumerGroupDescribe answer; it returns the requests it
+// sent to name topics the answer gives only by ID.
+func (k *Kafka) consumerGroup(ctx context.Context, g *Group, d *kmsg.ConsumerGroupDescribeResponseGroup) (int, error) {
+	g.GroupProtocol, g.ProtocolType, g.Protocol = ProtocolConsumer, "consumer", d.AssignorName
+	g.State = d.State
+	g.Epoch, g.AssignmentEpoch = ptr(d.Epoch), ptr(d.AssignmentEpoch)
+	var ids [][16]byte
+	for _, m := range d.Members {
+		for _, a := range []kmsg.Assignment{m.Assignment, m.TargetAssignment} {
+			for _, tp := range a.TopicPartitions {
+				if tp.Topic == "" {
+					ids = append(ids, tp.TopicID)
+				}
+			}
+		}
+	}
+	names, requests := map[[16]byte]string{}, 0
+	if len(ids) > 0 {
+		var err error
+		names, err = k.topicNames(ctx)
+		requests++
+		if err != nil {
+			return requests, err
+		}
+	}
+	assignment := func(a kmsg.Assignment) Assignment {
+		out := Assignment{}
+		for _, tp := range a.TopicPartitions {
+			t := tp.Topic
+			if t == "" {
+				if t = names[tp.TopicID]; t == "" {
+					t = fmt.Sprintf("topic-id:%x", tp.TopicID)
+				}
+			}
+			out = out.add(t, tp.Partitions...)
+		}
+		return out
+	}
+	for _, m := range d.Members {
+		mm := Member{ID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost, MemberEpoch: ptr(m.MemberEpoch)}
+		if m.InstanceID != nil {
+			mm.InstanceID = *m.InstanceID
+		}
+		mm.Assigned = assignment(m.Assignment)
+		mm.Partitions = mm.Assigned.Count()
+		if target := assignment(m.TargetAssignment); !target.Equal(mm.Assigned) {
+			mm.Target = target
+		}
+		g.Members = append(g.Members, mm)
+	}
+	sort.Slice(g.Members, func(i, j int) bool { return g.Members[i].ID < g.Members[j].ID })
+	return requests, nil
+}
+
+// classicGroup fills g from a DescribeGroups answer.
+func classicGroup(g *Group, d kadm.DescribedGroup) {
+	g.GroupProtocol = ProtocolClassic
+	g.State, g.ProtocolType, g.Protocol = d.State, d.ProtocolType, d.Protocol
+	for _, m := range d.Members {
+		mm := Member{ID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost, Assigned: Assignment{}}
+		if m.InstanceID != nil {
+			mm.InstanceID = *m.InstanceID
+		}
+		if a, ok := m.Assigned.AsConsumer(); ok {
+			for _, t := range a.Topics {
+				mm.Assigned = mm.Assigned.add(t.Topic, t.Partitions...)
+			}
+		}
+		mm.Partitions = mm.Assigned.Count()
+		g.Members = append(g.Members, mm)
+	}
+}
+
+// topicNames maps every topic's ID to its name (one Metadata request for all topics).
+func (k *Kafka) topicNames(ctx context.Context) (map[[16]byte]string, error) {
+	c, cancel := k.bound(ctx)
+	defer cancel()
+	kr, err := k.cl.Request(c, kmsg.NewPtrMetadataRequest())
+	if err != nil {
+		return nil, k.timeoutErr("naming the topics of the group's assignment", err)
+	}
+	out := map[[16]byte]string{}
+	for _, t := range kr.(*kmsg.MetadataResponse).Topics {
+		if t.Topic != nil {
+			out[t.TopicID] = *t.Topic
+		}
+	}
+	return out, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// topicsInScope returns, sorted, the topics asked for, or else those with committed offsets.
+func topicsInScope(g Group, committed map[string]map[int32]kadm.OffsetResponse, topics []string) ([]string, error) {
+	want := map[string]bool{}
+	if len(topics) > 0 {
+		for _, t := range topics {
+			want[t] = true
+		}
+	} else {
+		for t := range committed {
+			want[t] = true
+		}
+	}
+	if len(want) == 0 {
+		return nil, fmt.Errorf("%w: %q exists (state %s, %d members) but has committed no offsets (a broker drops the offsets of deleted topics); pass --topic to see a topic's partitions", ErrNoOffsets, g.ID, g.State, len(g.Members))
+	}
+	names := make([]string, 0, len(want))
+	for t := range want {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// partitionOffsets joins, for each partition in scope (those with a committed offset,
+// and every partition of the topics asked for), its committed offset, owner and ends,
+// sorted by topic and partition.
+func partitionOffsets(names, topics []string, committed map[string]map[int32]kadm.OffsetResponse, owners map[string]map[int32]string, metas map[string]topicMeta, ends partitionEnds) []Offsets {
+	var out []Offsets
+	add := func(t string, p int32) {
+		o := Offsets{Topic: t, Partition: p, Committed: -1, CommittedEpoch: -1, LogStart: -1, LastStable: -1, HighWatermark: -1}
+		if c, ok := committed[t][p]; ok {
+			o.Committed, o.CommittedEpoch, o.Metadata = c.At, c.LeaderEpoch, c.Metadata
+		}
+		o.Owner = owners[t][p]
+		if _, ok := metas[t]; !ok {
+			o.Err = "topic no longer exists"
+		} else if _, ok := metas[t].leaders[p]; !ok {
+			o.Err = "partition no longer exists"
+		} else {
+			o.LogStart = ends.at[0][t][p]
+			o.LastStable = ends.at[1][t][p]
+			o.HighWatermark = ends.at[2][t][p]
+			o.Err = ends.errs[t][p]
+		}
+		out = append(out, o)
+	}
+	for _, t := range names {
+		seen := map[int32]bool{}
+		for p := range committed[t] {
+			seen[p] = true
+			add(t, p)
+		}
+		if len(topics) > 0 {
+			for p := range metas[t].leaders {
+				if !seen[p] {
+					add(t, p)
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		return a.Partition < b.Partition
+	})
+	return out
+}
+
+// offsetKinds are the ListOffsets requests a snapshot sends: log start, last stable
+// offset (read_committed), high watermark (read_uncommitted).
+var offsetKinds = []struct {
+	ts  int64
+	iso int8
+}{{-2, 0}, {-1, 1}, {-1, 0}}
+
+// partitionEnds holds, per offsetKinds entry, each partition's offset, and the
+// per-partition errors the broker returned.
+type partitionEnds struct {
+	at   []map[string]map[int32]int64
+	errs map[string]map[int32]string
+}
+
+// listOffsets sends one ListOffsets request per kind for all partitions of live (kgo
+// splits each per leader), the kinds concurrently.
+func (k *Kafka) listOffsets(ctx context.Context, live []string, metas map[string]topicMeta) (partitionEnds, error) {
+	ends := partitionEnds{at: make([]map[string]map[int32]int64, len(offsetKinds)), errs: map[string]map[int32]string{}}
+	errs := make([]error, len(offsetKinds))
+	var (
+		wg     sync.WaitGroup
+		perrMu sync.Mutex
+	)
+	for i, kd := range offsetKinds {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -225,10 +484,10 @@ func (k *Kafka) Snapshot(ctx context.Context, group string, topics []string) (*S
 					for _, p := range t.Partitions {
 						if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
 							perrMu.Lock()
-							if perr[t.Topic] == nil {
-								perr[t.Topic] = map[int32]string{}
+							if ends.errs[t.Topic] == nil {
+								ends.errs[t.Topic] = map[int32]string{}
 							}
-							perr[t.Topic][p.Partition] = "listing offsets: " + err.Error()
+							ends.errs[t.Topic][p.Partition] = "listing offsets: " + err.Error()
 							perrMu.Unlock()
 							continue
 						}
@@ -236,57 +495,16 @@ func (k *Kafka) Snapshot(ctx context.Context, group string, topics []string) (*S
 					}
 				}
 			}
-			results[i] = out
+			ends.at[i] = out
 		}()
 	}
 	wg.Wait()
-	snap.Requests += len(kinds)
 	for _, err := range errs {
 		if err != nil {
-			return nil, k.timeoutErr("listing partition offsets", err)
+			return ends, k.timeoutErr("listing partition offsets", err)
 		}
 	}
-
-	add := func(t string, p int32) {
-		o := Offsets{Topic: t, Partition: p, Committed: -1, CommittedEpoch: -1, LogStart: -1, LastStable: -1, HighWatermark: -1}
-		if c, ok := committed[t][p]; ok {
-			o.Committed, o.CommittedEpoch, o.Metadata = c.At, c.LeaderEpoch, c.Metadata
-		}
-		o.Owner = owners[t][p]
-		if _, ok := metas[t]; !ok {
-			o.Err = "topic no longer exists"
-		} else if _, ok := metas[t].leaders[p]; !ok {
-			o.Err = "partition no longer exists"
-		} else {
-			o.LogStart = results[0][t][p]
-			o.LastStable = results[1][t][p]
-			o.HighWatermark = results[2][t][p]
-			o.Err = perr[t][p]
-		}
-		snap.Partitions = append(snap.Partitions, o)
-	}
-	for _, t := range names {
-		seen := map[int32]bool{}
-		for p := range committed[t] {
-			seen[p] = true
-			add(t, p)
-		}
-		if len(topics) > 0 {
-			for p := range metas[t].leaders {
-				if !seen[p] {
-					add(t, p)
-				}
-			}
-		}
-	}
-	sort.Slice(snap.Partitions, func(i, j int) bool {
-		a, b := snap.Partitions[i], snap.Partitions[j]
-		if a.Topic != b.Topic {
-			return a.Topic < b.Topic
-		}
-		return a.Partition < b.Partition
-	})
-	return snap, nil
+	return ends, nil
 }
 
 // metadata fetches and caches topic IDs and leaders; missing topics are left out.

@@ -33,6 +33,7 @@ func Changes(prev, cur *Report) []Change {
 			out = append(out, Change{Field: field, From: a, To: b})
 		}
 	}
+	g("group protocol", prev.Group.GroupProtocol, cur.Group.GroupProtocol)
 	g("state", prev.Group.State, cur.Group.State)
 	g("protocol", prev.Group.Protocol, cur.Group.Protocol)
 	g("members", strconv.Itoa(len(prev.Group.Members)), strconv.Itoa(len(cur.Group.Members)))

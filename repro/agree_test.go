@@ -34,11 +34,19 @@ func TestLiveAndSimulatedAgree(t *testing.T) {
 		spread                   string
 		concurrency, batch, hpar int
 		policies                 []eachbatch.Policy
+		handler                  eachbatch.Handler
+		failAt                   []int64
 	}{
-		{"the seed", "0:200", 20, 20, 3, []eachbatch.Policy{eachbatch.V1_10_0, eachbatch.V1_10_1}},
-		{"two partitions, one worker, unbounded batches", "0:100,1:40", 1, -1, 3, []eachbatch.Policy{eachbatch.V1_10_1, eachbatch.Head}},
-		{"8x10, two workers, one record at a time", "8x10", 2, 1, 1, []eachbatch.Policy{eachbatch.V1_10_0}},
-		{"20x10, twenty workers", "20x10", 20, 20, 3, []eachbatch.Policy{eachbatch.V1_10_0}},
+		{"the seed", "0:200", 20, 20, 3, []eachbatch.Policy{eachbatch.V1_10_0, eachbatch.V1_10_1}, "", nil},
+		{"two partitions, one worker, unbounded batches", "0:100,1:40", 1, -1, 3, []eachbatch.Policy{eachbatch.V1_10_1, eachbatch.Head}, "", nil},
+		{"8x10, two workers, one record at a time", "8x10", 2, 1, 1, []eachbatch.Policy{eachbatch.V1_10_0}, "", nil},
+		{"20x10, twenty workers", "20x10", 20, 20, 3, []eachbatch.Policy{eachbatch.V1_10_0}, "", nil},
+		// eachMessage keeps the partition it serves (a last-consumed entry in either
+		// version) and loses the one never served.
+		{"eachMessage, two partitions, one worker, unbounded fetches", "0:100,1:40", 1, -1, 3,
+			[]eachbatch.Policy{eachbatch.V1_10_0, eachbatch.Head}, eachbatch.EachMessage, nil},
+		// A handler that throws once: its records come again, nothing lost.
+		{"eachBatch throwing at offset 30, the seed", "0:200", 20, 20, 3, []eachbatch.Policy{eachbatch.V1_10_1}, eachbatch.EachBatch, []int64{30}},
 	} {
 		for _, p := range tc.policies {
 			t.Run(tc.name+"/"+string(p), func(t *testing.T) {
@@ -51,6 +59,7 @@ func TestLiveAndSimulatedAgree(t *testing.T) {
 				o.Policy = p
 				o.Workload = workload.Spec{Parts: parts, Transactions: 1}
 				o.Concurrency, o.BatchSize, o.HandlerParallel = tc.concurrency, tc.batch, tc.hpar
+				o.Handler, o.HandlerFailAt = tc.handler, tc.failAt
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 				defer cancel()
 				sim, err := Simulate(ctx, o)

@@ -11,6 +11,7 @@ import (
 	"github.com/kstranded/kstranded/internal/embedded"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/loop"
+	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/traceevent"
 	"github.com/kstranded/kstranded/workload"
 )
@@ -24,6 +25,9 @@ type ConsumeResult struct {
 	Elapsed     time.Duration
 	Quiescent   bool
 	Interrupted bool
+	// Verdict is the worst partition verdict, judged on the records the consumer
+	// fetched (librdkafka hands no control records): OK, STRANDED or LOST.
+	Verdict verdict.Verdict
 }
 
 // ConsumedPartition is one partition's deliveries.
@@ -34,6 +38,12 @@ type ConsumedPartition struct {
 	Ranges     []traceevent.Range // delivered offsets
 	Committed  int64              // -1: none
 	High       int64
+	// Fetched records never delivered, split at the committed offset: below it they are
+	// lost (committed past), at or after it stranded (not delivered, not committed
+	// past; with --until-quiescent nothing was left to deliver them).
+	Lost     kpart.RangeSet
+	Stranded kpart.RangeSet
+	Verdict  verdict.Verdict
 }
 
 // Consume runs only the model consumer against data already in o.Topic, in group
@@ -99,6 +109,24 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 	if err != nil {
 		return nil, err
 	}
+	fetched := map[int32]*kpart.RangeSet{}
+	prev := eng.OnFetch
+	eng.OnFetch = func(recs []eachbatch.Record) {
+		if prev != nil {
+			prev(recs)
+		}
+		for _, r := range recs {
+			if r.Topic != o.Topic {
+				continue
+			}
+			rs := fetched[r.Partition]
+			if rs == nil {
+				rs = &kpart.RangeSet{}
+				fetched[r.Partition] = rs
+			}
+			rs.Add(r.Offset, r.Offset)
+		}
+	}
 	lp.Post(eng.Start)
 	res := &ConsumeResult{Topic: o.Topic, Group: o.Group, Policy: o.Policy}
 	var runErr error
@@ -152,9 +180,33 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 		sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
 		cp.Delivered = len(offs)
 		cp.Ranges = traceevent.InPartition(p, kpart.Runs(offs))
+		cp.Verdict = verdict.OK
+		if f := fetched[p]; f != nil {
+			var del kpart.RangeSet
+			for _, r := range kpart.Runs(offs) {
+				del.Add(r.First, r.Last)
+			}
+			undelivered := f.Minus(del)
+			if cp.Committed >= 0 {
+				cp.Lost = undelivered.Below(cp.Committed)
+				cp.Stranded = undelivered.Minus(cp.Lost)
+			} else {
+				cp.Stranded = undelivered
+			}
+		}
+		switch {
+		case len(cp.Lost) > 0:
+			cp.Verdict = verdict.Lost
+		case len(cp.Stranded) > 0:
+			cp.Verdict = verdict.Stranded
+		}
 		res.Partitions = append(res.Partitions, cp)
 	}
 	sort.Slice(res.Partitions, func(i, j int) bool { return res.Partitions[i].Partition < res.Partitions[j].Partition })
 	res.Elapsed = time.Since(start)
+	res.Verdict = verdict.OK
+	for _, p := range res.Partitions {
+		res.Verdict = verdict.Worse(res.Verdict, p.Verdict)
+	}
 	return res, runErr
 }

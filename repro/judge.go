@@ -117,6 +117,7 @@ type Result struct {
 	Embedded    bool
 	Simulated   bool // Simulate: no broker, virtual time
 	Policy      eachbatch.Policy
+	Handler     eachbatch.Handler
 	Commit      CommitMode
 	Settings    map[string]string
 	Produced    ProduceResult

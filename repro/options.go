@@ -30,9 +30,20 @@ type Options struct {
 	Partitions int32
 	Workload   workload.Spec // the records phase 1 writes
 	Group      string        // empty: generated per run
+	// GroupProtocol is --group-protocol: classic or consumer (KIP-848); empty: what
+	// group.protocol in Kafka.Props says, else classic.
+	GroupProtocol string
 
 	Policy eachbatch.Policy
 	Commit CommitMode
+	// Handler is --handler: eachBatch (the seed's) or eachMessage.
+	Handler eachbatch.Handler
+	// AutoResolve is --auto-resolve (eachBatchAutoResolve); false: the handler resolves
+	// each round itself and stops when the batch is stale.
+	AutoResolve bool
+	// HandlerFailAt is --handler-fail-at: offsets where the handler throws once per
+	// partition.
+	HandlerFailAt []int64
 
 	TimeScale            float64
 	Concurrency          int
@@ -69,7 +80,7 @@ func DefaultOptions() Options {
 	s := eachbatch.DefaultSettings()
 	return Options{
 		Topic: "stranded", Partitions: 20, Workload: workload.Seed(),
-		Policy: eachbatch.V1_10_0, Commit: CommitAuto, TimeScale: 0.01,
+		Policy: eachbatch.V1_10_0, Commit: CommitAuto, Handler: eachbatch.EachBatch, AutoResolve: true, TimeScale: 0.01,
 		Concurrency: s.Concurrency, BatchSize: s.BatchSize,
 		HandlerDelay: s.HandlerDelay, HandlerParallel: s.HandlerParallel,
 		MaxPollInterval: s.MaxPollInterval, SessionTimeout: 6 * time.Second, HeartbeatInterval: 1500 * time.Millisecond,
@@ -88,6 +99,9 @@ func (o Options) scale(d time.Duration) time.Duration {
 func (o Options) EngineSettings() eachbatch.Settings {
 	s := eachbatch.DefaultSettings()
 	s.Policy = o.Policy
+	s.Handler = o.handler()
+	s.AutoResolve = o.AutoResolve
+	s.FailAt = o.HandlerFailAt
 	s.Concurrency = o.Concurrency
 	s.BatchSize = o.BatchSize
 	s.MaxPollInterval = o.scale(o.MaxPollInterval)
@@ -120,7 +134,7 @@ func (o Options) Validate() error {
 		return errors.New("--handler-parallel must be > 0")
 	case o.MaxPollInterval <= 0:
 		return errors.New("--max-poll-interval must be > 0")
-	case o.SessionTimeout <= 0 || o.HeartbeatInterval <= 0 || o.HeartbeatInterval >= o.SessionTimeout:
+	case o.groupProtocol() == kafkaconf.GroupProtocolClassic && (o.SessionTimeout <= 0 || o.HeartbeatInterval <= 0 || o.HeartbeatInterval >= o.SessionTimeout):
 		return errors.New("--session-timeout and --heartbeat-interval must be > 0, heartbeat below session")
 	case o.AutoCommitInterval <= 0:
 		return errors.New("--auto-commit-interval must be > 0")
@@ -147,11 +161,43 @@ func (o Options) Validate() error {
 	if _, err := eachbatch.ParsePolicy(string(o.Policy)); err != nil {
 		return fmt.Errorf("--policy: %w", err)
 	}
+	if _, err := eachbatch.ParseHandler(string(o.handler())); err != nil {
+		return fmt.Errorf("--handler: %w", err)
+	}
+	if o.handler() == eachbatch.EachMessage && !o.AutoResolve {
+		return errors.New("--auto-resolve=false applies to --handler each-batch only (eachMessage stores each record when the handler returns)")
+	}
+	for _, off := range o.HandlerFailAt {
+		if off < 0 {
+			return errors.New("--handler-fail-at: offsets must be >= 0")
+		}
+	}
+	if _, err := o.Kafka.GroupProtocol(o.GroupProtocol); err != nil {
+		return err
+	}
 	return nil
 }
 
+// handler is the handler, eachBatch when unset.
+func (o Options) handler() eachbatch.Handler {
+	if o.Handler == "" {
+		return eachbatch.EachBatch
+	}
+	return o.Handler
+}
+
+// groupProtocol is the consumer's group protocol (classic when the options disagree;
+// Validate reports that).
+func (o Options) groupProtocol() string {
+	p, err := o.Kafka.GroupProtocol(o.GroupProtocol)
+	if err != nil {
+		return kafkaconf.GroupProtocolClassic
+	}
+	return p
+}
+
 func (o Options) settingsMap() map[string]string {
-	return map[string]string{
+	m := map[string]string{
 		"time_scale":              fmt.Sprint(o.TimeScale),
 		"spread":                  o.Workload.String(),
 		"transactions":            fmt.Sprint(o.Workload.Transactions),
@@ -162,6 +208,7 @@ func (o Options) settingsMap() map[string]string {
 		"handler_delay":           o.HandlerDelay.String(),
 		"handler_parallel":        fmt.Sprint(o.HandlerParallel),
 		"max_poll_interval":       o.MaxPollInterval.String(),
+		"group_protocol":          o.groupProtocol(),
 		"session_timeout":         o.SessionTimeout.String(),
 		"heartbeat_interval":      o.HeartbeatInterval.String(),
 		"fetch_wait_max":          o.FetchWaitMax.String(),
@@ -171,5 +218,16 @@ func (o Options) settingsMap() map[string]string {
 		"max_bytes_per_partition": fmt.Sprint(o.MaxBytesPerPartition),
 		"read_committed":          fmt.Sprint(o.ReadCommitted),
 		"from_beginning":          fmt.Sprint(o.FromBeginning),
+		"handler":                 string(o.handler()),
+		"auto_resolve":            fmt.Sprint(o.AutoResolve),
 	}
+	if len(o.HandlerFailAt) > 0 {
+		m["handler_fail_at"] = fmt.Sprint(o.HandlerFailAt)
+	}
+	if o.groupProtocol() == kafkaconf.GroupProtocolConsumer {
+		// Not sent: the broker's group.consumer.* settings apply.
+		delete(m, "session_timeout")
+		delete(m, "heartbeat_interval")
+	}
+	return m
 }

@@ -50,3 +50,40 @@ func TestLiveLedgerCommitStrandsInsteadOfLosingAndARestartDelivers(t *testing.T)
 		t.Errorf("restarts %d", res.Restarts)
 	}
 }
+
+func TestConsumerPropsUnderTheConsumerProtocolLeaveTheClassicSettingsOut(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		flag  string
+		props map[string]string
+	}{
+		{name: "--group-protocol consumer", flag: "consumer"},
+		{name: "-X group.protocol=consumer", props: map[string]string{"group.protocol": "consumer"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.GroupProtocol, o.Kafka.Props = c.flag, c.props
+			if err := o.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			m := consumerProps(o, "g", false)
+			for _, k := range kafkaconf.ClassicOnly {
+				if v, ok := m[k]; ok {
+					t.Errorf("%s=%s is set; librdkafka refuses it with group.protocol=consumer", k, v)
+				}
+			}
+			// Twice the scaled max.poll.interval (18 s), not raised to a session timeout the
+			// consumer does not have.
+			if m["group.protocol"] != "consumer" || m["max.poll.interval.ms"] != "18000" {
+				t.Errorf("group.protocol %q max.poll.interval.ms %q, want consumer and 18000", m["group.protocol"], m["max.poll.interval.ms"])
+			}
+			if _, ok := o.settingsMap()["session_timeout"]; ok {
+				t.Error("the run's settings report a session timeout the consumer does not send")
+			}
+		})
+	}
+	o := DefaultOptions()
+	if m := consumerProps(o, "g", false); m["session.timeout.ms"] != "6000" || m["heartbeat.interval.ms"] != "1500" {
+		t.Errorf("classic: session.timeout.ms %q heartbeat.interval.ms %q, want the seed's 6000 and 1500", m["session.timeout.ms"], m["heartbeat.interval.ms"])
+	}
+}

@@ -42,7 +42,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	start := time.Now()
 	runID := newRunID()
-	res := &Result{RunID: runID, Policy: o.Policy, Commit: o.Commit, Settings: o.settingsMap()}
+	res := &Result{RunID: runID, Policy: o.Policy, Handler: o.handler(), Commit: o.Commit, Settings: o.settingsMap()}
 	cfg := o.Kafka
 	topic := o.Topic
 	kfake := false

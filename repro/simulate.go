@@ -24,8 +24,9 @@ var simStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 //
 // What the simulation does not have, and a live run does: fetch latency and fetch
 // sizes bounded by bytes (the simulated client has prefetched everything; the engine's
-// adaptive fetch size still applies), rebalances, broker errors, and the wall clock's
-// jitter. Where those matter, see BENCHMARKS.md ("live and simulated").
+// adaptive fetch size still applies, and a consume call interleaves partitions in runs
+// of --max-bytes / 100-byte records, see simkafka.Client.Chunk), rebalances, broker
+// errors, and the wall clock's jitter. Where those matter, see BENCHMARKS.md ("live and simulated").
 func Simulate(ctx context.Context, o Options) (*Result, error) {
 	o.TimeScale = 1
 	if err := o.Validate(); err != nil {
@@ -36,7 +37,7 @@ func Simulate(ctx context.Context, o Options) (*Result, error) {
 		group = fmt.Sprintf("kstranded-%s-%s-simulated", o.Policy, o.Commit)
 	}
 	lp := loop.NewVirtual(simStart)
-	res := &Result{RunID: "simulated", Topic: o.Topic, Group: group, Simulated: true, Policy: o.Policy, Commit: o.Commit,
+	res := &Result{RunID: "simulated", Topic: o.Topic, Group: group, Simulated: true, Policy: o.Policy, Handler: o.handler(), Commit: o.Commit,
 		Settings: o.settingsMap()}
 	var trace func(traceevent.Event)
 	if o.Trace != nil {
@@ -56,6 +57,10 @@ func Simulate(ctx context.Context, o Options) (*Result, error) {
 		autoCommit = max(o.AutoCommitInterval, time.Millisecond)
 	}
 	sim := simkafka.New(lp, autoCommit, trace)
+	// A consume call returns runs of about fetch.message.max.bytes per partition in turn
+	// (simkafka.Client.Chunk documents the assumption); --max-bytes is the property
+	// librdkafka gets (it wins over --max-bytes-per-partition, as in kafkajs-compat).
+	sim.Chunk = max(1, o.MaxBytes/simkafka.RecordSize)
 	s := &simRun{o: o, ctx: ctx, lp: lp, sim: sim, res: res, trace: trace, emit: emit,
 		records: map[int32][]int64{}, highs: map[int32]int64{}, delivered: map[kpart.TopicPartition]map[int64]int{}}
 	for p := int32(0); p < o.Partitions; p++ {

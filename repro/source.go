@@ -60,7 +60,8 @@ func consumerProps(o Options, group string, kfake bool) map[string]string {
 	// (lib/kafkajs/_consumer.js: rdKafkaConfig['max.poll.interval.ms'] = maxPoll * 2);
 	// librdkafka also requires it to be at least session.timeout.ms.
 	rdPoll := 2 * scaledPoll
-	if rdPoll < o.SessionTimeout {
+	protocol := o.groupProtocol()
+	if protocol == kafkaconf.GroupProtocolClassic && rdPoll < o.SessionTimeout {
 		rdPoll = o.SessionTimeout
 	}
 	autoCommit := o.scale(o.AutoCommitInterval)
@@ -84,7 +85,9 @@ func consumerProps(o Options, group string, kfake bool) map[string]string {
 		"fetch.wait.max.ms":       fmt.Sprint(max(1, fetchWait.Milliseconds())),
 		"max.poll.interval.ms":    fmt.Sprint(rdPoll.Milliseconds()),
 	}
-	return m
+	// Under KIP-848 the broker owns the session timeout, heartbeat interval and
+	// assignor: librdkafka refuses the classic settings (kafkaconf.ClassicOnly).
+	return kafkaconf.ForGroupProtocol(protocol, m)
 }
 
 func newRDSource(cfg kafkaconf.Config, props map[string]string, topic string, trace func(traceevent.Event), now func() (time.Time, float64)) (*rdSource, error) {

@@ -93,7 +93,7 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 		pe, err := cl.DeleteOffsets(ctx, p.Group.ID, deletes)
 		if err != nil {
 			if groupBusy(err) {
-				return res, refusal{ErrGroupActive, fmt.Sprintf("the broker refused to delete the committed offsets because the group is no longer empty (a consumer joined after the check): %v; stop it and run again (compare with the undo file %s)", err, o.UndoPath)}
+				return res, refusal{ErrGroupActive, fmt.Sprintf("the broker refused to delete the committed offsets, answering %v; nothing says more about why (describe the group: kstranded inspect --group %s); compare with the undo file %s", err, p.Group.ID, o.UndoPath)}
 			}
 			return res, fmt.Errorf("deleting the committed offsets failed, offsets may be unchanged or partly changed (compare with the undo file %s): %w", o.UndoPath, err)
 		}
@@ -126,7 +126,9 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 	})
 	switch {
 	case len(busy) > 0:
-		return res, refusal{ErrGroupActive, "the broker rejected the commit because the group is no longer empty (a consumer joined after the check): " + strings.Join(busy, "; ") + "; stop it and run again"}
+		// The broker's answer is quoted, not explained: the codes groupBusy matches
+		// also come from a group the check could not see members of.
+		return res, refusal{ErrGroupActive, fmt.Sprintf("the broker rejected the commit, answering %s; before the commit the group was described as %s, with no members; describe it again (kstranded inspect --group %s) and stop its consumers", strings.Join(busy, "; "), groupWords(p), p.Group.ID)}
 	case len(failed) > 0:
 		return res, fmt.Errorf("the broker rejected the commit for %s", strings.Join(failed, "; "))
 	case rerr != nil:
@@ -142,6 +144,15 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 		return res, fmt.Errorf("%w: %s (did a consumer commit in between?)", ErrMismatch, strings.Join(bad, "; "))
 	}
 	return res, nil
+}
+
+// groupWords names the group's protocol and state as described before the commit.
+func groupWords(p *Plan) string {
+	g := p.Group
+	if g.GroupProtocol == "" {
+		return "unknown to the broker"
+	}
+	return fmt.Sprintf("a %s group in state %s", g.GroupProtocol, g.State)
 }
 
 // IsRefusal reports whether err from Execute is a refusal for safety (the group has

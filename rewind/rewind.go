@@ -175,8 +175,9 @@ func (p *Plan) Refused() []Move {
 	return out
 }
 
-// Busy says why the group cannot be written to now: its members or a state other than
-// Empty or Dead. Empty when it can.
+// Busy says why the group cannot be written to now: its members (of either protocol,
+// with the partitions each owns) or a state other than Empty, Dead or unknown. Empty
+// when it can.
 func (p *Plan) Busy() string {
 	g := p.Group
 	if g.Err != "" {
@@ -189,20 +190,27 @@ func (p *Plan) Busy() string {
 		}
 		return fmt.Sprintf("group %s has %d member(s): %s", g.ID, len(g.Members), strings.Join(names, "; "))
 	}
-	switch g.State {
-	case "", "Empty", "Dead":
+	// A consumer-protocol group reports its state in any case the broker chooses; the
+	// member list above is what decides.
+	switch strings.ToLower(g.State) {
+	case "", "empty", "dead", inspect.StateUnknown:
 		return ""
 	}
 	return fmt.Sprintf("group %s is in state %s", g.ID, g.State)
 }
 
-// DescribeMember names a member the way an operator finds it: client ID, host, member ID.
+// DescribeMember names a member the way an operator finds it: member ID, client ID,
+// host, and the partitions it owns (and, consumer protocol, is being given).
 func DescribeMember(m inspect.Member) string {
 	s := fmt.Sprintf("%s (client %s on %s", m.ID, m.ClientID, m.Host)
 	if m.InstanceID != "" {
 		s += ", instance " + m.InstanceID
 	}
-	return s + ")"
+	s += ") owning " + m.Assigned.String()
+	if m.Target != nil {
+		s += ", target " + m.Target.String()
+	}
+	return s
 }
 
 // Options configures NewPlan.

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
 	"github.com/kstranded/kstranded/internal/kpart"
@@ -308,6 +310,12 @@ func TestExecute(t *testing.T) {
 		{"a group with members is refused and the member named", func(cl *fakeCluster) {
 			cl.group.State, cl.group.Members = "Stable", []inspect.Member{member}
 		}, nil, ErrGroupActive, "consumer-1-abc (client billing on 10.0.0.7)"},
+		{"a consumer-protocol group with a member is refused, naming the member and its partitions", func(cl *fakeCluster) {
+			cl.group.GroupProtocol, cl.group.State = inspect.ProtocolConsumer, "Stable"
+			m := member
+			m.Assigned = inspect.Assignment{{Topic: "stranded", Partitions: []int32{0, 1}}}
+			cl.group.Members = []inspect.Member{m}
+		}, nil, ErrGroupActive, "consumer-1-abc (client billing on 10.0.0.7) owning stranded/0,1"},
 		{"a group rebalancing is refused", func(cl *fakeCluster) { cl.group.State = "PreparingRebalance" }, nil, ErrGroupActive, "state PreparingRebalance"},
 		{"a forward move is refused", func(cl *fakeCluster) { cl.off.Committed = 82 }, []Target{{Topic: "stranded", Offset: 202, LeaderEpoch: -1}}, ErrUnsafe, "--allow-forward"},
 		{"a target below the log start is refused", func(cl *fakeCluster) { cl.off.LogStart = 100 }, []Target{{Topic: "stranded", Offset: 82, LeaderEpoch: -1}}, ErrUnsafe, "below the log start offset"},
@@ -347,6 +355,31 @@ func TestExecute(t *testing.T) {
 				t.Fatal("a refused plan must not write an undo file")
 			}
 		})
+	}
+}
+
+// TestACommitTheBrokerRejectsQuotesTheBrokersAnswer: the check saw no member, the
+// broker answered UNKNOWN_MEMBER_ID anyway; the message quotes that answer and the
+// state the check saw, and does not invent a consumer that joined in between.
+func TestACommitTheBrokerRejectsQuotesTheBrokersAnswer(t *testing.T) {
+	cl := seedCluster()
+	cl.group.GroupProtocol = inspect.ProtocolClassic
+	cl.commitErr = map[kpart.TopicPartition]error{{Topic: "stranded", Partition: 0}: kerr.UnknownMemberID}
+	p, err := NewPlan(context.Background(), cl, Options{Group: "g", Evidence: seedEvidence(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Execute(context.Background(), cl, p, ExecOptions{UndoPath: filepath.Join(t.TempDir(), "undo.json"), Version: "test"})
+	if !errors.Is(err, ErrGroupActive) {
+		t.Fatalf("err %v, want ErrGroupActive", err)
+	}
+	for _, want := range []string{"answering stranded/0: " + kerr.UnknownMemberID.Error(), "a classic group in state Empty, with no members"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "joined") {
+		t.Errorf("%q guesses at a reason", err)
 	}
 }
 

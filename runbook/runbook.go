@@ -12,6 +12,10 @@
 //     for any text and runs of spaces and tabs compare equal;
 //   - <!-- runbook: skip --> right before a step shows it to the reader but does not run
 //     it (a production-only command, or one the test environment replaces);
+//   - <!-- runbook: stand-in --> right before a step marks it as the test's stand-in for
+//     the operator's own application (kstranded's model consumer joining the incident's
+//     group): the test runs it, the page says visibly that an operator does not, and a
+//     test checks that no other step consumes in "$GROUP";
 //   - <!-- runbook-setup: NAME --> anywhere in the file names the fixture the test
 //     prepares before the first step (see runbook_test.go); the runbook tells the
 //     operator how to set the same variables ($BROKER, $GROUP, $TOPIC, $TRACE).
@@ -35,6 +39,8 @@ type Step struct {
 	Exit   int    // expected exit code
 	Expect []string
 	Skip   bool
+	// StandIn: the test's stand-in for the operator's application; not for production.
+	StandIn bool
 }
 
 // Runbook is a parsed runbook.
@@ -47,6 +53,7 @@ type Runbook struct {
 var (
 	expectRe = regexp.MustCompile(`^<!--\s*expect\s+exit=(\d+)\s*-->$`)
 	skipRe   = regexp.MustCompile(`^<!--\s*runbook:\s*skip\b.*-->$`)
+	standRe  = regexp.MustCompile(`^<!--\s*runbook:\s*stand-in\b.*-->$`)
 	setupRe  = regexp.MustCompile(`^<!--\s*runbook-setup:\s*([A-Za-z0-9_-]+)\s*-->$`)
 )
 
@@ -61,6 +68,7 @@ func Parse(name, text string) (*Runbook, error) {
 		fenceAt  int
 		body     []string
 		skipNext bool
+		standIn  bool
 		// cur is the last step while its expectations may still follow.
 		cur       *Step
 		expectSet bool
@@ -73,8 +81,8 @@ func Parse(name, text string) (*Runbook, error) {
 			if strings.HasPrefix(trimmed, "```") && strings.Trim(trimmed, "`") == "" {
 				switch fence {
 				case "sh":
-					rb.Steps = append(rb.Steps, Step{Line: fenceAt, Code: strings.Join(body, "\n"), Skip: skipNext})
-					cur, expectSet, skipNext = &rb.Steps[len(rb.Steps)-1], false, false
+					rb.Steps = append(rb.Steps, Step{Line: fenceAt, Code: strings.Join(body, "\n"), Skip: skipNext, StandIn: standIn})
+					cur, expectSet, skipNext, standIn = &rb.Steps[len(rb.Steps)-1], false, false, false
 				case "text":
 					if cur != nil && !expectSet {
 						for _, l := range body {
@@ -108,6 +116,10 @@ func Parse(name, text string) (*Runbook, error) {
 		}
 		if skipRe.MatchString(trimmed) {
 			skipNext = true
+			continue
+		}
+		if standRe.MatchString(trimmed) {
+			standIn = true
 			continue
 		}
 		if m := setupRe.FindStringSubmatch(trimmed); m != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -108,21 +109,26 @@ var setups = map[string]func(t *testing.T, dir string) map[string]string{
 		return map[string]string{"BROKER": broker, "GROUP": r.Runs[0].Group, "TOPIC": r.Runs[0].Topic, "TRACE": trace}
 	},
 	// stuck: records stranded, not lost: 200 records in one transaction, consumed by the
-	// v1.10.0 model until quiescent: 82 delivered and committed, 118 pending.
+	// v1.10.0 model until quiescent: 82 delivered and committed, 118 stranded (exit 4, as
+	// every command exits for stranded records).
 	"stuck": func(t *testing.T, dir string) map[string]string {
 		broker := startBroker(t)
 		trace := filepath.Join(dir, "trace.jsonl")
 		run(t, dir, 0, "repro", "produce", "--brokers", broker, "--topic", "orders", "--records", "200")
-		out := run(t, dir, 0, "repro", "consume", "--brokers", broker, "--group", "billing", "--topic", "orders",
+		out := run(t, dir, 4, "repro", "consume", "--brokers", broker, "--group", "billing", "--topic", "orders",
 			"--policy", "v1.10.0", "--until-quiescent", "--time-scale", "0.002", "--fetch-wait-max", "10ms", "--trace", trace, "-o", "json")
 		var r struct {
 			Partitions []struct {
 				Partition int32 `json:"partition"`
 				Committed int64 `json:"committed"`
+				Stranded  []struct {
+					First, Last int64
+				} `json:"stranded"`
 			} `json:"partitions"`
 		}
-		if err := json.Unmarshal(out, &r); err != nil || len(r.Partitions) == 0 || r.Partitions[0].Committed != 82 {
-			t.Fatalf("repro consume: %v; want partition 0 committed at 82\n%s", err, out)
+		if err := json.Unmarshal(out, &r); err != nil || len(r.Partitions) == 0 || r.Partitions[0].Committed != 82 ||
+			len(r.Partitions[0].Stranded) != 1 || r.Partitions[0].Stranded[0].First != 82 || r.Partitions[0].Stranded[0].Last != 199 {
+			t.Fatalf("repro consume: %v; want partition 0 committed at 82, 82-199 stranded\n%s", err, out)
 		}
 		return map[string]string{"BROKER": broker, "GROUP": "billing", "TOPIC": "orders", "TRACE": trace}
 	},
@@ -160,6 +166,9 @@ func TestRunbooks(t *testing.T) {
 		t.Skip("the runbooks are bash")
 	}
 	if _, err := exec.LookPath("jq"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("the runbooks use jq and CI must run them: install jq (.ci/run does)")
+		}
 		t.Skip("the runbooks use jq")
 	}
 	for _, f := range runbookFiles(t) {
@@ -326,5 +335,69 @@ func TestMissingMatchesWithEllipsisAndSpacing(t *testing.T) {
 				t.Fatalf("Missing(%q) = %v", c.expect, miss)
 			}
 		})
+	}
+}
+
+// consumesInGroup: a step that joins "$GROUP" as a consumer or writes its offsets.
+var consumesInGroup = regexp.MustCompile(`kstranded\s+repro(\s+consume)?\b[^\n]*--group\s+"\$GROUP"`)
+
+// TestNoStepJoinsTheOperatorsGroupWithATestConsumer: an on-call engineer copies the
+// steps of the operator runbooks; a step that consumes in the incident's group ("$GROUP")
+// with kstranded's model consumer must be a marked, visibly labelled stand-in, or use a
+// group of its own ("$GROUP-kstranded-test"). reproduce-locally.md runs entirely on a
+// local broker and is exempt.
+func TestNoStepJoinsTheOperatorsGroupWithATestConsumer(t *testing.T) {
+	for _, f := range runbookFiles(t) {
+		if filepath.Base(f) == "reproduce-locally.md" {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, err := Parse(filepath.Base(f), string(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(data), "\n")
+		for _, s := range rb.Steps {
+			if !consumesInGroup.MatchString(s.Code) {
+				continue
+			}
+			if !s.StandIn {
+				t.Errorf("%s:%d: a step consumes in \"$GROUP\" without <!-- runbook: stand-in -->: use --group \"$GROUP-kstranded-test\" or mark it", rb.Name, s.Line)
+				continue
+			}
+			before := strings.Join(lines[max(0, s.Line-8):s.Line-1], "\n")
+			if !strings.Contains(before, "Test stand-in: do not run this against your group") {
+				t.Errorf("%s:%d: the stand-in step is not labelled for the reader", rb.Name, s.Line)
+			}
+		}
+	}
+}
+
+// TestARunbookThatUsesJqSaysSo: a step that pipes into jq needs it; the page says so
+// before its first step.
+func TestARunbookThatUsesJqSaysSo(t *testing.T) {
+	for _, f := range runbookFiles(t) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, err := Parse(filepath.Base(f), string(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		uses := false
+		for _, s := range rb.Steps {
+			uses = uses || regexp.MustCompile(`\bjq\b`).MatchString(s.Code)
+		}
+		if !uses || len(rb.Steps) == 0 {
+			continue
+		}
+		intro := strings.Join(strings.Split(string(data), "\n")[:rb.Steps[0].Line-1], "\n")
+		if !strings.Contains(intro, "`jq`") {
+			t.Errorf("%s uses jq but does not say so before its first step", rb.Name)
+		}
 	}
 }

@@ -90,7 +90,7 @@ func (en *Entry) render() {
 	case lazyStored:
 		en.Detail = "stored " + strconv.FormatInt(en.Offset, 10)
 	case lazyCommitted:
-		en.Detail = "committed " + strconv.FormatInt(en.Offset, 10)
+		en.Detail = commitDetail(Event{Offset: en.Offset, Reason: en.reason})
 	case lazyPosition:
 		en.Detail = "fetch position " + strconv.FormatInt(en.Offset, 10)
 		if en.reason != "" {

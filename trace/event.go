@@ -64,7 +64,12 @@ type Ref struct {
 	Line int    `json:"line"`
 }
 
-func (r Ref) String() string { return fmt.Sprintf("%s:%d", r.File, r.Line) }
+func (r Ref) String() string {
+	if r.Line == 0 { // not a line of a file: a live read (AddLiveCommits)
+		return r.File
+	}
+	return fmt.Sprintf("%s:%d", r.File, r.Line)
+}
 
 // Event is one normalized event. Only the fields that matter for its Kind are set;
 // numeric fields not known are Unknown.

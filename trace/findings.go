@@ -70,6 +70,8 @@ type PartitionSummary struct {
 	Clears           int
 	Discarded        int64
 	Verdict          verdict.Verdict
+	// Reason says, for a verdict that judges nothing, what is missing.
+	Reason string
 }
 
 // Counter is a count of one source event name: declared by a counts-summary line, seen as lines.
@@ -109,6 +111,67 @@ type Report struct {
 	Incomplete []string
 	// UntrackedEvents counts the events about partitions past MaxPartitions, dropped.
 	UntrackedEvents int
+	// Verdict is the worst partition verdict (verdict.Worse); NO EVIDENCE when no
+	// partition could be judged or an input was mostly malformed.
+	Verdict verdict.Verdict
+	// NoEvidence says why the inputs as a whole support no verdict ("" when they do).
+	NoEvidence string
+	// Settle lists what would settle the verdicts that judge nothing.
+	Settle []string
+}
+
+// The ways to settle a verdict that judges nothing, named in Report.Settle.
+const (
+	SettleDeliveries = "no delivery seen: add the application's own log of what its handler received, read with --pattern REGEXP naming (?P<partition>...) and (?P<offset>...) (topic, time optional)"
+	// librdkafka logs its offset commits ("OffsetCommit for N partition(s) ...
+	// returned", facility COMMIT) under the cgrp debug context (rdkafka_cgrp.c;
+	// CONFIGURATION.md lists consumer,cgrp,topic,fetch for consumers).
+	SettleCommits   = "no commit seen for a partition with deliveries: add --group GROUP with --brokers to read the group's committed offsets live, run `kstranded inspect --group GROUP --delivered FILE`, or capture the client's log with librdkafka debug=cgrp (it logs OffsetCommit), e.g. debug=consumer,cgrp,fetch"
+	SettleMalformed = "most lines of an input are malformed: check --format, or give --pattern REGEXP for an application log"
+)
+
+// judge sets the report's verdict and what would settle it.
+func (r *Report) judge() {
+	r.Verdict = verdict.OK
+	judged := false
+	settle := map[string]bool{}
+	for _, p := range r.Partitions {
+		r.Verdict = verdict.Worse(r.Verdict, p.Verdict)
+		judged = judged || p.Verdict.Judged()
+		switch p.Verdict {
+		case verdict.NoEvidence:
+			settle[SettleDeliveries] = true
+		case verdict.NoCommitEvidence:
+			settle[SettleCommits] = true
+		}
+	}
+	for _, f := range r.Files {
+		if f.Malformed > 0 && f.Malformed*2 >= f.Lines {
+			r.NoEvidence = fmt.Sprintf("%s: %d of %d lines malformed", f.Name, f.Malformed, f.Lines)
+			settle[SettleMalformed] = true
+			break
+		}
+	}
+	switch {
+	case r.NoEvidence != "":
+	case len(r.Partitions) == 0:
+		r.NoEvidence = "no partition had a record in these inputs"
+		if !r.DeliveryEvidence {
+			settle[SettleDeliveries] = true
+		}
+	case !judged:
+		r.NoEvidence = "no partition could be judged"
+	}
+	if r.NoEvidence != "" && r.Verdict != verdict.Lost && r.Verdict != verdict.Stranded {
+		// LOST and STRANDED stand on the evidence lines they name; anything less is not
+		// an all-clear
+		r.Verdict = verdict.Worse(r.Verdict, verdict.NoEvidence)
+	}
+	for _, k := range []string{SettleMalformed, SettleDeliveries, SettleCommits} {
+		if settle[k] {
+			r.Settle = append(r.Settle, k)
+		}
+	}
 }
 
 // Complete reports whether the report covers every line of its inputs.
@@ -188,8 +251,14 @@ func (a *Analyzer) Finish() *Report {
 			s.Undelivered = ps.fetched.Minus(ps.delivered).Minus(ps.ctrl)
 		}
 		s.Verdict = verdict.OK
-		if !a.anyDelivery {
-			s.Verdict = verdict.NoEvidence
+		switch {
+		case !a.anyDelivery:
+			s.Verdict, s.Reason = verdict.NoEvidence, "no delivery seen in the inputs"
+		case ps.committed == Unknown:
+			// Deliveries without a commit say nothing about what the group will
+			// resume from: what was not delivered may be lost, stranded or still
+			// to come. No commit seen is not a clean bill of health.
+			s.Verdict, s.Reason = verdict.NoCommitEvidence, "no commit seen for this partition"
 		}
 		// LOST: the committed offset moved past fetched, never-delivered records
 		if ps.committed != Unknown && a.anyDelivery {
@@ -223,13 +292,13 @@ func (a *Analyzer) Finish() *Report {
 			past := s.Undelivered.Within(low, ps.position).Minus(s.Lost)
 			if f, ok := a.positionFinding(ps, past); ok {
 				s.Stranded = f.Ranges
-				if s.Verdict == verdict.OK {
+				if s.Verdict == verdict.OK { // with the commit known: not yet committed past
 					s.Verdict = verdict.Stranded
 				}
 				r.Findings = append(r.Findings, f)
 			}
 		}
-		if a.partial && (s.Verdict == verdict.OK || s.Verdict == verdict.NoEvidence) {
+		if a.partial && s.Verdict != verdict.Lost && s.Verdict != verdict.Stranded {
 			// the rest of the input could deliver, commit or lose: no clean bill of health
 			s.Verdict = verdict.Incomplete
 		}
@@ -267,6 +336,7 @@ func (a *Analyzer) Finish() *Report {
 		r.Counters = append(r.Counters, Counter{Name: n, Declared: a.declared[n], Seen: a.seen[n]})
 	}
 	sort.Slice(r.Counters, func(i, j int) bool { return r.Counters[i].Name < r.Counters[j].Name })
+	r.judge()
 	return r
 }
 

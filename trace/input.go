@@ -45,10 +45,6 @@ var ErrUnknownFormat = errors.New("no known trace format")
 // ErrEmpty is returned for an empty file.
 var ErrEmpty = errors.New("empty file: no lines to parse")
 
-// ErrAllMalformed is returned for a file in which no line could be read: saying "no
-// findings" about it would be a verdict without evidence.
-var ErrAllMalformed = errors.New("every line is malformed")
-
 // ErrTruncatedGzip is returned for a gzip stream that ends before its end.
 var ErrTruncatedGzip = errors.New("gzip stream truncated")
 
@@ -401,9 +397,6 @@ func (a *Analyzer) ParseContext(ctx context.Context, name string, r io.Reader, f
 	}
 	a.endFile()
 	a.files = append(a.files, st)
-	if st.Malformed > 0 && st.Events == 0 && st.Ignored == 0 && st.Matched == 0 {
-		return st, fmt.Errorf("%s: %w (%d of %d lines; the first at line %d: %s)", name, ErrAllMalformed, st.Malformed, st.Lines, st.FirstErrors[0].Line, st.FirstErrors[0].Reason)
-	}
 	if st.Format == FormatPattern && st.Detected && st.PatternMatched == 0 {
 		return st, fmt.Errorf("%s: %w: no line of %d matched --pattern, and none is of another format", name, ErrUnknownFormat, st.Lines)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/internal/kpart"
 )
 
@@ -117,11 +118,13 @@ func newPatternScan(re *regexp.Regexp) *patternScan {
 	if re == nil {
 		return nil
 	}
-	p, err := newPatternParser(re)
+	p, err := evidence.NewPattern(re)
 	if err != nil {
 		return nil
 	}
-	return &patternScan{re: re, iPart: p.iPart, iOff: p.iOff, iTopic: p.iTopic, iTime: p.iTime}
+	ps := &patternScan{re: re}
+	ps.iPart, ps.iOff, ps.iTopic, ps.iTime = p.Groups()
+	return ps
 }
 
 // jsObject is one log object being read.

@@ -1,38 +1,36 @@
 package trace
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/internal/kpart"
 )
 
 // patternParser reads an application's own delivery log: every line matching the
-// pattern is one record delivered to the handler. The pattern names its groups:
-// partition and offset (required), topic and time (optional).
+// pattern is one record delivered to the handler. The matching is evidence.Pattern's,
+// the one --pattern reader shared with `inspect --delivered` and `rewind --delivered`;
+// this adds the time.
 type patternParser struct {
-	re                  *regexp.Regexp
-	iPart, iOff, iTopic int
-	iTime               int
-	last                time.Time
+	p    *evidence.Pattern
+	last time.Time
 }
 
 // CheckPattern validates a --pattern: it must name the partition and offset groups.
 func CheckPattern(re *regexp.Regexp) error {
-	_, err := newPatternParser(re)
+	_, err := evidence.NewPattern(re)
 	return err
 }
 
 func newPatternParser(re *regexp.Regexp) (*patternParser, error) {
-	p := &patternParser{re: re, iPart: re.SubexpIndex("partition"), iOff: re.SubexpIndex("offset"),
-		iTopic: re.SubexpIndex("topic"), iTime: re.SubexpIndex("time")}
-	if p.iPart < 0 || p.iOff < 0 {
-		return nil, fmt.Errorf("--pattern %q must have named groups (?P<partition>...) and (?P<offset>...)", re.String())
+	p, err := evidence.NewPattern(re)
+	if err != nil {
+		return nil, err
 	}
-	return p, nil
+	return &patternParser{p: p}, nil
 }
 
 var timeLayouts = []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999",
@@ -58,25 +56,21 @@ func ParseLogTime(s string) (time.Time, bool) {
 }
 
 func (p *patternParser) Line(line []byte, emit func(Event)) error {
-	m := p.re.FindSubmatch(line)
-	if m == nil {
+	d, matched, err := p.p.Match(line)
+	if !matched {
 		return nil // not a delivery line: ignored
 	}
-	pv, err1 := strconv.ParseInt(string(m[p.iPart]), 10, 32)
-	ov, err2 := strconv.ParseInt(string(m[p.iOff]), 10, 64)
-	if err1 != nil || err2 != nil || pv < 0 || ov < 0 {
-		return errMalformed("pattern matched but partition/offset are not numbers")
+	if err != nil {
+		return errMalformed(err.Error())
 	}
 	e := newEvent(KindDeliver)
-	e.Partition, e.Offset, e.Count = int32(pv), ov, 1
-	e.Ranges = []kpart.Range{{First: ov, Last: ov}}
+	e.Partition, e.Offset, e.Count = d.Partition, d.Offset, 1
+	e.Ranges = []kpart.Range{{First: d.Offset, Last: d.Offset}}
 	e.Name = "delivered"
-	if p.iTopic >= 0 {
-		e.Topic = string(m[p.iTopic])
-	}
+	e.Topic = d.Topic
 	e.Time = p.last
-	if p.iTime >= 0 && len(m[p.iTime]) > 0 {
-		t, ok := ParseLogTime(string(m[p.iTime]))
+	if d.Time != "" {
+		t, ok := ParseLogTime(d.Time)
 		if !ok {
 			return errMalformed("pattern matched but the time is unreadable")
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kstranded/kstranded/evidence"
@@ -34,9 +35,15 @@ type Inspect struct {
 	StrayEvidence []inspect.Note     `json:"stray_evidence"`
 	Summary       inspect.Summary    `json:"summary"`
 	// Complete: every partition was fully judged, and the inspection was not interrupted.
-	Complete bool   `json:"complete"`
-	Note     string `json:"note,omitempty"`
-	Requests int    `json:"requests"`
+	Complete bool `json:"complete"`
+	// Verdict is the worst partition verdict; NO EVIDENCE when the evidence judged
+	// nothing; null without delivery evidence (the offsets view judges nothing).
+	Verdict *verdict.Verdict `json:"verdict"`
+	// NoEvidence says why the evidence could not support a verdict, and Settle what would.
+	NoEvidence string `json:"no_evidence,omitempty"`
+	Settle     string `json:"settle,omitempty"`
+	Note       string `json:"note,omitempty"`
+	Requests   int    `json:"requests"`
 	// Interrupted: the inspection was stopped (Ctrl-C) during the scans; the report is
 	// partial.
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -69,6 +76,8 @@ func NewInspect(r *inspect.Report) Inspect {
 		Summary:       r.Summarize(),
 		Requests:      r.Requests,
 		Interrupted:   r.Interrupted,
+		Verdict:       verdictOrNull(r.Verdict()),
+		NoEvidence:    r.NoEvidence,
 	}
 	if v.DeletedTopics == nil {
 		v.DeletedTopics = []string{}
@@ -87,6 +96,12 @@ func NewInspect(r *inspect.Report) Inspect {
 	if r.Evidence == nil {
 		v.Note = NoEvidenceNote
 	} else {
+		if v.Verdict != nil && *v.Verdict == verdict.NoEvidence {
+			v.Settle = inspect.SettleHint
+			if v.NoEvidence == "" {
+				v.Settle = "to judge every partition, give evidence that names its topic, or limit the inspection with --topic"
+			}
+		}
 		v.Evidence = &InspectEvidence{Sources: r.Evidence.Sources, MalformedTotal: r.Evidence.MalformedTotal(), Malformed: r.Evidence.Malformed}
 		if v.Evidence.Malformed == nil {
 			v.Evidence.Malformed = []evidence.Malformed{}
@@ -101,50 +116,22 @@ func PrintInspect(w io.Writer, v Inspect, f render.Format, pretty bool) error {
 	if f == render.JSON {
 		return render.WriteJSON(w, v)
 	}
-	st := render.NewStyles(w)
+	nw := render.NotesOf(w) // prose: with the table on a terminal, to stderr on a pipe
+	st := render.NewStyles(nw)
 	grp := v.Group
 	state := grp.State
 	if state == "" {
 		state = "-"
 	}
-	proto := grp.ProtocolType
-	if grp.Protocol != "" {
-		proto += "/" + grp.Protocol
-	}
-	if proto == "" {
-		proto = "-"
-	}
-	fmt.Fprintf(w, "group %s  state %s  protocol %s  members %d\n", st.Bold.Render(grp.ID), state, proto, len(grp.Members))
+	fmt.Fprintf(nw, "group %s  state %s  protocol %s  members %d\n", st.Bold.Render(grp.ID), state, GroupProtocolText(grp), len(grp.Members))
 	if grp.Err != "" {
-		fmt.Fprintf(w, "  group description failed: %s\n", grp.Err)
+		fmt.Fprintf(nw, "  group description failed: %s\n", grp.Err)
 	}
 	for _, m := range grp.Members {
-		inst := ""
-		if m.InstanceID != "" {
-			inst = " instance " + m.InstanceID
-		}
-		fmt.Fprintf(w, "  member %s (client %s, host %s%s): %d partitions\n", m.ID, m.ClientID, m.Host, inst, m.Partitions)
+		fmt.Fprintf(nw, "  member %s\n", MemberText(m))
 	}
 	if v.Evidence != nil {
-		for _, s := range v.Evidence.Sources {
-			extra := ""
-			if s.Topic != "" {
-				extra = ", topic " + s.Topic
-			}
-			if s.Group != "" {
-				extra += ", group " + s.Group
-				if s.Group != grp.ID {
-					extra += " " + st.Warn.Render("(not the inspected group)")
-				}
-			}
-			fmt.Fprintf(w, "evidence %s: %s%s, %d deliveries, %d malformed lines\n", s.Name, s.Format, extra, s.Records, s.Malformed)
-		}
-		for _, m := range v.Evidence.Malformed {
-			fmt.Fprintf(w, "  %s:%d: %s: %q\n", m.Source, m.Line, m.Reason, m.Text)
-		}
-		if shown := len(v.Evidence.Malformed); v.Evidence.MalformedTotal > shown {
-			fmt.Fprintf(w, "  ... %d more malformed lines\n", v.Evidence.MalformedTotal-shown)
-		}
+		printEvidence(nw, st, v.Evidence, grp.ID)
 	}
 	if err := render.WriteGrid(w, inspectGrid(st, v, pretty), pretty); err != nil {
 		return err
@@ -153,36 +140,88 @@ func PrintInspect(w io.Writer, v Inspect, f render.Format, pretty bool) error {
 	for _, p := range v.Partitions {
 		name := fmt.Sprintf("%s/%d", p.Topic, p.Partition)
 		if p.Err != "" {
-			fmt.Fprintf(w, "%s: %s %s\n", name, st.Bad.Render("error:"), p.Err)
+			fmt.Fprintf(nw, "%s: %s %s\n", name, st.Bad.Render("error:"), p.Err)
 		}
 		j := p.Judgement
 		if j == nil {
 			continue
 		}
 		if len(j.Lost) > 0 {
-			fmt.Fprintf(w, "%s: %s %s (%d records); safe rewind offset %d\n", name, st.Bad.Render("LOST"), kpart.Join(j.Lost), j.LostCount, *j.SafeRewind)
+			fmt.Fprintf(nw, "%s: %s %s (%d records); safe rewind offset %d\n", name, st.Bad.Render("LOST"), kpart.Join(j.Lost), j.LostCount, *j.SafeRewind)
 		}
 		if len(j.Stranded) > 0 {
-			fmt.Fprintf(w, "%s: stranded %s (%d records, not yet committed past: the consumer will still get them)\n", name, kpart.Join(j.Stranded), j.StrandedCount)
+			fmt.Fprintf(nw, "%s: stranded %s (%d records, not yet committed past: the consumer will still get them)\n", name, kpart.Join(j.Stranded), j.StrandedCount)
 		}
 		for _, n := range j.NotDeliverable {
-			fmt.Fprintf(w, "%s: %s: %s, not lost\n", name, kpart.Range{First: n.First, Last: n.Last}, n.What)
+			fmt.Fprintf(nw, "%s: %s: %s, not lost\n", name, kpart.Range{First: n.First, Last: n.Last}, n.What)
 		}
 		for _, n := range j.InvalidEvidence {
-			fmt.Fprintf(w, "%s: %s %s: %s\n", name, st.Warn.Render("invalid evidence"), kpart.Range{First: n.First, Last: n.Last}, n.What)
+			fmt.Fprintf(nw, "%s: %s %s: %s\n", name, st.Warn.Render("invalid evidence"), kpart.Range{First: n.First, Last: n.Last}, n.What)
 		}
 		if j.Reason != "" && p.Err == "" && j.Verdict != verdict.NoEvidence {
-			fmt.Fprintf(w, "%s: %s\n", name, j.Reason)
+			fmt.Fprintf(nw, "%s: %s\n", name, j.Reason)
 		}
 	}
 	for _, n := range v.StrayEvidence {
-		fmt.Fprintf(w, "%s %s\n", st.Warn.Render("invalid evidence:"), n.What)
+		fmt.Fprintf(nw, "%s %s\n", st.Warn.Render("invalid evidence:"), n.What)
 	}
 	for _, t := range v.DeletedTopics {
-		fmt.Fprintf(w, "%s topic %s no longer exists; the group still has committed offsets for it\n", st.Bad.Render("error:"), t)
+		fmt.Fprintf(nw, "%s topic %s no longer exists; the group still has committed offsets for it\n", st.Bad.Render("error:"), t)
 	}
-	fmt.Fprintln(w, inspectSummaryLine(st, v))
+	fmt.Fprintln(nw, inspectSummaryLine(st, v))
 	return nil
+}
+
+// GroupProtocolText names the group's protocol: "classic (consumer/range)", "consumer
+// (assignor uniform, group epoch 5, assignment epoch 5)", or "-" for an unknown group.
+func GroupProtocolText(g inspect.Group) string {
+	switch g.GroupProtocol {
+	case "":
+		return "-"
+	case inspect.ProtocolConsumer:
+		var parts []string
+		if g.Protocol != "" {
+			parts = append(parts, "assignor "+g.Protocol)
+		}
+		if g.Epoch != nil {
+			parts = append(parts, fmt.Sprintf("group epoch %d", *g.Epoch))
+		}
+		if g.AssignmentEpoch != nil {
+			parts = append(parts, fmt.Sprintf("assignment epoch %d", *g.AssignmentEpoch))
+		}
+		if len(parts) == 0 {
+			return g.GroupProtocol
+		}
+		return g.GroupProtocol + " (" + strings.Join(parts, ", ") + ")"
+	}
+	proto := g.ProtocolType
+	if g.Protocol != "" {
+		proto += "/" + g.Protocol
+	}
+	if proto == "" {
+		return g.GroupProtocol
+	}
+	return g.GroupProtocol + " (" + proto + ")"
+}
+
+// MemberText describes a member with its partitions: "ID (client c, host h, epoch 3):
+// 2 partitions t/0,1", and the target assignment when it differs.
+func MemberText(m inspect.Member) string {
+	extra := ""
+	if m.InstanceID != "" {
+		extra += ", instance " + m.InstanceID
+	}
+	if m.MemberEpoch != nil {
+		extra += fmt.Sprintf(", epoch %d", *m.MemberEpoch)
+	}
+	s := fmt.Sprintf("%s (client %s, host %s%s): %d partitions", m.ID, m.ClientID, m.Host, extra, m.Partitions)
+	if m.Partitions > 0 {
+		s += " " + m.Assigned.String()
+	}
+	if m.Target != nil {
+		s += "; target " + m.Target.String()
+	}
+	return s
 }
 
 // inspectGrid is the table of partitions: the offsets, and with evidence the judgement.
@@ -200,6 +239,14 @@ func inspectGrid(st render.Styles, v Inspect, pretty bool) render.Grid {
 	grid.Header = append(grid.Header, "LOG-START", "LAST-STABLE", "HIGH-WATERMARK", "LAG", "OWNER")
 	if v.Evidence != nil {
 		grid.Header = append(grid.Header, "DELIVERED", "LOST", "STRANDED", "DUP", "REWIND", "VERDICT")
+	}
+	// a narrow terminal hides these first (a pipe and -o json always carry them)
+	for _, opt := range []string{"METADATA", "EPOCH", "DUP", "LAST-STABLE", "LOG-START"} {
+		for i, h := range grid.Header {
+			if h == opt {
+				grid.Optional = append(grid.Optional, i)
+			}
+		}
 	}
 	for _, h := range grid.Header {
 		switch h {
@@ -273,6 +320,13 @@ func inspectVerdictLine(st render.Styles, v Inspect) string {
 	if !v.Complete {
 		return incomplete[1:]
 	}
+	if v.NoEvidence != "" {
+		return st.Warn.Render("NO EVIDENCE: "+v.NoEvidence+"; no partition judged.") + " " + v.Settle + "."
+	}
+	if v.Verdict != nil && *v.Verdict == verdict.NoEvidence {
+		return st.Warn.Render(fmt.Sprintf("NO EVIDENCE for %d of %d partitions", s.Partitions-s.Judged, s.Partitions)) +
+			fmt.Sprintf(" (nothing lost on the %d judged; delivered %d, duplicates %d): %s.", s.Judged, s.Delivered, s.Duplicates, v.Settle)
+	}
 	return st.Good.Render(fmt.Sprintf("OK: no records lost on %d partitions.", s.Judged)) + fmt.Sprintf(" delivered %d, duplicates %d.", s.Delivered, s.Duplicates)
 }
 
@@ -311,4 +365,50 @@ func PrintInspectChanges(w io.Writer, v InspectChanges, f render.Format) error {
 		}
 	}
 	return nil
+}
+
+// printEvidence says what was read from each evidence file, and the first malformed lines.
+func printEvidence(w io.Writer, st render.Styles, ev *InspectEvidence, group string) {
+	for _, s := range ev.Sources {
+		extra := ""
+		if s.Gzip {
+			extra = " (gzip)"
+		}
+		if s.Topic != "" {
+			extra += ", topic " + s.Topic
+		}
+		if s.Group != "" {
+			extra += ", group " + s.Group
+			if group != "" && s.Group != group {
+				extra += " " + st.Warn.Render("(not the inspected group)")
+			}
+		}
+		ignored := ""
+		if s.Ignored > 0 {
+			ignored = fmt.Sprintf(", %d other lines", s.Ignored)
+		}
+		fmt.Fprintf(w, "evidence %s: %s%s, %d deliveries%s, %d malformed lines\n", s.Name, s.Format, extra, s.Records, ignored, s.Malformed)
+	}
+	for _, m := range ev.Malformed {
+		fmt.Fprintf(w, "  %s:%d: %s: %q\n", m.Source, m.Line, m.Reason, m.Text)
+	}
+	if shown := len(ev.Malformed); ev.MalformedTotal > shown {
+		fmt.Fprintf(w, "  ... %d more malformed lines\n", ev.MalformedTotal-shown)
+	}
+}
+
+// PrintEvidenceRead says what was read from evidence files, for a command that stops
+// before its own report (rewind with evidence that cannot support a plan).
+func PrintEvidenceRead(w io.Writer, s *evidence.Set) error {
+	ev := &InspectEvidence{Sources: s.Sources, MalformedTotal: s.MalformedTotal(), Malformed: s.Malformed}
+	printEvidence(w, render.NewStyles(w), ev, "")
+	return nil
+}
+
+// verdictOrNull is nil for no verdict, so JSON says null rather than "".
+func verdictOrNull(v verdict.Verdict) *verdict.Verdict {
+	if v == "" {
+		return nil
+	}
+	return &v
 }

@@ -32,8 +32,9 @@ func lossReport() *inspect.Report {
 	}
 	return &inspect.Report{
 		At: fixedAt,
-		Group: inspect.Group{ID: "g", State: "Stable", ProtocolType: "consumer", Protocol: "cooperative-sticky",
-			Members: []inspect.Member{{ID: "consumer-1-abc", InstanceID: "billing-0", ClientID: "billing", Host: "/10.0.0.7", Partitions: 1}}},
+		Group: inspect.Group{ID: "g", GroupProtocol: inspect.ProtocolClassic, State: "Stable", ProtocolType: "consumer", Protocol: "cooperative-sticky",
+			Members: []inspect.Member{{ID: "consumer-1-abc", InstanceID: "billing-0", ClientID: "billing", Host: "/10.0.0.7", Partitions: 1,
+				Assigned: inspect.Assignment{{Topic: "stranded", Partitions: []int32{1}}}}}},
 		Evidence: ev,
 		Requests: 7,
 		Partitions: []inspect.PartitionReport{
@@ -59,7 +60,7 @@ func lossReport() *inspect.Report {
 func offsetsReport() *inspect.Report {
 	return &inspect.Report{
 		At:    fixedAt,
-		Group: inspect.Group{ID: "g", State: "Empty", ProtocolType: "consumer", Members: []inspect.Member{}},
+		Group: inspect.Group{ID: "g", GroupProtocol: inspect.ProtocolClassic, State: "Empty", ProtocolType: "consumer", Members: []inspect.Member{}},
 		Partitions: []inspect.PartitionReport{
 			{Offsets: inspect.Offsets{Topic: "stranded", Partition: 0, Committed: 202, CommittedEpoch: 0, LogStart: 0, LastStable: 202, HighWatermark: 202}},
 			{Offsets: inspect.Offsets{Topic: "stranded", Partition: 1, Committed: -1, CommittedEpoch: -1, LogStart: 0, LastStable: 0, HighWatermark: 0}},
@@ -158,3 +159,39 @@ func TestWatchPrintsWhatChangedSinceThePreviousInspection(t *testing.T) {
 		})
 	}
 }
+
+// TestAConsumerProtocolGroupShowsEpochsAssignmentsAndTheTargetWhereItDiffers: a KIP-848
+// group mid-reconciliation, one member still to receive a partition, one unknown group.
+func TestAConsumerProtocolGroupShowsEpochsAssignmentsAndTheTargetWhereItDiffers(t *testing.T) {
+	r := offsetsReport()
+	r.Group = inspect.Group{ID: "g", GroupProtocol: inspect.ProtocolConsumer, State: "Reconciling", ProtocolType: "consumer", Protocol: "uniform",
+		Epoch: i32(7), AssignmentEpoch: i32(7), Members: []inspect.Member{
+			{ID: "m-1", ClientID: "billing", Host: "/10.0.0.7", Partitions: 1, MemberEpoch: i32(7),
+				Assigned: inspect.Assignment{{Topic: "stranded", Partitions: []int32{0}}}},
+			{ID: "m-2", ClientID: "billing", Host: "/10.0.0.8", Partitions: 0, MemberEpoch: i32(6),
+				Assigned: inspect.Assignment{}, Target: inspect.Assignment{{Topic: "stranded", Partitions: []int32{1}}}},
+		}}
+	r.Partitions[0].Owner = "m-1"
+	for _, c := range []struct {
+		name   string
+		format render.Format
+	}{{"inspect-consumer-protocol-pipe", render.Table}, {"inspect-consumer-protocol-json", render.JSON}} {
+		t.Run(c.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := PrintInspect(&b, NewInspect(r), c.format, false); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, c.name, b.Bytes())
+		})
+	}
+	r.Group = inspect.Group{ID: "g", State: inspect.StateUnknown, Members: []inspect.Member{}}
+	var b bytes.Buffer
+	if err := PrintInspect(&b, NewInspect(r), render.Table, false); err != nil {
+		t.Fatal(err)
+	}
+	if first, _, _ := strings.Cut(b.String(), "\n"); first != "group g  state unknown  protocol -  members 0" {
+		t.Errorf("unknown group: first line %q", first)
+	}
+}
+
+func i32(v int32) *int32 { return &v }

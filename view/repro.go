@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/internal/verdict"
@@ -34,6 +35,7 @@ type ReproRun struct {
 	Simulated   bool              `json:"simulated"`
 	Workload    ReproWorkload     `json:"workload"`
 	Policy      string            `json:"policy"`
+	Handler     string            `json:"handler"`
 	Commit      string            `json:"commit"`
 	Settings    map[string]string `json:"settings"`
 	Produced    ReproProduced     `json:"produced"`
@@ -110,11 +112,14 @@ func NewRepro(results []*repro.Result) Repro {
 	for _, r := range results {
 		run := ReproRun{
 			RunID: r.RunID, Topic: r.Topic, Group: r.Group, Brokers: r.Brokers, Embedded: r.Embedded,
-			Policy: string(r.Policy), Commit: string(r.Commit), Settings: r.Settings,
+			Policy: string(r.Policy), Handler: string(r.Handler), Commit: string(r.Commit), Settings: r.Settings,
 			Verdict: r.Verdict, Lost: r.Lost(), ElapsedMs: ms(r.Elapsed), Interrupted: r.Interrupted, Warnings: r.Warnings, Restarts: r.Restarts,
 			Phases: []ReproPhase{}, Partitions: []ReproPartition{},
 		}
 		run.Simulated = r.Simulated
+		if run.Handler == "" {
+			run.Handler = string(eachbatch.EachBatch)
+		}
 		run.Workload = ReproWorkload{Spread: r.Produced.Spec.String(), Transactions: r.Produced.Spec.Transactions,
 			Records: r.Produced.Records(), Partitions: []ReproProduced{}}
 		for _, pp := range r.Produced.Partitions {
@@ -166,41 +171,73 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 	if f == render.JSON {
 		return render.WriteJSON(w, v)
 	}
-	st := render.NewStyles(w)
+	nw := render.NotesOf(w) // prose: with the table on a terminal, to stderr on a pipe
+	st := render.NewStyles(nw)
 	if len(v.Runs) > 1 {
 		for _, r := range v.Runs {
-			fmt.Fprintln(w, verdictLine(st, r))
+			fmt.Fprintln(nw, render.Wrap(verdictLine(st, r), render.Width(nw), "  "))
 		}
 		fmt.Fprintln(w)
-		if err := render.WriteGrid(w, comparisonGrid(v), pretty); err != nil {
+		if err := render.WriteGrid(w, comparisonGrid(v, pretty), pretty); err != nil {
 			return err
 		}
 		for _, r := range v.Runs {
 			for _, wn := range r.Warnings {
-				fmt.Fprintln(w, st.Warn.Render("warning: ")+r.Policy+"/"+r.Commit+": "+wn)
+				fmt.Fprintln(nw, st.Warn.Render("warning: ")+r.Policy+"/"+handlerName(r.Handler)+"/"+r.Commit+": "+wn)
 			}
 		}
 		return nil
 	}
 	for _, r := range v.Runs {
-		fmt.Fprintln(w, verdictLine(st, r))
+		fmt.Fprintln(nw, render.Wrap(verdictLine(st, r), render.Width(nw), "  "))
 		where := fmt.Sprintf("brokers %s%s", r.Brokers, map[bool]string{true: " (embedded)", false: ""}[r.Embedded])
 		if r.Simulated {
 			where = "simulated (no broker, virtual time)"
 		}
-		fmt.Fprintln(w, st.Dim.Render(fmt.Sprintf("topic %s · group %s · %s · commit %s · workload %s · %s",
-			r.Topic, r.Group, where, r.Commit, workloadLine(r.Workload), settingsLine(r.Settings))))
-		if r.Restarts > 0 {
-			fmt.Fprintln(w, st.Dim.Render(fmt.Sprintf("phase 3: %d consumer restart(s) in the same group", r.Restarts)))
+		// on a terminal the subtitle wraps at word boundaries to the terminal's width
+		subtitle := render.Wrap(fmt.Sprintf("topic %s · group %s · %s · commit %s · workload %s · %s",
+			r.Topic, r.Group, where, r.Commit, workloadLine(r.Workload), settingsLine(r.Settings)), render.Width(nw), "  ")
+		for _, l := range strings.Split(subtitle, "\n") {
+			fmt.Fprintln(nw, st.Dim.Render(l)) // a line at a time: a styled block pads its lines
 		}
-		if err := render.WriteGrid(w, runGrid(r), pretty); err != nil {
+		if r.Restarts > 0 {
+			fmt.Fprintln(nw, st.Dim.Render(fmt.Sprintf("phase 3: %d consumer restart(s) in the same group", r.Restarts)))
+		}
+		if err := render.WriteGrid(w, runGrid(r, pretty), pretty); err != nil {
 			return err
 		}
 		for _, wn := range r.Warnings {
-			fmt.Fprintln(w, st.Warn.Render("warning: ")+wn)
+			fmt.Fprintln(nw, st.Warn.Render("warning: ")+wn)
 		}
 	}
 	return nil
+}
+
+// runLabel names a run in its verdict line: the policy, and the handler when it is not
+// the seed's eachBatch.
+// runLabel names a run in its summary line: the policy, the handler when it is not
+// eachBatch, and the commit mode when it is not the client's auto-commit (so each line
+// of --policy all --commit all says which run it is).
+func runLabel(r ReproRun) string {
+	l := r.Policy
+	if r.Handler != "" && r.Handler != string(eachbatch.EachBatch) {
+		l += " " + handlerName(r.Handler)
+	}
+	if r.Commit != "" && r.Commit != "auto" {
+		l += " (commit " + r.Commit + ")"
+	}
+	return l
+}
+
+// handlerName is the JS name of a handler (eachBatch, eachMessage).
+func handlerName(h string) string {
+	switch eachbatch.Handler(h) {
+	case eachbatch.EachMessage:
+		return "eachMessage"
+	case eachbatch.EachBatch, "":
+		return "eachBatch"
+	}
+	return h
 }
 
 func verdictLine(st render.Styles, r ReproRun) string {
@@ -223,20 +260,20 @@ func verdictLine(st render.Styles, r ReproRun) string {
 		if len(parts) > 3 {
 			parts = append(parts[:3], fmt.Sprintf("%d more partitions", len(parts)-3))
 		}
-		return fmt.Sprintf("%s%s %s: %d records lost on %d of %d partitions: %s%s", prefix, st.Verdict(verdict.Lost), r.Policy, r.Lost,
+		return fmt.Sprintf("%s%s %s: %d records lost on %d of %d partitions: %s%s", prefix, st.Verdict(verdict.Lost), runLabel(r), r.Lost,
 			lostPartitions(r), len(r.Partitions), strings.Join(parts, "; "), lossAt)
 	case verdict.Stranded:
 		n := 0
 		for _, p := range r.Partitions {
 			n += p.StrandedCount
 		}
-		return fmt.Sprintf("%s%s %s: %d records not delivered, not committed past (yet)", prefix, st.Verdict(verdict.Stranded), r.Policy, n)
+		return fmt.Sprintf("%s%s %s: %d records not delivered, not committed past (yet)", prefix, st.Verdict(verdict.Stranded), runLabel(r), n)
 	}
 	d := 0
 	for _, p := range r.Partitions {
 		d += p.Delivered
 	}
-	return fmt.Sprintf("%s%s %s: every record delivered (%d), nothing lost", prefix, st.Verdict(verdict.OK), r.Policy, d)
+	return fmt.Sprintf("%s%s %s: every record delivered (%d), nothing lost", prefix, st.Verdict(verdict.OK), runLabel(r), d)
 }
 
 func lostPartitions(r ReproRun) int {
@@ -260,7 +297,11 @@ func workloadLine(w ReproWorkload) string {
 	return fmt.Sprintf("%s (%d records, %s)", w.Spread, w.Records, txn)
 }
 
-func runGrid(r ReproRun) render.Grid {
+// runGrid is one run's table. On a terminal a phase's committed offset and the ledger's
+// frontier share a cell ("82 (82)") and a count its ranges ("118 (82-199)"), and a
+// narrow terminal may hide the optional columns; on a pipe every value has its own
+// column, so scripts can cut them.
+func runGrid(r ReproRun, pretty bool) render.Grid {
 	g := render.Grid{
 		Header: []string{"PARTITION", "PRODUCED", "DELIVERED", "DUPLICATES"},
 		Align:  []render.Align{render.Right, render.Right, render.Right, render.Right},
@@ -269,34 +310,108 @@ func runGrid(r ReproRun) render.Grid {
 	for _, p := range r.Partitions {
 		phases = max(phases, len(p.CommittedByPhase))
 	}
-	for i := 1; i <= phases; i++ {
-		g.Header = append(g.Header, fmt.Sprintf("P%d COMMITTED (FRONTIER)", i))
-		g.Align = append(g.Align, render.Right)
+	col := func(h string, a render.Align, optional bool) {
+		if optional {
+			g.Optional = append(g.Optional, len(g.Header))
+		}
+		g.Header, g.Align = append(g.Header, h), append(g.Align, a)
 	}
-	g.Header = append(g.Header, "HIGH WATERMARK", "LOST", "STRANDED", "VERDICT BY PHASE", "VERDICT")
-	g.Align = append(g.Align, render.Right, render.Left, render.Left, render.Left, render.Left)
+	g.Optional = []int{3, 1} // DUPLICATES, PRODUCED
+	for i := 1; i <= phases; i++ {
+		if pretty {
+			col(fmt.Sprintf("P%d COMMITTED (FRONTIER)", i), render.Right, false)
+		} else {
+			col(fmt.Sprintf("P%d COMMITTED", i), render.Right, false)
+			col(fmt.Sprintf("P%d FRONTIER", i), render.Right, false)
+		}
+	}
+	col("HIGH WATERMARK", render.Right, true)
+	if pretty {
+		col("LOST", render.Left, false)
+		col("STRANDED", render.Left, false)
+	} else {
+		col("LOST", render.Right, false)
+		col("LOST RANGES", render.Left, false)
+		col("STRANDED", render.Right, false)
+		col("STRANDED RANGES", render.Left, false)
+	}
+	col("VERDICT BY PHASE", render.Left, true)
+	col("VERDICT", render.Left, false)
 	for _, p := range r.Partitions {
 		row := []string{fmt.Sprint(p.Partition), fmt.Sprint(p.Produced), fmt.Sprint(p.Delivered), fmt.Sprint(p.Duplicates)}
 		for i := 0; i < phases; i++ {
-			row = append(row, phaseCell(p, i))
+			if pretty {
+				row = append(row, phaseCell(p, i))
+			} else {
+				row = append(row, phaseOffset(p.CommittedByPhase, i), phaseOffset(p.FrontierByPhase, i))
+			}
 		}
-		row = append(row, fmt.Sprint(p.High), countRanges(p.LostCount, p.Lost), countRanges(p.StrandedCount, p.Stranded),
-			joinVerdicts(p.VerdictByPhase), string(p.Verdict))
+		row = append(row, fmt.Sprint(p.High))
+		if pretty {
+			row = append(row, countRanges(p.LostCount, p.Lost), countRanges(p.StrandedCount, p.Stranded))
+		} else {
+			row = append(row, fmt.Sprint(p.LostCount), kpart.Join(p.Lost), fmt.Sprint(p.StrandedCount), kpart.Join(p.Stranded))
+		}
+		row = append(row, joinVerdicts(p.VerdictByPhase), string(p.Verdict))
 		g.Rows = append(g.Rows, row)
 	}
 	return g
 }
 
-func comparisonGrid(v Repro) render.Grid {
-	g := render.Grid{
-		Header: []string{"POLICY", "COMMIT", "PARTITION", "DELIVERED", "DUPLICATES", "P1 COMMITTED (FRONTIER)", "P2 COMMITTED (FRONTIER)", "P3 COMMITTED (FRONTIER)", "RESTARTS", "LOST", "VERDICT BY PHASE", "VERDICT"},
-		Align:  []render.Align{render.Left, render.Left, render.Right, render.Right, render.Right, render.Right, render.Right, render.Right, render.Right, render.Left, render.Left, render.Left},
+// phaseOffset is the offset of phase i, or "-" where the phase did not run or has none.
+func phaseOffset(offs []int64, i int) string {
+	if i >= len(offs) {
+		return "-"
 	}
+	return kpart.OffsetText(offs[i])
+}
+
+// comparisonGrid is the table of several runs (--policy all, --commit all), a row per
+// run and partition; on a pipe one value per cell, as runGrid.
+func comparisonGrid(v Repro, pretty bool) render.Grid {
+	g := render.Grid{
+		Header: []string{"POLICY", "HANDLER", "COMMIT", "PARTITION", "DELIVERED", "PRODUCED", "DUPLICATES"},
+		Align:  []render.Align{render.Left, render.Left, render.Left, render.Right, render.Right, render.Right, render.Right},
+	}
+	if pretty {
+		g.Header = []string{"POLICY", "HANDLER", "COMMIT", "PARTITION", "DELIVERED", "DUPLICATES"}
+		g.Align = g.Align[:6]
+	}
+	g.Optional = []int{len(g.Header) - 1} // DUPLICATES
+	for i := 1; i <= 3; i++ {
+		if pretty {
+			g.Header, g.Align = append(g.Header, fmt.Sprintf("P%d COMMITTED (FRONTIER)", i)), append(g.Align, render.Right)
+			if i == 3 {
+				g.Optional = append(g.Optional, len(g.Header)-1)
+			}
+		} else {
+			g.Header = append(g.Header, fmt.Sprintf("P%d COMMITTED", i), fmt.Sprintf("P%d FRONTIER", i))
+			g.Align = append(g.Align, render.Right, render.Right)
+		}
+	}
+	g.Optional = append(g.Optional, len(g.Header)) // RESTARTS
+	g.Header, g.Align = append(g.Header, "RESTARTS"), append(g.Align, render.Right)
+	if pretty {
+		g.Header, g.Align = append(g.Header, "LOST"), append(g.Align, render.Left)
+	} else {
+		g.Header, g.Align = append(g.Header, "LOST", "LOST RANGES"), append(g.Align, render.Right, render.Left)
+	}
+	g.Optional = append(g.Optional, len(g.Header)) // VERDICT BY PHASE
+	g.Header, g.Align = append(g.Header, "VERDICT BY PHASE", "VERDICT"), append(g.Align, render.Left, render.Left)
 	for _, r := range v.Runs {
 		for _, p := range r.Partitions {
-			g.Rows = append(g.Rows, []string{r.Policy, r.Commit, fmt.Sprint(p.Partition), fmt.Sprintf("%d/%d", p.Delivered, p.Produced),
-				fmt.Sprint(p.Duplicates), phaseCell(p, 0), phaseCell(p, 1), phaseCell(p, 2), fmt.Sprint(r.Restarts),
-				countRanges(p.LostCount, p.Lost), joinVerdicts(p.VerdictByPhase), string(p.Verdict)})
+			var row []string
+			if pretty {
+				row = []string{r.Policy, handlerName(r.Handler), r.Commit, fmt.Sprint(p.Partition), fmt.Sprintf("%d/%d", p.Delivered, p.Produced), fmt.Sprint(p.Duplicates),
+					phaseCell(p, 0), phaseCell(p, 1), phaseCell(p, 2), fmt.Sprint(r.Restarts), countRanges(p.LostCount, p.Lost)}
+			} else {
+				row = []string{r.Policy, handlerName(r.Handler), r.Commit, fmt.Sprint(p.Partition), fmt.Sprint(p.Delivered), fmt.Sprint(p.Produced), fmt.Sprint(p.Duplicates)}
+				for i := 0; i < 3; i++ {
+					row = append(row, phaseOffset(p.CommittedByPhase, i), phaseOffset(p.FrontierByPhase, i))
+				}
+				row = append(row, fmt.Sprint(r.Restarts), fmt.Sprint(p.LostCount), kpart.Join(p.Lost))
+			}
+			g.Rows = append(g.Rows, append(row, joinVerdicts(p.VerdictByPhase), string(p.Verdict)))
 		}
 	}
 	return g
@@ -328,6 +443,20 @@ func ProgressLine(p repro.Progress) string {
 	}
 	return fmt.Sprintf("phase %d · delivered %d · cached %d · in flight %d · cache expires in %s · %s",
 		p.Phase, p.Delivered, p.Cached, p.InFlight, exp, p.Elapsed.Round(100*time.Millisecond))
+}
+
+// RunOf heads the progress line of run i of n (from 1): "run 3 of 6 (v1.10.1/eachBatch/
+// auto, about 1m20s left)". The time left is the mean of the runs finished so far times
+// the runs still to go, including this one; before the first run finishes it is unknown.
+func RunOf(i, n int, label string, elapsed time.Duration) string {
+	if n <= 1 {
+		return label
+	}
+	left := ""
+	if done := i - 1; done > 0 {
+		left = ", about " + (elapsed / time.Duration(done) * time.Duration(n-done)).Round(time.Second).String() + " left"
+	}
+	return fmt.Sprintf("run %d of %d (%s%s)", i, n, label, left)
 }
 
 func countRanges(n int, rs []traceevent.Range) string {
@@ -367,6 +496,7 @@ type Consume struct {
 	Interrupted bool               `json:"interrupted"`
 	ElapsedMs   float64            `json:"elapsed_ms"`
 	Partitions  []ConsumePartition `json:"partitions"`
+	Verdict     verdict.Verdict    `json:"verdict"`
 }
 
 // ConsumePartition is one partition's deliveries.
@@ -377,15 +507,18 @@ type ConsumePartition struct {
 	Ranges     []traceevent.Range `json:"delivered_ranges"`
 	Committed  int64              `json:"committed"`
 	High       int64              `json:"high_watermark"`
+	Lost       kpart.RangeSet     `json:"lost"`
+	Stranded   kpart.RangeSet     `json:"stranded"`
+	Verdict    verdict.Verdict    `json:"verdict"`
 }
 
 // NewConsume builds the view of a consume run.
 func NewConsume(r *repro.ConsumeResult) Consume {
 	v := Consume{Meta: render.NewMeta("kstranded.consume/v1", "repro consume"), Topic: r.Topic, Group: r.Group,
-		Policy: string(r.Policy), Quiescent: r.Quiescent, Interrupted: r.Interrupted, ElapsedMs: ms(r.Elapsed), Partitions: []ConsumePartition{}}
+		Policy: string(r.Policy), Quiescent: r.Quiescent, Interrupted: r.Interrupted, ElapsedMs: ms(r.Elapsed), Partitions: []ConsumePartition{}, Verdict: r.Verdict}
 	for _, p := range r.Partitions {
 		v.Partitions = append(v.Partitions, ConsumePartition{Partition: p.Partition, Delivered: p.Delivered, Duplicates: p.Duplicates,
-			Ranges: nonNil(p.Ranges), Committed: p.Committed, High: p.High})
+			Ranges: nonNil(p.Ranges), Committed: p.Committed, High: p.High, Lost: nonNil(p.Lost), Stranded: nonNil(p.Stranded), Verdict: p.Verdict})
 	}
 	return v
 }
@@ -395,6 +528,7 @@ func PrintConsume(w io.Writer, v Consume, f render.Format, pretty bool) error {
 	if f == render.JSON {
 		return render.WriteJSON(w, v)
 	}
+	nw := render.NotesOf(w) // prose: with the table on a terminal, to stderr on a pipe
 	state := "stopped"
 	if v.Quiescent {
 		state = "quiescent"
@@ -402,12 +536,13 @@ func PrintConsume(w io.Writer, v Consume, f render.Format, pretty bool) error {
 	if v.Interrupted {
 		state = "interrupted"
 	}
-	fmt.Fprintf(w, "consumed %s in group %s with policy %s: %s after %.1fs\n", v.Topic, v.Group, v.Policy, state, v.ElapsedMs/1000)
-	g := render.Grid{Header: []string{"PARTITION", "DELIVERED", "DUPLICATES", "DELIVERED OFFSETS", "COMMITTED", "HIGH WATERMARK"},
-		Align: []render.Align{render.Right, render.Right, render.Right, render.Left, render.Right, render.Right}}
+	fmt.Fprintf(nw, "consumed %s in group %s with policy %s: %s after %.1fs\n", v.Topic, v.Group, v.Policy, state, v.ElapsedMs/1000)
+	g := render.Grid{Header: []string{"PARTITION", "DELIVERED", "DUPLICATES", "DELIVERED OFFSETS", "COMMITTED", "HIGH WATERMARK", "LOST", "STRANDED", "VERDICT"},
+		Align: []render.Align{render.Right, render.Right, render.Right, render.Left, render.Right, render.Right, render.Left, render.Left, render.Left}}
+	st := render.NewStyles(nw)
 	for _, p := range v.Partitions {
 		g.Rows = append(g.Rows, []string{fmt.Sprint(p.Partition), fmt.Sprint(p.Delivered), fmt.Sprint(p.Duplicates),
-			kpart.Join(p.Ranges), kpart.OffsetText(p.Committed), fmt.Sprint(p.High)})
+			kpart.Join(p.Ranges), kpart.OffsetText(p.Committed), fmt.Sprint(p.High), p.Lost.String(), p.Stranded.String(), st.Verdict(p.Verdict)})
 	}
 	return render.WriteGrid(w, g, pretty)
 }

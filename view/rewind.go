@@ -129,21 +129,22 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 	if f == render.JSON {
 		return render.WriteJSON(w, v)
 	}
-	st := render.NewStyles(w)
+	nw := render.NotesOf(w) // prose: with the table on a terminal, to stderr on a pipe
+	st := render.NewStyles(nw)
 	grp := v.Group
 	state := grp.State
 	if state == "" {
 		state = "-"
 	}
-	fmt.Fprintf(w, "group %s  state %s  members %d\n", st.Bold.Render(grp.ID), state, len(grp.Members))
+	fmt.Fprintf(nw, "group %s  state %s  protocol %s  members %d\n", st.Bold.Render(grp.ID), state, GroupProtocolText(grp), len(grp.Members))
 	for _, m := range grp.Members {
-		fmt.Fprintf(w, "  member %s\n", rewind.DescribeMember(m))
+		fmt.Fprintf(nw, "  member %s\n", MemberText(m))
 	}
 	if len(v.Moves) == 0 {
 		for _, n := range v.Notes {
-			fmt.Fprintf(w, "%s %s\n", st.Warn.Render("note:"), n)
+			fmt.Fprintf(nw, "%s %s\n", st.Warn.Render("note:"), n)
 		}
-		fmt.Fprintf(w, "Nothing to rewind: no records lost on %d judged partitions.\n", v.Unchanged)
+		fmt.Fprintf(nw, "Nothing to rewind: no records lost on %d judged partitions.\n", v.Unchanged)
 		return nil
 	}
 	grid := render.Grid{
@@ -162,23 +163,23 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 		return err
 	}
 	for _, m := range v.Moves {
-		fmt.Fprintln(w, moveLine(st, m))
+		fmt.Fprintln(nw, moveLine(st, m))
 	}
 	for _, n := range v.Notes {
-		fmt.Fprintf(w, "%s %s\n", st.Warn.Render("note:"), n)
+		fmt.Fprintf(nw, "%s %s\n", st.Warn.Render("note:"), n)
 	}
 	s := v.Summary
 	if v.Mode == "dry-run" {
 		switch {
 		case v.Refused != "":
-			fmt.Fprintln(w, st.Bad.Render("REFUSED: the plan breaks a safety rule (see above); nothing was changed."))
+			fmt.Fprintln(nw, st.Bad.Render("REFUSED: the plan breaks a safety rule (see above); nothing was changed."))
 		case s.Partitions == 0:
-			fmt.Fprintln(w, "Nothing to change: every partition is already at its target.")
+			fmt.Fprintln(nw, "Nothing to change: every partition is already at its target.")
 		default:
-			fmt.Fprintf(w, "DRY RUN: %s would move; %s delivered again (%d lost). Nothing was changed; add --execute to apply.\n",
+			fmt.Fprintf(nw, "DRY RUN: %s would move; %s delivered again (%d lost). Nothing was changed; add --execute to apply.\n",
 				countWord(int64(s.Partitions), "partition", "partitions"), countWord(s.Redeliver, "record", "records"), s.Lost)
 			if v.Busy != "" {
-				fmt.Fprintf(w, "%s %s: --execute refuses until every consumer of the group is stopped.\n", st.Warn.Render("warning:"), v.Busy)
+				fmt.Fprintf(nw, "%s %s: --execute refuses until every consumer of the group is stopped.\n", st.Warn.Render("warning:"), v.Busy)
 			}
 		}
 		return nil
@@ -186,15 +187,15 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 	x := v.Executed
 	if x == nil {
 		if v.Refused != "" {
-			fmt.Fprintln(w, st.Bad.Render("REFUSED:")+" "+v.Refused)
+			fmt.Fprintln(nw, st.Bad.Render("REFUSED:")+" "+v.Refused)
 		} else if s.Partitions == 0 {
-			fmt.Fprintln(w, "Nothing to change: every partition is already at its target.")
+			fmt.Fprintln(nw, "Nothing to change: every partition is already at its target.")
 		}
 		return nil
 	}
-	fmt.Fprintf(w, "undo file: %s (the committed offsets before this change)\n", x.UndoFile)
+	fmt.Fprintf(nw, "undo file: %s (the committed offsets before this change)\n", x.UndoFile)
 	if len(x.Verified) > 0 {
-		fmt.Fprintln(w, "read back after the commit:")
+		fmt.Fprintln(nw, "read back after the commit:")
 		vg := render.Grid{
 			Header: []string{"TOPIC", "PARTITION", "BEFORE", "TARGET", "NOW", "MATCH"},
 			Align:  []render.Align{render.Left, render.Right, render.Right, render.Right, render.Right, render.Left},
@@ -214,10 +215,10 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 		}
 	}
 	if x.OK {
-		fmt.Fprintln(w, st.Good.Render(fmt.Sprintf("DONE: committed offsets read back match the plan on %s.", countWord(int64(len(x.Verified)), "partition", "partitions")))+
+		fmt.Fprintln(nw, st.Good.Render(fmt.Sprintf("DONE: committed offsets read back match the plan on %s.", countWord(int64(len(x.Verified)), "partition", "partitions")))+
 			" The group's next consumer starts at the targets.")
 	}
-	fmt.Fprintf(w, "to restore the previous offsets: %s\n", x.Restore)
+	fmt.Fprintf(nw, "to restore the previous offsets: %s\n", x.Restore)
 	return nil
 }
 

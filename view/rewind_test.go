@@ -14,7 +14,7 @@ import (
 func dryRunPlan() *rewind.Plan {
 	return &rewind.Plan{
 		At:    fixedAt,
-		Group: inspect.Group{ID: "g", State: "Empty", ProtocolType: "consumer", Members: []inspect.Member{}},
+		Group: inspect.Group{ID: "g", GroupProtocol: inspect.ProtocolClassic, State: "Empty", ProtocolType: "consumer", Members: []inspect.Member{}},
 		Moves: []rewind.Move{
 			{Topic: "stranded", Partition: 0, Committed: 202, CommittedEpoch: 0, Target: 82, TargetEpoch: -1, LogStart: 0, LastStable: 202, HighWatermark: 202,
 				Direction: rewind.Back, Source: rewind.FromEvidence, Redeliver: 119, Lost: i64(118), AlreadyDelivered: i64(1),
@@ -33,7 +33,8 @@ func dryRunPlan() *rewind.Plan {
 func refusedPlan() *rewind.Plan {
 	p := dryRunPlan()
 	p.Group.State = "Stable"
-	p.Group.Members = []inspect.Member{{ID: "consumer-1-abc", ClientID: "billing", Host: "/10.0.0.7", Partitions: 2}}
+	p.Group.Members = []inspect.Member{{ID: "consumer-1-abc", ClientID: "billing", Host: "/10.0.0.7", Partitions: 2,
+		Assigned: inspect.Assignment{{Topic: "stranded", Partitions: []int32{0, 1}}}}}
 	p.Moves = append(p.Moves, rewind.Move{Topic: "stranded", Partition: 5, Committed: 50, Target: 60, TargetEpoch: -1, LogStart: 0, LastStable: 70, HighWatermark: 70,
 		Direction: rewind.Forward, Source: rewind.FromFlag, Skip: 10, CountTruncated: true,
 		Refused: "moving forward from 50 to 60 skips offsets 50-59 without delivering them; pass --allow-forward if that is intended (restoring an undo file is a forward move)"})
@@ -111,7 +112,7 @@ func TestAnExecutedRewindShowsTheOffsetsReadBackAndTheWayBack(t *testing.T) {
 func TestRestoringAPartitionWithoutACommitShowsADelete(t *testing.T) {
 	p := &rewind.Plan{
 		At:    fixedAt,
-		Group: inspect.Group{ID: "g", State: "Empty", Members: []inspect.Member{}},
+		Group: inspect.Group{ID: "g", GroupProtocol: inspect.ProtocolClassic, State: "Empty", Members: []inspect.Member{}},
 		Moves: []rewind.Move{
 			{Topic: "stranded", Partition: 0, Committed: 82, CommittedEpoch: -1, Target: 202, TargetEpoch: 0, LogStart: 0, LastStable: 202, HighWatermark: 202,
 				Direction: rewind.Forward, Source: rewind.FromUndo, Skip: 119},

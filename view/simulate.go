@@ -76,6 +76,7 @@ func PrintSweep(w io.Writer, v Sweep, f render.Format, pretty bool) error {
 	if f == render.JSON {
 		return render.WriteJSON(w, v)
 	}
+	nw := render.NotesOf(w) // prose: with the table on a terminal, to stderr on a pipe
 	g := render.Grid{Header: []string{v.Flag}, Align: []render.Align{render.Right}}
 	if len(v.Rows) > 0 {
 		for _, c := range v.Rows[0].Cells {
@@ -98,10 +99,10 @@ func PrintSweep(w io.Writer, v Sweep, f render.Format, pretty bool) error {
 		return err
 	}
 	if v.Interrupted {
-		fmt.Fprintf(w, "INTERRUPTED: %d rows finished\n", len(v.Rows))
+		fmt.Fprintf(nw, "INTERRUPTED: %d rows finished\n", len(v.Rows))
 	}
 	for _, b := range v.Boundaries {
-		fmt.Fprintln(w, b)
+		fmt.Fprintln(nw, b)
 	}
 	return nil
 }
@@ -188,10 +189,11 @@ func PrintAdvice(w io.Writer, v Advice, f render.Format, pretty bool) error {
 	if f == render.JSON {
 		return render.WriteJSON(w, v)
 	}
+	nw := render.NotesOf(w) // prose: with the table on a terminal, to stderr on a pipe
 	if v.Lost > 0 {
-		fmt.Fprintf(w, "%s/%s at your settings: LOST %d records (model, simulated)\n", v.Policy, v.Commit, v.Lost)
+		fmt.Fprintf(nw, "%s/%s at your settings: LOST %d records (model, simulated)\n", v.Policy, v.Commit, v.Lost)
 	} else {
-		fmt.Fprintf(w, "%s/%s at your settings: no records lost (model, simulated)\n", v.Policy, v.Commit)
+		fmt.Fprintf(nw, "%s/%s at your settings: no records lost (model, simulated)\n", v.Policy, v.Commit)
 	}
 	g := render.Grid{Header: []string{"SETTING", "YOURS", "SAFE (OTHERS AS YOURS)", "MARGIN"},
 		Align: []render.Align{render.Left, render.Right, render.Left, render.Left}}
@@ -209,12 +211,12 @@ func PrintAdvice(w io.Writer, v Advice, f render.Format, pretty bool) error {
 		} else {
 			fixes = append(fixes, p.Policy)
 		}
-		fmt.Fprintf(w, "policy %s: %s\n", p.Policy, state)
+		fmt.Fprintf(nw, "policy %s: %s\n", p.Policy, state)
 	}
 	if len(fixes) > 0 {
-		fmt.Fprintf(w, "versions without loss at your settings: %v\n", fixes)
+		fmt.Fprintf(nw, "versions without loss at your settings: %v\n", fixes)
 	} else {
-		fmt.Fprintln(w, "no modeled version removes the loss at your settings: change a setting")
+		fmt.Fprintln(nw, "no modeled version removes the loss at your settings: change a setting")
 	}
 	return nil
 }

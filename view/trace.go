@@ -35,15 +35,19 @@ type Trace struct {
 	MaxPollIntervalMs *int64            `json:"max_poll_interval_ms,omitempty"`
 	MaxPollSource     string            `json:"max_poll_interval_source,omitempty"`
 	DeliveryEvidence  bool              `json:"delivery_evidence"`
-	Start             string            `json:"start,omitempty"`
-	End               string            `json:"end,omitempty"`
-	Lost              bool              `json:"lost"`
-	Partitions        []TracePartition  `json:"partitions"`
-	Findings          []trace.Finding   `json:"findings"`
-	Counters          []trace.Counter   `json:"counters,omitempty"`
-	Timeline          []TraceEntry      `json:"timeline,omitempty"`
-	TimelineDropped   int               `json:"timeline_dropped,omitempty"`
-	IdlePartitions    int               `json:"idle_partitions,omitempty"`
+	// Verdict is the worst partition verdict; NO EVIDENCE when the inputs judge nothing.
+	Verdict         verdict.Verdict  `json:"verdict"`
+	NoEvidence      string           `json:"no_evidence,omitempty"`
+	Settle          []string         `json:"settle,omitempty"`
+	Start           string           `json:"start,omitempty"`
+	End             string           `json:"end,omitempty"`
+	Lost            bool             `json:"lost"`
+	Partitions      []TracePartition `json:"partitions"`
+	Findings        []trace.Finding  `json:"findings"`
+	Counters        []trace.Counter  `json:"counters,omitempty"`
+	Timeline        []TraceEntry     `json:"timeline,omitempty"`
+	TimelineDropped int              `json:"timeline_dropped,omitempty"`
+	IdlePartitions  int              `json:"idle_partitions,omitempty"`
 }
 
 // TracePartition is one partition's end state.
@@ -51,6 +55,7 @@ type TracePartition struct {
 	Topic            string          `json:"topic"`
 	Partition        int32           `json:"partition"`
 	Verdict          verdict.Verdict `json:"verdict"`
+	Reason           string          `json:"reason,omitempty"`
 	Fetched          kpart.RangeSet  `json:"fetched"`
 	FetchedCount     int64           `json:"fetched_count"`
 	ControlMarkers   kpart.RangeSet  `json:"control_markers,omitempty"`
@@ -100,7 +105,7 @@ func Clock(t time.Time) string {
 // NewTrace makes the JSON document; timeline adds the chronological entries.
 func NewTrace(r *trace.Report, command string, timeline bool) Trace {
 	d := Trace{Meta: render.NewMeta(TraceSchema, command), Files: r.Files, Settings: r.Settings, DeliveryEvidence: r.DeliveryEvidence,
-		Lost: r.Lost(), Findings: r.Findings, Counters: r.Counters, MaxPollSource: r.MaxPollSource, IdlePartitions: r.IdlePartitions}
+		Lost: r.Lost(), Verdict: r.Verdict, NoEvidence: r.NoEvidence, Settle: r.Settle, Findings: r.Findings, Counters: r.Counters, MaxPollSource: r.MaxPollSource, IdlePartitions: r.IdlePartitions}
 	if d.Findings == nil {
 		d.Findings = []trace.Finding{}
 	}
@@ -117,7 +122,7 @@ func NewTrace(r *trace.Report, command string, timeline bool) Trace {
 		d.Start, d.End = Clock(r.Start), Clock(r.End)
 	}
 	for _, p := range r.Partitions {
-		d.Partitions = append(d.Partitions, TracePartition{Topic: p.Topic, Partition: p.Partition, Verdict: p.Verdict,
+		d.Partitions = append(d.Partitions, TracePartition{Topic: p.Topic, Partition: p.Partition, Verdict: p.Verdict, Reason: p.Reason,
 			Fetched: nonNil(p.Fetched), FetchedCount: p.FetchedCount, ControlMarkers: p.Control,
 			Delivered: nonNil(p.Delivered), DeliveredCount: p.Delivered.Count() + int64(p.DeliveredUnknown), DeliveredUnknown: p.DeliveredUnknown,
 			Undelivered: nonNil(p.Undelivered), Lost: nonNil(p.Lost), Stranded: nonNil(p.Stranded),
@@ -257,8 +262,9 @@ func WriteHeader(w io.Writer, d Trace, st render.Styles) {
 // WriteFindings prints the findings under the table.
 func WriteFindings(w io.Writer, d Trace, st render.Styles) {
 	fmt.Fprintln(w)
+	defer writeTraceVerdict(w, d, st)
 	if len(d.Findings) == 0 {
-		fmt.Fprintln(w, st.Good.Render("no findings"))
+		fmt.Fprintln(w, "no findings")
 		return
 	}
 	fmt.Fprintf(w, "Findings (%d):\n", len(d.Findings))
@@ -303,8 +309,9 @@ func PrintTrace(w io.Writer, d Trace, f render.Format, pretty, timeline bool) er
 	if f == render.JSON {
 		return render.WriteJSON(w, d)
 	}
-	st := render.NewStyles(w)
-	WriteHeader(w, d, st)
+	nw := render.NotesOf(w) // prose: with the table on a terminal, to stderr on a pipe
+	st := render.NewStyles(nw)
+	WriteHeader(nw, d, st)
 	grid := SummaryGrid(d, st)
 	if timeline {
 		grid = TimelineGrid(d)
@@ -312,6 +319,54 @@ func PrintTrace(w io.Writer, d Trace, f render.Format, pretty, timeline bool) er
 	if err := render.WriteGrid(w, grid, pretty); err != nil {
 		return err
 	}
-	WriteFindings(w, d, st)
+	WriteFindings(nw, d, st)
 	return nil
+}
+
+// writeTraceVerdict ends the table output with the verdict and, when the inputs judge
+// nothing, why and what would settle it: "no findings" alone is not an all-clear.
+func writeTraceVerdict(w io.Writer, d Trace, st render.Styles) {
+	fmt.Fprintln(w)
+	word := st.Verdict(d.Verdict)
+	switch d.Verdict {
+	case verdict.OK:
+		fmt.Fprintf(w, "%s: every fetched record was delivered or is not yet committed past, on %d partitions\n", word, len(d.Partitions))
+	case verdict.NoEvidence, verdict.NoCommitEvidence:
+		why := d.NoEvidence
+		if why == "" {
+			n := 0
+			for _, p := range d.Partitions {
+				if !p.Verdict.Judged() {
+					n++
+				}
+			}
+			why = fmt.Sprintf("%d of %d partitions could not be judged", n, len(d.Partitions))
+		}
+		fmt.Fprintf(w, "%s: %s\n", word, why)
+	case verdict.Lost, verdict.Stranded:
+		var lost, stranded int64
+		var lp, sp int
+		for _, p := range d.Partitions {
+			if n := p.Lost.Count(); n > 0 {
+				lost, lp = lost+n, lp+1
+			}
+			if n := p.Stranded.Count(); n > 0 {
+				stranded, sp = stranded+n, sp+1
+			}
+		}
+		if d.Verdict == verdict.Lost {
+			fmt.Fprintf(w, "%s: %d records on %d of %d partitions were fetched, never delivered and committed past", word, lost, lp, len(d.Partitions))
+			if stranded > 0 {
+				fmt.Fprintf(w, "; %d more stranded on %d", stranded, sp)
+			}
+			fmt.Fprintln(w, " (findings above)")
+		} else {
+			fmt.Fprintf(w, "%s: %d records on %d of %d partitions were fetched, never delivered, not yet committed past (findings above)\n", word, stranded, sp, len(d.Partitions))
+		}
+	default:
+		fmt.Fprintf(w, "%s\n", word)
+	}
+	for _, s := range d.Settle {
+		fmt.Fprintf(w, "  to settle it: %s\n", s)
+	}
 }

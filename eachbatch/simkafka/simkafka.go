@@ -56,6 +56,20 @@ type Client struct {
 	// OnNonEmpty is called (posted on the loop) when records are appended: librdkafka's
 	// queue-non-empty callback.
 	OnNonEmpty func()
+	// Chunk is how many records of one partition a consume call returns before it moves
+	// to the next partition (0: every buffered record of a partition, then the next).
+	//
+	// The assumption: librdkafka fetches from each partition's leader with one Fetch
+	// request covering every assigned partition; each partition's part of the response
+	// (at most max.partition.fetch.bytes, fetch.message.max.bytes in librdkafka) becomes
+	// one op on the consumer queue, in the order of the response, and a consume call
+	// returns the queue's records in that order. So a call over several partitions
+	// holds runs of about Chunk records per partition, in turn, not one partition
+	// drained after another. Set Chunk to max.partition.fetch.bytes / record size;
+	// the simulation does not model fetch sizes beyond that (no per-broker requests,
+	// no fetch.max.bytes cap, no batch boundaries).
+	Chunk int
+	next  int // partition index where the next consume call starts its turns
 }
 
 // New returns a client on l. autoCommit is auto.commit.interval.ms (0: no auto-commit).
@@ -173,23 +187,50 @@ func (c *Client) Committed(tp TP) int64 {
 // Commits returns every commit so far.
 func (c *Client) Commits() []Commit { return append([]Commit(nil), c.commits...) }
 
-// Consume implements eachbatch.Source: records already prefetched, up to max.
+// Consume implements eachbatch.Source: records already prefetched, up to max, in runs
+// of Chunk records per partition in turn (see Chunk).
 func (c *Client) Consume(max int) ([]eachbatch.Record, error) {
 	var out []eachbatch.Record
-	for _, tp := range c.assignment {
-		if c.paused[tp] {
-			continue
+	if c.Chunk <= 0 {
+		for _, tp := range c.assignment {
+			out = c.take(out, tp, max)
 		}
-		log := c.logs[tp]
-		for len(out) < max && c.pos[tp] < int64(len(log)) {
-			o := c.pos[tp]
-			c.pos[tp]++
-			if log[o] == Data {
-				out = append(out, eachbatch.Record{TopicPartition: tp, Offset: o, Size: RecordSize})
-			}
+		return out, nil
+	}
+	for n := len(c.assignment); n > 0 && len(out) < max; {
+		progressed := false
+		for i := 0; i < n && len(out) < max; i++ {
+			tp := c.assignment[(c.next+i)%n]
+			before := len(out)
+			out = c.take(out, tp, min(max, len(out)+c.Chunk))
+			progressed = progressed || len(out) > before
+		}
+		if !progressed {
+			break
 		}
 	}
+	if n := len(c.assignment); n > 0 {
+		// The next fetch response starts with the partition after the first one
+		// served: librdkafka rotates the order of partitions in its Fetch requests.
+		c.next = (c.next + 1) % n
+	}
 	return out, nil
+}
+
+// take appends tp's deliverable records until out holds max.
+func (c *Client) take(out []eachbatch.Record, tp TP, max int) []eachbatch.Record {
+	if c.paused[tp] {
+		return out
+	}
+	log := c.logs[tp]
+	for len(out) < max && c.pos[tp] < int64(len(log)) {
+		o := c.pos[tp]
+		c.pos[tp]++
+		if log[o] == Data {
+			out = append(out, eachbatch.Record{TopicPartition: tp, Offset: o, Size: RecordSize})
+		}
+	}
+	return out
 }
 
 // Seek implements eachbatch.Source.

@@ -2,6 +2,8 @@ package simkafka
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,4 +97,28 @@ func mustConsume(t *testing.T, c *Client, n int) []eachbatch.Record {
 		t.Fatal(err)
 	}
 	return rs
+}
+
+func TestAConsumeCallInterleavesPartitionsInChunksAsFetchResponsesDo(t *testing.T) {
+	l := loop.NewVirtual(time.Unix(0, 0))
+	c := New(l, 0, nil)
+	a, b := TP{Topic: "t", Partition: 0}, TP{Topic: "t", Partition: 1}
+	c.Append(a, make([]Kind, 5)...)
+	c.Append(b, make([]Kind, 3)...)
+	c.Assign(a, b)
+	c.Chunk = 2
+	recs, _ := c.Consume(7)
+	var got []string
+	for _, r := range recs {
+		got = append(got, fmt.Sprintf("%d:%d", r.Partition, r.Offset))
+	}
+	// Two of partition 0, two of 1, two of 0, the last of 1, then the call is full.
+	if want := "0:0 0:1 1:0 1:1 0:2 0:3 1:2"; strings.Join(got, " ") != want {
+		t.Fatalf("got %s, want %s", strings.Join(got, " "), want)
+	}
+	// The next call starts its turns with partition 1 (nothing left there).
+	recs, _ = c.Consume(10)
+	if len(recs) != 1 || recs[0].Partition != 0 || recs[0].Offset != 4 {
+		t.Fatalf("second call %+v, want 0:4", recs)
+	}
 }

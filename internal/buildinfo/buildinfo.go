@@ -24,7 +24,7 @@ type Info struct {
 	Version string `json:"version"`
 	Commit  string `json:"commit"`
 	Date    string `json:"build_date"`
-	Dirty   bool   `json:"dirty,omitempty"` // built from a work tree with uncommitted changes
+	Dirty   bool   `json:"dirty"` // built from a work tree with uncommitted changes
 	Go      string `json:"go"`
 }
 

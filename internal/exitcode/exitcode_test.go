@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/kstranded/kstranded/internal/verdict"
 )
 
 func TestCodeMapsWrappedSentinels(t *testing.T) {
@@ -20,6 +22,7 @@ func TestCodeMapsWrappedSentinels(t *testing.T) {
 		{"refused", fmt.Errorf("%w: group has members", ErrRefused), Refused},
 		{"interrupted", ErrInterrupted, Interrupted},
 		{"a reported loss keeps its code", Reported(fmt.Errorf("x: %w", ErrLost)), Lost},
+		{"no evidence is its own code", fmt.Errorf("%w: no delivery read", ErrNoEvidence), NoEvidence},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -30,5 +33,42 @@ func TestCodeMapsWrappedSentinels(t *testing.T) {
 	}
 	if !errors.Is(Reported(errors.New("x")), ErrReported) {
 		t.Fatal("Reported must be recognisable")
+	}
+}
+
+func TestEveryVerdictHasTheSameCodeInEveryCommand(t *testing.T) {
+	cases := []struct {
+		v    verdict.Verdict
+		want int
+	}{
+		{verdict.OK, OK},
+		{verdict.Lost, Lost},
+		{verdict.Stranded, Stranded},
+		{verdict.NoEvidence, NoEvidence},
+		{verdict.NoCommitEvidence, NoEvidence},
+		{verdict.Incomplete, Error},
+		{verdict.Error, Error},
+	}
+	for _, c := range cases {
+		t.Run(string(c.v)+" exits "+fmt.Sprint(c.want), func(t *testing.T) {
+			if got := Code(ForVerdict(c.v, "")); got != c.want {
+				t.Fatalf("Code(ForVerdict(%s)) = %d, want %d", c.v, got, c.want)
+			}
+			if got := Code(ForVerdict(c.v, "detail")); got != c.want {
+				t.Fatalf("with detail: %d, want %d", got, c.want)
+			}
+		})
+	}
+	seen := map[int]bool{}
+	for _, e := range Table {
+		if seen[e.Code] {
+			t.Fatalf("code %d twice in Table", e.Code)
+		}
+		seen[e.Code] = true
+	}
+	for _, c := range []int{OK, Error, Usage, Lost, Stranded, Refused, NoEvidence, Interrupted} {
+		if !seen[c] {
+			t.Errorf("code %d missing from Table", c)
+		}
 	}
 }

@@ -63,9 +63,35 @@ func WriteJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// Output is a command's standard output with a place for its notes: the prose around a
+// table (verdict lines, group headers, per-partition details, findings). On a terminal
+// the notes go with the table; on a pipe they go to stderr, so that what a script reads
+// starts with the table's header and holds one row per line.
+type Output struct {
+	io.Writer           // the table (or the JSON document)
+	Notes     io.Writer // the prose; nil: with the table
+}
+
+// NotesOf is where a printer writes its prose for w: w's Notes when w is an *Output,
+// else w itself (tests that print into one buffer get everything in order).
+func NotesOf(w io.Writer) io.Writer {
+	if o, ok := w.(*Output); ok && o.Notes != nil {
+		return o.Notes
+	}
+	return w
+}
+
+// unwrap returns the writer behind an *Output, so terminal checks see the real file.
+func unwrap(w io.Writer) io.Writer {
+	if o, ok := w.(*Output); ok {
+		return o.Writer
+	}
+	return w
+}
+
 // IsTerminal reports whether w is a terminal.
 func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := unwrap(w).(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 
@@ -83,10 +109,14 @@ type Grid struct {
 	Header []string
 	Rows   [][]string
 	Align  []Align
+	// Optional lists the columns a narrow terminal may hide, the first hidden first;
+	// the table then says which are hidden. Pipes and JSON always carry every column.
+	Optional []int
 }
 
-// WriteGrid prints g: boxed and aligned on a terminal (or when pretty is true), tab
-// separated with full values otherwise.
+// WriteGrid prints g: on a terminal (or when pretty is true) aligned and fitted to
+// Width(w) (boxed when the box fits, else with wrapped headers or, narrow, without a
+// box: see plan); tab separated with full values otherwise, the header first.
 func WriteGrid(w io.Writer, g Grid, pretty bool) error {
 	if !pretty {
 		fmt.Fprintln(w, strings.Join(g.Header, "\t"))
@@ -96,6 +126,14 @@ func WriteGrid(w io.Writer, g Grid, pretty bool) error {
 			}
 		}
 		return nil
+	}
+	l := plan(g, Width(w))
+	if l.compact {
+		return writeCompact(w, g, l)
+	}
+	header := make([]string, len(l.header))
+	for i, h := range l.header {
+		header[i] = strings.Join(h, "\n")
 	}
 	aligns := make([]tw.Align, len(g.Header))
 	for i := range aligns {
@@ -108,8 +146,10 @@ func WriteGrid(w io.Writer, g Grid, pretty bool) error {
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: aligns}),
 		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: aligns}),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
 	)
-	t.Header(g.Header)
+	t.Header(header)
 	for _, r := range g.Rows {
 		if err := t.Append(r); err != nil {
 			return err
@@ -126,7 +166,7 @@ type Styles struct {
 
 // NewStyles returns styles for w.
 func NewStyles(w io.Writer) Styles {
-	r := lipgloss.NewRenderer(w)
+	r := lipgloss.NewRenderer(unwrap(w))
 	return Styles{
 		Bad:  r.NewStyle().Bold(true).Foreground(lipgloss.Color("9")),
 		Warn: r.NewStyle().Bold(true).Foreground(lipgloss.Color("11")),

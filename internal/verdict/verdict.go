@@ -14,13 +14,16 @@ type Verdict string
 const (
 	OK         Verdict = "OK"          // every record the evidence covers was delivered
 	NoEvidence Verdict = "NO EVIDENCE" // the evidence does not speak about this partition
-	Incomplete Verdict = "INCOMPLETE"  // the judgement stopped before it could cover the partition
-	Error      Verdict = "ERROR"       // the partition could not be read
-	Stranded   Verdict = "STRANDED"    // records never delivered, not yet committed past
-	Lost       Verdict = "LOST"        // records below the committed offset never delivered
+	// NoCommitEvidence: deliveries are known but not the committed offset, so nothing
+	// says whether what was not delivered is lost, stranded or still to come.
+	NoCommitEvidence Verdict = "NO COMMIT EVIDENCE"
+	Incomplete       Verdict = "INCOMPLETE" // the judgement stopped before it could cover the partition
+	Error            Verdict = "ERROR"      // the partition could not be read
+	Stranded         Verdict = "STRANDED"   // records never delivered, not yet committed past
+	Lost             Verdict = "LOST"       // records below the committed offset never delivered
 )
 
-var rank = map[Verdict]int{OK: 0, NoEvidence: 1, Incomplete: 2, Error: 3, Stranded: 4, Lost: 5}
+var rank = map[Verdict]int{OK: 0, NoEvidence: 1, NoCommitEvidence: 2, Incomplete: 3, Error: 4, Stranded: 5, Lost: 6}
 
 // Worse returns the worse of a and b: LOST over STRANDED over the verdicts that judge
 // nothing over OK. An unknown word ranks with ERROR.

@@ -12,6 +12,9 @@ func TestWorseOrdersLostOverStrandedOverUnjudgedOverOK(t *testing.T) {
 		{NoEvidence, Stranded, Stranded},
 		{OK, OK, OK},
 		{OK, "SOMETHING", "SOMETHING"},
+		{OK, NoCommitEvidence, NoCommitEvidence},
+		{NoCommitEvidence, Stranded, Stranded},
+		{NoEvidence, NoCommitEvidence, NoCommitEvidence},
 	}
 	for _, c := range cases {
 		if got := Worse(c.a, c.b); got != c.want {
@@ -21,7 +24,7 @@ func TestWorseOrdersLostOverStrandedOverUnjudgedOverOK(t *testing.T) {
 }
 
 func TestOnlyOKStrandedAndLostAreJudgements(t *testing.T) {
-	for v, want := range map[Verdict]bool{OK: true, Stranded: true, Lost: true, NoEvidence: false, Incomplete: false, Error: false} {
+	for v, want := range map[Verdict]bool{OK: true, Stranded: true, Lost: true, NoEvidence: false, NoCommitEvidence: false, Incomplete: false, Error: false} {
 		if v.Judged() != want {
 			t.Errorf("%s.Judged() = %v", v, !want)
 		}

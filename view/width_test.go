@@ -1,0 +1,78 @@
+package view
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/internal/verdict"
+	"github.com/kstranded/kstranded/repro"
+)
+
+func TestMain(m *testing.M) {
+	// the golden files without a width in their name are drawn with no width limit,
+	// whatever the terminal running the tests exports
+	os.Unsetenv("COLUMNS")
+	os.Exit(m.Run())
+}
+
+// TestTerminalTablesFitTheirWidth draws the terminal views at 80, 100 and 200 columns:
+// no line is wider than the terminal (so no border wraps), and the golden files show
+// the layout chosen at each width (boxed, or without a box under 120 columns).
+func TestTerminalTablesFitTheirWidth(t *testing.T) {
+	ok := seedLoss()
+	ok.Policy, ok.Verdict = eachbatch.Head, verdict.OK
+	ok.Partitions[0].PartitionVerdict = repro.PartitionVerdict{Records: 201, Delivered: 201, Verdict: verdict.OK}
+	ok.Partitions[0].CommittedByPhase, ok.Partitions[0].FrontierByPhase = []int64{200, 202}, []int64{201, 202}
+	ok.Partitions[0].VerdictByPhase = []verdict.Verdict{verdict.OK, verdict.OK}
+	ok.LossAt = 0
+	views := []struct {
+		name  string
+		print func(*bytes.Buffer) error
+	}{
+		{"repro-loss", func(b *bytes.Buffer) error {
+			return PrintRepro(b, NewRepro([]*repro.Result{seedLoss()}), render.Table, true)
+		}},
+		{"repro-comparison", func(b *bytes.Buffer) error {
+			return PrintRepro(b, NewRepro([]*repro.Result{seedLoss(), ok}), render.Table, true)
+		}},
+		{"inspect-loss", func(b *bytes.Buffer) error { return PrintInspect(b, NewInspect(lossReport()), render.Table, true) }},
+		{"rewind-dryrun", func(b *bytes.Buffer) error { return PrintRewind(b, NewRewindPlan(dryRunPlan()), render.Table, true) }},
+	}
+	for _, v := range views {
+		for _, width := range []int{80, 100, 200} {
+			name := fmt.Sprintf("%s-terminal-%d", v.name, width)
+			t.Run(name, func(t *testing.T) {
+				t.Setenv("COLUMNS", fmt.Sprint(width))
+				var b bytes.Buffer
+				if err := v.print(&b); err != nil {
+					t.Fatal(err)
+				}
+				for i, line := range strings.Split(b.String(), "\n") {
+					if lw := lipgloss.Width(line); lw > width && strings.ContainsAny(line, "│┌└├") {
+						t.Errorf("line %d is %d columns wide at %d: a border would wrap\n%s", i+1, lw, width, line)
+					}
+				}
+				golden(t, name, b.Bytes())
+			})
+		}
+	}
+}
+
+func TestProseWrapsAtWordBoundaries(t *testing.T) {
+	got := render.Wrap("topic stranded · group kstranded-v1.10.0-auto · brokers 127.0.0.1:42503 (embedded)", 40, "  ")
+	for _, l := range strings.Split(got, "\n") {
+		if lipgloss.Width(l) > 40 {
+			t.Fatalf("line %q is wider than 40", l)
+		}
+	}
+	if strings.ReplaceAll(strings.ReplaceAll(got, "\n  ", " "), "\n", " ") != "topic stranded · group kstranded-v1.10.0-auto · brokers 127.0.0.1:42503 (embedded)" {
+		t.Fatalf("words lost or split:\n%s", got)
+	}
+}
