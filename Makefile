@@ -30,7 +30,7 @@ run: build
 ## test: vet, unit tests, and integration tests against the in-process broker
 test:
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -p 1 ./...   # one package at a time: the live runs are timing-sensitive
 
 ## test-short: unit tests only (skips live consumer runs)
 test-short:

@@ -37,6 +37,7 @@ type traceParseOptions struct {
 	Format          string
 	Pattern         string
 	Timeline        bool
+	Partition       string
 	SVG             string
 	MaxPollInterval time.Duration
 	Group           string
@@ -102,6 +103,7 @@ it read so far marked INTERRUPTED (JSON "interrupted": true). See docs/trace-for
 			exitCodes{exitcode.Interrupted, "the partial result printed is marked INTERRUPTED"}),
 		Example: `  kstranded trace parse repro.trace
   kstranded trace parse --max-poll-interval 15m --timeline consumer.trace
+  kstranded trace parse --timeline --partition stranded/0 consumer.trace
   kstranded trace parse rdkafka.log app.log \
       --pattern '(?P<time>\S+) delivered topic=(?P<topic>\S+) partition=(?P<partition>\d+) offset=(?P<offset>\d+)'
   kstranded trace parse -o json --svg timeline.svg repro.trace.gz
@@ -119,6 +121,7 @@ it read so far marked INTERRUPTED (JSON "interrupted": true). See docs/trace-for
 	f.StringVar(&o.Format, "format", "auto", "input format: auto, kstranded, kafkajs, librdkafka, jsclient, jsclient-json or pattern")
 	f.StringVar(&o.Pattern, "pattern", "", "regular expression for delivery lines, with named groups partition, offset (topic, time optional)")
 	f.BoolVar(&o.Timeline, "timeline", false, "print the chronological timeline instead of the summary")
+	f.StringVar(&o.Partition, "partition", "", "the timeline and the picture of one partition only: N, TOPIC/N or TOPIC[N] (the verdict stays every partition's)")
 	f.StringVar(&o.SVG, "svg", "", "also draw the timeline as SVG into this file")
 	f.DurationVar(&o.MaxPollInterval, "max-poll-interval", 0, "the consumer's max.poll.interval.ms (e.g. 15m) when the trace does not carry it")
 	f.StringVarP(&o.Group, "group", "g", "", "with --brokers: complete the inputs with this group's committed offsets, read live")
@@ -133,6 +136,14 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 	format, err := trace.ParseFormat(o.Format)
 	if err != nil {
 		return exitcode.Usagef("--format: %v", err)
+	}
+	var only *view.PartitionFilter
+	if o.Partition != "" {
+		pf, err := view.ParsePartitionFilter(o.Partition)
+		if err != nil {
+			return exitcode.Usagef("--partition: %v", err)
+		}
+		only = &pf
 	}
 	if err := positiveDur("max-poll-interval", o.MaxPollInterval, true); err != nil {
 		return err
@@ -222,8 +233,11 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 	}
 	rep := a.Finish()
 	doc := view.NewTrace(rep, "trace parse", o.Timeline)
+	if only != nil {
+		view.FilterTimeline(&doc, *only)
+	}
 	if o.SVG != "" {
-		if err := writeFileWith(o.SVG, func(w io.Writer) error { return view.WriteTraceSVG(w, rep) }); err != nil {
+		if err := writeFileWith(o.SVG, func(w io.Writer) error { return view.WriteTraceSVG(w, rep, only) }); err != nil {
 			return fmt.Errorf("--svg: %w", err)
 		}
 	}

@@ -105,3 +105,54 @@ func TestCoalescedIdleTimeGivesTheSameTraceAsSteppingThroughIt(t *testing.T) {
 		}
 	}
 }
+
+// The rebalance paths (a join and a leave under both protocols, and librdkafka's
+// max.poll.interval leave and rejoin) give the same trace coalesced and stepped.
+func TestCoalescedIdleTimeGivesTheSameTraceThroughRebalances(t *testing.T) {
+	run := func(step, cooperative, maxPoll bool) ([]string, string) {
+		s := eachbatch.DefaultSettings()
+		s.StepIdle = step
+		records := []int{100, 100}
+		if maxPoll {
+			s.Policy, s.Concurrency, s.BatchSize = eachbatch.V1_10_1, 1, -1
+			records = []int{200}
+		}
+		r := newGroupRun(t, s, cooperative, records...)
+		r.join("m1")
+		if !maxPoll {
+			r.join("m2")
+			r.at(5*time.Minute, func() { r.join("m3") })
+			r.at(8*time.Minute, func() { r.leave(r.members[1]) })
+		}
+		r.run(2 * time.Hour)
+		var lines []string
+		for _, m := range r.members {
+			m.e.FlushTrace()
+		}
+		for _, ev := range r.events {
+			b, _ := json.Marshal(ev)
+			lines = append(lines, string(b))
+		}
+		return lines, summary(r.delivered(), r.tps)
+	}
+	for _, tc := range []struct {
+		name                 string
+		cooperative, maxPoll bool
+	}{{"eager join and leave", false, false}, {"cooperative join and leave", true, false}, {"max.poll.interval leave and rejoin", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, da := run(false, tc.cooperative, tc.maxPoll)
+			b, db := run(true, tc.cooperative, tc.maxPoll)
+			if da != db {
+				t.Fatalf("delivered differ: coalesced %s, stepped %s", da, db)
+			}
+			for i := 0; i < len(a) && i < len(b); i++ {
+				if a[i] != b[i] {
+					t.Fatalf("event %d differs:\ncoalesced %s\nstepped   %s", i, a[i], b[i])
+				}
+			}
+			if len(a) != len(b) {
+				t.Fatalf("coalesced %d events, stepped %d", len(a), len(b))
+			}
+		})
+	}
+}

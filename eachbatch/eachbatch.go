@@ -30,12 +30,29 @@
 // then expire while a call collects, and the records it returns are given back
 // (#returnMessages) with a last-consumed entry of first - 1.
 //
+// Rebalances (rebalance.go, with a managed simkafka.Group as the source): the rebalance
+// callback (#rebalanceCallback) served from inside a consume call, #unassign as a
+// pending operation (EAGER: unassign() and MessageCache.clear(); COOPERATIVE:
+// incrementalUnassign and markStale of the revoked partitions only), worker respawn
+// when max(1, min(concurrency, partitions)) changes, and a new generation restarting
+// the expiry clock. simkafka.Group models librdkafka's side: roundrobin (the JS default
+// under the classic protocol) or a sticky balanced target (consumer protocol), the
+// max.poll.interval.ms leave (librdkafka is given twice the JS value, #finalizedConfig)
+// with a lost assignment that commits nothing and a rejoin at the next poll, commits on
+// unassign, and a new owner starting at the committed offset.
+//
 // What the model still does not cover:
-//   - rebalances: several members, the rebalance callback (#rebalanceCallback,
-//     #unassign: the cache cleared on an eager revoke, marked stale per partition on
-//     an incremental one under group.protocol=consumer), worker respawn on a new
-//     partition count, and librdkafka leaving the group when its max.poll.interval.ms
-//     (twice the configured value, #finalizedConfig) passes without a poll;
+//   - rebalances in repro: `--members N` and `--rebalance-at` are not wired into
+//     `kstranded simulate` or `kstranded repro` yet (the engine and simkafka.Group
+//     have them, tested in rebalance_test.go); the live source (repro/source.go) assigns
+//     and unassigns in its own callback, without the engine's #unassign, so a live
+//     max.poll.interval leave does not clear the live engine's cache as the JS client
+//     would;
+//   - in the simulated group: the rebalance timeout (an eager rebalance waits for every
+//     member to unassign, however long), session timeouts, static membership, member
+//     order by member id (roundrobin deals partitions in join order here), a user
+//     rebalance_cb, pending seeks applied on assign (#assignAsPerSeekedOffsets), and
+//     whether the broker accepts commits sent with a stale generation (all refused here);
 //   - pause/resume by the application, heartbeat() and commitOffsetsIfNecessary(),
 //     manual commitOffsets() from the handler (only resolveOffset is modeled);
 //   - a handler that throws on every attempt (FailAt throws once per offset and
@@ -83,4 +100,36 @@ type Source interface {
 	// AtEnd reports whether every assigned partition has been consumed to the end the
 	// source was told to expect, with nothing left buffered.
 	AtEnd() bool
+}
+
+// Rebalance is one rebalance event librdkafka serves to the rebalance callback from
+// inside a consume call (ERR__ASSIGN_PARTITIONS or ERR__REVOKE_PARTITIONS).
+type Rebalance struct {
+	Assign     bool // false: revoke
+	Partitions []kpart.TopicPartition
+	// Lost is assignmentLost(): the partitions were taken away (max.poll.interval.ms
+	// exceeded, session timeout) rather than given up; librdkafka then commits nothing
+	// of them.
+	Lost bool
+}
+
+// The rebalance protocols, as rebalanceProtocol() names them: the classic protocol with
+// the roundrobin assignor the JS client defaults to is EAGER (every partition revoked
+// at each rebalance); group.protocol=consumer (KIP-848) is COOPERATIVE (only the
+// partitions that move are revoked).
+const (
+	Eager       = "EAGER"
+	Cooperative = "COOPERATIVE"
+)
+
+// GroupSource is a Source in a consumer group, whose rebalance events the engine
+// handles (Engine.RebalanceCallback) the way #rebalanceCallback does.
+type GroupSource interface {
+	Source
+	// RebalanceProtocol is rebalanceProtocol(): Eager or Cooperative.
+	RebalanceProtocol() string
+	// GroupAssign is assign() (eager) or incrementalAssign() (cooperative).
+	GroupAssign(tps []kpart.TopicPartition, incremental bool) error
+	// GroupUnassign is unassign() (eager: every partition) or incrementalUnassign(tps).
+	GroupUnassign(tps []kpart.TopicPartition, incremental bool) error
 }

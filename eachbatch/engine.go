@@ -64,6 +64,7 @@ type Engine struct {
 	fetchWaits     []*worker // workers awaiting #fetchInProgress
 	stopping       bool
 	running        bool
+	rebalanced     bool // the consume call in progress served a rebalance event
 
 	emptyReads, emptyFetches int
 	lastSpinFlush            time.Time // spin counters reach the trace at most once per valve period
@@ -80,6 +81,9 @@ type Engine struct {
 	OnDiscard func(recs []Record)
 	// OnFetch, when set, is told of every fetch result.
 	OnFetch func(recs []Record)
+	// OnUnassignDrop, when set, is told of the cached, undelivered records #unassign
+	// dropped (whoever owns the partition next starts at the committed offset).
+	OnUnassignDrop func(recs []Record)
 	// OnSeek, when set, is told of every seek the client makes.
 	OnSeek func(tp kpart.TopicPartition, offset int64)
 	// Errors collects source errors (the JS client logs them and retries).
@@ -306,6 +310,7 @@ func (e *Engine) fetch() ([]Record, *ppc, error) {
 
 // fetchSized is the part of #fetchAndResolveWith after the consume call returns.
 func (e *Engine) fetchSized(size int) ([]Record, *ppc, error) {
+	e.rebalanced = false
 	recs, err := e.src.Consume(size)
 	if err != nil {
 		// Records the source returned with the error were taken from the client: they
@@ -332,7 +337,7 @@ func (e *Engine) fetchSized(size int) ([]Record, *ppc, error) {
 		}
 	}
 	e.restartExpiry() // this.#maxPollIntervalRestart.resolve()
-	if e.cache.assignedSize() == 0 && got == nil && err == nil {
+	if e.cache.assignedSize() == 0 && got == nil && err == nil && !e.rebalanced {
 		e.nonEmpty = true
 	}
 	return got, p, err

@@ -45,6 +45,7 @@ const (
 	Verdict    = "verdict"    // final verdict per partition
 	Interrupt  = "interrupt"  // the run was interrupted
 	LedgerMark = "frontier"   // the ledger's safe commit frontier for a partition changed
+	Member     = "member"     // a group member joined or left (Reason), in runs with several members
 )
 
 // Range is a contiguous run of offsets of one partition (inclusive), with a count of the
@@ -101,6 +102,9 @@ type Event struct {
 	Commit   string            `json:"commit,omitempty"`
 	Settings map[string]string `json:"settings,omitempty"`
 
+	// Member names the group member an event is about, in runs with several members
+	// (m1, m2, ...); empty with one.
+	Member    string  `json:"member,omitempty"`
 	Partition *int32  `json:"partition,omitempty"`
 	Worker    int     `json:"worker,omitempty"`
 	Offset    *int64  `json:"offset,omitempty"`

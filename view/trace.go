@@ -47,6 +47,8 @@ type Trace struct {
 	Counters        []trace.Counter  `json:"counters,omitempty"`
 	Timeline        []TraceEntry     `json:"timeline,omitempty"`
 	TimelineDropped int              `json:"timeline_dropped,omitempty"`
+	// TimelineFilter names the one partition the timeline was narrowed to (--partition).
+	TimelineFilter string `json:"timeline_partition,omitempty"`
 	IdlePartitions  int              `json:"idle_partitions,omitempty"`
 }
 
@@ -196,15 +198,6 @@ func SummaryGrid(d Trace, st render.Styles) render.Grid {
 	return g
 }
 
-// TimelineGrid is the chronological table.
-func TimelineGrid(d Trace) render.Grid {
-	g := render.Grid{Header: []string{"TIME", "PARTITION", "EVENT", "DETAIL", "SOURCE"}}
-	for _, e := range d.Timeline {
-		g.Rows = append(g.Rows, []string{e.Time, partName(e.Topic, e.Partition), e.Event, e.Detail, e.Source.String()})
-	}
-	return g
-}
-
 // WriteHeader prints the inputs (format, lines, malformed lines with their numbers).
 func WriteHeader(w io.Writer, d Trace, st render.Styles) {
 	switch {
@@ -256,6 +249,9 @@ func WriteHeader(w io.Writer, d Trace, st render.Styles) {
 	if d.TimelineDropped > 0 {
 		fmt.Fprintf(w, "timeline: %d entries left out in the middle (kept the first and the last)\n", d.TimelineDropped)
 	}
+	if d.TimelineFilter != "" {
+		fmt.Fprintf(w, "timeline: %s only, and the events about every partition\n", d.TimelineFilter)
+	}
 	fmt.Fprintln(w)
 }
 
@@ -276,7 +272,11 @@ func WriteFindings(w io.Writer, d Trace, st render.Styles) {
 		case trace.SevWarn:
 			rule = st.Warn.Render(rule)
 		}
-		fmt.Fprintf(w, "\n%s  %s\n", rule, wrap(f.Message, 100, "  "))
+		head, details := findingLines(f.Message)
+		fmt.Fprintf(w, "\n%s  %s\n", rule, wrap(head, 100, "  "))
+		for _, d := range details {
+			fmt.Fprintf(w, "  - %s\n", wrap(d, 96, "    "))
+		}
 		for _, e := range f.Evidence {
 			fmt.Fprintf(w, "    %s  %s\n", st.Dim.Render(e.Ref.String()), e.What)
 		}

@@ -9,6 +9,7 @@
 package simkafka
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
@@ -43,7 +44,7 @@ type Commit struct {
 // offsets.
 type Client struct {
 	l          *loop.Loop
-	logs       map[TP][]Kind
+	g          *Group
 	assignment []TP
 	pos        map[TP]int64
 	stored     map[TP]int64
@@ -70,6 +71,20 @@ type Client struct {
 	// no fetch.max.bytes cap, no batch boundaries).
 	Chunk int
 	next  int // partition index where the next consume call starts its turns
+
+	// Membership in a managed group (group.go).
+	name      string
+	inGroup   bool
+	lost      bool // the assignment was lost (max.poll.interval.ms): unassign commits nothing
+	exceeded  bool // left on max.poll.interval.ms; rejoins at the next poll once unassigned
+	rejoined  bool // eager: unassigned in the current rebalance
+	events    []eachbatch.Rebalance
+	joinedAt  time.Time
+	lastPoll  time.Time
+	pollTimer *loop.Timer
+	// OnRebalance is the rebalance callback (eachbatch.Engine.RebalanceCallback),
+	// called from inside Consume.
+	OnRebalance func(eachbatch.Rebalance)
 }
 
 // New returns a client on l. autoCommit is auto.commit.interval.ms (0: no auto-commit).
@@ -77,16 +92,17 @@ func New(l *loop.Loop, autoCommit time.Duration, trace func(traceevent.Event)) *
 	if trace == nil {
 		trace = func(traceevent.Event) {}
 	}
-	return &Client{l: l, logs: map[TP][]Kind{}, pos: map[TP]int64{}, stored: map[TP]int64{},
-		committed: map[TP]int64{}, autoCommit: autoCommit, paused: map[TP]bool{}, trace: trace}
+	return newGroup(l).newClient(autoCommit, trace)
 }
 
 // Append writes entries to a partition's log and returns the offset of the first.
 func (c *Client) Append(tp TP, kinds ...Kind) int64 {
-	first := int64(len(c.logs[tp]))
-	c.logs[tp] = append(c.logs[tp], kinds...)
-	if c.OnNonEmpty != nil && c.assigned(tp) {
-		c.l.Post(c.OnNonEmpty)
+	first := int64(len(c.g.logs[tp]))
+	c.g.logs[tp] = append(c.g.logs[tp], kinds...)
+	for _, o := range c.g.clients {
+		if o.OnNonEmpty != nil && o.assigned(tp) {
+			c.l.Post(o.OnNonEmpty)
+		}
 	}
 	return first
 }
@@ -101,7 +117,7 @@ func (c *Client) Transaction(tp TP, n int) (first, last int64) {
 }
 
 // HighWatermark is the partition's end offset.
-func (c *Client) HighWatermark(tp TP) int64 { return int64(len(c.logs[tp])) }
+func (c *Client) HighWatermark(tp TP) int64 { return int64(len(c.g.logs[tp])) }
 
 // Assign assigns partitions, starting each at its committed offset (or 0).
 func (c *Client) Assign(tps ...TP) {
@@ -109,7 +125,7 @@ func (c *Client) Assign(tps ...TP) {
 	kpart.Sort(c.assignment)
 	ps := make([]int32, len(tps))
 	for i, tp := range tps {
-		c.pos[tp] = c.committed[tp]
+		c.pos[tp] = c.g.committed[tp]
 		ps[i] = tp.Partition
 	}
 	c.trace(traceevent.Event{Time: c.l.Now().UTC(), AtMs: msSince(c.l), Ev: traceevent.Assign, N: len(tps)})
@@ -142,14 +158,17 @@ func (c *Client) assigned(tp TP) bool {
 }
 
 func (c *Client) autoCommitTick() {
-	c.commitStored(true)
+	if !c.lost && c.InGroup() {
+		// A lost assignment is not committed (rd_kafka_cgrp_assigned_offsets_commit).
+		c.commitStored(true)
+	}
 	c.autoTimer = c.l.After(c.autoCommit, c.autoCommitTick)
 }
 
 func (c *Client) commitStored(auto bool) {
 	offs := map[TP]int64{}
 	for tp, o := range c.stored {
-		if cur, ok := c.committed[tp]; !ok || cur != o {
+		if cur, ok := c.g.committed[tp]; !ok || cur != o {
 			offs[tp] = o
 		}
 	}
@@ -169,8 +188,8 @@ func (c *Client) commit(offs map[TP]int64, auto bool) {
 		ev.Reason = "auto"
 	}
 	for _, tp := range tps {
-		c.committed[tp] = offs[tp]
-		c.commits = append(c.commits, Commit{At: c.l.Elapsed(), TP: tp, Offset: offs[tp], Auto: auto})
+		c.g.committed[tp] = offs[tp]
+		c.g.commits = append(c.g.commits, Commit{At: c.l.Elapsed(), TP: tp, Offset: offs[tp], Auto: auto})
 		ev.Committed = append(ev.Committed, traceevent.PartitionOffset{Partition: tp.Partition, Offset: offs[tp]})
 	}
 	c.trace(ev)
@@ -178,19 +197,23 @@ func (c *Client) commit(offs map[TP]int64, auto bool) {
 
 // Committed returns the group's committed offset (-1 when none).
 func (c *Client) Committed(tp TP) int64 {
-	if o, ok := c.committed[tp]; ok {
+	if o, ok := c.g.committed[tp]; ok {
 		return o
 	}
 	return -1
 }
 
 // Commits returns every commit so far.
-func (c *Client) Commits() []Commit { return append([]Commit(nil), c.commits...) }
+func (c *Client) Commits() []Commit { return append([]Commit(nil), c.g.commits...) }
 
 // Consume implements eachbatch.Source: records already prefetched, up to max, in runs
 // of Chunk records per partition in turn (see Chunk).
 func (c *Client) Consume(max int) ([]eachbatch.Record, error) {
 	var out []eachbatch.Record
+	if c.serveRebalance() {
+		// The call served a rebalance event; its records come with the next call.
+		return nil, nil
+	}
 	if c.Chunk <= 0 {
 		for _, tp := range c.assignment {
 			out = c.take(out, tp, max)
@@ -222,7 +245,7 @@ func (c *Client) take(out []eachbatch.Record, tp TP, max int) []eachbatch.Record
 	if c.paused[tp] {
 		return out
 	}
-	log := c.logs[tp]
+	log := c.g.logs[tp]
 	for len(out) < max && c.pos[tp] < int64(len(log)) {
 		o := c.pos[tp]
 		c.pos[tp]++
@@ -247,6 +270,11 @@ func (c *Client) StoreOffset(tp TP, offset int64, _ int32) error {
 
 // Commit implements eachbatch.Source.
 func (c *Client) Commit(offs map[TP]int64) error {
+	if !c.InGroup() {
+		// The member left (or was dropped on max.poll.interval.ms): the coordinator
+		// refuses its commits.
+		return fmt.Errorf("commit refused: %s is not a member of the group (UNKNOWN_MEMBER_ID)", c.name)
+	}
 	c.commit(offs, false)
 	return nil
 }
@@ -256,11 +284,17 @@ func (c *Client) Assignment() []TP { return append([]TP(nil), c.assignment...) }
 
 // AtEnd implements eachbatch.Source.
 func (c *Client) AtEnd() bool {
-	if len(c.assignment) == 0 {
+	if c.g.managed {
+		// A member may hold no partition; it is at its end when the group is settled
+		// and it is in it.
+		if !c.inGroup || !c.g.Settled() {
+			return false
+		}
+	} else if len(c.assignment) == 0 {
 		return false
 	}
 	for _, tp := range c.assignment {
-		if c.pos[tp] < int64(len(c.logs[tp])) && !c.paused[tp] {
+		if c.pos[tp] < int64(len(c.g.logs[tp])) && !c.paused[tp] {
 			return false
 		}
 	}
@@ -280,7 +314,7 @@ func (c *Client) Pause(tp TP) error {
 func (c *Client) Resume(tp TP) error {
 	if c.paused[tp] {
 		delete(c.paused, tp)
-		if c.OnNonEmpty != nil && c.pos[tp] < int64(len(c.logs[tp])) {
+		if c.OnNonEmpty != nil && c.pos[tp] < int64(len(c.g.logs[tp])) {
 			c.l.Post(c.OnNonEmpty)
 		}
 	}
@@ -293,7 +327,7 @@ func (c *Client) Paused(tp TP) bool { return c.paused[tp] }
 // EndEvidence is the client's position once it consumed the whole partition: past
 // trailing markers.
 func (c *Client) EndEvidence(tp TP) (int64, bool) {
-	end := int64(len(c.logs[tp]))
+	end := int64(len(c.g.logs[tp]))
 	if c.assigned(tp) && c.pos[tp] >= end {
 		return end, true
 	}
