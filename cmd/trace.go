@@ -2,11 +2,14 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"regexp"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -38,6 +41,7 @@ type traceParseOptions struct {
 	SVG             string
 	MaxPollInterval time.Duration
 	Group           string
+	MaxPartitions   int
 }
 
 // newTraceParseCmd builds `kstranded trace parse`; runF, when not nil (tests), receives
@@ -82,14 +86,21 @@ completes the inputs with the group's committed offsets read live, for the parti
 inputs name; the timeline marks them "read live". librdkafka logs its commits with
 debug=cgrp.
 
+Limits (memory stays under 256 MB whatever the input): ` + strconv.Itoa(trace.DefaultMaxPartitions) + ` partitions are tracked
+(--max-partitions); events about partitions named after them are counted, not tracked, and
+the result is marked INCOMPLETE. At ` + strconv.Itoa(trace.MaxRanges) + ` distinct offset ranges held (fetched,
+delivered, discarded; all partitions) the parse stops, INCOMPLETE. Reasons and names are kept
+to 256 bytes, timeline entries to 16 ranges. Interrupted (Ctrl-C, SIGTERM), it prints what
+it read so far marked INTERRUPTED (JSON "interrupted": true). See docs/trace-format.md.
+
 ` + exitHelp(
 			exitCodes{exitcode.OK, "every partition judged OK"},
-			exitCodes{exitcode.Error, "an unreadable file or one in no known format, or --group unreadable"},
+			exitCodes{exitcode.Error, "an unreadable file or one in no known format, --group unreadable, or a result INCOMPLETE at a limit with no loss proven"},
 			exitCodes{exitcode.Usage, ""},
 			exitCodes{exitcode.Lost, "a LOST finding exists"},
 			exitCodes{exitcode.Stranded, "records dropped undelivered, not yet committed past; none lost"},
 			exitCodes{exitcode.NoEvidence, "a partition NO EVIDENCE or NO COMMIT EVIDENCE, or an input mostly malformed"},
-			exitCodes{exitcode.Interrupted, ""}),
+			exitCodes{exitcode.Interrupted, "the partial result printed is marked INTERRUPTED"}),
 		Example: `  kstranded trace parse repro.trace
   kstranded trace parse --max-poll-interval 15m --timeline consumer.trace
   kstranded trace parse --timeline --partition stranded/0 consumer.trace
@@ -114,6 +125,7 @@ debug=cgrp.
 	f.StringVar(&o.SVG, "svg", "", "also draw the timeline as SVG into this file")
 	f.DurationVar(&o.MaxPollInterval, "max-poll-interval", 0, "the consumer's max.poll.interval.ms (e.g. 15m) when the trace does not carry it")
 	f.StringVarP(&o.Group, "group", "g", "", "with --brokers: complete the inputs with this group's committed offsets, read live")
+	f.IntVar(&o.MaxPartitions, "max-partitions", trace.DefaultMaxPartitions, "partitions tracked; events about more are counted, not tracked (memory grows with it: about 5 KB a partition)")
 	return c
 }
 
@@ -136,7 +148,10 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 	if err := positiveDur("max-poll-interval", o.MaxPollInterval, true); err != nil {
 		return err
 	}
-	opt := trace.Options{MaxPollInterval: o.MaxPollInterval}
+	if o.MaxPartitions < 1 {
+		return exitcode.Usagef("--max-partitions must be at least 1, got %d", o.MaxPartitions)
+	}
+	opt := trace.Options{MaxPollInterval: o.MaxPollInterval, MaxPartitions: o.MaxPartitions}
 	if o.Pattern != "" {
 		re, err := regexp.Compile(o.Pattern)
 		if err != nil {
@@ -181,9 +196,9 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 	}
 	stdinUsed := false
 	a := trace.NewAnalyzer(opt)
+	var stop error // an interrupt or a limit: the partial result is printed, then this
 	for _, name := range o.Files {
 		var r io.Reader
-		pipe := name == "-"
 		if name == "-" {
 			if stdinUsed {
 				return exitcode.Usagef("stdin (-) given twice")
@@ -197,14 +212,21 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 			defer fh.Close()
 			r = fh
 		}
-		if _, err := a.Parse(name, interruptible(ctx, r, pipe), format); err != nil {
+		// ParseContext stops at ctx's end in every reader (a pipe that went quiet included)
+		// and keeps what it read: the partial result is printed below, marked
+		if _, err := a.ParseContext(ctx, name, r, format); err != nil {
 			if ctx.Err() != nil {
-				return exitcode.ErrInterrupted
+				stop = fmt.Errorf("%w: %v", exitcode.ErrInterrupted, err)
+				break
+			}
+			if errors.Is(err, trace.ErrLimit) {
+				stop = err
+				break
 			}
 			return err
 		}
 	}
-	if live != nil {
+	if live != nil && stop == nil {
 		if err := addLiveCommits(ctx, a, live, o.Group, brokers); err != nil {
 			return err
 		}
@@ -221,6 +243,14 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 	}
 	if err := view.PrintTrace(g.Out(), doc, out, g.Pretty(), o.Timeline); err != nil {
 		return err
+	}
+	if stop != nil {
+		return stop // a partial read: no verdict, not even LOST (the rest may deliver them)
+	}
+	if !rep.Complete() && rep.Verdict != verdict.Lost {
+		// every line was read, but partitions past the limit were not tracked: no verdict
+		// for them, so no success (a loss in the tracked partitions is proven all the same)
+		return fmt.Errorf("%w: %s", trace.ErrLimit, strings.Join(rep.Incomplete, "; "))
 	}
 	return traceOutcome(rep, out)
 }

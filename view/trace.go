@@ -24,6 +24,12 @@ const TraceSchema = "kstranded.trace-parse/v2"
 // it is also evidence for `inspect --delivered`.
 type Trace struct {
 	render.Meta
+	// Interrupted: the parse was stopped (SIGINT, SIGTERM); Complete: every line of every
+	// input was read and every partition tracked; Incomplete says what is not covered.
+	Interrupted       bool              `json:"interrupted"`
+	Complete          bool              `json:"complete"`
+	Incomplete        []string          `json:"incomplete,omitempty"`
+	StoppedAt         *trace.Ref        `json:"stopped_at,omitempty"`
 	Files             []trace.FileStats `json:"files"`
 	Settings          map[string]string `json:"settings,omitempty"`
 	MaxPollIntervalMs *int64            `json:"max_poll_interval_ms,omitempty"`
@@ -104,6 +110,11 @@ func NewTrace(r *trace.Report, command string, timeline bool) Trace {
 		Lost: r.Lost(), Verdict: r.Verdict, NoEvidence: r.NoEvidence, Settle: r.Settle, Findings: r.Findings, Counters: r.Counters, MaxPollSource: r.MaxPollSource, IdlePartitions: r.IdlePartitions}
 	if d.Findings == nil {
 		d.Findings = []trace.Finding{}
+	}
+	d.Interrupted, d.Complete, d.Incomplete = r.Interrupted, r.Complete(), r.Incomplete
+	if r.Partial {
+		at := r.StoppedAt
+		d.StoppedAt = &at
 	}
 	if r.MaxPollInterval >= 0 {
 		ms := r.MaxPollInterval.Milliseconds()
@@ -189,6 +200,15 @@ func SummaryGrid(d Trace, st render.Styles) render.Grid {
 
 // WriteHeader prints the inputs (format, lines, malformed lines with their numbers).
 func WriteHeader(w io.Writer, d Trace, st render.Styles) {
+	switch {
+	case d.Interrupted:
+		fmt.Fprintln(w, st.Warn.Render("INTERRUPTED")+" (partial result: the parse was stopped before the end of its inputs)")
+	case !d.Complete:
+		fmt.Fprintln(w, st.Warn.Render("INCOMPLETE")+" (partial result: the inputs exceed the analysis limits)")
+	}
+	for _, why := range d.Incomplete {
+		fmt.Fprintf(w, "  %s\n", why)
+	}
 	for _, f := range d.Files {
 		how := "forced"
 		if f.Detected {
@@ -198,6 +218,9 @@ func WriteHeader(w io.Writer, d Trace, st render.Styles) {
 			how = fmt.Sprintf("detected at line %d", f.DetectedAtLine)
 		}
 		fmt.Fprintf(w, "%s: %s (%s), %d lines, %d events", f.Name, f.Format, how, f.Lines, f.Events)
+		if f.Stopped {
+			fmt.Fprint(w, ", "+st.Warn.Render("not read to the end"))
+		}
 		if f.Format == trace.FormatPattern {
 			fmt.Fprintf(w, ", %d matched --pattern", f.PatternMatched)
 		} else if f.Format == trace.FormatJSClient || f.Format == trace.FormatJSClientJSON {
