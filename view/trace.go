@@ -49,7 +49,7 @@ type Trace struct {
 	TimelineDropped int              `json:"timeline_dropped,omitempty"`
 	// TimelineFilter names the one partition the timeline was narrowed to (--partition).
 	TimelineFilter string `json:"timeline_partition,omitempty"`
-	IdlePartitions  int              `json:"idle_partitions,omitempty"`
+	IdlePartitions int    `json:"idle_partitions,omitempty"`
 }
 
 // TracePartition is one partition's end state.

@@ -25,7 +25,7 @@ import (
 
 const (
 	svgWidth   = 1200.0
-	svgLeft    = 90.0  // the offset axis and its title
+	svgLeft    = 90.0 // the offset axis and its title
 	svgRight   = 30.0
 	plotH      = 150.0 // a lane's plot
 	rowH       = 15.0  // a row of labels above a lane
