@@ -66,9 +66,9 @@ func runBroker(ctx context.Context, g *Globals, o *brokerOptions) error {
 	if f, _ := g.Format(); f == render.JSON {
 		_ = render.WriteJSON(g.IO.Out, struct {
 			render.Meta
-			Bootstrap  string `json:"bootstrap"`
+			Bootstrap  string  `json:"bootstrap"`
 			Topic      *string `json:"topic"` // null: no topic created
-			Partitions int32  `json:"partitions"`
+			Partitions int32   `json:"partitions"`
 		}{render.NewMeta("kstranded.broker/v1", "broker"), b.Addr(), nilIfEmpty(o.Topic), o.Partitions})
 	} else {
 		fmt.Fprintf(g.IO.Out, "bootstrap: %s\n", b.Addr())

@@ -1,10 +1,13 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/repro"
+	"github.com/kstranded/kstranded/trace"
 	"github.com/kstranded/kstranded/traceevent"
 	"github.com/kstranded/kstranded/view"
 	"github.com/kstranded/kstranded/workload"
@@ -28,6 +32,7 @@ type reproOptions struct {
 	Handler   string
 	FailAt    []int64
 	TraceFile string
+	SVGFile   string
 
 	fetchWaitSet bool // --fetch-wait-max given (else the embedded broker's short wait applies)
 	wl           workload.Flags
@@ -117,6 +122,7 @@ group of the run's own are used, and the topic is deleted afterwards unless --ke
 	bindWorkloadFlags(c.Flags(), &o.wl)
 	c.Flags().StringVar(&o.Group, "group", "", "consumer group (default: a new group per run)")
 	c.Flags().BoolVar(&o.Keep, "keep", false, "keep the run's topic on --brokers (for inspect and rewind)")
+	c.Flags().StringVar(&o.SVGFile, "svg", "", "draw the run as SVG into FILE, as trace parse --svg draws its trace (several runs: FILE-POLICY-HANDLER-COMMIT.svg each)")
 	c.Flags().IntVar(&o.MaxRestarts, "max-restarts", o.MaxRestarts, "--commit ledger: phase 3 restarts the consumer while records stay stranded, at most this often")
 	c.AddCommand(newReproProduceCmd(g), newReproConsumeCmd(g))
 	return c
@@ -194,7 +200,7 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 		return err
 	}
 	format, _ := g.Format()
-	closeTrace, err := o.openTrace()
+	traceFile, closeTrace, err := o.openTraceFile()
 	if err != nil {
 		return err
 	}
@@ -206,6 +212,19 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 	for i, rc := range cases {
 		opts := o.Options
 		opts.Policy, opts.Handler, opts.Commit = rc.policy, rc.handler, rc.commit
+		// the run's events go to --trace FILE and, for --svg, to a buffer that trace
+		// parse's analyzer reads once the run is over
+		var sinks []io.Writer
+		if traceFile != nil {
+			sinks = append(sinks, traceFile)
+		}
+		var svgTrace bytes.Buffer
+		if o.SVGFile != "" {
+			sinks = append(sinks, &svgTrace)
+		}
+		if len(sinks) > 0 {
+			opts.Trace = traceevent.NewWriter(io.MultiWriter(sinks...))
+		}
 		if progress {
 			label := view.RunOf(i+1, len(cases), fmt.Sprintf("%s/%s/%s", rc.policy, rc.handler, rc.commit), time.Since(started))
 			opts.Progress = func(pr repro.Progress) {
@@ -219,13 +238,16 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 		if res != nil {
 			results = append(results, res)
 		}
+		if ferr := opts.Trace.Flush(); ferr != nil && err == nil {
+			err = fmt.Errorf("--trace: %w", ferr)
+		}
+		if err == nil && o.SVGFile != "" {
+			err = reproSVG(svgFileOf(o.SVGFile, len(cases), rc.policy, rc.handler, rc.commit), fmt.Sprintf("repro %s/%s/%s", rc.policy, rc.handler, rc.commit), &svgTrace)
+		}
 		if err != nil {
 			runErr = err
 			break
 		}
-	}
-	if err := o.Trace.Flush(); err != nil && runErr == nil {
-		runErr = fmt.Errorf("--trace: %w", err)
 	}
 	if len(results) > 0 {
 		v := view.NewRepro(results)
@@ -256,6 +278,42 @@ func (o *reproOptions) openTrace() (func(), error) {
 		_ = o.Trace.Flush()
 		_ = f.Close()
 	}, nil
+}
+
+// openTraceFile opens --trace FILE, if given, for runs that write it with a writer of their
+// own; the returned function closes it.
+func (o *reproOptions) openTraceFile() (io.Writer, func(), error) {
+	if o.TraceFile == "" {
+		return nil, func() {}, nil
+	}
+	f, err := os.Create(o.TraceFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--trace: %w", err)
+	}
+	return f, func() { _ = f.Close() }, nil
+}
+
+// svgFileOf names a run's picture: FILE itself for one run, FILE-POLICY-HANDLER-COMMIT.svg
+// for each of several.
+func svgFileOf(file string, runs int, policy eachbatch.Policy, handler eachbatch.Handler, commit repro.CommitMode) string {
+	if runs == 1 {
+		return file
+	}
+	base := strings.TrimSuffix(file, filepath.Ext(file))
+	return fmt.Sprintf("%s-%s-%s-%s.svg", base, policy, handler, commit)
+}
+
+// reproSVG reads a run's kstranded trace as trace parse does and draws it.
+func reproSVG(file, name string, run io.Reader) error {
+	a := trace.NewAnalyzer(trace.Options{})
+	if _, err := a.Parse(name, run, trace.FormatKstranded); err != nil {
+		return fmt.Errorf("--svg: reading the run's trace: %w", err)
+	}
+	rep := a.Finish()
+	if err := writeFileWith(file, func(w io.Writer) error { return view.WriteTraceSVG(w, rep, nil) }); err != nil {
+		return fmt.Errorf("--svg: %w", err)
+	}
+	return nil
 }
 
 // reproOutcome is the exit of a completed repro: the code of its verdict as every command

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -41,7 +42,10 @@ cluster or at ` + "`kstranded broker`" + `.`,
 				return exitcode.Usagef("repro produce needs --brokers (start one with: kstranded broker)")
 			}
 			if partitions <= 0 {
-				return exitcode.Usagef("--partitions must be > 0")
+				return exitcode.Usagef("--partitions must be > 0, got %d", partitions)
+			}
+			if strings.TrimSpace(topic) == "" {
+				return exitcode.Usagef("--topic must not be empty")
 			}
 			if err := spec.Validate(partitions); err != nil {
 				return exitcode.Usagef("%v", err)

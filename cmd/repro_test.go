@@ -30,6 +30,32 @@ func TestReproRejectsInvalidValuesNamingTheFlag(t *testing.T) {
 		{"produce without brokers", []string{"repro", "produce"}, "--brokers"},
 		{"consume without a group", []string{"repro", "consume", "--brokers", "127.0.0.1:1"}, "--group"},
 	}
+	// Values accepted before and meaningless (issue 16 §6), in every command that runs
+	// the scenario or writes the workload.
+	bad := []struct {
+		name string
+		args []string
+		flag string
+	}{
+		{"a negative phase timeout", []string{"--phase-timeout", "-1s"}, "--phase-timeout"},
+		{"a time scale of NaN", []string{"--time-scale", "NaN"}, "--time-scale"},
+		{"an infinite time scale", []string{"--time-scale", "Inf"}, "--time-scale"},
+		{"a time scale below 1e-6", []string{"--time-scale", "1e-7"}, "--time-scale"},
+		{"an empty topic", []string{"--topic="}, "--topic"},
+		{"zero partitions", []string{"--partitions", "0"}, "--partitions must be > 0"},
+	}
+	for _, b := range bad {
+		for _, cmd := range [][]string{{"repro"}, {"repro", "consume", "--brokers", "127.0.0.1:1", "--group", "g"}, {"simulate"}, {"repro", "produce", "--brokers", "127.0.0.1:1"}} {
+			if (cmd[0] == "simulate" && b.flag == "--time-scale") || (len(cmd) > 1 && cmd[1] == "produce" && (b.flag == "--time-scale" || b.flag == "--phase-timeout")) {
+				continue // simulate has no time scale, produce neither nor phases: both refuse the flag already
+			}
+			cases = append(cases, struct {
+				name string
+				args []string
+				flag string
+			}{strings.Join(cmd[:min(2, len(cmd))], " ") + ": " + b.name, append(append([]string{}, cmd...), b.args...), b.flag})
+		}
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errs := runCmd(t, "", c.args...)

@@ -88,6 +88,7 @@ malformed, makes no plan: NO EVIDENCE, exit 6.
 ` + exitHelp(
 			exitCodes{exitcode.OK, "plan shown, or applied and verified, or nothing to rewind"},
 			exitCodes{exitcode.Error, "also when the offsets read back differ from the ones written"},
+			exitCodes{exitcode.Lost, "records never delivered were deleted below the log start: no rewind restores them (the plan is still shown or applied)"},
 			exitCodes{exitcode.Usage, "--to syntax, unknown partition, conflicting flags, a file that is not a plan or undo file"},
 			exitCodes{exitcode.Refused, "also beyond the high watermark, or a saved plan whose offsets moved"},
 			exitCodes{exitcode.NoEvidence, "--delivered names no delivery, or its lines are mostly malformed: no plan made"}),
@@ -255,7 +256,7 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 		if v.Refused != "" {
 			return fmt.Errorf("%w: %s", exitcode.ErrRefused, v.Refused)
 		}
-		return nil
+		return unrecoverable(plan)
 	}
 
 	undo := o.UndoFile
@@ -269,13 +270,22 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 	}
 	switch {
 	case xerr == nil:
-		return nil
+		return unrecoverable(plan)
 	case rewind.IsRefusal(xerr):
 		return fmt.Errorf("%w: %v", exitcode.ErrRefused, xerr)
 	case errors.Is(xerr, context.Canceled):
 		return exitcode.ErrInterrupted
 	}
 	return xerr
+}
+
+// unrecoverable is the outcome of a plan that leaves records no rewind restores: exit 3,
+// records lost, whatever the moves did.
+func unrecoverable(plan *rewind.Plan) error {
+	if n := plan.UnrecoverableCount(); n > 0 {
+		return fmt.Errorf("%w: %d offsets never delivered were deleted below the log start; no rewind restores them", exitcode.ErrLost, n)
+	}
+	return nil
 }
 
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9@%+=:,./_-]+$`)

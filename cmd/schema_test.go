@@ -176,4 +176,3 @@ func TestEveryJSONDocumentMatchesItsSchema(t *testing.T) {
 		}
 	}
 }
-

@@ -2,11 +2,14 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"regexp"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -34,9 +37,11 @@ type traceParseOptions struct {
 	Format          string
 	Pattern         string
 	Timeline        bool
+	Partition       string
 	SVG             string
 	MaxPollInterval time.Duration
 	Group           string
+	MaxPartitions   int
 }
 
 // newTraceParseCmd builds `kstranded trace parse`; runF, when not nil (tests), receives
@@ -81,16 +86,24 @@ completes the inputs with the group's committed offsets read live, for the parti
 inputs name; the timeline marks them "read live". librdkafka logs its commits with
 debug=cgrp.
 
+Limits (memory stays under 256 MB whatever the input): ` + strconv.Itoa(trace.DefaultMaxPartitions) + ` partitions are tracked
+(--max-partitions); events about partitions named after them are counted, not tracked, and
+the result is marked INCOMPLETE. At ` + strconv.Itoa(trace.MaxRanges) + ` distinct offset ranges held (fetched,
+delivered, discarded; all partitions) the parse stops, INCOMPLETE. Reasons and names are kept
+to 256 bytes, timeline entries to 16 ranges. Interrupted (Ctrl-C, SIGTERM), it prints what
+it read so far marked INTERRUPTED (JSON "interrupted": true). See docs/trace-format.md.
+
 ` + exitHelp(
 			exitCodes{exitcode.OK, "every partition judged OK"},
-			exitCodes{exitcode.Error, "an unreadable file or one in no known format, or --group unreadable"},
+			exitCodes{exitcode.Error, "an unreadable file or one in no known format, --group unreadable, or a result INCOMPLETE at a limit with no loss proven"},
 			exitCodes{exitcode.Usage, ""},
 			exitCodes{exitcode.Lost, "a LOST finding exists"},
 			exitCodes{exitcode.Stranded, "records dropped undelivered, not yet committed past; none lost"},
 			exitCodes{exitcode.NoEvidence, "a partition NO EVIDENCE or NO COMMIT EVIDENCE, or an input mostly malformed"},
-			exitCodes{exitcode.Interrupted, ""}),
+			exitCodes{exitcode.Interrupted, "the partial result printed is marked INTERRUPTED"}),
 		Example: `  kstranded trace parse repro.trace
   kstranded trace parse --max-poll-interval 15m --timeline consumer.trace
+  kstranded trace parse --timeline --partition stranded/0 consumer.trace
   kstranded trace parse rdkafka.log app.log \
       --pattern '(?P<time>\S+) delivered topic=(?P<topic>\S+) partition=(?P<partition>\d+) offset=(?P<offset>\d+)'
   kstranded trace parse -o json --svg timeline.svg repro.trace.gz
@@ -108,9 +121,11 @@ debug=cgrp.
 	f.StringVar(&o.Format, "format", "auto", "input format: auto, kstranded, kafkajs, librdkafka, jsclient, jsclient-json or pattern")
 	f.StringVar(&o.Pattern, "pattern", "", "regular expression for delivery lines, with named groups partition, offset (topic, time optional)")
 	f.BoolVar(&o.Timeline, "timeline", false, "print the chronological timeline instead of the summary")
+	f.StringVar(&o.Partition, "partition", "", "the timeline and the picture of one partition only: N, TOPIC/N or TOPIC[N] (the verdict stays every partition's)")
 	f.StringVar(&o.SVG, "svg", "", "also draw the timeline as SVG into this file")
 	f.DurationVar(&o.MaxPollInterval, "max-poll-interval", 0, "the consumer's max.poll.interval.ms (e.g. 15m) when the trace does not carry it")
 	f.StringVarP(&o.Group, "group", "g", "", "with --brokers: complete the inputs with this group's committed offsets, read live")
+	f.IntVar(&o.MaxPartitions, "max-partitions", trace.DefaultMaxPartitions, "partitions tracked; events about more are counted, not tracked (memory grows with it: about 5 KB a partition)")
 	return c
 }
 
@@ -122,10 +137,21 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 	if err != nil {
 		return exitcode.Usagef("--format: %v", err)
 	}
+	var only *view.PartitionFilter
+	if o.Partition != "" {
+		pf, err := view.ParsePartitionFilter(o.Partition)
+		if err != nil {
+			return exitcode.Usagef("--partition: %v", err)
+		}
+		only = &pf
+	}
 	if err := positiveDur("max-poll-interval", o.MaxPollInterval, true); err != nil {
 		return err
 	}
-	opt := trace.Options{MaxPollInterval: o.MaxPollInterval}
+	if o.MaxPartitions < 1 {
+		return exitcode.Usagef("--max-partitions must be at least 1, got %d", o.MaxPartitions)
+	}
+	opt := trace.Options{MaxPollInterval: o.MaxPollInterval, MaxPartitions: o.MaxPartitions}
 	if o.Pattern != "" {
 		re, err := regexp.Compile(o.Pattern)
 		if err != nil {
@@ -170,9 +196,9 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 	}
 	stdinUsed := false
 	a := trace.NewAnalyzer(opt)
+	var stop error // an interrupt or a limit: the partial result is printed, then this
 	for _, name := range o.Files {
 		var r io.Reader
-		pipe := name == "-"
 		if name == "-" {
 			if stdinUsed {
 				return exitcode.Usagef("stdin (-) given twice")
@@ -186,27 +212,45 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 			defer fh.Close()
 			r = fh
 		}
-		if _, err := a.Parse(name, interruptible(ctx, r, pipe), format); err != nil {
+		// ParseContext stops at ctx's end in every reader (a pipe that went quiet included)
+		// and keeps what it read: the partial result is printed below, marked
+		if _, err := a.ParseContext(ctx, name, r, format); err != nil {
 			if ctx.Err() != nil {
-				return exitcode.ErrInterrupted
+				stop = fmt.Errorf("%w: %v", exitcode.ErrInterrupted, err)
+				break
+			}
+			if errors.Is(err, trace.ErrLimit) {
+				stop = err
+				break
 			}
 			return err
 		}
 	}
-	if live != nil {
+	if live != nil && stop == nil {
 		if err := addLiveCommits(ctx, a, live, o.Group, brokers); err != nil {
 			return err
 		}
 	}
 	rep := a.Finish()
 	doc := view.NewTrace(rep, "trace parse", o.Timeline)
+	if only != nil {
+		view.FilterTimeline(&doc, *only)
+	}
 	if o.SVG != "" {
-		if err := writeFileWith(o.SVG, func(w io.Writer) error { return view.WriteTraceSVG(w, rep) }); err != nil {
+		if err := writeFileWith(o.SVG, func(w io.Writer) error { return view.WriteTraceSVG(w, rep, only) }); err != nil {
 			return fmt.Errorf("--svg: %w", err)
 		}
 	}
 	if err := view.PrintTrace(g.Out(), doc, out, g.Pretty(), o.Timeline); err != nil {
 		return err
+	}
+	if stop != nil {
+		return stop // a partial read: no verdict, not even LOST (the rest may deliver them)
+	}
+	if !rep.Complete() && rep.Verdict != verdict.Lost {
+		// every line was read, but partitions past the limit were not tracked: no verdict
+		// for them, so no success (a loss in the tracked partitions is proven all the same)
+		return fmt.Errorf("%w: %s", trace.ErrLimit, strings.Join(rep.Incomplete, "; "))
 	}
 	return traceOutcome(rep, out)
 }

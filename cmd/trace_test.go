@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,13 +66,17 @@ func TestTraceParse(t *testing.T) {
 			[]string{"trace", "parse", "--max-poll-interval", "15m", "-"}, exitcode.NoEvidence,
 			[]string{"kafkajs (detected)", "CLEAR-NO-REWIND", "118", "900000", "HOT-SPIN", "NO COMMIT EVIDENCE", "--group GROUP with --brokers", "debug=cgrp"}, []string{"not enough evidence"}},
 		{"the timeline is chronological", "", []string{"trace", "parse", "--timeline", fixture("kstranded-v1.10.0.trace")},
-			exitcode.Lost, []string{"TIME\tPARTITION\tEVENT", "cache cleared: 118 undelivered records discarded"}, nil},
+			exitcode.Lost, []string{"TIME\tPARTITION\tEVENT", "clear\t118 undelivered records discarded", "stranded[0-19]\trewind-skipped\ton 20 partitions"}, nil},
+		{"--partition narrows the timeline to one partition and the events about all", "", []string{"trace", "parse", "--timeline", "--partition", "stranded/0", fixture("kstranded-v1.10.0.trace")},
+			exitcode.Lost, []string{"stranded[0]\tfetch\t2-199", "*\texpiry"}, []string{"timeline: stranded[0] only"}},
+		{"--partition that names no partition is a usage error", "", []string{"trace", "parse", "--partition", "zero", fixture("kstranded-v1.10.0.trace")},
+			exitcode.Usage, nil, []string{"--partition"}},
 		{"a real v1.10.0 repro trace is a loss on partition 0 for 82-199 and exits 3", "", []string{"trace", "parse", fixture("repro-v1.10.0.trace")},
 			exitcode.Lost, []string{"LOST", "82-199", "repro-v1.10.0.trace:53", "timeout_ms 9000 in the trace"}, []string{"records lost", "82-199"}},
 		{"a real head repro trace loses nothing and exits 0", "", []string{"trace", "parse", "--timeline", fixture("repro-head.trace")},
 			exitcode.OK, []string{"OK", "auto-commit of 2 reported after the manual commit of 82"}, nil},
 		{"the librdkafka log of a v1.10.0 repro shows the commits 82 then 202, and without deliveries judges nothing", "", []string{"trace", "parse", "--timeline", fixture("repro-v1.10.0-rdkafka.log")},
-			exitcode.NoEvidence, []string{"librdkafka (detected)", "committed 82\t", "committed 202\t", "fetched 0-200 (200 records), 1 control marker(s)", "NO EVIDENCE", "--pattern REGEXP"}, nil},
+			exitcode.NoEvidence, []string{"librdkafka (detected)", "commit\t82\t", "commit\t202\t", "fetch\t0-200 (200 records), 1 control marker(s)", "NO EVIDENCE", "--pattern REGEXP"}, nil},
 		{"a file whose lines are all malformed says so and exits 6", "", []string{"trace", "parse", "--format", "kstranded", junk},
 			exitcode.NoEvidence, []string{"1 malformed", "NO EVIDENCE: ", "1 of 1 lines malformed"}, []string{"not enough evidence"}},
 		{"an empty file is an error", "", []string{"trace", "parse", empty}, exitcode.Error, nil, []string{"empty.log", "empty file"}},
@@ -129,5 +134,94 @@ func TestTraceParseJSONCarriesDeliveredRangesAndTheSVGIsWritten(t *testing.T) {
 	b, err := os.ReadFile(svg)
 	if err != nil || !bytes.HasPrefix(b, []byte("<svg")) || !bytes.Contains(b, []byte("lost 82-199")) {
 		t.Fatalf("svg: %v %.200s", err, b)
+	}
+}
+
+// cancelAfterReader cancels the command's context once n bytes of stdin were read: an
+// interrupt in the middle of the parse, independent of timing.
+type cancelAfterReader struct {
+	r      *strings.Reader
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfterReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if c.n -= n; c.n <= 0 {
+		c.cancel()
+	}
+	return n, err
+}
+
+// Issue 16 §1: an interrupted trace parse printed the full result and exited 0. It prints
+// what it read, marked INTERRUPTED, and exits 130.
+func TestAnInterruptedTraceParsePrintsThePartialResultMarkedAndExits130(t *testing.T) {
+	var b strings.Builder
+	for p := 0; p < 20000; p++ {
+		fmt.Fprintf(&b, `{"ts":"2026-03-02T14:03:40Z","ev":"fetch","ranges":[{"partition":%d,"first":0,"last":9,"count":10}]}`+"\n", p)
+	}
+	in := b.String()
+	for _, c := range []struct {
+		name   string
+		args   []string
+		outHas []string
+	}{
+		{"table", []string{"trace", "parse", "-"}, []string{"INTERRUPTED (partial result", "interrupted: the inputs were read up to <stdin>:", "not read to the end", "INCOMPLETE"}},
+		{"json", []string{"trace", "parse", "-o", "json", "-"}, []string{`"interrupted": true`, `"complete": false`, `"stopped": true`, `"verdict": "INCOMPLETE"`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var out, errb bytes.Buffer
+			code := run(ctx, c.args, IO{In: &cancelAfterReader{r: strings.NewReader(in), n: len(in) / 3, cancel: cancel}, Out: &out, Err: &errb})
+			if code != exitcode.Interrupted {
+				t.Fatalf("exit %d, want 130\nerr: %s", code, errb.String())
+			}
+			for _, s := range c.outHas { // on a pipe the table is stdout, the prose stderr
+				if !strings.Contains(out.String()+errb.String(), s) {
+					t.Errorf("output lacks %q:\nstdout: %.2000s\nstderr: %.2000s", s, out.String(), errb.String())
+				}
+			}
+			if !strings.Contains(errb.String(), "interrupted") {
+				t.Errorf("stderr does not say interrupted: %s", errb.String())
+			}
+		})
+	}
+}
+
+func TestTraceParseAtThePartitionLimit(t *testing.T) {
+	cases := []struct {
+		name   string
+		args   []string
+		code   int
+		outHas []string
+		errHas []string
+	}{
+		{"partitions past --max-partitions make the result INCOMPLETE and the exit 1, never 0",
+			[]string{"trace", "parse", "--max-partitions", "1", fixture("kstranded-head.trace")}, exitcode.Error,
+			[]string{"INCOMPLETE", "19 events about the partitions named after the first 1 were not tracked"}, []string{"trace too large for the analysis limits"}},
+		{"a loss proven in the tracked partitions still exits 3",
+			[]string{"trace", "parse", "-o", "json", "--max-partitions", "1", fixture("kstranded-v1.10.0.trace")}, exitcode.Lost,
+			[]string{`"complete": false`, `"lost": true`}, nil},
+		{"--max-partitions 0 is a usage error", []string{"trace", "parse", "--max-partitions", "0", fixture("kstranded-head.trace")}, exitcode.Usage,
+			nil, []string{"--max-partitions"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := runTrace(t, "", c.args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\nout:%s\nerr:%s", code, c.code, out, errs)
+			}
+			for _, s := range c.outHas {
+				if !strings.Contains(out, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, out)
+				}
+			}
+			for _, s := range c.errHas {
+				if !strings.Contains(errs, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, errs)
+				}
+			}
+		})
 	}
 }

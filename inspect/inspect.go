@@ -254,7 +254,7 @@ func Run(ctx context.Context, cl Cluster, o Options) (*Report, error) {
 		// otherwise judge every record undelivered (LOST), or none (a false OK).
 		r.NoEvidence = why
 		for i := range r.Partitions {
-			r.Partitions[i].Judgement = &Judgement{Verdict: verdict.NoEvidence, Reason: why, Lost: []kpart.RecordRange{}, Stranded: []kpart.RecordRange{}, NotDeliverable: []Note{}, InvalidEvidence: []Note{}}
+			r.Partitions[i].Judgement = &Judgement{Verdict: verdict.NoEvidence, Reason: why, Lost: []kpart.RecordRange{}, Stranded: []kpart.RecordRange{}, Unrecoverable: []kpart.RecordRange{}, NotDeliverable: []Note{}, InvalidEvidence: []Note{}}
 		}
 		return r, nil
 	}
@@ -270,7 +270,7 @@ func Run(ctx context.Context, cl Cluster, o Options) (*Report, error) {
 	for i := range r.Partitions {
 		p := &r.Partitions[i]
 		if !o.Evidence.Covers(p.Topic) {
-			p.Judgement = &Judgement{Verdict: verdict.NoEvidence, Reason: "the evidence does not name this topic", Lost: []kpart.RecordRange{}, Stranded: []kpart.RecordRange{}, NotDeliverable: []Note{}, InvalidEvidence: []Note{}}
+			p.Judgement = &Judgement{Verdict: verdict.NoEvidence, Reason: "the evidence does not name this topic", Lost: []kpart.RecordRange{}, Stranded: []kpart.RecordRange{}, Unrecoverable: []kpart.RecordRange{}, NotDeliverable: []Note{}, InvalidEvidence: []Note{}}
 			continue
 		}
 		ev := o.Evidence.Parts[kpart.TopicPartition{Topic: p.Topic, Partition: p.Partition}]
@@ -380,6 +380,7 @@ type Summary struct {
 	Judged          int   `json:"judged"`
 	LostPartitions  int   `json:"lost_partitions"`
 	Lost            int64 `json:"lost"`
+	Unrecoverable   int64 `json:"unrecoverable"` // offsets never delivered, deleted below the log start (not in lost)
 	Stranded        int64 `json:"stranded"`
 	Delivered       int64 `json:"delivered"`
 	Duplicates      int64 `json:"duplicates"`
@@ -407,11 +408,12 @@ func (r *Report) Summarize() Summary {
 			s.Judged++
 		}
 		s.Lost += j.LostCount
+		s.Unrecoverable += j.UnrecoverableCount
 		s.Stranded += j.StrandedCount
 		s.Delivered += j.Delivered
 		s.Duplicates += j.Duplicates
 		s.InvalidEvidence += len(j.InvalidEvidence)
-		if j.LostCount > 0 {
+		if j.LostCount > 0 || j.UnrecoverableCount > 0 {
 			s.LostPartitions++
 		}
 		if j.Verdict == verdict.Incomplete || j.Verdict == verdict.Error {

@@ -64,6 +64,15 @@ type Judgement struct {
 	LostCount     int64               `json:"lost_count"`
 	Stranded      []kpart.RecordRange `json:"stranded"`
 	StrandedCount int64               `json:"stranded_count"`
+	// Unrecoverable lists offsets never delivered that were deleted since (retention or
+	// DeleteRecords moved the log start past them): below the log start nothing can be
+	// re-read, so no rewind restores them. The evidence brackets them: they lie between
+	// its first delivered offset and the log start. Their count is of offsets, not
+	// records: once deleted, a record cannot be told from a transaction marker. It is a
+	// count beside LOST, not a verdict word (a partition can hold both, and any of them
+	// makes the partition LOST).
+	Unrecoverable      []kpart.RecordRange `json:"unrecoverable"`
+	UnrecoverableCount int64               `json:"unrecoverable_count"`
 	// SafeRewind is the first lost record: committing it makes the group re-deliver
 	// everything lost (and what was delivered after it).
 	SafeRewind *int64 `json:"safe_rewind_offset"`
@@ -105,7 +114,8 @@ func ScanWindow(o Offsets, ev *evidence.Partition, maxScan int64) (from, to int6
 // Judge decides one partition. ev is nil when the evidence covers the topic but names no
 // delivery on this partition; sc is nil when ScanWindow said nothing needed reading.
 func Judge(o Offsets, ev *evidence.Partition, sc *Scan) Judgement {
-	j := Judgement{Lost: []kpart.RecordRange{}, Stranded: []kpart.RecordRange{}, NotDeliverable: []Note{}, InvalidEvidence: []Note{}}
+	j := Judgement{Lost: []kpart.RecordRange{}, Stranded: []kpart.RecordRange{}, NotDeliverable: []Note{}, InvalidEvidence: []Note{}, Unrecoverable: []kpart.RecordRange{}}
+	j.Unrecoverable, j.UnrecoverableCount = unrecoverable(o, ev)
 	if ev != nil {
 		j.Delivered, j.Duplicates = ev.Count, ev.Duplicates
 		// Evidence beyond the high watermark names records that do not exist.
@@ -179,7 +189,7 @@ func Judge(o Offsets, ev *evidence.Partition, sc *Scan) Judgement {
 	switch {
 	case o.Err != "":
 		j.Verdict, j.Reason = verdict.Error, o.Err
-	case j.LostCount > 0:
+	case j.LostCount > 0 || j.UnrecoverableCount > 0:
 		j.Verdict = verdict.Lost
 		if sc != nil && sc.Truncated && sc.To < committed {
 			j.Reason = fmt.Sprintf("scan stopped at offset %d (--max-scan); more may be lost below the committed offset %d", sc.To, committed)
@@ -203,6 +213,23 @@ func Judge(o Offsets, ev *evidence.Partition, sc *Scan) Judgement {
 		j.Reason = note
 	}
 	return j
+}
+
+// unrecoverable returns the undelivered offsets from the evidence's first delivered
+// offset up to the log start: deleted before anyone read them.
+func unrecoverable(o Offsets, ev *evidence.Partition) ([]kpart.RecordRange, int64) {
+	out := []kpart.RecordRange{}
+	if ev == nil || len(ev.Delivered) == 0 || o.Err != "" || o.LogStart <= ev.Delivered[0].First {
+		return out, 0
+	}
+	var n int64
+	forEachPiece(ev.Delivered[0].First, o.LogStart-1, ev, func(first, last int64, delivered bool) {
+		if !delivered {
+			out = append(out, kpart.Counted(first, last, last-first+1))
+			n += last - first + 1
+		}
+	})
+	return out, n
 }
 
 func article(k Kind) string {

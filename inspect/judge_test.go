@@ -112,3 +112,44 @@ func TestScanWindow(t *testing.T) {
 }
 
 func iv(first, last int64) kpart.Range { return kpart.Range{First: first, Last: last} }
+
+func TestRecordsDeletedBelowTheLogStartAreUnrecoverable(t *testing.T) {
+	cases := []struct {
+		name      string
+		off       Offsets
+		ev        *evidence.Partition
+		spans     []Span
+		want      []kpart.RecordRange
+		wantN     int64
+		wantLost  int64
+		wantVerdi verdict.Verdict
+	}{
+		{"retention moved the log start past lost records: 82-99 unrecoverable, 100-199 lost",
+			Offsets{LogStart: 100, Committed: 202, LastStable: 202, HighWatermark: 202}, delivered(iv(0, 81), iv(201, 201)),
+			[]Span{{100, 199, Record}, {200, 200, CommitMarker}}, []kpart.RecordRange{kpart.Counted(82, 99, 18)}, 18, 100, verdict.Lost},
+		{"every lost record deleted: still LOST, none restorable",
+			Offsets{LogStart: 201, Committed: 202, LastStable: 202, HighWatermark: 202}, delivered(iv(0, 81), iv(201, 201)),
+			nil, []kpart.RecordRange{kpart.Counted(82, 200, 119)}, 119, 0, verdict.Lost},
+		{"gaps between deliveries below the log start count too",
+			Offsets{LogStart: 20, Committed: 20, LastStable: 20, HighWatermark: 20}, delivered(iv(0, 4), iv(10, 19)),
+			nil, []kpart.RecordRange{kpart.Counted(5, 9, 5)}, 5, 0, verdict.Lost},
+		{"everything delivered before the deletion: nothing unrecoverable",
+			Offsets{LogStart: 100, Committed: 100, LastStable: 100, HighWatermark: 100}, delivered(iv(0, 99)),
+			nil, []kpart.RecordRange{}, 0, 0, verdict.OK},
+		{"offsets below the evidence's first delivery are not judged (an earlier instance may have had them)",
+			Offsets{LogStart: 100, Committed: 100, LastStable: 100, HighWatermark: 100}, delivered(iv(50, 99)),
+			nil, []kpart.RecordRange{}, 0, 0, verdict.OK},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var sc *Scan
+			if c.spans != nil {
+				sc = &Scan{From: c.spans[0].First, To: c.spans[len(c.spans)-1].Last + 1, Spans: c.spans}
+			}
+			j := Judge(c.off, c.ev, sc)
+			if !reflect.DeepEqual(j.Unrecoverable, c.want) || j.UnrecoverableCount != c.wantN || j.LostCount != c.wantLost || j.Verdict != c.wantVerdi {
+				t.Fatalf("unrecoverable %v (%d) lost %d verdict %s; want %v (%d) lost %d %s", j.Unrecoverable, j.UnrecoverableCount, j.LostCount, j.Verdict, c.want, c.wantN, c.wantLost, c.wantVerdi)
+			}
+		})
+	}
+}

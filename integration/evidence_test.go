@@ -255,7 +255,7 @@ func TestTraceParseCompletesTheLogsWithTheGroupsLiveCommits(t *testing.T) {
 		t.Fatalf("without --group: exit %d, want 6 and NO COMMIT EVIDENCE\n%s", r.Code, r)
 	}
 	r = kstranded(t, time.Minute, append([]string{"trace", "parse", "--timeline", noCommits, "--group", f.run.Group}, conn...)...)
-	if r.Code != 3 || !strings.Contains(r.Stdout, "committed 202 (read live from the group)") || !strings.Contains(r.Stdout, "group "+f.run.Group+" committed offsets, read live from") {
+	if r.Code != 3 || !strings.Contains(r.Stdout, "commit\t202 (read live from the group)") || !strings.Contains(r.Stdout, "group "+f.run.Group+" committed offsets, read live from") {
 		t.Fatalf("with --group: exit %d, want 3 with the live commit in the timeline\n%s", r.Code, r)
 	}
 	r = kstranded(t, time.Minute, append([]string{"trace", "parse", noCommits, "--group", f.run.Group}, conn...)...)

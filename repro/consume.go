@@ -28,6 +28,10 @@ type ConsumeResult struct {
 	// Verdict is the worst partition verdict, judged on the records the consumer
 	// fetched (librdkafka hands no control records): OK, STRANDED or LOST.
 	Verdict verdict.Verdict
+	// CommitUnknown: the committed offsets could not be read back after the consumer
+	// closed; the ones shown are from before, and the verdict cannot be trusted.
+	CommitUnknown bool
+	Warnings      []string
 }
 
 // ConsumedPartition is one partition's deliveries.
@@ -76,7 +80,12 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = src.close(o.Timeout) }()
+	closed := false
+	defer func() {
+		if !closed {
+			_ = src.close(o.Timeout)
+		}
+	}()
 	if err := src.waitAssigned(ctx, o.Kafka.Brokers, o.Timeout); err != nil {
 		return nil, err
 	}
@@ -150,8 +159,18 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 	// what is committed (librdkafka commits what is stored when it closes).
 	drain(lp, eng, o.Grace)
 	eng.FlushTrace()
-	if c, err := src.committed(o.Timeout); err == nil {
+	// The committed offsets reported are read back after the consumer closed: closing
+	// commits what is stored (auto-commit), so a read before it shows an offset lower
+	// than the group's real one (issue 16 §1).
+	closed = true
+	if err := src.close(o.Timeout); err != nil {
+		res.Warnings = append(res.Warnings, err.Error())
+	}
+	if c, err := GroupCommitted(context.WithoutCancel(ctx), o.Kafka, o.Group, o.Topic, o.Timeout); err == nil {
 		committed = c
+	} else {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("committed offsets not read back after close: %v", err))
+		res.CommitUnknown = true
 	}
 	del := eng.Delivered()
 	parts := map[int32]bool{}
@@ -207,6 +226,11 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 	res.Verdict = verdict.OK
 	for _, p := range res.Partitions {
 		res.Verdict = verdict.Worse(res.Verdict, p.Verdict)
+	}
+	if res.CommitUnknown && res.Verdict != verdict.Lost {
+		// a loss seen below an earlier commit stands (auto-commit only moves forward);
+		// anything else needs the final commit
+		res.Verdict = verdict.NoCommitEvidence
 	}
 	return res, runErr
 }

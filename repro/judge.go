@@ -129,7 +129,35 @@ type Result struct {
 	Members     []MemberResult // --members / --rebalance-at: each member (nil for one member that stays)
 	Elapsed     time.Duration
 	Interrupted bool
-	Warnings    []string
+	// Complete is true when every phase ended as the scenario says (quiescent and
+	// committed); false when an error or an interrupt cut the run short, Error saying
+	// which. An incomplete run carries no verdict it did not reach (see incomplete).
+	Complete bool
+	Error    string
+	Warnings []string
+
+	unreachable bool // the run ended because the broker stopped answering
+}
+
+// incomplete withdraws the verdicts a run cut short did not reach. LOST stays: records
+// below an offset the group committed (read back from the broker at a phase end or at
+// the interruption) that were never delivered are lost whatever would have followed,
+// since nothing fetches below the committed offset again. STRANDED and OK are only
+// judgements at the end of a phase that never ended: those partitions are INCOMPLETE,
+// their counts saying what was not delivered so far.
+func (r *Result) incomplete() {
+	worst := verdict.OK
+	for i := range r.Partitions {
+		p := &r.Partitions[i]
+		if p.Verdict != verdict.Lost {
+			p.Verdict = verdict.Incomplete
+		}
+		worst = verdict.Worse(worst, p.Verdict)
+	}
+	if worst == verdict.OK {
+		worst = verdict.Incomplete // no partition at all: nothing was judged
+	}
+	r.Verdict = worst
 }
 
 // Lost is the number of records lost over all partitions.

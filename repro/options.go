@@ -3,6 +3,7 @@ package repro
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -81,6 +82,9 @@ type Options struct {
 	Progress func(Progress)
 }
 
+// MinTimeScale is the smallest --time-scale accepted.
+const MinTimeScale = 1e-6
+
 // DefaultOptions are the seed's settings at the default time scale.
 func DefaultOptions() Options {
 	s := eachbatch.DefaultSettings()
@@ -127,9 +131,15 @@ func (o Options) EngineSettings() eachbatch.Settings {
 func (o Options) Validate() error {
 	switch {
 	case o.Partitions <= 0:
-		return errors.New("--partitions must be > 0")
-	case o.TimeScale <= 0 || o.TimeScale > 10:
-		return errors.New("--time-scale must be > 0 and <= 10")
+		return fmt.Errorf("--partitions must be > 0, got %d", o.Partitions)
+	case strings.TrimSpace(o.Topic) == "":
+		return errors.New("--topic must not be empty")
+	case math.IsNaN(o.TimeScale) || o.TimeScale < MinTimeScale || o.TimeScale > 10:
+		// Below MinTimeScale every scaled duration (a 40 s handler, a 15 min poll
+		// interval) rounds to nanoseconds: the run would spin, not reproduce anything.
+		return fmt.Errorf("--time-scale must be between %g and 10, got %g", MinTimeScale, o.TimeScale)
+	case o.PhaseTimeout < 0:
+		return fmt.Errorf("--phase-timeout must be >= 0 (0: derived from the settings), got %s", o.PhaseTimeout)
 	case o.Concurrency <= 0:
 		return errors.New("--concurrency must be > 0")
 	case o.BatchSize == 0 || o.BatchSize < -1:

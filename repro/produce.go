@@ -12,6 +12,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/kstranded/kstranded/internal/kafkaconf"
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/workload"
 )
 
@@ -385,4 +386,38 @@ func ClusterID(ctx context.Context, cfg kafkaconf.Config, timeout time.Duration)
 		return "", reachError(cfg.Brokers, "cluster id", err, tctx, berrs.last())
 	}
 	return id, nil
+}
+
+// GroupCommitted reads a group's committed offsets on topic with an admin client of
+// its own: it answers after the group's consumer closed, so it sees the commit that
+// close made (librdkafka commits what is stored when a consumer closes).
+func GroupCommitted(ctx context.Context, cfg kafkaconf.Config, group, topic string, timeout time.Duration) (map[kpart.TopicPartition]int64, error) {
+	a, berrs, closeAdmin, err := newAdmin(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAdmin()
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := a.ListConsumerGroupOffsets(tctx, []kafka.ConsumerGroupTopicPartitions{{Group: group}})
+	if err != nil {
+		return nil, reachError(cfg.Brokers, "committed offsets of group "+group, err, tctx, berrs.last())
+	}
+	out := map[kpart.TopicPartition]int64{}
+	for _, g := range res.ConsumerGroupsTopicPartitions {
+		for _, p := range g.Partitions {
+			if p.Topic == nil || *p.Topic != topic {
+				continue
+			}
+			if p.Error != nil {
+				return nil, fmt.Errorf("committed offset of %s/%d: %w", topic, p.Partition, p.Error)
+			}
+			off := int64(p.Offset)
+			if off < 0 {
+				off = -1
+			}
+			out[kpart.TopicPartition{Topic: topic, Partition: p.Partition}] = off
+		}
+	}
+	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"time"
 
@@ -27,6 +28,21 @@ type Progress struct {
 
 // ErrPhaseTimeout is returned when a phase never becomes quiescent.
 var ErrPhaseTimeout = errors.New("the consumer did not become quiescent")
+
+// ErrUnreachable is returned when the consumer's errors and the broker's silence
+// outlast the unreachable bound (half of --timeout): a dead or frozen broker ends the
+// run within --timeout, whatever the phase timeout.
+var ErrUnreachable = errors.New("broker unreachable")
+
+// unreachableAfter is how long the client may report errors with no contact before a
+// phase ends, and probeTimeout bounds each committed-offsets probe; together with the
+// bounded clean-up (closeUnreachable) a dead broker ends the run within --timeout.
+func (o Options) unreachableAfter() time.Duration { return o.Timeout / 2 }
+func (o Options) probeTimeout() time.Duration     { return max(o.Timeout/4, 10*time.Millisecond) }
+
+// closeUnreachable bounds each clean-up step (close, topic deletion) once the broker is
+// known unreachable: nothing there can succeed, and the run must end within --timeout.
+const closeUnreachable = time.Second
 
 func newRunID() string {
 	b := make([]byte, 4)
@@ -65,9 +81,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		if !o.Keep {
 			defer func() {
-				dctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
+				bound := o.Timeout
+				if res.unreachable {
+					bound = min(bound, closeUnreachable)
+				}
+				dctx, cancel := context.WithTimeout(context.Background(), bound)
 				defer cancel()
-				if err := DeleteTopic(dctx, cfg, topic, o.Timeout); err != nil {
+				if err := DeleteTopic(dctx, cfg, topic, bound); err != nil {
 					res.Warnings = append(res.Warnings, fmt.Sprintf("could not delete topic %s: %v", topic, err))
 				}
 			}()
@@ -240,8 +260,14 @@ func (r *run) stopConsumer() {
 		return
 	}
 	r.c = nil
+	grace, closeBound := r.o.Grace, r.o.Timeout
+	if r.res.unreachable {
+		// Nothing can be committed or read back: no grace for batches in flight, and a
+		// close bounded so that the run ends within --timeout of the broker's death.
+		grace, closeBound = 0, min(closeBound, closeUnreachable)
+	}
 	if c.eng != nil {
-		drain(r.lp, c.eng, r.o.Grace)
+		drain(r.lp, c.eng, grace)
 		c.eng.FlushTrace()
 		for tp, d := range c.eng.Delivered() {
 			m := r.delivered[tp]
@@ -253,9 +279,11 @@ func (r *run) stopConsumer() {
 				m[off] += n
 			}
 		}
-		c.ft.shutdown()
+		if !r.res.unreachable {
+			c.ft.shutdown()
+		}
 	}
-	if err := c.src.close(r.o.Timeout); err != nil {
+	if err := c.src.close(closeBound); err != nil {
 		c.src.errs = append(c.src.errs, err)
 	}
 	r.warn(c)
@@ -277,7 +305,7 @@ func (r *run) warn(c *consumer) {
 	seen := map[string]int{}
 	var order []string
 	for _, e := range errs {
-		m := e.Error()
+		m := suppressed.ReplaceAllString(e.Error(), "")
 		if seen[m] == 0 {
 			order = append(order, m)
 		}
@@ -290,6 +318,11 @@ func (r *run) warn(c *consumer) {
 		r.res.Warnings = append(r.res.Warnings, m)
 	}
 }
+
+// suppressed is librdkafka's count of identical errors it did not log again
+// (rd_kafka_broker_fail: ", N identical error(s) suppressed"); without it the same
+// error dedupes to one warning with its count.
+var suppressed = regexp.MustCompile(`, \d+ identical error\(s\) suppressed`)
 
 // drain stops admitting work and runs the loop until every batch in flight has
 // finished or the grace period (on the loop's clock) has passed.
@@ -347,8 +380,11 @@ func (r *run) restarts() error {
 }
 
 func (r *run) finish(runErr error) (*Result, error) {
+	if errors.Is(runErr, ErrUnreachable) {
+		r.res.unreachable = true
+	}
 	var current map[kpart.TopicPartition]int64
-	if r.c != nil && r.c.src != nil {
+	if r.c != nil && r.c.src != nil && !r.res.unreachable {
 		// Interrupted or failed mid-phase: what is committed now, if it can be read.
 		current, _ = r.c.src.committed(min(r.o.Timeout, 5*time.Second))
 	}
@@ -358,6 +394,11 @@ func (r *run) finish(runErr error) (*Result, error) {
 	if runErr != nil && (errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded)) && r.ctx.Err() != nil {
 		r.res.Interrupted = true
 		r.emit(traceevent.Event{Ev: traceevent.Interrupt})
+	}
+	r.res.Complete = runErr == nil
+	if runErr != nil {
+		r.res.Error = runErr.Error()
+		r.res.incomplete()
 	}
 	r.emit(traceevent.Event{Ev: traceevent.Verdict, Partitions: r.res.partitionStates(), Reason: string(r.res.Verdict)})
 	return r.res, runErr
@@ -399,15 +440,22 @@ func (r *run) phase(n int, extra func() bool) error {
 func (o Options) settle(ctx context.Context, lp *loop.Loop, eng *eachbatch.Engine, src *rdSource, extra func() bool,
 	target func() map[kpart.TopicPartition]int64) (map[kpart.TopicPartition]int64, error) {
 	settled, timedOut := false, false
+	var unreachable error
 	var committed map[kpart.TopicPartition]int64
 	check := max(o.scale(o.AutoCommitInterval), 10*time.Millisecond)
 	var tick func()
 	tick = func() {
-		if settled {
+		if settled || unreachable != nil {
+			return
+		}
+		if unreachable = src.unreachable(o.unreachableAfter(), o.probeTimeout()); unreachable != nil {
+			return
+		}
+		if unreachable = src.orphaned(o.unreachableAfter()); unreachable != nil {
 			return
 		}
 		if eng.Quiescent() && (extra == nil || extra()) {
-			c, err := src.committed(o.Timeout)
+			c, err := src.committed(o.probeTimeout())
 			if err == nil && storedCommitted(target(), c) {
 				settled, committed = true, c
 				return
@@ -424,11 +472,14 @@ func (o Options) settle(ctx context.Context, lp *loop.Loop, eng *eachbatch.Engin
 	}
 	deadline := lp.After(limit, func() { timedOut = true })
 	defer deadline.Stop()
-	if err := lp.Run(ctx, func() bool { return settled || timedOut || src.fatal != nil }); err != nil {
+	if err := lp.Run(ctx, func() bool { return settled || timedOut || unreachable != nil || src.fatal != nil }); err != nil {
 		return nil, err
 	}
 	if src.fatal != nil {
 		return nil, fmt.Errorf("consumer: %w", src.fatal)
+	}
+	if unreachable != nil {
+		return nil, unreachable
 	}
 	if timedOut {
 		return nil, fmt.Errorf("%w within %s", ErrPhaseTimeout, limit)

@@ -512,6 +512,11 @@ func (s *simRun) finish(runErr error) (*Result, error) {
 		s.res.Interrupted = true
 		s.emit(traceevent.Event{Ev: traceevent.Interrupt})
 	}
+	s.res.Complete = runErr == nil
+	if runErr != nil {
+		s.res.Error = runErr.Error()
+		s.res.incomplete()
+	}
 	s.emit(traceevent.Event{Ev: traceevent.Verdict, Partitions: s.res.partitionStates(), Reason: string(s.res.Verdict)})
 	return s.res, runErr
 }

@@ -31,6 +31,18 @@ type rdSource struct {
 	now    func() (time.Time, float64)
 	errs   []error
 	fatal  error
+	// troubleSince is when the client first reported an error since its last contact
+	// with the cluster (a record, a partition EOF, a commit, a committed-offsets read);
+	// zero while in contact. trouble is the last such error. A phase ends on them once
+	// the absence outlasts --timeout (settle), instead of waiting for a quiescence a
+	// dead broker never brings.
+	troubleSince time.Time
+	trouble      error
+	lastContact  time.Time
+	// unassignedSince is when the consumer lost its last partition (a revocation or a
+	// lost assignment: session timeout, max.poll.interval exceeded); zero while it has
+	// some. A consumer that never gets them back cannot finish a phase (see orphaned).
+	unassignedSince time.Time
 	// onAssign and onRevoke tell the application ledger about rebalances; they run in
 	// Poll, on the loop goroutine.
 	onAssign func(tps []kpart.TopicPartition)
@@ -99,7 +111,8 @@ func newRDSource(cfg kafkaconf.Config, props map[string]string, topic string, tr
 	if err != nil {
 		return nil, fmt.Errorf("consumer: %w", err)
 	}
-	s := &rdSource{c: c, topic: topic, eof: map[kpart.TopicPartition]int64{}, expect: map[kpart.TopicPartition]int64{}, trace: trace, now: now}
+	s := &rdSource{c: c, topic: topic, eof: map[kpart.TopicPartition]int64{}, expect: map[kpart.TopicPartition]int64{}, trace: trace, now: now,
+		lastContact: time.Now()}
 	if err := c.SubscribeTopics([]string{topic}, s.rebalance); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("subscribe %s: %w", topic, err)
@@ -125,6 +138,7 @@ func (s *rdSource) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 		for _, p := range e.Partitions {
 			tp := kpart.TopicPartition{Topic: *p.Topic, Partition: p.Partition}
 			s.assignment = append(s.assignment, tp)
+			s.unassignedSince = time.Time{}
 			s.eof[tp] = -1
 			added = append(added, tp)
 		}
@@ -162,6 +176,9 @@ func (s *rdSource) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 			}
 		}
 		s.assignment = kept
+		if len(kept) == 0 {
+			s.unassignedSince = time.Now()
+		}
 		reason := "revoked"
 		if lost {
 			reason = "lost"
@@ -234,10 +251,12 @@ func (s *rdSource) Consume(max int) ([]eachbatch.Record, error) {
 			}
 			out = append(out, eachbatch.Record{TopicPartition: tp, Offset: int64(e.TopicPartition.Offset), LeaderEpoch: epoch, Size: len(e.Key) + len(e.Value)})
 			s.eof[tp] = -1
+			s.contact()
 			timeout = 1
 		case kafka.PartitionEOF:
 			tp := kpart.TopicPartition{Topic: *e.Topic, Partition: e.Partition}
 			s.eof[tp] = int64(e.Offset)
+			s.contact()
 			if len(out) > 0 {
 				timeout = 1
 			}
@@ -245,6 +264,9 @@ func (s *rdSource) Consume(max int) ([]eachbatch.Record, error) {
 			ce := traceevent.Event{Ev: traceevent.Commit, Reason: "auto"}
 			if e.Error != nil {
 				ce.Error = e.Error.Error()
+				s.troubled(e.Error)
+			} else {
+				s.contact()
 			}
 			for _, p := range e.Offsets {
 				if p.Offset >= 0 {
@@ -260,9 +282,81 @@ func (s *rdSource) Consume(max int) ([]eachbatch.Record, error) {
 				return out, e
 			}
 			s.errs = append(s.errs, e)
+			s.troubled(e)
 		}
 	}
 	return out, nil
+}
+
+// contact records evidence that the cluster answers.
+func (s *rdSource) contact() {
+	s.troubleSince, s.trouble, s.lastContact = time.Time{}, nil, time.Now()
+}
+
+// troubled records an error the client reported (all brokers down, a transport error,
+// a session timeout, max.poll.interval exceeded, a failed commit).
+func (s *rdSource) troubled(err error) {
+	if s.troubleSince.IsZero() {
+		s.troubleSince = time.Now()
+	}
+	s.trouble = err
+}
+
+// unreachable returns an error once the client has reported errors, with no contact
+// since, for longer than limit. While in trouble it probes the coordinator with a
+// committed-offsets read (bounded by probe): an answer is contact, so a transient error
+// (a broker restart, a rebalance after max.poll.interval) never ends a phase.
+//
+// A frozen broker (SIGSTOP, a stalled host) keeps its connections open and makes the
+// client report nothing for a long time (socket.timeout.ms, 60 s): a silence longer
+// than probe is probed the same way, and a failed probe dates the trouble from the
+// last contact.
+func (s *rdSource) unreachable(limit, probe time.Duration) error {
+	if s.troubleSince.IsZero() {
+		if time.Since(s.lastContact) < probe {
+			return nil
+		}
+		if _, err := s.committed(probe); err != nil {
+			s.troubleSince, s.trouble = s.lastContact, fmt.Errorf("committed offsets unreadable: %w", err)
+		}
+		return nil
+	}
+	since := time.Since(s.troubleSince)
+	if since < limit {
+		// One probe, never past the limit: a probe that outlasts it is a failed one.
+		if _, err := s.committed(min(probe, limit-since)); err == nil {
+			s.contact()
+			return nil
+		} else if s.trouble == nil {
+			s.trouble = err
+		}
+		since = time.Since(s.troubleSince)
+	}
+	if since >= limit {
+		return fmt.Errorf("%w: no answer from the cluster for %s (a phase ends after half of --timeout); last error: %v", ErrUnreachable, since.Round(time.Millisecond), s.trouble)
+	}
+	return nil
+}
+
+// orphaned returns an error once the consumer has had no partition for longer than
+// limit: under load librdkafka can lose the session (session timeout, then
+// max.poll.interval exceeded) and, until it rejoins, nothing it owns can become
+// quiescent; waiting for the derived phase timeout made runs outlast --timeout by
+// minutes.
+func (s *rdSource) orphaned(limit time.Duration) error {
+	if s.unassignedSince.IsZero() || len(s.assignment) > 0 {
+		return nil
+	}
+	if since := time.Since(s.unassignedSince); since >= limit {
+		last := ""
+		if s.trouble != nil {
+			last = "; last error: " + s.trouble.Error()
+		} else if n := len(s.errs); n > 0 {
+			last = "; last error: " + s.errs[n-1].Error()
+		}
+		return fmt.Errorf("the consumer lost its partitions and was not assigned any again for %s (a phase ends after half of --timeout)%s", since.Round(time.Millisecond), last)
+	}
+	return nil
 }
 
 // Seek implements eachbatch.Source.
@@ -299,6 +393,9 @@ func (s *rdSource) Commit(offsets map[kpart.TopicPartition]int64) error {
 	err = firstPartitionError(res, err)
 	if err != nil {
 		ev.Error = err.Error()
+		s.troubled(err)
+	} else {
+		s.contact()
 	}
 	s.emit(ev)
 	return err
@@ -352,6 +449,7 @@ func (s *rdSource) committed(timeout time.Duration) (map[kpart.TopicPartition]in
 	if err != nil {
 		return nil, err
 	}
+	s.contact()
 	out := map[kpart.TopicPartition]int64{}
 	for _, p := range res {
 		// librdkafka says "no committed offset" with OFFSET_INVALID (-1001); the results
@@ -412,7 +510,7 @@ func (s *rdSource) close(timeout time.Duration) error {
 	case err := <-done:
 		return err
 	case <-time.After(timeout):
-		return fmt.Errorf("consumer close did not finish within --timeout %s", timeout)
+		return fmt.Errorf("consumer close did not finish within %s: abandoned", timeout)
 	}
 }
 

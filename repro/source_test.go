@@ -3,6 +3,7 @@ package repro
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
@@ -56,5 +57,26 @@ func TestPauseAndResumeOfAPartitionNotAssignedFail(t *testing.T) {
 	}
 	if err := s.Resume(tp); err != nil {
 		t.Errorf("resume of an assigned partition: %v", err)
+	}
+}
+
+func TestAConsumerWithoutPartitionsPastTheBoundEndsThePhase(t *testing.T) {
+	tp := kpart.TopicPartition{Topic: "t", Partition: 0}
+	cases := []struct {
+		name     string
+		src      rdSource
+		wantFail bool
+	}{
+		{"never unassigned", rdSource{}, false},
+		{"unassigned for less than the bound", rdSource{unassignedSince: time.Now()}, false},
+		{"unassigned past the bound (session lost under load)", rdSource{unassignedSince: time.Now().Add(-time.Minute)}, true},
+		{"assigned again", rdSource{unassignedSince: time.Now().Add(-time.Minute), assignment: []kpart.TopicPartition{tp}}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.src.orphaned(10 * time.Second); (err != nil) != c.wantFail {
+				t.Fatalf("orphaned: %v, want failure %v", err, c.wantFail)
+			}
+		})
 	}
 }

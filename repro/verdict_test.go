@@ -96,3 +96,37 @@ func sameRanges(a, b []traceevent.Range) bool {
 	}
 	return true
 }
+
+func TestARunCutShortKeepsOnlyTheLossItObserved(t *testing.T) {
+	seed := seq(0, 199)
+	cases := []struct {
+		name      string
+		committed int64 // read back from the broker (-1: never read)
+		partition verdict.Verdict
+		run       verdict.Verdict
+	}{
+		{"records committed past and never delivered are LOST however the run ended", 150, verdict.Lost, verdict.Lost},
+		{"records not delivered when the run stopped are not STRANDED: the phase never ended", 82, verdict.Incomplete, verdict.Incomplete},
+		{"no committed offset read: nothing judged", -1, verdict.Incomplete, verdict.Incomplete},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := &Result{Topic: "t"}
+			cur := map[kpart.TopicPartition]int64{}
+			if c.committed >= 0 {
+				cur[kpart.TopicPartition{Topic: "t", Partition: 0}] = c.committed
+			}
+			r.judge(map[kpart.TopicPartition]map[int64]int{{Topic: "t", Partition: 0}: deliveredOnce(seq(0, 81))},
+				map[int32][]int64{0: seed}, map[int32]int64{0: 201}, cur)
+			r.incomplete()
+			if r.Partitions[0].Verdict != c.partition || r.Verdict != c.run {
+				t.Fatalf("partition %s run %s, want %s and %s", r.Partitions[0].Verdict, r.Verdict, c.partition, c.run)
+			}
+		})
+	}
+	empty := &Result{}
+	empty.incomplete()
+	if empty.Verdict != verdict.Incomplete {
+		t.Fatalf("a run cut short before any partition was seen: %s, want INCOMPLETE", empty.Verdict)
+	}
+}

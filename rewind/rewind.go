@@ -151,6 +151,28 @@ type Plan struct {
 	// cover them.
 	Notes    []string
 	Evidence *evidence.Set
+	// Unrecoverable: per partition, offsets the evidence says were never delivered and
+	// that were deleted below the log start since (inspect.Judgement.Unrecoverable). No
+	// move restores them; the plan says so and the command exits 3.
+	Unrecoverable []Unrecoverable
+}
+
+// Unrecoverable is what a plan cannot restore on one partition.
+type Unrecoverable struct {
+	Topic     string              `json:"topic"`
+	Partition int32               `json:"partition"`
+	LogStart  int64               `json:"log_start_offset"`
+	Ranges    []kpart.RecordRange `json:"ranges"`
+	Count     int64               `json:"count"` // offsets (a deleted record cannot be told from a marker)
+}
+
+// UnrecoverableCount totals p.Unrecoverable.
+func (p *Plan) UnrecoverableCount() int64 {
+	var n int64
+	for _, u := range p.Unrecoverable {
+		n += u.Count
+	}
+	return n
 }
 
 // Active returns the moves Execute would commit.
@@ -269,6 +291,10 @@ func NewPlan(ctx context.Context, cl inspect.Cluster, o Options) (*Plan, error) 
 		for _, pr := range r.Partitions {
 			j := pr.Judgement
 			name := kpart.TopicPartition{Topic: pr.Topic, Partition: pr.Partition}.String()
+			if j != nil && j.UnrecoverableCount > 0 {
+				p.Unrecoverable = append(p.Unrecoverable, Unrecoverable{Topic: pr.Topic, Partition: pr.Partition, LogStart: pr.LogStart,
+					Ranges: j.Unrecoverable, Count: j.UnrecoverableCount})
+			}
 			switch {
 			case j == nil:
 				continue

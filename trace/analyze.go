@@ -1,11 +1,14 @@
 package trace
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kstranded/kstranded/internal/kpart"
 )
@@ -20,7 +23,34 @@ type Options struct {
 	// TimelineCap bounds the timeline entries kept per partition (first half and last
 	// half are kept; the middle is counted). 0: 4000.
 	TimelineCap int
+	// MaxPartitions bounds the partitions tracked (0: DefaultMaxPartitions): events about
+	// partitions first named past it are counted and dropped, and the report says so.
+	MaxPartitions int
 }
+
+// The limits that keep memory bounded whatever the input (issue 16 §7: a trace naming 10^6
+// partitions took 3.47 GB). Documented in docs/trace-format.md and trace parse's help.
+const (
+	// DefaultMaxPartitions is how many partitions an analysis tracks by default; with it
+	// and the budgets below, trace parse stays under 256 MB of memory on any input.
+	DefaultMaxPartitions = 10000
+	// MaxRanges bounds the distinct offset ranges (fetched, delivered and discarded; all partitions
+	// together) an analysis holds; past it the analysis stops, incomplete (ErrLimit).
+	MaxRanges = 250000
+	// maxText bounds the text of an input line kept in an event (reasons, names, keys).
+	maxText = 256
+	// maxKeys bounds the last-consumed keys kept per cache clear.
+	maxKeys = 16
+	// maxEntryRanges bounds the ranges one timeline entry keeps (the detail still says
+	// how many there were).
+	maxEntryRanges = 16
+	// maxNames bounds the distinct event and setting names counted.
+	maxNames = 1024
+)
+
+// ErrLimit marks an analysis that stopped or dropped evidence at one of its documented
+// limits: its result covers only part of the input.
+var ErrLimit = errors.New("trace too large for the analysis limits")
 
 // Entry is one line of the timeline.
 type Entry struct {
@@ -129,7 +159,9 @@ func (t *timeline) add(e Entry) bool {
 	}
 	t.dropped++
 	t.tail[t.next] = e
-	t.next = (t.next + 1) % len(t.tail)
+	if t.next++; t.next == len(t.tail) { // no division: this runs for most events of a long log
+		t.next = 0
+	}
 	return false
 }
 
@@ -264,6 +296,22 @@ type Analyzer struct {
 	first, last   time.Time
 	anyDelivery   bool
 	fileFirst     time.Time
+	// bounded memory: the timeline cap new partitions get, the ranges held, and what
+	// was dropped at the limits
+	tlShare        int
+	lastPart       *partState // the partition part returned last
+	ranges         int
+	rangeLimit     int // MaxRanges; lower in tests
+	untracked      int // events about partitions past MaxPartitions, dropped
+	untrackedFirst Ref
+	untrackedPart  kpart.TopicPartition
+	namesDropped   int
+	// halt, once set, stops the parse: the input is read no further (a limit)
+	halt error
+	// partial is set when the parse did not read every input to its end
+	partial     bool
+	interrupted bool
+	stoppedAt   Ref
 }
 
 // NewAnalyzer returns an empty analyzer.
@@ -271,7 +319,10 @@ func NewAnalyzer(opt Options) *Analyzer {
 	if opt.TimelineCap <= 0 {
 		opt.TimelineCap = 4000
 	}
-	return &Analyzer{opt: opt, parts: map[kpart.TopicPartition]*partState{}, settings: map[string]string{},
+	if opt.MaxPartitions <= 0 {
+		opt.MaxPartitions = DefaultMaxPartitions
+	}
+	return &Analyzer{opt: opt, tlShare: opt.TimelineCap, rangeLimit: MaxRanges, parts: map[kpart.TopicPartition]*partState{}, settings: map[string]string{},
 		settingRef: map[string]Ref{}, declared: map[string]int{}, seen: map[string]int{},
 		counterRefs: map[string]Ref{}, spins: map[string]*spinStat{}, global: timeline{cap: opt.TimelineCap}}
 }
@@ -301,30 +352,37 @@ func (a *Analyzer) endFile() {
 
 func (a *Analyzer) part(topic string, p int32) *partState {
 	k := kpart.TopicPartition{Topic: topic, Partition: p}
+	if a.lastPart != nil && a.lastPart.key == k {
+		return a.lastPart // an event's handlers ask for its partition several times
+	}
 	ps := a.parts[k]
 	if ps == nil {
-		ps = &partState{key: k, committed: Unknown, stored: Unknown, position: Unknown, lastManual: -1, tl: timeline{cap: a.opt.TimelineCap}}
+		ps = &partState{key: k, committed: Unknown, stored: Unknown, position: Unknown, lastManual: -1, tl: timeline{cap: a.tlShare}}
 		a.parts[k] = ps
 		a.order = append(a.order, k)
 	}
+	a.lastPart = ps
 	return ps
 }
 
 func (a *Analyzer) position(topic string, p int32) (int64, string) {
-	if ps := a.parts[kpart.TopicPartition{Topic: topic, Partition: p}]; ps != nil {
+	if ps := a.lookup(topic, p); ps != nil {
 		return ps.position, ps.posReason
 	}
 	return Unknown, ""
 }
 
 func (a *Analyzer) storedCommitted(topic string, p int32) (int64, int64) {
-	if ps := a.parts[kpart.TopicPartition{Topic: topic, Partition: p}]; ps != nil {
+	if ps := a.lookup(topic, p); ps != nil {
 		return ps.stored, ps.committed
 	}
 	return Unknown, Unknown
 }
 
 func (a *Analyzer) knownCommitted(topic string, p int32, off int64) {
+	if !a.tracked(topic, p) {
+		return
+	}
 	ps := a.part(topic, p)
 	if off > ps.committed && ps.committed == Unknown {
 		ps.committed = off
@@ -337,6 +395,15 @@ func (a *Analyzer) entry(e Event, detail string) { a.entryOf(e, detail, eager) }
 func (a *Analyzer) lazyEntry(e Event, lazy lazyDetail) { a.entryOf(e, "", lazy) }
 
 func (a *Analyzer) entryOf(e Event, detail string, lazy lazyDetail) {
+	if len(e.Ranges) > maxEntryRanges {
+		// a line naming thousands of ranges: the detail says how many, the entry keeps
+		// the first ones (a timeline of such entries would otherwise hold them all)
+		en := Entry{Kind: e.Kind, Ranges: e.Ranges, ctrl: e.Ctrl, remaining: e.Remaining, reason: e.Reason, lazy: lazy, Detail: detail, Offset: e.Offset}
+		en.render()
+		detail = fmt.Sprintf("%s (%d ranges, the first %d kept)", clip(en.Detail, maxText), len(e.Ranges), maxEntryRanges)
+		lazy = eager
+		e.Ranges = append([]kpart.Range(nil), e.Ranges[:maxEntryRanges]...)
+	}
 	en := Entry{Time: e.Time, Timed: e.Timed, Kind: e.Kind, Topic: e.Topic, Partition: e.Partition,
 		Ranges: e.Ranges, Offset: e.Offset, Count: e.Count, Detail: detail, Ref: e.Ref, seq: a.seq,
 		lazy: lazy, ctrl: e.Ctrl, remaining: e.Remaining, reason: e.Reason}
@@ -353,6 +420,66 @@ func (a *Analyzer) entryOf(e Event, detail string, lazy lazyDetail) {
 	}
 }
 
+// tracked reports whether events about topic/p are folded: the partition is known, or
+// there is room for one more under MaxPartitions.
+func (a *Analyzer) tracked(topic string, p int32) bool {
+	if p == AllPartitions || len(a.parts) < a.opt.MaxPartitions {
+		return true
+	}
+	return a.lookup(topic, p) != nil
+}
+
+// lookup returns the state of a partition already tracked, nil for another.
+func (a *Analyzer) lookup(topic string, p int32) *partState {
+	k := kpart.TopicPartition{Topic: topic, Partition: p}
+	if a.lastPart != nil && a.lastPart.key == k {
+		return a.lastPart
+	}
+	ps := a.parts[k]
+	if ps != nil {
+		a.lastPart = ps
+	}
+	return ps
+}
+
+// clip cuts s to n bytes (on a rune boundary), marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// bound cuts what an event carries from its input line to fixed sizes: the reason, the
+// name, the last-consumed keys.
+func bound(e *Event) {
+	e.Reason, e.Name = clip(e.Reason, maxText), clip(e.Name, maxText)
+	if len(e.Keys) > 0 {
+		keys := e.Keys[:min(len(e.Keys), maxKeys)]
+		out := make([]string, len(keys), len(keys)+1)
+		for i, k := range keys {
+			out[i] = clip(k, maxText)
+		}
+		if len(e.Keys) > maxKeys {
+			out = append(out, fmt.Sprintf("… %d more", len(e.Keys)-maxKeys))
+		}
+		e.Keys = out
+	}
+}
+
+// countRanges adds the change in a partition's held ranges to the analysis total; past
+// MaxRanges the analysis halts.
+func (a *Analyzer) countRanges(delta int, ref Ref) {
+	a.ranges += delta
+	if a.ranges > a.rangeLimit && a.halt == nil {
+		a.halt = fmt.Errorf("%w: more than %d distinct offset ranges (fetched, delivered and discarded) at %s; the result covers the input up to there", ErrLimit, a.rangeLimit, ref)
+	}
+}
+
 // Memory must not depend on the number of partitions (issue 13 §4: 1,000 partitions):
 // what is kept per partition shares fixed budgets. timelineBudget bounds the entries of
 // all partition timelines together; refBudget the evidence references (fetched ranges,
@@ -362,9 +489,16 @@ const (
 	refBudget      = 50000
 )
 
-// shrinkTimelines lowers every partition timeline's cap to an equal share of the budget.
+// shrinkTimelines lowers every partition timeline's cap to an equal share of the budget
+// (at least 2: the first and the last entry), and the cap of partitions named later. It
+// does nothing once the share stops falling: with many partitions it would otherwise walk
+// all of them for every new entry (10^6 partitions never finished).
 func (a *Analyzer) shrinkTimelines() {
-	share := max(32, timelineBudget/(2*len(a.parts)))
+	share := max(2, timelineBudget/(2*len(a.parts)))
+	if share >= a.tlShare {
+		return
+	}
+	a.tlShare = share
 	a.tlEntries = 0
 	for _, ps := range a.parts {
 		ps.tl.shrink(share)
@@ -376,6 +510,14 @@ func (a *Analyzer) shrinkTimelines() {
 // share of refBudget when there are many partitions.
 func (a *Analyzer) refCap(limit int) int {
 	return max(16, min(limit, refBudget/max(1, len(a.parts))))
+}
+
+// capTo appends v to s unless s holds limit elements already.
+func capTo[T any](s []T, v T, limit int) []T {
+	if len(s) >= limit {
+		return s
+	}
+	return append(s, v)
 }
 
 func appendCapped[T any](s []T, v T) []T {
@@ -391,6 +533,10 @@ func (a *Analyzer) spin(e Event) {
 		name = e.Kind.String()
 	}
 	s := a.spins[name]
+	if s == nil && len(a.spins) >= maxNames {
+		a.namesDropped++
+		return
+	}
 	if s == nil {
 		s = &spinStat{name: name, ref: e.Ref, first: e.Time}
 		a.spins[name] = s
@@ -424,6 +570,17 @@ func (a *Analyzer) spin(e Event) {
 // add folds one event: the bounds of the trace, the settings and counters, then one
 // handler per kind.
 func (a *Analyzer) add(e Event) {
+	if a.halt != nil {
+		return
+	}
+	if !a.tracked(e.Topic, e.Partition) {
+		if a.untracked == 0 {
+			a.untrackedFirst, a.untrackedPart = e.Ref, kpart.TopicPartition{Topic: e.Topic, Partition: e.Partition}
+		}
+		a.untracked++
+		return
+	}
+	bound(&e)
 	a.seq++
 	if e.Timed {
 		if a.first.IsZero() || e.Time.Before(a.first) {
@@ -438,19 +595,29 @@ func (a *Analyzer) add(e Event) {
 	}
 	switch e.Kind {
 	case KindSetting:
+		if _, ok := a.settings[e.Name]; !ok && len(a.settings) >= maxNames {
+			a.namesDropped++
+			return
+		}
 		if _, ok := a.settings[e.Name]; !ok {
 			a.settingRef[e.Name] = e.Ref
 		}
 		a.settings[e.Name] = e.Reason
 		return
 	case KindCounter:
+		if _, ok := a.declared[e.Name]; !ok && len(a.declared) >= maxNames {
+			a.namesDropped++
+			return
+		}
 		a.declared[e.Name] += e.Count
 		if _, ok := a.counterRefs[e.Name]; !ok {
 			a.counterRefs[e.Name] = e.Ref
 		}
 		return
 	}
-	if e.Name != "" {
+	if _, ok := a.seen[e.Name]; e.Name != "" && !ok && len(a.seen) >= maxNames {
+		a.namesDropped++
+	} else if e.Name != "" {
 		n := e.Count
 		if n < 1 || e.Kind == KindFetch || e.Kind == KindDeliver {
 			n = 1
@@ -542,8 +709,16 @@ func (a *Analyzer) addFetch(e Event) {
 		ps.lastFetch = e.Time
 	}
 	var n int64
+	held := len(ps.fetched)
+	defer func() { a.countRanges(len(ps.fetched)-held, e.Ref) }()
 	for _, r := range e.Ranges {
-		fresh := kpart.RangeSet{r}.Minus(ps.fetched)
+		// only the fetched ranges that can overlap r: a partition can hold a million
+		i := sort.Search(len(ps.fetched), func(i int) bool { return ps.fetched[i].Last >= r.First })
+		j := i
+		for j < len(ps.fetched) && ps.fetched[j].First <= r.Last {
+			j++
+		}
+		fresh := kpart.RangeSet{r}.Minus(ps.fetched[i:j])
 		for _, f := range fresh {
 			if len(ps.fetchRefs) < a.refCap(capRefs) {
 				ps.fetchRefs = append(ps.fetchRefs, refRange{f, e.Ref})
@@ -626,7 +801,7 @@ func (a *Analyzer) addRewind(e Event) {
 		return
 	}
 	ps := a.part(e.Topic, e.Partition)
-	ps.rewinds = appendCapped(ps.rewinds, offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref, reason: e.Reason})
+	ps.rewinds = capTo(ps.rewinds, offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref, reason: e.Reason}, a.refCap(capRefs))
 	d := "rewind"
 	if e.Offset != Unknown {
 		ps.position = e.Offset
@@ -652,7 +827,7 @@ func (a *Analyzer) addRewindSkip(e Event) {
 		return
 	}
 	ps := a.part(e.Topic, e.Partition)
-	ps.skips = appendCapped(ps.skips, r)
+	ps.skips = capTo(ps.skips, r, a.refCap(capRefs))
 	a.entry(e, "rewind skipped: "+e.Reason)
 }
 
@@ -664,10 +839,10 @@ func (a *Analyzer) addSeek(e Event) {
 	}
 	ps := a.part(e.Topic, e.Partition)
 	r := offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref, reason: e.Reason}
-	ps.seeks = appendCapped(ps.seeks, r)
+	ps.seeks = capTo(ps.seeks, r, a.refCap(capRefs))
 	if e.Offset != Unknown {
 		if ps.position != Unknown && e.Offset < ps.position {
-			ps.rewinds = appendCapped(ps.rewinds, r)
+			ps.rewinds = capTo(ps.rewinds, r, a.refCap(capRefs))
 		}
 		ps.position = e.Offset
 	}
@@ -752,6 +927,8 @@ func (a *Analyzer) deliver(e Event) {
 		return
 	}
 	ps.hasDelivery = true
+	held := len(ps.delivered)
+	defer func() { a.countRanges(len(ps.delivered)-held, e.Ref) }()
 	if len(e.Ranges) > 0 {
 		for _, r := range e.Ranges {
 			ps.delivered.Add(r.First, r.Last)
@@ -836,7 +1013,10 @@ func (a *Analyzer) clear(e Event) {
 		disc = disc.Minus(ps.delivered)
 		r := rec
 		r.discarded = append(kpart.RangeSet{}, disc...)
-		ps.clears = appendCapped(ps.clears, r)
+		if len(ps.clears) < a.refCap(capRefs) {
+			a.countRanges(len(r.discarded), e.Ref) // the clears keep their own copy
+		}
+		ps.clears = capTo(ps.clears, r, a.refCap(capRefs))
 		ps.discarded += disc.Count()
 		ps.cache = nil
 		pe := e

@@ -100,6 +100,17 @@ type Report struct {
 	Counters         []Counter
 	DeliveryEvidence bool
 	Start, End       time.Time
+	// Interrupted: the parse was stopped (SIGINT, SIGTERM) before the end of its inputs.
+	// Partial: some input was not read to its end (an interrupt or a limit); partitions
+	// it judged OK or without evidence are INCOMPLETE instead. StoppedAt is where.
+	Interrupted bool
+	Partial     bool
+	StoppedAt   Ref
+	// Incomplete says, one sentence each, what this report does not cover: the input not
+	// read, the partitions past MaxPartitions, the names past the limit.
+	Incomplete []string
+	// UntrackedEvents counts the events about partitions past MaxPartitions, dropped.
+	UntrackedEvents int
 	// Verdict is the worst partition verdict (verdict.Worse); NO EVIDENCE when no
 	// partition could be judged or an input was mostly malformed.
 	Verdict verdict.Verdict
@@ -163,6 +174,9 @@ func (r *Report) judge() {
 	}
 }
 
+// Complete reports whether the report covers every line of its inputs.
+func (r *Report) Complete() bool { return !r.Partial && r.UntrackedEvents == 0 }
+
 // Lost reports whether any LOST finding exists.
 func (r *Report) Lost() bool {
 	for _, f := range r.Findings {
@@ -203,6 +217,20 @@ func (a *Analyzer) Finish() *Report {
 		}
 		return keys[i].Partition < keys[j].Partition
 	})
+	r.Interrupted, r.Partial, r.StoppedAt, r.UntrackedEvents = a.interrupted, a.partial, a.stoppedAt, a.untracked
+	switch {
+	case a.interrupted:
+		r.Incomplete = append(r.Incomplete, fmt.Sprintf("interrupted: the inputs were read up to %s only", a.stoppedAt))
+	case a.halt != nil:
+		r.Incomplete = append(r.Incomplete, a.halt.Error())
+	}
+	if a.untracked > 0 {
+		r.Incomplete = append(r.Incomplete, fmt.Sprintf("the inputs name more than %d partitions (the limit, --max-partitions): %d events about the partitions named after the first %d were not tracked (the first, %s, at %s)",
+			a.opt.MaxPartitions, a.untracked, a.opt.MaxPartitions, tpName(a.untrackedPart.Topic, a.untrackedPart.Partition), a.untrackedFirst))
+	}
+	if a.namesDropped > 0 {
+		r.Incomplete = append(r.Incomplete, fmt.Sprintf("%d events and settings with names past the first %d distinct ones were not counted", a.namesDropped, maxNames))
+	}
 	var tl []Entry
 	tl = append(tl, a.global.all()...)
 	r.TimelineDropped = a.global.dropped
@@ -269,6 +297,10 @@ func (a *Analyzer) Finish() *Report {
 				}
 				r.Findings = append(r.Findings, f)
 			}
+		}
+		if a.partial && s.Verdict != verdict.Lost && s.Verdict != verdict.Stranded {
+			// the rest of the input could deliver, commit or lose: no clean bill of health
+			s.Verdict = verdict.Incomplete
 		}
 		r.Partitions = append(r.Partitions, s)
 	}

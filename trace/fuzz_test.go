@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"testing"
 )
@@ -78,4 +79,46 @@ func FuzzJSClientJSON(f *testing.F) {
 	f.Add([]byte(`{"level":20,"fac":"CONSUME","timestamp":1700000000000,"name":"c","msg":"[thrd:b/0]: b/0: Enqueue 2 message(s) (1 bytes, 2 ops) on t [0] fetch queue (qlen 0, v2, last_offset 1, 0 ctrl msgs, 0 aborted msgsets, uncompressed)"}` + "\n" +
 		`{"topic":"t","partition":0,"offset":"0","msg":"delivered"}` + "\n"))
 	fuzzJSClient(f, FormatJSClientJSON, `"topic":"(?P<topic>[^"]+)","partition":(?P<partition>\d+),"offset":"(?P<offset>\d+)","msg":"delivered"`)
+}
+
+// Issue 16 §7: many-partition inputs in every chunked and line format, with the fuzzer's
+// bytes between the generated lines. Whatever the input, the analysis tracks at most
+// MaxPartitions partitions, keeps the timeline within its budget, and says what it dropped.
+func FuzzManyPartitions(f *testing.F) {
+	f.Add(uint16(300), uint8(0), []byte(`{"ts":"2026-03-02T14:03:41Z","ev":"serve","partition":7,"offsets":[0,1,2]}`))
+	f.Add(uint16(300), uint8(1), []byte("%7|1796225597.721|OFFSET|c| [thrd:main]: Topic stranded [9]: stored offset 5, committed offset 0\n"))
+	f.Add(uint16(300), uint8(2), []byte(`{"topic":"stranded","partition":3,"offset":"4","msg":"delivered"}`))
+	f.Fuzz(func(t *testing.T, parts uint16, shape uint8, data []byte) {
+		const limit = 16
+		formats := []Format{FormatKstranded, FormatLibrdkafka, FormatJSClientJSON}
+		format := formats[int(shape)%len(formats)]
+		var b bytes.Buffer
+		for p := 0; p < int(parts)%2000; p++ {
+			switch format {
+			case FormatKstranded:
+				fmt.Fprintf(&b, `{"ts":"2026-03-02T14:03:40Z","ev":"fetch","ranges":[{"partition":%d,"first":0,"last":9,"count":10}]}`+"\n", p)
+			case FormatLibrdkafka:
+				fmt.Fprintf(&b, "%%7|1796225597.721|CONSUME|c| [thrd:b]: b: Enqueue 10 message(s) (690 bytes, 10 ops) on stranded [%d] fetch queue (qlen 0, v2, last_offset 9, 0 ctrl msgs, 0 aborted msgsets, uncompressed)\n", p)
+			case FormatJSClientJSON:
+				fmt.Fprintf(&b, `{"level":20,"fac":"CONSUME","timestamp":1700000000000,"name":"c","msg":"[thrd:b/0]: b/0: Enqueue 10 message(s) (1 bytes, 10 ops) on stranded [%d] fetch queue (qlen 0, v2, last_offset 9, 0 ctrl msgs, 0 aborted msgsets, uncompressed)"}`+"\n", p)
+				fmt.Fprintf(&b, `{"topic":"stranded","partition":%d,"offset":"%d","msg":"delivered"}`+"\n", p, p%10)
+			}
+			if p%97 == 0 {
+				b.Write(data)
+				b.WriteByte('\n')
+			}
+		}
+		a := NewAnalyzer(Options{MaxPartitions: limit, TimelineCap: 64, Pattern: regexp.MustCompile(`"topic":"(?P<topic>[^"]+)","partition":(?P<partition>\d+),"offset":"(?P<offset>\d+)","msg":"delivered"`)})
+		_, err := a.Parse("fuzz", bytes.NewReader(b.Bytes()), format)
+		r := a.Finish()
+		if got := len(r.Partitions) + r.IdlePartitions; got > limit {
+			t.Fatalf("%d partitions tracked, limit %d", got, limit)
+		}
+		if len(r.Timeline) > timelineBudget+64 {
+			t.Fatalf("timeline of %d entries", len(r.Timeline))
+		}
+		if err == nil && len(a.parts) == limit && r.UntrackedEvents > 0 && r.Complete() {
+			t.Fatal("events dropped at the limit, yet the report says it is complete")
+		}
+	})
 }

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
+	"strings"
 )
 
 // Format names an input format.
@@ -42,6 +45,20 @@ var ErrUnknownFormat = errors.New("no known trace format")
 // ErrEmpty is returned for an empty file.
 var ErrEmpty = errors.New("empty file: no lines to parse")
 
+// ErrTruncatedGzip is returned for a gzip stream that ends before its end.
+var ErrTruncatedGzip = errors.New("gzip stream truncated")
+
+// gzipReader names a gzip stream cut short (io.ErrUnexpectedEOF says only "unexpected EOF").
+type gzipReader struct{ r io.Reader }
+
+func (g gzipReader) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	if err == io.ErrUnexpectedEOF {
+		err = ErrTruncatedGzip
+	}
+	return n, err
+}
+
 // lineParser turns one line (without its newline) into events. It returns errMalformed
 // (possibly wrapped with a reason) for a line it cannot read, and ignores lines that are
 // well-formed but say nothing about offsets.
@@ -63,15 +80,116 @@ const (
 	maxLine     = 1 << 20 // longer lines are malformed and skipped
 )
 
+// ctxReader ends a read once its context is done: every reader of trace parse reads
+// through it, so an interrupt stops a parse within one buffer (256 KiB) of input, whatever
+// the format (issue 16 §1: an 84 MB trace used to be read to its end after Ctrl-C).
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// asyncReader reads r in its own goroutine, so that a read blocked on a pipe (stdin fed
+// by a producer that went quiet) does not hold an interrupt: Read returns ctx's error as
+// soon as it is done, and the goroutine ends at the blocked read's return.
+type asyncReader struct {
+	ctx  context.Context
+	ch   chan asyncChunk
+	free chan []byte
+	cur  asyncChunk
+}
+
+type asyncChunk struct {
+	buf []byte
+	n   int
+	off int
+	err error
+}
+
+func newAsyncReader(ctx context.Context, r io.Reader) *asyncReader {
+	a := &asyncReader{ctx: ctx, ch: make(chan asyncChunk, 2), free: make(chan []byte, 3)}
+	for range cap(a.free) {
+		a.free <- make([]byte, 64<<10)
+	}
+	go func() {
+		defer close(a.ch)
+		for {
+			var buf []byte
+			select {
+			case buf = <-a.free:
+			case <-ctx.Done():
+				return
+			}
+			n, err := r.Read(buf)
+			select {
+			case a.ch <- asyncChunk{buf: buf, n: n, err: err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return a
+}
+
+func (a *asyncReader) Read(p []byte) (int, error) {
+	for a.cur.off >= a.cur.n {
+		if a.cur.err != nil {
+			return 0, a.cur.err
+		}
+		if a.cur.buf != nil {
+			a.free <- a.cur.buf
+		}
+		select {
+		case c, ok := <-a.ch:
+			if !ok {
+				return 0, a.ctx.Err()
+			}
+			a.cur = c
+		case <-a.ctx.Done():
+			return 0, a.ctx.Err()
+		}
+	}
+	n := copy(p, a.cur.buf[a.cur.off:a.cur.n])
+	a.cur.off += n
+	return n, nil
+}
+
+// interruptible wraps r so that reading it ends when ctx is done: regular files and
+// in-memory readers never block, and are checked before each read; anything else (a pipe,
+// a terminal, a socket) is read in a goroutine.
+func interruptible(ctx context.Context, r io.Reader) io.Reader {
+	switch x := r.(type) {
+	case *os.File:
+		if fi, err := x.Stat(); err == nil && fi.Mode().IsRegular() {
+			return ctxReader{ctx, r}
+		}
+	case *bytes.Reader, *strings.Reader:
+		return ctxReader{ctx, r}
+	}
+	if ctx.Done() == nil {
+		return r // never cancelled
+	}
+	return newAsyncReader(ctx, r)
+}
+
 // open wraps r: transparent gzip, a buffered reader big enough to sniff the format.
-func open(r io.Reader) (*bufio.Reader, error) {
-	br := bufio.NewReaderSize(r, 256<<10)
+func open(ctx context.Context, r io.Reader) (*bufio.Reader, error) {
+	br := bufio.NewReaderSize(interruptible(ctx, r), 256<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
-		br = bufio.NewReaderSize(zr, 256<<10)
+		br = bufio.NewReaderSize(gzipReader{zr}, 256<<10)
 	}
 	return br, nil
 }
@@ -219,6 +337,8 @@ type FileStats struct {
 	// DetectedAtLine is the line that decided the format, when it was auto-detected.
 	DetectedAtLine int         `json:"detected_at_line,omitempty"`
 	FirstErrors    []Malformed `json:"first_malformed,omitempty"`
+	// Stopped: the file was not read to its end (an interrupt or a limit).
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 const keepMalformed = 5
@@ -227,13 +347,25 @@ const keepMalformed = 5
 // unless format is given, and feeds its events to a. It streams: lines are read one at
 // a time from a fixed buffer.
 func (a *Analyzer) Parse(name string, r io.Reader, format Format) (FileStats, error) {
+	return a.ParseContext(context.Background(), name, r, format)
+}
+
+// ParseContext is Parse that stops when ctx is done. It stops too at a limit of the
+// analysis (ErrLimit). Either way what was read up to there stays in the analysis, the
+// input's FileStats included, and Finish reports it as partial; the error wraps ctx's
+// error or ErrLimit.
+func (a *Analyzer) ParseContext(ctx context.Context, name string, r io.Reader, format Format) (FileStats, error) {
 	st := FileStats{Name: name, Format: format}
-	br, err := open(r)
+	br, err := open(ctx, r)
 	if err != nil {
 		return st, fmt.Errorf("%s: %w", name, err)
 	}
 	head, err := br.Peek(sniffBytes)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		if ctx.Err() != nil {
+			a.partial, a.interrupted = true, true
+			a.stoppedAt = Ref{File: name}
+		}
 		return st, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(bytes.TrimSpace(head)) == 0 {
@@ -243,6 +375,10 @@ func (a *Analyzer) Parse(name string, r io.Reader, format Format) (FileStats, er
 		st.Format, st.DetectedAtLine, br, err = detect(br, a.opt.Pattern)
 		st.Detected = true
 		if err != nil {
+			if ctx.Err() != nil {
+				a.partial, a.interrupted = true, true
+				a.stoppedAt = Ref{File: name}
+			}
 			return st, fmt.Errorf("%s: %w", name, err)
 		}
 		if st.Format == "" {
@@ -250,7 +386,13 @@ func (a *Analyzer) Parse(name string, r io.Reader, format Format) (FileStats, er
 		}
 	}
 	a.beginFile(name)
-	if err := a.parseFormat(name, br, &st); err != nil {
+	if err := a.parseFormat(ctx, name, br, &st); err != nil {
+		if stop := a.stopped(ctx, err); stop != nil {
+			st.Stopped = true
+			a.endFile()
+			a.files = append(a.files, st)
+			return st, stop
+		}
 		return st, err
 	}
 	a.endFile()
@@ -261,13 +403,31 @@ func (a *Analyzer) Parse(name string, r io.Reader, format Format) (FileStats, er
 	return st, nil
 }
 
+// stopped says whether err (from parsing name) is an interrupt or a limit rather than a
+// read or format error, and marks the analysis partial; it returns the error to report.
+func (a *Analyzer) stopped(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		a.partial, a.interrupted = true, true
+		return fmt.Errorf("%w (read up to %s)", ctx.Err(), a.stoppedAt)
+	case a.halt != nil:
+		a.partial = true
+		return a.halt
+	}
+	return nil
+}
+
+// stopCheck is how often (in lines) the line readers look at the context and the limits
+// besides every read: a cheap check, often enough for a prompt stop.
+const stopCheck = 1024
+
 // parseFormat reads br in st.Format.
-func (a *Analyzer) parseFormat(name string, br *bufio.Reader, st *FileStats) error {
+func (a *Analyzer) parseFormat(ctx context.Context, name string, br *bufio.Reader, st *FileStats) error {
 	switch st.Format {
 	case FormatKstranded:
-		return a.parseLines(name, br, st, &kstrandedParser{})
+		return a.parseLines(ctx, name, br, st, &kstrandedParser{})
 	case FormatKafkaJS:
-		return a.parseLines(name, br, st, &kafkajsParser{})
+		return a.parseLines(ctx, name, br, st, &kafkajsParser{})
 	case FormatPattern:
 		if a.opt.Pattern == nil {
 			return fmt.Errorf("%s: format pattern needs --pattern", name)
@@ -276,10 +436,10 @@ func (a *Analyzer) parseFormat(name string, br *bufio.Reader, st *FileStats) err
 		if err != nil {
 			return err
 		}
-		return a.parseLines(name, br, st, pp)
+		return a.parseLines(ctx, name, br, st, pp)
 	case FormatLibrdkafka:
 		// the formats of multi-gigabyte logs: scanned in chunks, concurrently, folded in order
-		return a.parseChunks(name, br, st, rdkafkaChunks{}, newRdkafkaParser(a).fold)
+		return a.parseChunks(ctx, name, br, st, rdkafkaChunks{}, newRdkafkaParser(a).fold)
 	case FormatJSClient, FormatJSClientJSON:
 		f := &jsFolder{rd: newRdkafkaParser(a)}
 		fold := func(r *rdRec, emit func(Event)) {
@@ -288,13 +448,13 @@ func (a *Analyzer) parseFormat(name string, br *bufio.Reader, st *FileStats) err
 			}
 			f.fold(r, emit)
 		}
-		return a.parseChunks(name, br, st, jsChunks{json: st.Format == FormatJSClientJSON, pattern: newPatternScan(a.opt.Pattern)}, fold)
+		return a.parseChunks(ctx, name, br, st, jsChunks{json: st.Format == FormatJSClientJSON, pattern: newPatternScan(a.opt.Pattern)}, fold)
 	}
 	return fmt.Errorf("%s: unknown format %q", name, st.Format)
 }
 
 // parseLines reads br line by line with p.
-func (a *Analyzer) parseLines(name string, br *bufio.Reader, st *FileStats, p lineParser) error {
+func (a *Analyzer) parseLines(ctx context.Context, name string, br *bufio.Reader, st *FileStats, p lineParser) error {
 	lineNo := 0
 	emitted := false
 	emit := func(e Event) {
@@ -303,7 +463,14 @@ func (a *Analyzer) parseLines(name string, br *bufio.Reader, st *FileStats, p li
 		e.Ref = Ref{File: name, Line: lineNo}
 		a.add(e)
 	}
+	defer func() { a.stoppedAt = Ref{File: name, Line: lineNo} }()
 	for {
+		if a.halt != nil {
+			return a.halt
+		}
+		if lineNo%stopCheck == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		line, rerr := br.ReadSlice('\n')
 		if rerr == bufio.ErrBufferFull {
 			// a line longer than the buffer: malformed, skip to its end

@@ -3,6 +3,7 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"runtime"
@@ -128,7 +129,7 @@ func (c *rdChunk) badAt(line int, text []byte, reason string) {
 
 // parseChunks reads a file of a chunked format from br into a, filling st; fold turns
 // each record into events, in file order.
-func (a *Analyzer) parseChunks(name string, br *bufio.Reader, st *FileStats, cf chunkFormat, fold func(*rdRec, func(Event))) error {
+func (a *Analyzer) parseChunks(ctx context.Context, name string, br *bufio.Reader, st *FileStats, cf chunkFormat, fold func(*rdRec, func(Event))) error {
 	workers := rdWorkers
 	if workers <= 0 {
 		workers = min(runtime.GOMAXPROCS(0), 4)
@@ -207,9 +208,18 @@ func (a *Analyzer) parseChunks(name string, br *bufio.Reader, st *FileStats, cf 
 	}()
 	defer func() {
 		close(stop)
-		for c := range order { // let the reader and the workers finish
-			<-c.done
+		drain := func() {
+			for c := range order { // let the reader and the workers finish
+				<-c.done
+			}
 		}
+		if ctx.Err() != nil {
+			// interrupted: the reader may be blocked in a read (stdin); it ends at its
+			// next read (ctxReader) without the caller waiting for it
+			go drain()
+			return
+		}
+		drain()
 	}()
 
 	base := 0
@@ -221,8 +231,26 @@ func (a *Analyzer) parseChunks(name string, br *bufio.Reader, st *FileStats, cf 
 		e.Ref = ref
 		a.add(e)
 	}
-	for c := range order {
-		<-c.done
+	defer func() { a.stoppedAt = Ref{File: name, Line: base} }()
+	for {
+		var c *rdChunk
+		var ok bool
+		select {
+		case c, ok = <-order:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if !ok {
+			break
+		}
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if a.halt != nil {
+			return a.halt
+		}
 		if c.tooLong != nil {
 			base++
 			st.Lines++

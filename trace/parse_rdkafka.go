@@ -575,7 +575,7 @@ func (p *rdkafkaParser) fold(r *rdRec, emit func(Event)) {
 		emit(e)
 	case rdFetchable:
 		k := kpart.TopicPartition{Topic: r.topic, Partition: r.part}
-		if r.flag != p.paused[k] {
+		if r.flag != p.paused[k] && p.a.tracked(r.topic, r.part) {
 			p.paused[k] = r.flag
 			e := mk(KindResume)
 			if r.flag {
@@ -600,7 +600,7 @@ func (p *rdkafkaParser) fold(r *rdRec, emit func(Event)) {
 		e.Offset, e.Reason = r.off, r.text
 		emit(e)
 	case rdRemove:
-		p.pending = append(p.pending, pendingCommit{r.client, r.topic, r.part, r.off})
+		p.addPending(pendingCommit{r.client, r.topic, r.part, r.off})
 	case rdCommit:
 		p.foldCommit(r, mk(KindCommit), emit)
 	case rdAssign:
@@ -646,7 +646,40 @@ func (p *rdkafkaParser) foldStore(r *rdRec, e Event, emit func(Event)) {
 		p.a.knownCommitted(r.topic, r.part, r.aux)
 	}
 	if r.flag {
-		p.pending = append(p.pending, pendingCommit{r.client, r.topic, r.part, r.off})
+		p.addPending(pendingCommit{r.client, r.topic, r.part, r.off})
+	}
+}
+
+// maxPending bounds the stored offsets waiting for their client's commit result: past it
+// only the latest of each partition is kept (a log of stores and no commit results would
+// otherwise grow without bound).
+const maxPending = 1 << 16
+
+func (p *rdkafkaParser) addPending(pc pendingCommit) {
+	if !p.a.tracked(pc.topic, pc.part) {
+		return
+	}
+	p.pending = append(p.pending, pc)
+	if len(p.pending) <= maxPending {
+		return
+	}
+	type key struct {
+		client, topic string
+		part          int32
+	}
+	latest := make(map[key]int, len(p.pending))
+	for i, q := range p.pending {
+		latest[key{q.client, q.topic, q.part}] = i
+	}
+	keep := p.pending[:0]
+	for i, q := range p.pending {
+		if latest[key{q.client, q.topic, q.part}] == i {
+			keep = append(keep, q)
+		}
+	}
+	p.pending = keep
+	if len(p.pending) > maxPending/2 { // as many clients × partitions: the oldest go
+		p.pending = append(p.pending[:0], p.pending[len(p.pending)-maxPending/2:]...)
 	}
 }
 

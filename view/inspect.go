@@ -87,6 +87,11 @@ func NewInspect(r *inspect.Report) Inspect {
 	}
 	for _, p := range r.Partitions {
 		pv := InspectPartition{Offsets: p.Offsets, Judgement: p.Judgement}
+		if j := p.Judgement; j != nil && j.Unrecoverable == nil {
+			c := *j // a list, never null, without changing the report
+			c.Unrecoverable = []kpart.RecordRange{}
+			pv.Judgement = &c
+		}
 		if l := p.Lag(); l >= 0 {
 			pv.Lag = &l
 		}
@@ -148,6 +153,10 @@ func PrintInspect(w io.Writer, v Inspect, f render.Format, pretty bool) error {
 		}
 		if len(j.Lost) > 0 {
 			fmt.Fprintf(nw, "%s: %s %s (%d records); safe rewind offset %d\n", name, st.Bad.Render("LOST"), kpart.Join(j.Lost), j.LostCount, *j.SafeRewind)
+		}
+		if len(j.Unrecoverable) > 0 {
+			fmt.Fprintf(w, "%s: %s %s (%d offsets never delivered, deleted since: below the log start %d, no rewind restores them)\n",
+				name, st.Bad.Render("UNRECOVERABLE"), kpart.Join(j.Unrecoverable), j.UnrecoverableCount, p.LogStart)
 		}
 		if len(j.Stranded) > 0 {
 			fmt.Fprintf(nw, "%s: stranded %s (%d records, not yet committed past: the consumer will still get them)\n", name, kpart.Join(j.Stranded), j.StrandedCount)
@@ -309,8 +318,12 @@ func inspectVerdictLine(st render.Styles, v Inspect) string {
 	if !v.Complete {
 		incomplete = " " + st.Warn.Render(fmt.Sprintf("INCOMPLETE: %d partitions not fully judged.", max(s.Incomplete, s.Errors)))
 	}
-	if s.Lost > 0 {
-		return st.Bad.Render(fmt.Sprintf("LOST: %d records on %d of %d partitions were committed past without being delivered.", s.Lost, s.LostPartitions, s.Partitions)) +
+	if s.Lost > 0 || s.Unrecoverable > 0 {
+		gone := ""
+		if s.Unrecoverable > 0 {
+			gone = fmt.Sprintf(" UNRECOVERABLE: %d more offsets never delivered were deleted below the log start; no rewind restores them.", s.Unrecoverable)
+		}
+		return st.Bad.Render(fmt.Sprintf("LOST: %d records on %d of %d partitions were committed past without being delivered.%s", s.Lost, s.LostPartitions, s.Partitions, gone)) +
 			fmt.Sprintf(" stranded %d, delivered %d, duplicates %d.", s.Stranded, s.Delivered, s.Duplicates) + incomplete
 	}
 	if s.Stranded > 0 {

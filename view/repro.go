@@ -22,7 +22,10 @@ type Repro struct {
 	render.Meta
 	Verdict verdict.Verdict `json:"verdict"`
 	Lost    int             `json:"lost"`
-	Runs    []ReproRun      `json:"runs"`
+	// Complete is false when any run was cut short (an error, an interrupt): its
+	// verdict is then only what it reached (LOST, else INCOMPLETE).
+	Complete bool       `json:"complete"`
+	Runs     []ReproRun `json:"runs"`
 }
 
 // ReproRun is one run.
@@ -47,6 +50,8 @@ type ReproRun struct {
 	Restarts    int               `json:"restarts"`
 	ElapsedMs   float64           `json:"elapsed_ms"`
 	Interrupted bool              `json:"interrupted"`
+	Complete    bool              `json:"complete"`
+	Error       string            `json:"error,omitempty"` // what cut the run short
 	Warnings    []string          `json:"warnings,omitempty"`
 }
 
@@ -108,12 +113,13 @@ type ReproPartition struct {
 
 // NewRepro builds the view of one or more runs.
 func NewRepro(results []*repro.Result) Repro {
-	v := Repro{Meta: render.NewMeta(ReproSchema, "repro"), Verdict: verdict.OK}
+	v := Repro{Meta: render.NewMeta(ReproSchema, "repro"), Verdict: verdict.OK, Complete: true}
 	for _, r := range results {
 		run := ReproRun{
 			RunID: r.RunID, Topic: r.Topic, Group: r.Group, Brokers: r.Brokers, Embedded: r.Embedded,
 			Policy: string(r.Policy), Handler: string(r.Handler), Commit: string(r.Commit), Settings: r.Settings,
 			Verdict: r.Verdict, Lost: r.Lost(), ElapsedMs: ms(r.Elapsed), Interrupted: r.Interrupted, Warnings: r.Warnings, Restarts: r.Restarts,
+			Complete: r.Complete, Error: r.Error,
 			Phases: []ReproPhase{}, Partitions: []ReproPartition{},
 		}
 		run.Simulated = r.Simulated
@@ -155,12 +161,8 @@ func NewRepro(results []*repro.Result) Repro {
 		}
 		v.Runs = append(v.Runs, run)
 		v.Lost += run.Lost
-		switch {
-		case r.Verdict == verdict.Lost:
-			v.Verdict = verdict.Lost
-		case r.Verdict == verdict.Stranded && v.Verdict == verdict.OK:
-			v.Verdict = verdict.Stranded
-		}
+		v.Verdict = verdict.Worse(v.Verdict, r.Verdict)
+		v.Complete = v.Complete && r.Complete
 	}
 	return v
 }
@@ -242,8 +244,11 @@ func handlerName(h string) string {
 
 func verdictLine(st render.Styles, r ReproRun) string {
 	prefix := ""
-	if r.Interrupted {
+	switch {
+	case r.Interrupted:
 		prefix = st.Warn.Render("INTERRUPTED") + " (partial) "
+	case !r.Complete:
+		prefix = st.Warn.Render("INCOMPLETE") + fmt.Sprintf(" (stopped in phase %d: %s) ", len(r.Phases)+1, r.Error)
 	}
 	lossAt := ""
 	if r.LossAtMs != nil {
@@ -268,6 +273,18 @@ func verdictLine(st render.Styles, r ReproRun) string {
 			n += p.StrandedCount
 		}
 		return fmt.Sprintf("%s%s %s: %d records not delivered, not committed past (yet)", prefix, st.Verdict(verdict.Stranded), runLabel(r), n)
+	case verdict.Incomplete:
+		d, n := 0, 0
+		for _, p := range r.Partitions {
+			d += p.Delivered
+			n += p.StrandedCount
+		}
+		if r.Interrupted {
+			prefix = st.Warn.Render("INTERRUPTED") + " "
+		} else {
+			prefix = fmt.Sprintf("stopped in phase %d (%s): ", len(r.Phases)+1, r.Error)
+		}
+		return fmt.Sprintf("%s %s: %sno verdict: %d records delivered, %d not delivered so far", st.Verdict(verdict.Incomplete), runLabel(r), prefix, d, n)
 	}
 	d := 0
 	for _, p := range r.Partitions {
@@ -497,6 +514,7 @@ type Consume struct {
 	ElapsedMs   float64            `json:"elapsed_ms"`
 	Partitions  []ConsumePartition `json:"partitions"`
 	Verdict     verdict.Verdict    `json:"verdict"`
+	Warnings    []string           `json:"warnings,omitempty"`
 }
 
 // ConsumePartition is one partition's deliveries.
@@ -515,7 +533,7 @@ type ConsumePartition struct {
 // NewConsume builds the view of a consume run.
 func NewConsume(r *repro.ConsumeResult) Consume {
 	v := Consume{Meta: render.NewMeta("kstranded.consume/v1", "repro consume"), Topic: r.Topic, Group: r.Group,
-		Policy: string(r.Policy), Quiescent: r.Quiescent, Interrupted: r.Interrupted, ElapsedMs: ms(r.Elapsed), Partitions: []ConsumePartition{}, Verdict: r.Verdict}
+		Policy: string(r.Policy), Quiescent: r.Quiescent, Interrupted: r.Interrupted, ElapsedMs: ms(r.Elapsed), Partitions: []ConsumePartition{}, Verdict: r.Verdict, Warnings: r.Warnings}
 	for _, p := range r.Partitions {
 		v.Partitions = append(v.Partitions, ConsumePartition{Partition: p.Partition, Delivered: p.Delivered, Duplicates: p.Duplicates,
 			Ranges: nonNil(p.Ranges), Committed: p.Committed, High: p.High, Lost: nonNil(p.Lost), Stranded: nonNil(p.Stranded), Verdict: p.Verdict})
@@ -544,7 +562,13 @@ func PrintConsume(w io.Writer, v Consume, f render.Format, pretty bool) error {
 		g.Rows = append(g.Rows, []string{fmt.Sprint(p.Partition), fmt.Sprint(p.Delivered), fmt.Sprint(p.Duplicates),
 			kpart.Join(p.Ranges), kpart.OffsetText(p.Committed), fmt.Sprint(p.High), p.Lost.String(), p.Stranded.String(), st.Verdict(p.Verdict)})
 	}
-	return render.WriteGrid(w, g, pretty)
+	if err := render.WriteGrid(w, g, pretty); err != nil {
+		return err
+	}
+	for _, wn := range v.Warnings {
+		fmt.Fprintln(w, st.Warn.Render("warning: ")+wn)
+	}
+	return nil
 }
 
 // Produced is the JSON document of `kstranded repro produce`. The top-level partition,

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,7 +43,53 @@ func seedLoss() *repro.Result {
 			PartitionVerdict: repro.PartitionVerdict{Records: 201, Delivered: 83, Verdict: verdict.Lost,
 				Lost: []traceevent.Range{{Partition: 0, RecordRange: kpart.Counted(82, 199, 118)}}},
 		}},
-		Verdict: verdict.Lost, LossAt: 12800 * time.Millisecond, Elapsed: 13500 * time.Millisecond,
+		Verdict: verdict.Lost, LossAt: 12800 * time.Millisecond, Elapsed: 13500 * time.Millisecond, Complete: true,
+	}
+}
+
+// brokerDied is a run whose broker was killed in phase 1 (values from a real run with
+// `kstranded broker` killed by SIGKILL): 82 records delivered, the rest not yet.
+func brokerDied() *repro.Result {
+	r := seedLoss()
+	r.Phases, r.LossAt = nil, 0
+	r.Partitions[0].CommittedByPhase, r.Partitions[0].FrontierByPhase, r.Partitions[0].VerdictByPhase = nil, nil, nil
+	r.Partitions[0].PartitionVerdict = repro.PartitionVerdict{Records: 201, Delivered: 83, Verdict: verdict.Incomplete,
+		Stranded: []traceevent.Range{{Partition: 0, RecordRange: kpart.Counted(83, 200, 118)}}}
+	r.Verdict, r.Complete = verdict.Incomplete, false
+	r.Error = "broker unreachable: the consumer reported errors and no answer came for 5.1s (a phase ends after half of --timeout); last error: 1/1 brokers are down"
+	return r
+}
+
+func TestARunCutShortSaysSoAndCarriesNoVerdictItDidNotReach(t *testing.T) {
+	v := NewRepro([]*repro.Result{brokerDied()})
+	if v.Complete || v.Runs[0].Complete || v.Verdict != verdict.Incomplete {
+		t.Fatalf("a run cut short must be incomplete with verdict INCOMPLETE: %+v", v)
+	}
+	var table, doc bytes.Buffer
+	if err := PrintRepro(&table, v, render.Table, false); err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := strings.Cut(table.String(), "\n")
+	for _, want := range []string{"INCOMPLETE", "stopped in phase 1", "broker unreachable", "83 records delivered", "118 not delivered so far"} {
+		if !strings.Contains(head, want) {
+			t.Errorf("the headline %q does not say %q", head, want)
+		}
+	}
+	for _, never := range []string{"STRANDED", "LOST", "OK"} {
+		if strings.Contains(head, never) {
+			t.Errorf("the headline %q carries %s, a verdict the run never reached", head, never)
+		}
+	}
+	if err := PrintRepro(&doc, v, render.JSON, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"complete": false`, `"error": "broker unreachable`, `"verdict": "INCOMPLETE"`} {
+		if !strings.Contains(doc.String(), want) {
+			t.Errorf("the JSON does not say %s:\n%s", want, doc.String())
+		}
+	}
+	if strings.Contains(doc.String(), `"verdict": "STRANDED"`) {
+		t.Errorf("the JSON carries STRANDED for a run that never reached it")
 	}
 }
 

@@ -27,7 +27,9 @@ type Rewind struct {
 	Moves     []rewind.Move `json:"moves"`
 	Unchanged int           `json:"unchanged"`
 	Notes     []string      `json:"notes"`
-	Summary   RewindSummary `json:"summary"`
+	// Unrecoverable: what no move restores, per partition (deleted below the log start).
+	Unrecoverable []rewind.Unrecoverable `json:"unrecoverable"`
+	Summary       RewindSummary          `json:"summary"`
 	// Busy: why --execute would refuse now because of the group (members, state).
 	Busy string `json:"group_busy,omitempty"`
 	// Refused: why this run refused (exit 5).
@@ -42,6 +44,9 @@ type RewindSummary struct {
 	Redeliver  int64 `json:"redeliver"`
 	Lost       int64 `json:"lost"`
 	Skip       int64 `json:"skip"`
+	// Unrecoverable counts offsets never delivered and deleted below the log start:
+	// what no rewind restores (listed per partition in the document's unrecoverable).
+	Unrecoverable int64 `json:"unrecoverable"`
 }
 
 // RewindExecuted is what --execute did.
@@ -88,7 +93,10 @@ func newRewind(p *rewind.Plan, mode string) Rewind {
 		Unchanged: p.Unchanged,
 		Notes:     p.Notes,
 		Busy:      p.Busy(),
+
+		Unrecoverable: append([]rewind.Unrecoverable{}, p.Unrecoverable...),
 	}
+	v.Summary.Unrecoverable = p.UnrecoverableCount()
 	if v.Moves == nil {
 		v.Moves = []rewind.Move{}
 	}
@@ -168,6 +176,16 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 	for _, n := range v.Notes {
 		fmt.Fprintf(nw, "%s %s\n", st.Warn.Render("note:"), n)
 	}
+	for _, u := range v.Unrecoverable {
+		fmt.Fprintf(w, "%s/%d: %s %s (%s never delivered, deleted below the log start %d): no rewind restores them\n",
+			u.Topic, u.Partition, st.Bad.Render("UNRECOVERABLE"), kpart.Join(u.Ranges), countWord(u.Count, "offset", "offsets"), u.LogStart)
+	}
+	defer func() {
+		if v.Summary.Unrecoverable > 0 {
+			fmt.Fprintln(w, st.Bad.Render(fmt.Sprintf("UNRECOVERABLE: this rewind cannot restore %s never delivered and deleted since (retention or a delete moved the log start past them).",
+				countWord(v.Summary.Unrecoverable, "offset", "offsets"))))
+		}
+	}()
 	s := v.Summary
 	if v.Mode == "dry-run" {
 		switch {

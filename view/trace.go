@@ -24,6 +24,12 @@ const TraceSchema = "kstranded.trace-parse/v2"
 // it is also evidence for `inspect --delivered`.
 type Trace struct {
 	render.Meta
+	// Interrupted: the parse was stopped (SIGINT, SIGTERM); Complete: every line of every
+	// input was read and every partition tracked; Incomplete says what is not covered.
+	Interrupted       bool              `json:"interrupted"`
+	Complete          bool              `json:"complete"`
+	Incomplete        []string          `json:"incomplete,omitempty"`
+	StoppedAt         *trace.Ref        `json:"stopped_at,omitempty"`
 	Files             []trace.FileStats `json:"files"`
 	Settings          map[string]string `json:"settings,omitempty"`
 	MaxPollIntervalMs *int64            `json:"max_poll_interval_ms,omitempty"`
@@ -41,7 +47,9 @@ type Trace struct {
 	Counters        []trace.Counter  `json:"counters,omitempty"`
 	Timeline        []TraceEntry     `json:"timeline,omitempty"`
 	TimelineDropped int              `json:"timeline_dropped,omitempty"`
-	IdlePartitions  int              `json:"idle_partitions,omitempty"`
+	// TimelineFilter names the one partition the timeline was narrowed to (--partition).
+	TimelineFilter string `json:"timeline_partition,omitempty"`
+	IdlePartitions int    `json:"idle_partitions,omitempty"`
 }
 
 // TracePartition is one partition's end state.
@@ -102,6 +110,11 @@ func NewTrace(r *trace.Report, command string, timeline bool) Trace {
 		Lost: r.Lost(), Verdict: r.Verdict, NoEvidence: r.NoEvidence, Settle: r.Settle, Findings: r.Findings, Counters: r.Counters, MaxPollSource: r.MaxPollSource, IdlePartitions: r.IdlePartitions}
 	if d.Findings == nil {
 		d.Findings = []trace.Finding{}
+	}
+	d.Interrupted, d.Complete, d.Incomplete = r.Interrupted, r.Complete(), r.Incomplete
+	if r.Partial {
+		at := r.StoppedAt
+		d.StoppedAt = &at
 	}
 	if r.MaxPollInterval >= 0 {
 		ms := r.MaxPollInterval.Milliseconds()
@@ -185,17 +198,17 @@ func SummaryGrid(d Trace, st render.Styles) render.Grid {
 	return g
 }
 
-// TimelineGrid is the chronological table.
-func TimelineGrid(d Trace) render.Grid {
-	g := render.Grid{Header: []string{"TIME", "PARTITION", "EVENT", "DETAIL", "SOURCE"}}
-	for _, e := range d.Timeline {
-		g.Rows = append(g.Rows, []string{e.Time, partName(e.Topic, e.Partition), e.Event, e.Detail, e.Source.String()})
-	}
-	return g
-}
-
 // WriteHeader prints the inputs (format, lines, malformed lines with their numbers).
 func WriteHeader(w io.Writer, d Trace, st render.Styles) {
+	switch {
+	case d.Interrupted:
+		fmt.Fprintln(w, st.Warn.Render("INTERRUPTED")+" (partial result: the parse was stopped before the end of its inputs)")
+	case !d.Complete:
+		fmt.Fprintln(w, st.Warn.Render("INCOMPLETE")+" (partial result: the inputs exceed the analysis limits)")
+	}
+	for _, why := range d.Incomplete {
+		fmt.Fprintf(w, "  %s\n", why)
+	}
 	for _, f := range d.Files {
 		how := "forced"
 		if f.Detected {
@@ -205,6 +218,9 @@ func WriteHeader(w io.Writer, d Trace, st render.Styles) {
 			how = fmt.Sprintf("detected at line %d", f.DetectedAtLine)
 		}
 		fmt.Fprintf(w, "%s: %s (%s), %d lines, %d events", f.Name, f.Format, how, f.Lines, f.Events)
+		if f.Stopped {
+			fmt.Fprint(w, ", "+st.Warn.Render("not read to the end"))
+		}
 		if f.Format == trace.FormatPattern {
 			fmt.Fprintf(w, ", %d matched --pattern", f.PatternMatched)
 		} else if f.Format == trace.FormatJSClient || f.Format == trace.FormatJSClientJSON {
@@ -233,6 +249,9 @@ func WriteHeader(w io.Writer, d Trace, st render.Styles) {
 	if d.TimelineDropped > 0 {
 		fmt.Fprintf(w, "timeline: %d entries left out in the middle (kept the first and the last)\n", d.TimelineDropped)
 	}
+	if d.TimelineFilter != "" {
+		fmt.Fprintf(w, "timeline: %s only, and the events about every partition\n", d.TimelineFilter)
+	}
 	fmt.Fprintln(w)
 }
 
@@ -253,7 +272,11 @@ func WriteFindings(w io.Writer, d Trace, st render.Styles) {
 		case trace.SevWarn:
 			rule = st.Warn.Render(rule)
 		}
-		fmt.Fprintf(w, "\n%s  %s\n", rule, wrap(f.Message, 100, "  "))
+		head, details := findingLines(f.Message)
+		fmt.Fprintf(w, "\n%s  %s\n", rule, wrap(head, 100, "  "))
+		for _, d := range details {
+			fmt.Fprintf(w, "  - %s\n", wrap(d, 96, "    "))
+		}
 		for _, e := range f.Evidence {
 			fmt.Fprintf(w, "    %s  %s\n", st.Dim.Render(e.Ref.String()), e.What)
 		}

@@ -68,10 +68,10 @@ func TestTraceParseOutputMatchesTheGoldenFiles(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		r    *trace.Report
-	}{{"trace-loss-svg", loss}, {"trace-rdkafka-app-svg", rdkafka}} {
+	}{{"trace-loss-svg", loss}, {"trace-rdkafka-app-svg", rdkafka}, {"trace-repro-svg", reportOf(t, "", "repro-v1.10.0.trace")}} {
 		t.Run(c.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := WriteTraceSVG(&b, c.r); err != nil {
+			if err := WriteTraceSVG(&b, c.r, nil); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, c.name, b.Bytes())

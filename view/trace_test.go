@@ -44,11 +44,12 @@ func TestTheSummaryNamesTheLossAndTheEvidenceLines(t *testing.T) {
 
 func TestTheSVGHasALanePerPartitionAndTheLostBand(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteTraceSVG(&b, report(t, "kstranded-v1.10.0.trace")); err != nil {
+	if err := WriteTraceSVG(&b, report(t, "kstranded-v1.10.0.trace"), nil); err != nil {
 		t.Fatal(err)
 	}
 	s := b.String()
-	for _, want := range []string{"<svg", "stranded [0]", "lost 82-199", "committed 202", "clear −118", "expiry", "</svg>"} {
+	for _, want := range []string{"<svg", "stranded[0]", "lost 82-199", "committed 202", "clear: 118 discarded", "cache expired",
+		"LOST here: commit 202 passes 118 undelivered records (82-199)", "last fetch → expiry: 1m, max.poll.interval 15m", ">offset<", "time since ", "idle 10m", "</svg>"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("svg lacks %q", want)
 		}

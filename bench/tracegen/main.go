@@ -1,7 +1,8 @@
 // Command tracegen writes the synthetic logs of bench/trace-parse.sh and
 // bench/trace-parse-shapes.sh: -shape rdkafka (a librdkafka debug log, mostly idle long
 // polls), busy (every partition fetching, enqueueing, storing and committing), jsclient and
-// jsclient-json (confluent-kafka-javascript's log output with delivery lines).
+// jsclient-json (confluent-kafka-javascript's log output with delivery lines), and
+// many-partitions (a kstranded trace naming -partitions partitions: hostile input).
 package main
 
 import (
@@ -16,7 +17,7 @@ func main() {
 	size := flag.Int64("size", 1<<30, "bytes to write (about)")
 	parts := flag.Int("partitions", 6, "partitions")
 	out := flag.String("o", "", "output file")
-	shape := flag.String("shape", "rdkafka", "rdkafka, busy, jsclient or jsclient-json")
+	shape := flag.String("shape", "rdkafka", "rdkafka, busy, jsclient, jsclient-json or many-partitions (a kstranded trace, -size ignored)")
 	flag.Parse()
 	fh, err := os.Create(*out)
 	if err != nil {
@@ -30,6 +31,8 @@ func main() {
 		err = tracegen.WriteBusyRdkafkaLog(fh, *size, *parts)
 	case "jsclient", "jsclient-json":
 		err = tracegen.WriteJSClientLog(fh, *size, *parts, *shape == "jsclient-json")
+	case "many-partitions":
+		err = tracegen.WriteManyPartitionsTrace(fh, *parts)
 	default:
 		err = fmt.Errorf("unknown -shape %q", *shape)
 	}

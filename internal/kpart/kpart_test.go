@@ -57,3 +57,28 @@ func TestOffsetTextPrintsADashForNone(t *testing.T) {
 		t.Fatal("OffsetText")
 	}
 }
+
+// Minus is one merge pass; it must equal the offset-by-offset difference, ranges of t
+// spanning several ranges of s included.
+func TestMinusEqualsTheOffsetByOffsetDifference(t *testing.T) {
+	rng := uint64(1)
+	next := func(n int64) int64 { rng = rng*6364136223846793005 + 1442695040888963407; return int64(rng>>33) % n }
+	for round := 0; round < 2000; round++ {
+		var s, u RangeSet
+		for i := 0; i < 6; i++ {
+			a := next(60)
+			s.Add(a, a+next(8))
+			b := next(60)
+			u.Add(b, b+next(15))
+		}
+		var want RangeSet
+		for o := int64(0); o < 100; o++ {
+			if s.Contains(o) && !u.Contains(o) {
+				want.Add(o, o)
+			}
+		}
+		if got := s.Minus(u); got.String() != want.String() {
+			t.Fatalf("%s minus %s = %s, want %s", s, u, got, want)
+		}
+	}
+}

@@ -285,3 +285,30 @@ func WriteJSClientLog(w io.Writer, size int64, partitions int, json bool) error 
 	}
 	return l.bw.Flush()
 }
+
+// WriteManyPartitionsTrace writes a kstranded.trace/v1 trace (repro --trace) naming
+// `partitions` partitions of topic "stranded": a run line, then per partition one fetch of
+// ten records, one serve of the first five and one commit of offset 10 (the five others
+// lost). About 300 bytes a partition; 10^6 partitions make the hostile input of issue 16
+// §7 (one partition a line was 84 bytes there; this shape gives each partition a verdict).
+func WriteManyPartitionsTrace(w io.Writer, partitions int) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	bw.WriteString(`{"ts":"2026-03-02T14:03:39Z","at_ms":0,"ev":"run","schema":"kstranded.trace/v1","topic":"stranded","group":"g","policy":"head","commit":"auto","settings":{"max.poll.interval.ms":"900000"}}` + "\n")
+	var b []byte
+	for p := 0; p < partitions; p++ {
+		b = b[:0]
+		b = append(b, `{"ts":"2026-03-02T14:03:40Z","ev":"fetch","ranges":[{"partition":`...)
+		b = strconv.AppendInt(b, int64(p), 10)
+		b = append(b, `,"first":0,"last":9,"count":10}]}`+"\n"...)
+		b = append(b, `{"ts":"2026-03-02T14:03:41Z","ev":"serve","partition":`...)
+		b = strconv.AppendInt(b, int64(p), 10)
+		b = append(b, `,"offsets":[0,1,2,3,4]}`+"\n"...)
+		b = append(b, `{"ts":"2026-03-02T14:03:42Z","ev":"commit","committed":[{"partition":`...)
+		b = strconv.AppendInt(b, int64(p), 10)
+		b = append(b, `,"offset":10}]}`+"\n"...)
+		if _, err := bw.Write(b); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
