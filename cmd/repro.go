@@ -38,6 +38,16 @@ type reproOptions struct {
 	wl           workload.Flags
 	wlSpec       workload.Spec
 	wlErr        error
+	rebalanceAt  []string // --rebalance-at, parsed by complete
+	membersBound bool     // the command has --members
+}
+
+// bindMemberFlags binds --members and --rebalance-at (simulate; repro once the live
+// run routes them).
+func bindMemberFlags(f *pflag.FlagSet, o *reproOptions) {
+	o.membersBound = true
+	f.IntVar(&o.Members, "members", 1, "consumers in the group, each its own engine and client; partitions spread by the assignor of --group-protocol (classic: roundrobin, eager; consumer: sticky, cooperative)")
+	f.StringArrayVar(&o.rebalanceAt, "rebalance-at", nil, "TIME:join, TIME:leave (the most recently joined member) or TIME:leave=N (member mN), from the consumers' start (repeatable), e.g. 5m:join")
 }
 
 // readWorkload resolves the workload flags once they are parsed.
@@ -166,6 +176,17 @@ func (o *reproOptions) complete(g *Globals) ([]reproCase, error) {
 		return nil, err
 	}
 	o.HandlerFailAt = o.FailAt
+	if o.membersBound && o.Members < 1 {
+		return nil, exitcode.Usagef("--members must be >= 1")
+	}
+	o.RebalanceAt = nil
+	for _, a := range o.rebalanceAt {
+		st, err := repro.ParseRebalanceStep(a)
+		if err != nil {
+			return nil, exitcode.Usagef("%v", err)
+		}
+		o.RebalanceAt = append(o.RebalanceAt, st)
+	}
 	var commits []repro.CommitMode
 	switch c := strings.ToLower(o.Commit); c {
 	case "all":

@@ -128,6 +128,7 @@ func TestEveryJSONDocumentMatchesItsSchema(t *testing.T) {
 		{"simulate --policy all --commit all", context.Background(), []string{"simulate", "--policy", "all", "--commit", "all"}, false},
 		{"simulate --sweep", context.Background(), []string{"simulate", "--sweep", "max-poll-interval=10m,20m"}, false},
 		{"simulate --advise", context.Background(), []string{"simulate", "--advise"}, false},
+		{"simulate --members", context.Background(), []string{"simulate", "--members", "2", "--spread", "0:100,1:100", "--rebalance-at", "5m:join", "--rebalance-at", "8m:leave=1"}, false},
 		{"repro on the embedded broker", context.Background(), []string{"repro", "--time-scale", "0.002"}, false},
 		{"repro produce", context.Background(), []string{"repro", "produce", "--brokers", b.Addr(), "--topic", "schema-t", "--partitions", "2", "--records", "5"}, false},
 		{"repro consume", context.Background(), []string{"repro", "consume", "--brokers", b.Addr(), "--topic", "schema-t", "--partitions", "2", "--group", "schema-g", "--until-quiescent", "--time-scale", "0.001", "--fetch-wait-max", "10ms"}, false},

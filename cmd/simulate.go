@@ -45,14 +45,22 @@ and your client version (--policy). It exits 3 when the model loses records.
 are listed with ";" (spread=1x10;4x10). --advise searches the safe range of max.poll.interval,
 batch size and concurrency at your other settings, and which versions remove the loss.
 
-What the model leaves out (fetch latency, fetch sizes in bytes, rebalances, broker errors)
-is listed in BENCHMARKS.md under "live and simulated".
+--members N runs N consumers in one group, each its own engine on the shared simulated
+group (roundrobin and eager rebalances for --group-protocol classic, a sticky cooperative
+assignment for consumer); --rebalance-at 5m:join or 8m:leave changes the membership during
+the run. A record delivered by any member counts; deliveries by several are duplicates.
+Every run, one member or more, models librdkafka leaving the group when a batch keeps the
+client from polling for twice --max-poll-interval (the JS client's setting, doubled).
+
+What the model leaves out (fetch latency, fetch sizes in bytes, broker errors, session
+timeouts) is listed in BENCHMARKS.md under "live and simulated".
 
 ` + exitHelp(exitCodes{exitcode.OK, "no records lost (a finished sweep exits 0)"}, exitCodes{exitcode.Usage, ""},
 			exitCodes{exitcode.Lost, "the model loses records at these settings (also --advise)"},
 			exitCodes{exitcode.Stranded, ""}, exitCodes{exitcode.Interrupted, "a sweep prints the rows finished"}),
 		Example: `  kstranded simulate
   kstranded simulate --policy v1.10.1 --spread 0:100,1:40 --concurrency 1 --batch-size -1
+  kstranded simulate --members 2 --rebalance-at 8m:leave --group-protocol consumer
   kstranded simulate --policy all --sweep max-poll-interval=10m..60m/1m --svg sweep.svg
   kstranded simulate --policy v1.10.1 --spread 12x10 --concurrency 2 --advise`,
 		Args: cobra.NoArgs,
@@ -68,6 +76,7 @@ is listed in BENCHMARKS.md under "live and simulated".
 	}
 	bindScenarioFlags(c.Flags(), &o.reproOptions)
 	bindWorkloadFlags(c.Flags(), &o.wl)
+	bindMemberFlags(c.Flags(), &o.reproOptions)
 	c.Flags().StringVar(&o.Group, "group", "", "consumer group name shown in the output (nothing is created)")
 	c.Flags().IntVar(&o.MaxRestarts, "max-restarts", o.MaxRestarts, "--commit ledger: phase 3 restarts the consumer while records stay stranded, at most this often")
 	c.Flags().StringVar(&o.Sweep, "sweep", "", "FLAG=VALUES: run one setting over values (sweepable: "+fmt.Sprint(simulate.Sweepable())+")")

@@ -27,6 +27,9 @@ func TestSimulateRejectsBadInputNamingTheFlag(t *testing.T) {
 		{"a sweep of more than 100000 points", []string{"simulate", "--sweep", "batch-size=1..100001"}, []string{"--sweep"}},
 		{"a time scale", []string{"simulate", "--time-scale", "0.1"}, []string{"--time-scale"}},
 		{"svg without sweep", []string{"simulate", "--svg", "x.svg"}, []string{"--svg"}},
+		{"no members", []string{"simulate", "--members", "0"}, []string{"--members"}},
+		{"a malformed rebalance step", []string{"simulate", "--rebalance-at", "5m:jump"}, []string{"--rebalance-at"}},
+		{"the last member leaving", []string{"simulate", "--rebalance-at", "8m:leave"}, []string{"--rebalance-at", "last member"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errs := runCmd(t, "", c.args...)
@@ -97,5 +100,40 @@ func TestACancelledSweepPrintsTheRowsFinishedAndExits130(t *testing.T) {
 	}
 	if !strings.Contains(out, "INTERRUPTED") {
 		t.Fatalf("no partial table:\n%s", out)
+	}
+}
+
+func TestSimulateWithMembersSaysWhatEachMemberDelivered(t *testing.T) {
+	args := []string{"simulate", "--members", "2", "--spread", "0:100,1:100", "--rebalance-at", "8m:leave"}
+	code, out, errs := runCmd(t, "", args...)
+	if code != exitcode.OK {
+		t.Fatalf("exit %d, want 0\n%s%s", code, out, errs)
+	}
+	if want := "members: m1 delivered 160 · m2 delivered 42, left at 640.0s"; !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+	code, out, errs = runCmd(t, "", append(args, "--group-protocol", "consumer", "-o", "json")...)
+	if code != exitcode.Lost {
+		t.Fatalf("consumer protocol: exit %d, want 3\n%s", code, errs)
+	}
+	var doc struct {
+		Runs []struct {
+			Settings map[string]string `json:"settings"`
+			Members  []struct {
+				Name      string   `json:"name"`
+				Delivered int      `json:"delivered"`
+				LeftMs    *float64 `json:"left_ms"`
+			} `json:"members"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	r := doc.Runs[0]
+	if len(r.Members) != 2 || r.Members[0].Delivered != 164 || r.Members[1].Delivered != 0 || r.Members[1].LeftMs == nil {
+		t.Errorf("members %+v", r.Members)
+	}
+	if r.Settings["members"] != "2" || r.Settings["rebalance_at"] != "8m0s:leave" || r.Settings["group_protocol"] != "consumer" {
+		t.Errorf("settings %v", r.Settings)
 	}
 }

@@ -30,29 +30,45 @@ type Repro struct {
 
 // ReproRun is one run.
 type ReproRun struct {
-	RunID       string            `json:"run_id"`
-	Topic       string            `json:"topic"`
-	Group       string            `json:"group"`
-	Brokers     string            `json:"brokers"`
-	Embedded    bool              `json:"embedded_broker"`
-	Simulated   bool              `json:"simulated"`
-	Workload    ReproWorkload     `json:"workload"`
-	Policy      string            `json:"policy"`
-	Handler     string            `json:"handler"`
-	Commit      string            `json:"commit"`
-	Settings    map[string]string `json:"settings"`
-	Produced    ReproProduced     `json:"produced"`
-	Phases      []ReproPhase      `json:"phases"`
-	Partitions  []ReproPartition  `json:"partitions"`
-	Verdict     verdict.Verdict   `json:"verdict"`
-	Lost        int               `json:"lost"`
-	LossAtMs    *float64          `json:"loss_at_ms,omitempty"`
-	Restarts    int               `json:"restarts"`
-	ElapsedMs   float64           `json:"elapsed_ms"`
-	Interrupted bool              `json:"interrupted"`
-	Complete    bool              `json:"complete"`
-	Error       string            `json:"error,omitempty"` // what cut the run short
-	Warnings    []string          `json:"warnings,omitempty"`
+	RunID      string            `json:"run_id"`
+	Topic      string            `json:"topic"`
+	Group      string            `json:"group"`
+	Brokers    string            `json:"brokers"`
+	Embedded   bool              `json:"embedded_broker"`
+	Simulated  bool              `json:"simulated"`
+	Workload   ReproWorkload     `json:"workload"`
+	Policy     string            `json:"policy"`
+	Handler    string            `json:"handler"`
+	Commit     string            `json:"commit"`
+	Settings   map[string]string `json:"settings"`
+	Produced   ReproProduced     `json:"produced"`
+	Phases     []ReproPhase      `json:"phases"`
+	Partitions []ReproPartition  `json:"partitions"`
+	Verdict    verdict.Verdict   `json:"verdict"`
+	Lost       int               `json:"lost"`
+	LossAtMs   *float64          `json:"loss_at_ms,omitempty"`
+	Restarts   int               `json:"restarts"`
+	// Members are the group's consumers (--members, --rebalance-at); absent for one
+	// consumer that stays.
+	Members     []ReproMember `json:"members,omitempty"`
+	ElapsedMs   float64       `json:"elapsed_ms"`
+	Interrupted bool          `json:"interrupted"`
+	Complete    bool          `json:"complete"`
+	Error       string        `json:"error,omitempty"` // what cut the run short
+	Warnings    []string      `json:"warnings,omitempty"`
+}
+
+// ReproMember is one consumer of the group: how many distinct records it handed to its
+// handler (the partitions' delivered counts are over every member, and a record
+// delivered by two members counts as a duplicate there).
+type ReproMember struct {
+	Name      string   `json:"name"`
+	Delivered int      `json:"delivered"`
+	JoinedMs  float64  `json:"joined_ms"`
+	LeftMs    *float64 `json:"left_ms,omitempty"` // --rebalance-at leave; absent: it stayed to the end
+	// MaxPollLeaves counts how often librdkafka left the group for it on
+	// max.poll.interval.ms (its assignment lost, rejoined at its next poll).
+	MaxPollLeaves int `json:"max_poll_leaves"`
 }
 
 // ReproWorkload is the workload spec and what each partition received.
@@ -140,6 +156,13 @@ func NewRepro(results []*repro.Result) Repro {
 		if r.LossAt > 0 {
 			run.LossAtMs = ptr(ms(r.LossAt))
 		}
+		for _, m := range r.Members {
+			rm := ReproMember{Name: m.Name, Delivered: m.Delivered, JoinedMs: ms(m.Joined), MaxPollLeaves: m.Lost}
+			if m.Left > 0 {
+				rm.LeftMs = ptr(ms(m.Left))
+			}
+			run.Members = append(run.Members, rm)
+		}
 		for _, ph := range r.Phases {
 			p := ReproPhase{Phase: ph.N, ElapsedMs: ms(ph.Elapsed), Partitions: []ReproPhasePartition{}}
 			for _, pp := range ph.Partitions {
@@ -208,6 +231,9 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 		if err := render.WriteGrid(w, runGrid(r, pretty), pretty); err != nil {
 			return err
 		}
+		if len(r.Members) > 0 {
+			fmt.Fprintln(nw, st.Dim.Render(membersLine(r.Members)))
+		}
 		for _, wn := range r.Warnings {
 			fmt.Fprintln(nw, st.Warn.Render("warning: ")+wn)
 		}
@@ -215,8 +241,25 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 	return nil
 }
 
-// runLabel names a run in its verdict line: the policy, and the handler when it is not
-// the seed's eachBatch.
+// membersLine says what each member of the group delivered, and when it joined or left.
+func membersLine(ms []ReproMember) string {
+	parts := make([]string, len(ms))
+	for i, m := range ms {
+		p := fmt.Sprintf("%s delivered %d", m.Name, m.Delivered)
+		if m.JoinedMs > 0 {
+			p += fmt.Sprintf(", joined at %.1fs", m.JoinedMs/1000)
+		}
+		if m.LeftMs != nil {
+			p += fmt.Sprintf(", left at %.1fs", *m.LeftMs/1000)
+		}
+		if m.MaxPollLeaves > 0 {
+			p += fmt.Sprintf(", dropped %dx on max.poll.interval", m.MaxPollLeaves)
+		}
+		parts[i] = p
+	}
+	return "members: " + strings.Join(parts, " · ")
+}
+
 // runLabel names a run in its summary line: the policy, the handler when it is not
 // eachBatch, and the commit mode when it is not the client's auto-commit (so each line
 // of --policy all --commit all says which run it is).
