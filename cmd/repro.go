@@ -42,8 +42,8 @@ type reproOptions struct {
 	membersBound bool     // the command has --members
 }
 
-// bindMemberFlags binds --members and --rebalance-at (simulate; repro once the live
-// run routes them).
+// bindMemberFlags binds --members and --rebalance-at (simulate and repro; live runs
+// take leaves only).
 func bindMemberFlags(f *pflag.FlagSet, o *reproOptions) {
 	o.membersBound = true
 	f.IntVar(&o.Members, "members", 1, "consumers in the group, each its own engine and client; partitions spread by the assignor of --group-protocol (classic: roundrobin, eager; consumer: sticky, cooperative)")
@@ -111,12 +111,18 @@ OK. Durations are scaled by --time-scale (default 0.01: the run takes seconds).
 Without --brokers an embedded broker (kfake) runs in process. With --brokers, a topic and a
 group of the run's own are used, and the topic is deleted afterwards unless --keep.
 
+--members N runs N consumers in the group, each its own librdkafka client and engine;
+every rebalance goes through the engine's #rebalanceCallback as in the JS client.
+--rebalance-at TIME:leave (times unscaled, like the other durations) makes a member leave
+mid-run; joins are simulated only (kstranded simulate).
+
 ` + exitHelp(exitCodes{exitcode.OK, ""}, exitCodes{exitcode.Error, ""}, exitCodes{exitcode.Usage, ""},
 			exitCodes{exitcode.Lost, ""}, exitCodes{exitcode.Stranded, ""}, exitCodes{exitcode.Interrupted, ""}),
 		Example: `  kstranded repro
   kstranded repro --policy all
   kstranded repro --policy v1.10.1 --spread 0:100,1:40 --concurrency 1 --batch-size -1
   kstranded repro --policy v1.10.1 --time-scale 1
+  kstranded repro --members 2 --spread 0:100,1:100 --rebalance-at 8m:leave
   kstranded repro --brokers localhost:9092 --config client.properties --keep --trace t.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -130,6 +136,7 @@ group of the run's own are used, and the topic is deleted afterwards unless --ke
 	}
 	bindScenarioFlags(c.Flags(), o)
 	bindWorkloadFlags(c.Flags(), &o.wl)
+	bindMemberFlags(c.Flags(), o)
 	c.Flags().StringVar(&o.Group, "group", "", "consumer group (default: a new group per run)")
 	c.Flags().BoolVar(&o.Keep, "keep", false, "keep the run's topic on --brokers (for inspect and rewind)")
 	c.Flags().StringVar(&o.SVGFile, "svg", "", "draw the run as SVG into FILE, as trace parse --svg draws its trace (several runs: FILE-POLICY-HANDLER-COMMIT.svg each)")

@@ -118,6 +118,8 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 	if err != nil {
 		return nil, err
 	}
+	// Rebalances from here on go through the engine's #rebalanceCallback, as in repro.
+	src.onRebalance = eng.RebalanceCallback
 	fetched := map[int32]*kpart.RangeSet{}
 	prev := eng.OnFetch
 	eng.OnFetch = func(recs []eachbatch.Record) {
@@ -141,7 +143,8 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 	var runErr error
 	committed := map[kpart.TopicPartition]int64{}
 	if untilQuiescent {
-		committed, runErr = o.settle(ctx, lp, eng, src, nil, eng.Stored)
+		members := []*consumer{{src: src, eng: eng}}
+		committed, runErr = o.settle(ctx, lp, func() []*consumer { return members }, nil, eng.Stored)
 		res.Quiescent = runErr == nil
 	} else {
 		runErr = lp.Run(ctx, func() bool { return src.fatal != nil })

@@ -6,10 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"time"
 
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/embedded"
 	"github.com/kstranded/kstranded/internal/kafkaconf"
@@ -99,6 +102,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res.Topic, res.Group, res.Brokers = topic, group, cfg.Brokers
 
+	if o.members() > 1 || len(o.RebalanceAt) > 0 {
+		for _, st := range o.RebalanceAt {
+			if st.Join {
+				return nil, fmt.Errorf("--rebalance-at %s: joins are simulated only (kstranded simulate); live runs take leaves", st)
+			}
+		}
+	}
 	r := &run{o: o, ctx: ctx, cfg: cfg, topic: topic, group: group, res: res, start: start, lp: loop.NewReal(), kfake: kfake,
 		records: map[int32][]int64{}, highs: map[int32]int64{}, delivered: map[kpart.TopicPartition]map[int64]int{}}
 	r.emit(traceevent.Event{Ev: traceevent.Run, Schema: traceevent.Schema, Topic: topic, Group: group,
@@ -147,12 +157,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	for _, p := range parts {
 		r.records[p] = append(r.records[p], offs[p])
 		r.highs[p] = highs[p]
-		r.c.src.expect[kpart.TopicPartition{Topic: topic, Partition: p}] = highs[p]
+		for _, c := range r.cs {
+			c.src.expect[kpart.TopicPartition{Topic: topic, Partition: p}] = highs[p]
+		}
 		r.emit(traceevent.Event{Ev: traceevent.Produce, Phase: 2, Topic: topic, Partition: traceevent.P(p), N: 1,
 			First: traceevent.P(offs[p]), Last: traceevent.P(offs[p]), High: traceevent.P(highs[p])})
 	}
-	eng := r.c.eng
-	if err := r.phase(2, phase2Delivered(eng.Delivered, topic, offs)); err != nil {
+	if err := r.phase(2, phase2Delivered(r.allDelivered, topic, offs)); err != nil {
 		return r.finish(err)
 	}
 	if o.Commit == CommitLedger {
@@ -176,7 +187,9 @@ type run struct {
 	res       *Result
 	start     time.Time
 	lp        *loop.Loop
-	c         *consumer
+	c         *consumer   // the first member (progress)
+	cs        []*consumer // every member of the current instance, in start order
+	steps     int         // --rebalance-at steps not yet done
 	records   map[int32][]int64
 	highs     map[int32]int64
 	delivered map[kpart.TopicPartition]map[int64]int // over every consumer instance
@@ -186,9 +199,12 @@ type run struct {
 
 // consumer is one consumer instance: librdkafka client, model engine, ledger.
 type consumer struct {
-	src *rdSource
-	eng *eachbatch.Engine
-	ft  *frontierTracker
+	src    *rdSource
+	eng    *eachbatch.Engine
+	ft     *frontierTracker
+	joined time.Duration
+	left   time.Duration
+	gone   bool // left on --rebalance-at
 }
 
 func (r *run) now() (time.Time, float64) {
@@ -202,28 +218,102 @@ func (r *run) emit(ev traceevent.Event) {
 	r.trace(ev)
 }
 
-// startConsumer starts a consumer instance in the run's group.
+// startConsumer starts a consumer instance in the run's group: --members consumers,
+// each its own librdkafka client and engine. They subscribe first and are polled in
+// turn until every one holds partitions (an eager rebalance waits for every member to
+// rejoin, so none may be left unpolled), then their engines start; from then on every
+// rebalance goes through the engine's #rebalanceCallback.
 func (r *run) startConsumer() error {
 	o := r.o
-	src, err := newRDSource(r.cfg, consumerProps(o, r.group, r.kfake), r.topic, r.trace, r.now)
-	if err != nil {
+	r.cs = nil
+	for i := 0; i < o.members(); i++ {
+		src, err := newRDSource(r.cfg, consumerProps(o, r.group, r.kfake), r.topic, r.trace, r.now)
+		if err != nil {
+			return err
+		}
+		if o.grouped() {
+			src.member = fmt.Sprintf("m%d", i+1)
+		}
+		r.cs = append(r.cs, &consumer{src: src})
+	}
+	r.c = r.cs[0]
+	if len(r.cs) == 1 {
+		if err := r.c.src.waitAssigned(r.ctx, r.cfg.Brokers, o.Timeout); err != nil {
+			return err
+		}
+	} else if err := r.waitAllAssigned(); err != nil {
 		return err
 	}
-	r.c = &consumer{src: src}
-	if err := src.waitAssigned(r.ctx, r.cfg.Brokers, o.Timeout); err != nil {
-		return err
+	for _, c := range r.cs {
+		if err := r.startEngine(c); err != nil {
+			return err
+		}
 	}
+	if r.restarted == 0 {
+		for _, st := range o.rebalanceSteps() {
+			r.steps++
+			r.lp.After(o.scale(st.At), func() { r.step(st) })
+		}
+	}
+	return nil
+}
+
+// waitAllAssigned polls every member until each holds partitions.
+func (r *run) waitAllAssigned() error {
+	deadline := time.Now().Add(r.o.Timeout)
+	for {
+		all := true
+		for _, c := range r.cs {
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
+			switch e := c.src.c.Poll(20).(type) {
+			case kafka.Error:
+				if e.IsFatal() {
+					return fmt.Errorf("consumer: %w", e)
+				}
+			case *kafka.Message:
+				// A member assigned first fetches while the others wait for theirs; it is
+				// polled on (an eager rebalance needs it), and the record is fetched
+				// again once its engine runs: seek back to it.
+				tp := kpart.TopicPartition{Topic: *e.TopicPartition.Topic, Partition: e.TopicPartition.Partition}
+				epoch := int32(-1)
+				if e.TopicPartition.LeaderEpoch != nil {
+					epoch = *e.TopicPartition.LeaderEpoch
+				}
+				if err := c.src.Seek(tp, int64(e.TopicPartition.Offset), epoch); err != nil {
+					return fmt.Errorf("consumer returned a record before its engine started and could not seek back to it: %v: %w", e.TopicPartition, err)
+				}
+			}
+			all = all && len(c.src.assignment) > 0
+		}
+		if all {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no partition assignment for all %d members from brokers %s within --timeout %s", len(r.cs), r.cfg.Brokers, r.o.Timeout)
+		}
+	}
+}
+
+// startEngine starts a member's engine and ledger on its assigned client.
+func (r *run) startEngine(c *consumer) error {
+	o := r.o
+	src := c.src
 	for p, h := range r.highs {
 		src.expect[kpart.TopicPartition{Topic: r.topic, Partition: p}] = h
 	}
-	s := o.EngineSettings()
-	eng, err := eachbatch.New(r.lp, src, s, r.trace)
+	trace := r.trace
+	if src.member != "" {
+		trace = func(ev traceevent.Event) { ev.Member = src.member; r.trace(ev) }
+	}
+	eng, err := eachbatch.New(r.lp, src, o.EngineSettings(), trace)
 	if err != nil {
 		return err
 	}
-	r.c.eng = eng
+	c.eng = eng
 	interval := max(o.scale(o.AutoCommitInterval), time.Millisecond)
-	ft := newFrontierTracker(r.lp, o.Commit == CommitLedger, src, interval, r.trace)
+	ft := newFrontierTracker(r.lp, o.Commit == CommitLedger, src, interval, trace)
 	ft.maxInFlight, ft.maxBytes = o.MaxInFlight, o.MaxInFlightBytes
 	start := map[kpart.TopicPartition]int64{}
 	if c, err := src.committed(o.Timeout); err == nil {
@@ -246,47 +336,127 @@ func (r *run) startConsumer() error {
 	}
 	src.onAssign = func(tps []kpart.TopicPartition) { ft.assign(tps, nil) }
 	src.onRevoke = ft.revoked
-	r.c.ft = ft
+	src.onRebalance = eng.RebalanceCallback
+	c.ft = ft
+	c.joined = 0 // started with the run (live runs take no joins)
 	r.lp.Post(eng.Start)
 	return nil
+}
+
+// step runs one --rebalance-at step live. Only leaves are supported live (Run refuses
+// joins): the member's engine stops (batches in flight finish), its ledger commits its
+// completed frontier (ledger mode), and its client closes (close() revokes, librdkafka
+// commits what was stored, and leaves the group).
+func (r *run) step(st RebalanceStep) {
+	defer func() { r.steps-- }()
+	var c *consumer
+	if st.Member > 0 && st.Member <= len(r.cs) {
+		c = r.cs[st.Member-1]
+	}
+	if st.Member == 0 {
+		for i := len(r.cs) - 1; i >= 0 && c == nil; i-- {
+			if !r.cs[i].gone {
+				c = r.cs[i]
+			}
+		}
+	}
+	if c == nil || c.gone || st.Join {
+		r.res.Warnings = append(r.res.Warnings, fmt.Sprintf("--rebalance-at %s: not done (no such member in the group)", st))
+		return
+	}
+	c.gone = true
+	drain(r.lp, c.eng, r.o.Grace)
+	c.eng.FlushTrace()
+	c.ft.shutdown()
+	if err := c.src.close(r.o.Timeout); err != nil {
+		c.src.errs = append(c.src.errs, err)
+	}
+	c.left = r.lp.Elapsed()
+}
+
+// active are the members still in the group.
+func (r *run) active() []*consumer {
+	var out []*consumer
+	for _, c := range r.cs {
+		if !c.gone {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // stopConsumer stops admitting, lets batches in flight finish within the grace period
 // while the consumer keeps its assignment, commits only the completed owned frontier
 // (ledger mode; librdkafka commits what is stored on close in auto mode), and closes.
 func (r *run) stopConsumer() {
-	c := r.c
-	if c == nil {
+	cs := r.cs
+	if len(cs) == 0 {
 		return
 	}
-	r.c = nil
+	r.c, r.cs = nil, nil
 	grace, closeBound := r.o.Grace, r.o.Timeout
 	if r.res.unreachable {
 		// Nothing can be committed or read back: no grace for batches in flight, and a
 		// close bounded so that the run ends within --timeout of the broker's death.
 		grace, closeBound = 0, min(closeBound, closeUnreachable)
 	}
-	if c.eng != nil {
-		drain(r.lp, c.eng, grace)
-		c.eng.FlushTrace()
-		for tp, d := range c.eng.Delivered() {
-			m := r.delivered[tp]
-			if m == nil {
-				m = map[int64]int{}
-				r.delivered[tp] = m
+	var running []*consumer
+	for _, c := range cs {
+		if c.eng != nil && !c.gone {
+			c.eng.Stop()
+			running = append(running, c)
+		}
+	}
+	if len(running) > 0 {
+		expired := false
+		t := r.lp.After(grace, func() { expired = true })
+		_ = r.lp.Run(context.Background(), func() bool {
+			for _, c := range running {
+				if !c.eng.Stopped() {
+					return expired
+				}
 			}
-			for off, n := range d {
-				m[off] += n
+			return true
+		})
+		t.Stop()
+	}
+	for _, c := range cs {
+		if c.eng != nil {
+			c.eng.FlushTrace()
+			for tp, d := range c.eng.Delivered() {
+				m := r.delivered[tp]
+				if m == nil {
+					m = map[int64]int{}
+					r.delivered[tp] = m
+				}
+				for off, n := range d {
+					m[off] += n
+				}
 			}
 		}
-		if !r.res.unreachable {
+		if c.gone {
+			r.warn(c)
+			continue
+		}
+		if c.eng != nil && !r.res.unreachable {
 			c.ft.shutdown()
 		}
+		if err := c.src.close(closeBound); err != nil {
+			c.src.errs = append(c.src.errs, err)
+		}
+		r.warn(c)
 	}
-	if err := c.src.close(closeBound); err != nil {
-		c.src.errs = append(c.src.errs, err)
+	if r.o.grouped() {
+		for i, c := range cs {
+			m := MemberResult{Name: fmt.Sprintf("m%d", i+1), Joined: c.joined, Left: c.left}
+			if c.eng != nil {
+				for _, d := range c.eng.Delivered() {
+					m.Delivered += len(d)
+				}
+			}
+			r.res.Members = append(r.res.Members, m)
+		}
 	}
-	r.warn(c)
 }
 
 // warn turns what went wrong inside a consumer instance (client errors the JS client
@@ -350,8 +520,10 @@ func (r *run) allDelivered() map[kpart.TopicPartition]map[int64]int {
 		}
 	}
 	add(r.delivered)
-	if r.c != nil && r.c.eng != nil {
-		add(r.c.eng.Delivered())
+	for _, c := range r.cs {
+		if c.eng != nil {
+			add(c.eng.Delivered())
+		}
 	}
 	return out
 }
@@ -366,8 +538,8 @@ func (r *run) restarts() error {
 		if err := r.phase(3, nil); err != nil {
 			return err
 		}
-		if r.c.ft.pending() == 0 || r.restarted >= r.o.MaxRestarts {
-			if n := r.c.ft.pending(); n > 0 {
+		if r.pending() == 0 || r.restarted >= r.o.MaxRestarts {
+			if n := r.pending(); n > 0 {
 				r.res.Warnings = append(r.res.Warnings, fmt.Sprintf("%d records still stranded after %d restarts (--max-restarts)", n, r.restarted))
 			}
 			r.res.Restarts = r.restarted
@@ -384,9 +556,16 @@ func (r *run) finish(runErr error) (*Result, error) {
 		r.res.unreachable = true
 	}
 	var current map[kpart.TopicPartition]int64
-	if r.c != nil && r.c.src != nil && !r.res.unreachable {
+	if !r.res.unreachable {
 		// Interrupted or failed mid-phase: what is committed now, if it can be read.
-		current, _ = r.c.src.committed(min(r.o.Timeout, 5*time.Second))
+		for _, c := range r.active() {
+			if got, err := c.src.committed(min(r.o.Timeout, 5*time.Second)); err == nil {
+				if current == nil {
+					current = map[kpart.TopicPartition]int64{}
+				}
+				maps.Copy(current, got)
+			}
+		}
 	}
 	r.stopConsumer()
 	r.res.Elapsed = time.Since(r.start)
@@ -408,36 +587,60 @@ func (r *run) finish(runErr error) (*Result, error) {
 // equal what the commit mode commits (the stored offsets with auto-commit, the ledger's
 // frontier with --commit ledger), then records the phase.
 func (r *run) phase(n int, extra func() bool) error {
-	c := r.c
-	target := c.eng.Stored
-	if r.o.Commit == CommitLedger {
-		target = func() map[kpart.TopicPartition]int64 {
-			out := map[kpart.TopicPartition]int64{}
-			for tp, f := range c.ft.frontiers() {
-				if f > 0 {
-					out[tp] = f
+	cs := r.active()
+	target := func() map[kpart.TopicPartition]int64 {
+		out := map[kpart.TopicPartition]int64{}
+		for _, c := range r.active() {
+			if r.o.Commit == CommitLedger {
+				for tp, f := range c.ft.frontiers() {
+					if f > 0 && slices.Contains(c.src.assignment, tp) {
+						out[tp] = f
+					}
+				}
+				continue
+			}
+			for tp, o := range c.eng.Stored() {
+				if slices.Contains(c.src.assignment, tp) {
+					out[tp] = o
 				}
 			}
-			return out
 		}
+		return out
 	}
-	committed, err := r.o.settle(r.ctx, r.lp, c.eng, c.src, extra, target)
+	if r.steps > 0 {
+		// --rebalance-at steps still to come: the phase covers them.
+		inner := extra
+		extra = func() bool { return r.steps == 0 && (inner == nil || inner()) }
+	}
+	committed, err := r.o.settle(r.ctx, r.lp, r.active, extra, target)
 	if err != nil {
 		if errors.Is(err, ErrPhaseTimeout) {
 			return fmt.Errorf("phase %d: %w", n, err)
 		}
 		return err
 	}
-	ph := newPhase(n, time.Since(r.start), committed, r.allDelivered(), c.ft.frontiers(), r.records, r.highs)
+	frontiers := map[kpart.TopicPartition]int64{}
+	for _, c := range cs {
+		maps.Copy(frontiers, c.ft.frontiers())
+	}
+	ph := newPhase(n, time.Since(r.start), committed, r.allDelivered(), frontiers, r.records, r.highs)
 	r.res.Phases = append(r.res.Phases, ph)
 	r.emit(ph.event())
 	return nil
 }
 
+func (r *run) pending() int {
+	n := 0
+	for _, c := range r.active() {
+		n += c.ft.pending()
+	}
+	return n
+}
+
 // settle runs the loop until the engine is quiescent (and extra holds) and the group's
 // committed offsets equal target(), then returns the committed offsets. There is no
 // idle timer: the check runs at the auto-commit interval and ends as soon as it holds.
-func (o Options) settle(ctx context.Context, lp *loop.Loop, eng *eachbatch.Engine, src *rdSource, extra func() bool,
+func (o Options) settle(ctx context.Context, lp *loop.Loop, members func() []*consumer, extra func() bool,
 	target func() map[kpart.TopicPartition]int64) (map[kpart.TopicPartition]int64, error) {
 	settled, timedOut := false, false
 	var unreachable error
@@ -448,16 +651,28 @@ func (o Options) settle(ctx context.Context, lp *loop.Loop, eng *eachbatch.Engin
 		if settled || unreachable != nil {
 			return
 		}
-		if unreachable = src.unreachable(o.unreachableAfter(), o.probeTimeout()); unreachable != nil {
-			return
+		quiet := true
+		for _, m := range members() {
+			if unreachable = m.src.unreachable(o.unreachableAfter(), o.probeTimeout()); unreachable != nil {
+				return
+			}
+			if unreachable = m.src.orphaned(o.unreachableAfter()); unreachable != nil {
+				return
+			}
+			quiet = quiet && m.eng.Quiescent()
 		}
-		if unreachable = src.orphaned(o.unreachableAfter()); unreachable != nil {
-			return
-		}
-		if eng.Quiescent() && (extra == nil || extra()) {
-			c, err := src.committed(o.probeTimeout())
-			if err == nil && storedCommitted(target(), c) {
-				settled, committed = true, c
+		if quiet && (extra == nil || extra()) {
+			all := map[kpart.TopicPartition]int64{}
+			var err error
+			for _, m := range members() {
+				var c map[kpart.TopicPartition]int64
+				if c, err = m.src.committed(o.probeTimeout()); err != nil {
+					break
+				}
+				maps.Copy(all, c)
+			}
+			if err == nil && storedCommitted(target(), all) {
+				settled, committed = true, all
 				return
 			}
 		}
@@ -472,11 +687,19 @@ func (o Options) settle(ctx context.Context, lp *loop.Loop, eng *eachbatch.Engin
 	}
 	deadline := lp.After(limit, func() { timedOut = true })
 	defer deadline.Stop()
-	if err := lp.Run(ctx, func() bool { return settled || timedOut || unreachable != nil || src.fatal != nil }); err != nil {
+	fatal := func() error {
+		for _, m := range members() {
+			if m.src.fatal != nil {
+				return m.src.fatal
+			}
+		}
+		return nil
+	}
+	if err := lp.Run(ctx, func() bool { return settled || timedOut || unreachable != nil || fatal() != nil }); err != nil {
 		return nil, err
 	}
-	if src.fatal != nil {
-		return nil, fmt.Errorf("consumer: %w", src.fatal)
+	if err := fatal(); err != nil {
+		return nil, fmt.Errorf("consumer: %w", err)
 	}
 	if unreachable != nil {
 		return nil, unreachable

@@ -184,7 +184,7 @@ func (s *simRun) join() error {
 			trace = func(ev traceevent.Event) { ev.Member = name; s.trace(ev) }
 		}
 	}
-	c := s.g.NewMember(name, s.autoCommit, s.trace)
+	c := s.g.NewMember(name, s.autoCommit, trace)
 	// A consume call returns runs of about fetch.message.max.bytes per partition in turn
 	// (simkafka.Client.Chunk documents the assumption); --max-bytes is the property
 	// librdkafka gets (it wins over --max-bytes-per-partition, as in kafkajs-compat).

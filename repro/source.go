@@ -47,6 +47,14 @@ type rdSource struct {
 	// Poll, on the loop goroutine.
 	onAssign func(tps []kpart.TopicPartition)
 	onRevoke func(tps []kpart.TopicPartition, lost bool)
+	// onRebalance, once the engine runs, is its #rebalanceCallback: the engine assigns
+	// at once and unassigns as a pending operation, through GroupAssign and
+	// GroupUnassign. Before (waiting for the first assignment) and after (close) the
+	// source assigns and unassigns itself: no engine, nothing cached.
+	onRebalance func(eachbatch.Rebalance)
+	// member names the consumer in traces when the group has several (empty: one).
+	member      string
+	groupCalled bool // the engine called GroupAssign or GroupUnassign in this callback
 }
 
 // consumerProps are the librdkafka settings the run owns, from the seed's consumer.
@@ -96,6 +104,11 @@ func consumerProps(o Options, group string, kfake bool) map[string]string {
 		"fetch.message.max.bytes": fmt.Sprint(o.MaxBytes),
 		"fetch.wait.max.ms":       fmt.Sprint(max(1, fetchWait.Milliseconds())),
 		"max.poll.interval.ms":    fmt.Sprint(rdPoll.Milliseconds()),
+		// The assignor the JS client sets when the application names none
+		// (#kafkaJSToConsumerConfig: roundrobin, as simkafka.Group deals partitions);
+		// librdkafka's own default is range,roundrobin, which would give one member
+		// the first half of the partitions.
+		"partition.assignment.strategy": "roundrobin",
 	}
 	// Under KIP-848 the broker owns the session timeout, heartbeat interval and
 	// assignor: librdkafka refuses the classic settings (kafkaconf.ClassicOnly).
@@ -122,10 +135,36 @@ func newRDSource(cfg kafkaconf.Config, props map[string]string, topic string, tr
 
 func (s *rdSource) emit(ev traceevent.Event) {
 	ev.Time, ev.AtMs = s.now()
+	if s.member != "" {
+		ev.Member = s.member
+	}
 	s.trace(ev)
 }
 
+func tpsOf(ps []kafka.TopicPartition) []kpart.TopicPartition {
+	out := make([]kpart.TopicPartition, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, kpart.TopicPartition{Topic: *p.Topic, Partition: p.Partition})
+	}
+	return out
+}
+
+// kafkaTPs are partitions to assign or unassign. The offset is OFFSET_INVALID: an
+// assignment then starts at the group's committed offset (the zero value, 0, would
+// start it at offset 0).
+func kafkaTPs(tps []kpart.TopicPartition) []kafka.TopicPartition {
+	out := make([]kafka.TopicPartition, 0, len(tps))
+	for _, tp := range tps {
+		tp := tp
+		out = append(out, kafka.TopicPartition{Topic: &tp.Topic, Partition: tp.Partition, Offset: kafka.OffsetInvalid})
+	}
+	return out
+}
+
 func (s *rdSource) rebalance(c *kafka.Consumer, ev kafka.Event) error {
+	if s.onRebalance != nil {
+		return s.rebalanceThroughEngine(c, ev)
+	}
 	switch e := ev.(type) {
 	case kafka.AssignedPartitions:
 		var err error
@@ -187,6 +226,110 @@ func (s *rdSource) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 		return err
 	}
 	return nil
+}
+
+// rebalanceThroughEngine hands a rebalance to the engine's #rebalanceCallback, as the
+// JS client's librdkafka rebalance callback does (lib/kafkajs/_consumer.js): an
+// assignment is applied at once (GroupAssign), a revocation is queued as a pending
+// #unassign that runs once the batches in flight have finished (GroupUnassign).
+//
+// librdkafka lets the application call unassign later: the group waits in
+// wait-unassign-call until it does. confluent-kafka-go (kafka/consumer.go,
+// handleRebalanceEvent, v2.11.1) however unassigns by itself after the callback unless
+// the callback called one of the *Assign/*Unassign methods. To defer the unassign as
+// the JS client does, the callback then makes the call of the other protocol with no
+// partitions (IncrementalAssign under EAGER, Assign under COOPERATIVE): it marks the
+// event handled, and librdkafka refuses it with __STATE before touching the assignment
+// (rd_kafka_cgrp_handle_assign_op, src/rdkafka_cgrp.c), logging one ASSIGN warning.
+func (s *rdSource) rebalanceThroughEngine(c *kafka.Consumer, ev kafka.Event) error {
+	var rb eachbatch.Rebalance
+	switch e := ev.(type) {
+	case kafka.AssignedPartitions:
+		rb = eachbatch.Rebalance{Assign: true, Partitions: tpsOf(e.Partitions)}
+		if s.onAssign != nil {
+			s.onAssign(rb.Partitions)
+		}
+		s.emit(traceevent.Event{Ev: traceevent.Assign, Topic: s.topic, N: len(e.Partitions), Partitions: partitionList(e.Partitions)})
+	case kafka.RevokedPartitions:
+		rb = eachbatch.Rebalance{Partitions: tpsOf(e.Partitions), Lost: c.AssignmentLost()}
+		if s.onRevoke != nil {
+			s.onRevoke(rb.Partitions, rb.Lost)
+		}
+		reason := "revoked"
+		if rb.Lost {
+			reason = "lost"
+		}
+		s.emit(traceevent.Event{Ev: traceevent.Revoke, Topic: s.topic, N: len(e.Partitions), Reason: reason, Partitions: partitionList(e.Partitions)})
+	default:
+		return nil
+	}
+	s.groupCalled = false
+	s.onRebalance(rb)
+	if !s.groupCalled {
+		if s.RebalanceProtocol() == eachbatch.Cooperative {
+			_ = c.Assign(nil)
+		} else {
+			_ = c.IncrementalAssign(nil)
+		}
+	}
+	return nil
+}
+
+// RebalanceProtocol implements eachbatch.GroupSource.
+func (s *rdSource) RebalanceProtocol() string {
+	if s.c.GetRebalanceProtocol() == "COOPERATIVE" {
+		return eachbatch.Cooperative
+	}
+	return eachbatch.Eager
+}
+
+// GroupAssign implements eachbatch.GroupSource: assign() or incrementalAssign();
+// librdkafka starts each partition at the group's committed offset.
+func (s *rdSource) GroupAssign(tps []kpart.TopicPartition, incremental bool) error {
+	s.groupCalled = true
+	var err error
+	if incremental {
+		err = s.c.IncrementalAssign(kafkaTPs(tps))
+	} else {
+		err = s.c.Assign(kafkaTPs(tps))
+		s.assignment = nil
+	}
+	for _, tp := range tps {
+		if !slices.Contains(s.assignment, tp) {
+			s.assignment = append(s.assignment, tp)
+		}
+		s.eof[tp] = -1
+	}
+	if len(tps) > 0 {
+		s.unassignedSince = time.Time{}
+	}
+	kpart.Sort(s.assignment)
+	return err
+}
+
+// GroupUnassign implements eachbatch.GroupSource: unassign() (every partition) or
+// incrementalUnassign(tps). With auto-commit, librdkafka commits the stored offsets of
+// what it removes, unless the assignment was lost.
+func (s *rdSource) GroupUnassign(tps []kpart.TopicPartition, incremental bool) error {
+	s.groupCalled = true
+	var err error
+	if incremental {
+		err = s.c.IncrementalUnassign(kafkaTPs(tps))
+	} else {
+		err = s.c.Unassign()
+		tps = s.Assignment()
+	}
+	kept := s.assignment[:0]
+	for _, tp := range s.assignment {
+		if !slices.Contains(tps, tp) {
+			kept = append(kept, tp)
+		}
+	}
+	s.assignment = kept
+	if len(kept) == 0 {
+		s.unassignedSince = time.Now()
+	}
+	return err
 }
 
 // waitAssigned polls until the group assigns partitions. Polling before the engine
@@ -503,7 +646,8 @@ func (s *rdSource) EndEvidence(tp kpart.TopicPartition) (int64, bool) {
 // what is stored), bounded by timeout: a consumer whose brokers stopped answering is
 // abandoned rather than waited for.
 func (s *rdSource) close(timeout time.Duration) error {
-	s.onAssign, s.onRevoke = nil, nil // Close serves a last revocation; nobody listens now
+	// Close serves a last revocation; nobody listens now, and the source unassigns it.
+	s.onAssign, s.onRevoke, s.onRebalance = nil, nil, nil
 	done := make(chan error, 1)
 	go func() { done <- s.c.Close() }()
 	select {
