@@ -42,12 +42,14 @@
 // unassign, and a new owner starting at the committed offset.
 //
 // What the model still does not cover:
-//   - rebalances in repro: `--members N` and `--rebalance-at` are not wired into
-//     `kstranded simulate` or `kstranded repro` yet (the engine and simkafka.Group
-//     have them, tested in rebalance_test.go); the live source (repro/source.go) assigns
-//     and unassigns in its own callback, without the engine's #unassign, so a live
-//     max.poll.interval leave does not clear the live engine's cache as the JS client
-//     would;
+//   - rebalances in live runs beyond leaves: `kstranded repro --members N` runs each
+//     member's engine on its own librdkafka client with every rebalance through
+//     RebalanceCallback (the unassign deferred as a pending operation), and
+//     `--rebalance-at TIME:leave`; joins mid-run are simulated only, and live runs with
+//     several members under the consumer protocol were not measured;
+//   - in the live source, the ledger of a partition assigned mid-run starts with no
+//     committed offset (the simulated run reads it), so the FRONTIER columns of a live
+//     run with rebalances can differ from the simulated ones (verdicts do not);
 //   - in the simulated group: the rebalance timeout (an eager rebalance waits for every
 //     member to unassign, however long), session timeouts, static membership, member
 //     order by member id (roundrobin deals partitions in join order here), a user

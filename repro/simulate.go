@@ -26,8 +26,11 @@ var simStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // What the simulation does not have, and a live run does: fetch latency and fetch
 // sizes bounded by bytes (the simulated client has prefetched everything; the engine's
 // adaptive fetch size still applies, and a consume call interleaves partitions in runs
-// of --max-bytes / 100-byte records, see simkafka.Client.Chunk), rebalances, broker
-// errors, and the wall clock's jitter. Where those matter, see BENCHMARKS.md ("live and simulated").
+// of --max-bytes / 100-byte records, see simkafka.Client.Chunk), broker errors,
+// session timeouts and the rebalance timeout, and the wall clock's jitter. Where those
+// matter, see BENCHMARKS.md ("live and simulated"). Rebalances it has: the consumers
+// (--members, --rebalance-at) run on a simkafka.Group, which also models librdkafka
+// leaving the group on max.poll.interval.ms.
 func Simulate(ctx context.Context, o Options) (*Result, error) {
 	o.TimeScale = 1
 	if err := o.Validate(); err != nil {

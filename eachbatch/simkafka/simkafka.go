@@ -4,8 +4,10 @@
 // assigned partition, offsets stored and auto-committed on a timer, and commits.
 //
 // It runs on the same event loop as the model, so tests run on virtual time. It is a
-// model of outcomes, not of the protocol: fetch latency, fetch sizes and rebalances are
-// not simulated (the live Source, over librdkafka, has them for real).
+// model of outcomes, not of the protocol: fetch latency and fetch sizes are not
+// simulated (the live Source, over librdkafka, has them for real). Rebalances are, in a
+// managed Group (group.go) and only there: a Client from New is alone and assigned by
+// hand.
 package simkafka
 
 import (
