@@ -24,8 +24,15 @@ type Cluster interface {
 	// DeleteOffsets deletes group's committed offsets on tps (OffsetDelete, Kafka 2.4+;
 	// the broker accepts it for an empty group) and returns the per-partition errors.
 	DeleteOffsets(ctx context.Context, group string, tps []kpart.TopicPartition) (map[kpart.TopicPartition]error, error)
-	// Committed reads the group's committed offsets.
-	Committed(ctx context.Context, group string) (map[kpart.TopicPartition]int64, error)
+	// Committed reads the group's committed offsets with their metadata (Execute's
+	// read-back compares both: the metadata carries the run's token).
+	Committed(ctx context.Context, group string) (map[kpart.TopicPartition]CommittedOffset, error)
+}
+
+// CommittedOffset is a committed offset read back with the metadata committed with it.
+type CommittedOffset struct {
+	Offset   int64
+	Metadata string
 }
 
 // Kafka implements Cluster with inspect's franz-go client: the analysis and the offset
@@ -90,18 +97,18 @@ func (k *Kafka) DeleteOffsets(ctx context.Context, group string, tps []kpart.Top
 }
 
 // Committed implements Cluster.
-func (k *Kafka) Committed(ctx context.Context, group string) (map[kpart.TopicPartition]int64, error) {
+func (k *Kafka) Committed(ctx context.Context, group string) (map[kpart.TopicPartition]CommittedOffset, error) {
 	c, cancel := context.WithTimeout(ctx, k.timeout)
 	defer cancel()
 	resp, err := k.adm.FetchOffsets(c, group)
 	if err != nil {
 		return nil, timeoutErr(k.timeout, "reading the committed offsets back", err)
 	}
-	out := map[kpart.TopicPartition]int64{}
+	out := map[kpart.TopicPartition]CommittedOffset{}
 	for t, ps := range resp {
 		for p, r := range ps {
 			if r.Err == nil {
-				out[kpart.TopicPartition{Topic: t, Partition: p}] = r.At
+				out[kpart.TopicPartition{Topic: t, Partition: p}] = CommittedOffset{Offset: r.At, Metadata: r.Metadata}
 			}
 		}
 	}

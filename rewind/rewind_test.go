@@ -216,6 +216,9 @@ type fakeCluster struct {
 	committed []Move
 	deleted   []kpart.TopicPartition
 	commitErr map[kpart.TopicPartition]error
+	// afterCommit runs after each commit is applied: another writer committing
+	// between this run's commit and its read-back.
+	afterCommit func(f *fakeCluster)
 }
 
 func (f *fakeCluster) Snapshot(ctx context.Context, group string, topics []string) (*inspect.Snapshot, error) {
@@ -239,7 +242,10 @@ func (f *fakeCluster) Commit(ctx context.Context, group string, moves []Move) (m
 	}
 	f.committed = append(f.committed, moves...)
 	for _, m := range moves {
-		f.off.Committed = m.Target
+		f.off.Committed, f.off.Metadata = m.Target, m.TargetMetadata
+	}
+	if f.afterCommit != nil {
+		f.afterCommit(f)
 	}
 	return map[kpart.TopicPartition]error{}, nil
 }
@@ -256,11 +262,11 @@ func (f *fakeCluster) DeleteOffsets(ctx context.Context, group string, tps []kpa
 	return out, nil
 }
 
-func (f *fakeCluster) Committed(ctx context.Context, group string) (map[kpart.TopicPartition]int64, error) {
+func (f *fakeCluster) Committed(ctx context.Context, group string) (map[kpart.TopicPartition]CommittedOffset, error) {
 	if f.off.Committed < 0 {
-		return map[kpart.TopicPartition]int64{}, nil // as FetchOffsets: a partition without a commit is absent
+		return map[kpart.TopicPartition]CommittedOffset{}, nil // as FetchOffsets: a partition without a commit is absent
 	}
-	return map[kpart.TopicPartition]int64{{Topic: f.off.Topic, Partition: f.off.Partition}: f.off.Committed}, nil
+	return map[kpart.TopicPartition]CommittedOffset{{Topic: f.off.Topic, Partition: f.off.Partition}: {Offset: f.off.Committed, Metadata: f.off.Metadata}}, nil
 }
 
 func seedCluster() *fakeCluster {
@@ -560,5 +566,75 @@ func TestATakenDefaultUndoNameGetsASuffixAndAnExplicitOneIsRefused(t *testing.T)
 	}
 	if _, _, err := createUndoFile(path, false); err == nil || !strings.Contains(err.Error(), "never overwritten") {
 		t.Fatalf("an explicit --undo-file that exists: %v", err)
+	}
+}
+
+// TestAnotherWriterBetweenTheCommitAndTheReadBackIsNamed: two rewinds of one group at
+// once both used to read back the offsets they wrote and report DONE. Each run commits
+// its own token as the offset metadata; the read-back compares offset and metadata.
+func TestAnotherWriterBetweenTheCommitAndTheReadBackIsNamed(t *testing.T) {
+	cases := []struct {
+		name  string
+		other func(f *fakeCluster)
+		says  string
+	}{
+		{"a second rewind committing the same offset is told apart by its token", func(f *fakeCluster) {
+			f.off.Metadata = TokenPrefix + "0123456789abcdef"
+		}, `offset 82 committed with metadata "kstranded-rewind:0123456789abcdef", not this run's "kstranded-rewind:run-a"`},
+		{"a consumer committing further is named with the offset it left", func(f *fakeCluster) {
+			f.off.Committed, f.off.Metadata = 150, ""
+		}, `wrote 82, read back 150`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cl := seedCluster()
+			cl.afterCommit = c.other
+			p, err := NewPlan(context.Background(), cl, Options{Group: "g", Evidence: seedEvidence(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Execute(context.Background(), cl, p, ExecOptions{UndoPath: filepath.Join(t.TempDir(), "undo.json"), Version: "test", Token: TokenPrefix + "run-a"})
+			if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "another writer intervened") || !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("err %v, want ErrMismatch saying another writer intervened and %q", err, c.says)
+			}
+			if res == nil || len(res.Checks) != 1 || res.Checks[0].OK {
+				t.Fatalf("result %+v, want the partition checked and not OK", res)
+			}
+		})
+	}
+}
+
+func TestARewindCommitsItsTokenAndAnUndoRestoresTheOriginalMetadataExactly(t *testing.T) {
+	cl := seedCluster()
+	cl.off.Metadata = "the application's own"
+	dir := t.TempDir()
+	p, err := NewPlan(context.Background(), cl, Options{Group: "g", Evidence: seedEvidence(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	undo := filepath.Join(dir, "undo.json")
+	if _, err := Execute(context.Background(), cl, p, ExecOptions{UndoPath: undo, Version: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(cl.off.Metadata, TokenPrefix) || p.Moves[0].TargetMetadata != cl.off.Metadata {
+		t.Fatalf("committed metadata %q, plan shows %q; want the run's token in both", cl.off.Metadata, p.Moves[0].TargetMetadata)
+	}
+	data, err := os.ReadFile(undo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ReadFile(bytes.NewReader(data), undo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err = NewPlan(context.Background(), cl, Options{Group: "g", Targets: f.Targets, Source: f.Kind, AllowForward: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Execute(context.Background(), cl, p, ExecOptions{UndoPath: filepath.Join(dir, "undo2.json"), Version: "test"}); err != nil {
+		t.Fatalf("restore: %v", err)
+	}
+	if cl.off.Committed != 202 || cl.off.Metadata != "the application's own" {
+		t.Fatalf("after the restore: %d %q, want 202 with the original metadata", cl.off.Committed, cl.off.Metadata)
 	}
 }
