@@ -397,10 +397,12 @@ func (r *Report) Summarize() Summary {
 		if l := p.Lag(); l > 0 {
 			s.Lag += l
 		}
-		if p.Err != "" {
+		j := p.Judgement
+		// a partition whose offsets could not be read, or whose scan failed (the
+		// judgement's ERROR, its reason the scan's error): both are errors
+		if p.Err != "" || (j != nil && j.Verdict == verdict.Error) {
 			s.Errors++
 		}
-		j := p.Judgement
 		if j == nil {
 			continue
 		}
