@@ -3,7 +3,6 @@ package rewind
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -64,7 +63,7 @@ func (k *Kafka) Commit(ctx context.Context, group string, moves []Move) (map[kpa
 	defer cancel()
 	resp, err := k.adm.CommitOffsets(c, group, os)
 	if err != nil {
-		return nil, timeoutErr(k.timeout, "committing offsets", err)
+		return nil, k.Explain("committing offsets", err)
 	}
 	out := map[kpart.TopicPartition]error{}
 	for t, ps := range resp {
@@ -85,7 +84,7 @@ func (k *Kafka) DeleteOffsets(ctx context.Context, group string, tps []kpart.Top
 	defer cancel()
 	resp, err := k.adm.DeleteOffsets(c, group, set)
 	if err != nil {
-		return nil, timeoutErr(k.timeout, "deleting committed offsets", err)
+		return nil, k.Explain("deleting committed offsets", err)
 	}
 	out := map[kpart.TopicPartition]error{}
 	for t, ps := range resp {
@@ -102,7 +101,7 @@ func (k *Kafka) Committed(ctx context.Context, group string) (map[kpart.TopicPar
 	defer cancel()
 	resp, err := k.adm.FetchOffsets(c, group)
 	if err != nil {
-		return nil, timeoutErr(k.timeout, "reading the committed offsets back", err)
+		return nil, k.Explain("reading the committed offsets back", err)
 	}
 	out := map[kpart.TopicPartition]CommittedOffset{}
 	for t, ps := range resp {
@@ -113,13 +112,6 @@ func (k *Kafka) Committed(ctx context.Context, group string) (map[kpart.TopicPar
 		}
 	}
 	return out, nil
-}
-
-func timeoutErr(d time.Duration, op string, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s: no answer within %s (--timeout): %w", op, d, err)
-	}
-	return fmt.Errorf("%s: %w", op, err)
 }
 
 // groupBusy reports whether a commit or offset-delete error means the group is not
