@@ -160,6 +160,16 @@ func (k *Kafka) Snapshot(ctx context.Context, group string, topics []string) (*S
 	return snap, nil
 }
 
+// DescribeGroup describes group alone (protocol, state, members and what they own), as
+// Snapshot does, for a caller that must know who is in the group before it joins
+// (repro's shared-group check). A group the broker does not know is StateUnknown with no
+// members; a broker error for the group is in Group.Err.
+func (k *Kafka) DescribeGroup(ctx context.Context, group string) (Group, error) {
+	g := Group{ID: group, Members: []Member{}}
+	_, _, err := k.describeGroup(ctx, &g)
+	return g, err
+}
+
 // committedOffsets fetches the group's committed offsets, keeping only partitions with a
 // valid one. A group the coordinator does not know has none.
 func (k *Kafka) committedOffsets(ctx context.Context, group string) (map[string]map[int32]kadm.OffsetResponse, error) {
