@@ -21,12 +21,12 @@ const RewindSchema = rewind.PlanSchema
 // was done.
 type Rewind struct {
 	render.Meta
-	At        time.Time     `json:"at"`
-	Mode      string        `json:"mode"` // dry-run or execute
-	Group     GroupDoc      `json:"group"`
-	Moves     []MoveDoc     `json:"moves"`
-	Unchanged int           `json:"unchanged"`
-	Notes     []string      `json:"notes"`
+	At        time.Time `json:"at"`
+	Mode      string    `json:"mode"` // dry-run or execute
+	Group     GroupDoc  `json:"group"`
+	Moves     []MoveDoc `json:"moves"`
+	Unchanged int       `json:"unchanged"`
+	Notes     []string  `json:"notes"`
 	// Unrecoverable: what no move restores, per partition (deleted below the log start).
 	Unrecoverable []rewind.Unrecoverable `json:"unrecoverable"`
 	Summary       RewindSummary          `json:"summary"`
@@ -54,10 +54,10 @@ type RewindSummary struct {
 
 // RewindExecuted is what --execute did.
 type RewindExecuted struct {
-	UndoFile string         `json:"undo_file"`
-	Restore  string         `json:"restore_command"`
-	Verified []CheckDoc     `json:"verified"`
-	OK       bool           `json:"ok"`
+	UndoFile string     `json:"undo_file"`
+	Restore  string     `json:"restore_command"`
+	Verified []CheckDoc `json:"verified"`
+	OK       bool       `json:"ok"`
 }
 
 // NewRewindPlan builds the view of a dry run: the plan, and why it would be refused.
