@@ -182,7 +182,7 @@ func (o *rewindOptions) validate(g *Globals) error {
 			defer fh.Close()
 			r, name = fh, o.FromFile
 		}
-		file, err := rewind.ReadFile(r, name)
+		file, err := view.ReadRewindFile(r, name)
 		if err != nil {
 			return exitcode.Usagef("--from-file %v", err)
 		}

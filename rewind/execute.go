@@ -15,20 +15,20 @@ import (
 
 // Check is one partition read back after the commit.
 type Check struct {
-	Topic     string `json:"topic"`
-	Partition int32  `json:"partition"`
-	Before    int64  `json:"before"`
-	Target    int64  `json:"target"` // -1: the committed offset was deleted
-	Now       int64  `json:"now"`    // -1: no committed offset read back
-	OK        bool   `json:"ok"`
-	Err       string `json:"error,omitempty"` // the broker's answer to this partition's commit
+	Topic     string
+	Partition int32
+	Before    int64
+	Target    int64 // -1: the committed offset was deleted
+	Now       int64 // -1: no committed offset read back
+	OK        bool
+	Err       string // the broker's answer to this partition's commit
 }
 
 // Result is what Execute did.
 type Result struct {
-	UndoPath string  `json:"undo_file"`
-	Undo     Undo    `json:"-"`
-	Checks   []Check `json:"verified"`
+	UndoPath string
+	Undo     Undo
+	Checks   []Check
 }
 
 // ExecOptions configures Execute.

@@ -46,13 +46,13 @@ type ReproRun struct {
 	Partitions  []ReproPartition  `json:"partitions"`
 	Verdict     verdict.Verdict   `json:"verdict"`
 	Lost        int               `json:"lost"`
-	LossAtMs    *float64          `json:"loss_at_ms,omitempty"`
+	LossAtMs    *float64          `json:"loss_at_ms"`
 	Restarts    int               `json:"restarts"`
 	ElapsedMs   float64           `json:"elapsed_ms"`
 	Interrupted bool              `json:"interrupted"`
 	Complete    bool              `json:"complete"`
-	Error       string            `json:"error,omitempty"` // what cut the run short
-	Warnings    []string          `json:"warnings,omitempty"`
+	Error       string            `json:"error"` // what cut the run short
+	Warnings    []string          `json:"warnings"`
 }
 
 // ReproWorkload is the workload spec and what each partition received.
@@ -107,7 +107,7 @@ type ReproPartition struct {
 	LostCount        int                `json:"lost_count"`
 	Stranded         []traceevent.Range `json:"stranded"`
 	StrandedCount    int                `json:"stranded_count"`
-	SafeRewind       *int64             `json:"safe_rewind,omitempty"`
+	SafeRewind       *int64             `json:"safe_rewind"`
 	Verdict          verdict.Verdict    `json:"verdict"`
 }
 
@@ -118,7 +118,7 @@ func NewRepro(results []*repro.Result) Repro {
 		run := ReproRun{
 			RunID: r.RunID, Topic: r.Topic, Group: r.Group, Brokers: r.Brokers, Embedded: r.Embedded,
 			Policy: string(r.Policy), Handler: string(r.Handler), Commit: string(r.Commit), Settings: r.Settings,
-			Verdict: r.Verdict, Lost: r.Lost(), ElapsedMs: ms(r.Elapsed), Interrupted: r.Interrupted, Warnings: r.Warnings, Restarts: r.Restarts,
+			Verdict: r.Verdict, Lost: r.Lost(), ElapsedMs: ms(r.Elapsed), Interrupted: r.Interrupted, Warnings: nonNil(r.Warnings), Restarts: r.Restarts,
 			Complete: r.Complete, Error: r.Error,
 			Phases: []ReproPhase{}, Partitions: []ReproPartition{},
 		}
@@ -514,7 +514,7 @@ type Consume struct {
 	ElapsedMs   float64            `json:"elapsed_ms"`
 	Partitions  []ConsumePartition `json:"partitions"`
 	Verdict     verdict.Verdict    `json:"verdict"`
-	Warnings    []string           `json:"warnings,omitempty"`
+	Warnings    []string           `json:"warnings"`
 }
 
 // ConsumePartition is one partition's deliveries.
@@ -533,7 +533,7 @@ type ConsumePartition struct {
 // NewConsume builds the view of a consume run.
 func NewConsume(r *repro.ConsumeResult) Consume {
 	v := Consume{Meta: render.NewMeta("kstranded.consume/v1", "repro consume"), Topic: r.Topic, Group: r.Group,
-		Policy: string(r.Policy), Quiescent: r.Quiescent, Interrupted: r.Interrupted, ElapsedMs: ms(r.Elapsed), Partitions: []ConsumePartition{}, Verdict: r.Verdict, Warnings: r.Warnings}
+		Policy: string(r.Policy), Quiescent: r.Quiescent, Interrupted: r.Interrupted, ElapsedMs: ms(r.Elapsed), Partitions: []ConsumePartition{}, Verdict: r.Verdict, Warnings: nonNil(r.Warnings)}
 	for _, p := range r.Partitions {
 		v.Partitions = append(v.Partitions, ConsumePartition{Partition: p.Partition, Delivered: p.Delivered, Duplicates: p.Duplicates,
 			Ranges: nonNil(p.Ranges), Committed: p.Committed, High: p.High, Lost: nonNil(p.Lost), Stranded: nonNil(p.Stranded), Verdict: p.Verdict})

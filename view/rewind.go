@@ -21,20 +21,23 @@ const RewindSchema = rewind.PlanSchema
 // was done.
 type Rewind struct {
 	render.Meta
-	At        time.Time     `json:"at"`
-	Mode      string        `json:"mode"` // dry-run or execute
-	Group     inspect.Group `json:"group"`
-	Moves     []rewind.Move `json:"moves"`
-	Unchanged int           `json:"unchanged"`
-	Notes     []string      `json:"notes"`
+	At        time.Time `json:"at"`
+	Mode      string    `json:"mode"` // dry-run or execute
+	Group     GroupDoc  `json:"group"`
+	Moves     []MoveDoc `json:"moves"`
+	Unchanged int       `json:"unchanged"`
+	Notes     []string  `json:"notes"`
 	// Unrecoverable: what no move restores, per partition (deleted below the log start).
 	Unrecoverable []rewind.Unrecoverable `json:"unrecoverable"`
 	Summary       RewindSummary          `json:"summary"`
 	// Busy: why --execute would refuse now because of the group (members, state).
-	Busy string `json:"group_busy,omitempty"`
+	Busy string `json:"group_busy"`
 	// Refused: why this run refused (exit 5).
-	Refused  string          `json:"refused,omitempty"`
-	Executed *RewindExecuted `json:"executed,omitempty"`
+	Refused  string          `json:"refused"`
+	Executed *RewindExecuted `json:"executed"`
+
+	group inspect.Group // for the text, as the domain describes the group
+	moves []rewind.Move // for the text
 }
 
 // RewindSummary totals the moves.
@@ -51,10 +54,10 @@ type RewindSummary struct {
 
 // RewindExecuted is what --execute did.
 type RewindExecuted struct {
-	UndoFile string         `json:"undo_file"`
-	Restore  string         `json:"restore_command"`
-	Verified []rewind.Check `json:"verified"`
-	OK       bool           `json:"ok"`
+	UndoFile string     `json:"undo_file"`
+	Restore  string     `json:"restore_command"`
+	Verified []CheckDoc `json:"verified"`
+	OK       bool       `json:"ok"`
 }
 
 // NewRewindPlan builds the view of a dry run: the plan, and why it would be refused.
@@ -75,7 +78,7 @@ func NewRewindPlan(p *rewind.Plan) Rewind {
 func NewRewindExecution(p *rewind.Plan, res *rewind.Result, err error) Rewind {
 	v := newRewind(p, "execute")
 	if res != nil {
-		v.Executed = &RewindExecuted{UndoFile: res.UndoPath, Restore: res.Undo.Restore, Verified: res.Checks, OK: err == nil}
+		v.Executed = &RewindExecuted{UndoFile: res.UndoPath, Restore: res.Undo.Restore, Verified: checksDoc(res.Checks), OK: err == nil}
 	}
 	if rewind.IsRefusal(err) {
 		v.Refused = err.Error()
@@ -88,8 +91,10 @@ func newRewind(p *rewind.Plan, mode string) Rewind {
 		Meta:      render.NewMeta(RewindSchema, "rewind"),
 		At:        p.At.UTC(),
 		Mode:      mode,
-		Group:     p.Group,
-		Moves:     p.Moves,
+		Group:     groupDoc(p.Group),
+		Moves:     movesDoc(p.Moves),
+		group:     p.Group,
+		moves:     p.Moves,
 		Unchanged: p.Unchanged,
 		Notes:     p.Notes,
 		Busy:      p.Busy(),
@@ -97,21 +102,8 @@ func newRewind(p *rewind.Plan, mode string) Rewind {
 		Unrecoverable: append([]rewind.Unrecoverable{}, p.Unrecoverable...),
 	}
 	v.Summary.Unrecoverable = p.UnrecoverableCount()
-	if v.Moves == nil {
-		v.Moves = []rewind.Move{}
-	}
 	if v.Notes == nil {
 		v.Notes = []string{}
-	}
-	if v.Group.Members == nil {
-		v.Group.Members = []inspect.Member{}
-	}
-	// The moves are copied so that filling in empty lists leaves the plan alone.
-	v.Moves = append([]rewind.Move{}, v.Moves...)
-	for i := range v.Moves {
-		if v.Moves[i].LostRanges == nil {
-			v.Moves[i].LostRanges = []kpart.RecordRange{}
-		}
 	}
 	for _, m := range p.Moves {
 		if m.Refused != "" {
@@ -139,7 +131,7 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 	}
 	nw := render.NotesOf(w) // prose: with the table on a terminal, to stderr on a pipe
 	st := render.NewStyles(nw)
-	grp := v.Group
+	grp := v.group
 	state := grp.State
 	if state == "" {
 		state = "-"
@@ -159,7 +151,7 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 		Header: []string{"TOPIC", "PARTITION", "COMMITTED", "TARGET", "REDELIVER", "LOST", "ALREADY-DELIVERED", "ACTION"},
 		Align:  []render.Align{render.Left, render.Right, render.Right, render.Right, render.Right, render.Right, render.Right, render.Left},
 	}
-	for _, m := range v.Moves {
+	for _, m := range v.moves {
 		action := rewindAction(m)
 		if pretty && m.Refused != "" {
 			action = st.Bad.Render(action)
@@ -170,7 +162,7 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 	if err := render.WriteGrid(w, grid, pretty); err != nil {
 		return err
 	}
-	for _, m := range v.Moves {
+	for _, m := range v.moves {
 		fmt.Fprintln(nw, moveLine(st, m))
 	}
 	for _, n := range v.Notes {
