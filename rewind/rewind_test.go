@@ -593,7 +593,7 @@ func TestARewindCommitsItsTokenAndAnUndoRestoresTheOriginalMetadataExactly(t *te
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := ReadFile(bytes.NewReader(data), undo)
+	f, err := ReadUndo(data, undo)
 	if err != nil {
 		t.Fatal(err)
 	}
