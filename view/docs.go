@@ -1,6 +1,8 @@
 package view
 
 import (
+	"encoding/json"
+
 	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
 	"github.com/kstranded/kstranded/internal/kpart"
@@ -67,8 +69,8 @@ type OffsetsDoc struct {
 	LogStart       int64  `json:"log_start_offset"`
 	LastStable     int64  `json:"last_stable_offset"`
 	HighWatermark  int64  `json:"high_watermark"`
-	Owner          string `json:"owner"` // member ID of the member assigned the partition; "" for none
-	Err            string `json:"error"` // why the partition could not be read; "" when it could
+	Owner          Text   `json:"owner"` // member ID of the member assigned the partition; null for none
+	Err            Text   `json:"error"` // why the partition could not be read; null when it could
 }
 
 // NoteDoc is a run of offsets and what they are.
@@ -102,8 +104,8 @@ type JudgementDoc struct {
 type SourceDoc struct {
 	Name      string          `json:"name"`
 	Format    evidence.Format `json:"format"`
-	Topic     string          `json:"topic"` // the trace's topic, "" when the file names none
-	Group     string          `json:"group"` // the trace's group, "" when the file names none
+	Topic     Text            `json:"topic"` // the trace's topic, null when the file names none
+	Group     Text            `json:"group"` // the trace's group, null when the file names none
 	Gzip      bool            `json:"gzip"`
 	Records   int64           `json:"records"`
 	Lines     int             `json:"lines"`
@@ -132,7 +134,7 @@ type MoveDoc struct {
 	LostRanges        []kpart.RecordRange `json:"lost_ranges"`
 	Skip              int64               `json:"skip"`
 	CountTruncated    bool                `json:"count_truncated"`
-	Refused           string              `json:"refused"` // why the move must not be applied; "" when it may
+	Refused           Text                `json:"refused"` // why the move must not be applied; null when it may
 }
 
 // CheckDoc is one partition read back after a rewind's commit.
@@ -143,7 +145,13 @@ type CheckDoc struct {
 	Target    int64  `json:"target"` // -1: the committed offset was deleted
 	Now       int64  `json:"now"`    // -1: no committed offset read back
 	OK        bool   `json:"ok"`
-	Err       string `json:"error"` // the broker's answer to this partition's commit; "" for none
+	Err       Text   `json:"error"` // the broker's answer to this partition's commit; null for none
+}
+
+func offsetsDoc(o inspect.Offsets) OffsetsDoc {
+	return OffsetsDoc{Topic: o.Topic, Partition: o.Partition, Committed: o.Committed, CommittedEpoch: o.CommittedEpoch,
+		Metadata: o.Metadata, LogStart: o.LogStart, LastStable: o.LastStable, HighWatermark: o.HighWatermark,
+		Owner: Text(o.Owner), Err: Text(o.Err)}
 }
 
 func strOrNull(s string) *string {
@@ -200,7 +208,8 @@ func judgementDoc(j *inspect.Judgement) *JudgementDoc {
 func sourcesDoc(ss []evidence.Source) []SourceDoc {
 	out := make([]SourceDoc, len(ss))
 	for i, s := range ss {
-		out[i] = SourceDoc(s)
+		out[i] = SourceDoc{Name: s.Name, Format: s.Format, Topic: Text(s.Topic), Group: Text(s.Group), Gzip: s.Gzip,
+			Records: s.Records, Lines: s.Lines, Ignored: s.Ignored, Malformed: s.Malformed}
 	}
 	return out
 }
@@ -208,8 +217,11 @@ func sourcesDoc(ss []evidence.Source) []SourceDoc {
 func movesDoc(ms []rewind.Move) []MoveDoc {
 	out := make([]MoveDoc, len(ms))
 	for i, m := range ms {
-		out[i] = MoveDoc(m)
-		out[i].LostRanges = nonNil(m.LostRanges)
+		out[i] = MoveDoc{Topic: m.Topic, Partition: m.Partition, Committed: m.Committed, CommittedEpoch: m.CommittedEpoch,
+			CommittedMetadata: m.CommittedMetadata, Target: m.Target, TargetEpoch: m.TargetEpoch, TargetMetadata: m.TargetMetadata,
+			LogStart: m.LogStart, LastStable: m.LastStable, HighWatermark: m.HighWatermark, Direction: m.Direction, Source: m.Source,
+			Redeliver: m.Redeliver, Lost: m.Lost, AlreadyDelivered: m.AlreadyDelivered, LostRanges: nonNil(m.LostRanges),
+			Skip: m.Skip, CountTruncated: m.CountTruncated, Refused: Text(m.Refused)}
 	}
 	return out
 }
@@ -217,7 +229,31 @@ func movesDoc(ms []rewind.Move) []MoveDoc {
 func checksDoc(cs []rewind.Check) []CheckDoc {
 	out := make([]CheckDoc, len(cs))
 	for i, c := range cs {
-		out[i] = CheckDoc(c)
+		out[i] = CheckDoc{Topic: c.Topic, Partition: c.Partition, Before: c.Before, Target: c.Target, Now: c.Now, OK: c.OK, Err: Text(c.Err)}
 	}
 	return out
+}
+
+// Text is a string that a document sends as null when it is empty: an optional value
+// that is missing is null in every document, never "" in one place and absent in another.
+type Text string
+
+// MarshalJSON writes null for "".
+func (t Text) MarshalJSON() ([]byte, error) {
+	if t == "" {
+		return []byte("null"), nil
+	}
+	return json.Marshal(string(t))
+}
+
+// UnmarshalJSON reads null as "".
+func (t *Text) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*t = ""
+		return nil
+	}
+	var s string
+	err := json.Unmarshal(b, &s)
+	*t = Text(s)
+	return err
 }

@@ -40,9 +40,9 @@ type Inspect struct {
 	// nothing; null without delivery evidence (the offsets view judges nothing).
 	Verdict *verdict.Verdict `json:"verdict"`
 	// NoEvidence says why the evidence could not support a verdict, and Settle what would.
-	NoEvidence string `json:"no_evidence"`
-	Settle     string `json:"settle"`
-	Note       string `json:"note"`
+	NoEvidence Text `json:"no_evidence"`
+	Settle     Text `json:"settle"`
+	Note       Text `json:"note"`
 	Requests   int    `json:"requests"`
 	// Interrupted: the inspection was stopped (Ctrl-C) during the scans; the report is
 	// partial.
@@ -80,14 +80,14 @@ func NewInspect(r *inspect.Report) Inspect {
 		Requests:      r.Requests,
 		Interrupted:   r.Interrupted,
 		Verdict:       verdictOrNull(r.Verdict()),
-		NoEvidence:    r.NoEvidence,
+		NoEvidence:    Text(r.NoEvidence),
 	}
 	if v.DeletedTopics == nil {
 		v.DeletedTopics = []string{}
 	}
 
 	for _, p := range r.Partitions {
-		pv := InspectPartition{OffsetsDoc: OffsetsDoc(p.Offsets), Judgement: judgementDoc(p.Judgement)}
+		pv := InspectPartition{OffsetsDoc: offsetsDoc(p.Offsets), Judgement: judgementDoc(p.Judgement)}
 		if l := p.Lag(); l >= 0 {
 			pv.Lag = &l
 		}
@@ -270,7 +270,7 @@ func inspectGrid(st render.Styles, v Inspect, pretty bool) render.Grid {
 		if p.Lag != nil {
 			lag = strconv.FormatInt(*p.Lag, 10)
 		}
-		owner := p.Owner
+		owner := string(p.Owner)
 		if owner == "" {
 			owner = "-"
 		}
@@ -330,7 +330,7 @@ func inspectVerdictLine(st render.Styles, v Inspect) string {
 		return incomplete[1:]
 	}
 	if v.NoEvidence != "" {
-		return st.Warn.Render("NO EVIDENCE: "+v.NoEvidence+"; no partition judged.") + " " + v.Settle + "."
+		return st.Warn.Render("NO EVIDENCE: "+string(v.NoEvidence)+"; no partition judged.") + " " + string(v.Settle) + "."
 	}
 	if v.Verdict != nil && *v.Verdict == verdict.NoEvidence {
 		return st.Warn.Render(fmt.Sprintf("NO EVIDENCE for %d of %d partitions", s.Partitions-s.Judged, s.Partitions)) +
@@ -384,11 +384,11 @@ func printEvidence(w io.Writer, st render.Styles, ev *InspectEvidence, group str
 			extra = " (gzip)"
 		}
 		if s.Topic != "" {
-			extra += ", topic " + s.Topic
+			extra += ", topic " + string(s.Topic)
 		}
 		if s.Group != "" {
-			extra += ", group " + s.Group
-			if group != "" && s.Group != group {
+			extra += ", group " + string(s.Group)
+			if group != "" && string(s.Group) != group {
 				extra += " " + st.Warn.Render("(not the inspected group)")
 			}
 		}

@@ -51,7 +51,7 @@ type ReproRun struct {
 	ElapsedMs   float64           `json:"elapsed_ms"`
 	Interrupted bool              `json:"interrupted"`
 	Complete    bool              `json:"complete"`
-	Error       string            `json:"error"` // what cut the run short
+	Error       Text              `json:"error"` // what cut the run short
 	Warnings    []string          `json:"warnings"`
 }
 
@@ -119,7 +119,7 @@ func NewRepro(results []*repro.Result) Repro {
 			RunID: r.RunID, Topic: r.Topic, Group: r.Group, Brokers: r.Brokers, Embedded: r.Embedded,
 			Policy: string(r.Policy), Handler: string(r.Handler), Commit: string(r.Commit), Settings: r.Settings,
 			Verdict: r.Verdict, Lost: r.Lost(), ElapsedMs: ms(r.Elapsed), Interrupted: r.Interrupted, Warnings: nonNil(r.Warnings), Restarts: r.Restarts,
-			Complete: r.Complete, Error: r.Error,
+			Complete: r.Complete, Error: Text(r.Error),
 			Phases: []ReproPhase{}, Partitions: []ReproPartition{},
 		}
 		run.Simulated = r.Simulated

@@ -31,9 +31,9 @@ type Rewind struct {
 	Unrecoverable []rewind.Unrecoverable `json:"unrecoverable"`
 	Summary       RewindSummary          `json:"summary"`
 	// Busy: why --execute would refuse now because of the group (members, state).
-	Busy string `json:"group_busy"`
+	Busy Text `json:"group_busy"`
 	// Refused: why this run refused (exit 5).
-	Refused  string          `json:"refused"`
+	Refused  Text          `json:"refused"`
 	Executed *RewindExecuted `json:"executed"`
 
 	group inspect.Group // for the text, as the domain describes the group
@@ -68,7 +68,7 @@ func NewRewindPlan(p *rewind.Plan) Rewind {
 		for i, m := range ref {
 			parts[i] = fmt.Sprintf("%s: %s", m.TP(), m.Refused)
 		}
-		v.Refused = strings.Join(parts, "; ")
+		v.Refused = Text(strings.Join(parts, "; "))
 	}
 	return v
 }
@@ -81,7 +81,7 @@ func NewRewindExecution(p *rewind.Plan, res *rewind.Result, err error) Rewind {
 		v.Executed = &RewindExecuted{UndoFile: res.UndoPath, Restore: res.Undo.Restore, Verified: checksDoc(res.Checks), OK: err == nil}
 	}
 	if rewind.IsRefusal(err) {
-		v.Refused = err.Error()
+		v.Refused = Text(err.Error())
 	}
 	return v
 }
@@ -97,7 +97,7 @@ func newRewind(p *rewind.Plan, mode string) Rewind {
 		moves:     p.Moves,
 		Unchanged: p.Unchanged,
 		Notes:     p.Notes,
-		Busy:      p.Busy(),
+		Busy:      Text(p.Busy()),
 
 		Unrecoverable: append([]rewind.Unrecoverable{}, p.Unrecoverable...),
 	}
@@ -197,7 +197,7 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 	x := v.Executed
 	if x == nil {
 		if v.Refused != "" {
-			fmt.Fprintln(nw, st.Bad.Render("REFUSED:")+" "+v.Refused)
+			fmt.Fprintln(nw, st.Bad.Render("REFUSED:")+" "+string(v.Refused))
 		} else if s.Partitions == 0 {
 			fmt.Fprintln(nw, "Nothing to change: every partition is already at its target.")
 		}
@@ -215,7 +215,7 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 			if !c.OK {
 				match = "NO"
 				if c.Err != "" {
-					match += ": " + c.Err
+					match += ": " + string(c.Err)
 				}
 			}
 			vg.Rows = append(vg.Rows, []string{c.Topic, strconv.Itoa(int(c.Partition)), kpart.OffsetText(c.Before), kpart.OffsetText(c.Target), kpart.OffsetText(c.Now), match})
