@@ -43,7 +43,7 @@ type Inspect struct {
 	NoEvidence Text `json:"no_evidence"`
 	Settle     Text `json:"settle"`
 	Note       Text `json:"note"`
-	Requests   int    `json:"requests"`
+	Requests   int  `json:"requests"`
 	// Interrupted: the inspection was stopped (Ctrl-C) during the scans; the report is
 	// partial.
 	Interrupted bool `json:"interrupted"`

@@ -33,7 +33,7 @@ type Rewind struct {
 	// Busy: why --execute would refuse now because of the group (members, state).
 	Busy Text `json:"group_busy"`
 	// Refused: why this run refused (exit 5).
-	Refused  Text          `json:"refused"`
+	Refused  Text            `json:"refused"`
 	Executed *RewindExecuted `json:"executed"`
 
 	group inspect.Group // for the text, as the domain describes the group

@@ -161,7 +161,7 @@ type AdviceRange struct {
 	Flag    string `json:"flag"`
 	Current string `json:"current"`
 	Safe    string `json:"safe"`
-	Margin  Text `json:"margin"`
+	Margin  Text   `json:"margin"`
 	IsSafe  bool   `json:"current_is_safe"`
 }
 

@@ -48,8 +48,8 @@ type Trace struct {
 	Timeline        []TraceEntry     `json:"timeline" schema:"nullable"` // null without --timeline
 	TimelineDropped int              `json:"timeline_dropped"`
 	// TimelineFilter names the one partition the timeline was narrowed to (--partition).
-	TimelineFilter Text   `json:"timeline_partition"`
-	IdlePartitions int    `json:"idle_partitions"`
+	TimelineFilter Text `json:"timeline_partition"`
+	IdlePartitions int  `json:"idle_partitions"`
 }
 
 // TracePartition is one partition's end state.
