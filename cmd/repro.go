@@ -33,6 +33,8 @@ type reproOptions struct {
 	FailAt    []int64
 	TraceFile string
 	SVGFile   string
+	// AllowSharedGroup: run although --group has other members (sharedGroup).
+	AllowSharedGroup bool
 
 	fetchWaitSet bool // --fetch-wait-max given (else the embedded broker's short wait applies)
 	wl           workload.Flags
@@ -117,7 +119,8 @@ every rebalance goes through the engine's #rebalanceCallback as in the JS client
 mid-run; joins are simulated only (kstranded simulate).
 
 ` + exitHelp(exitCodes{exitcode.OK, ""}, exitCodes{exitcode.Error, ""}, exitCodes{exitcode.Usage, ""},
-			exitCodes{exitcode.Lost, ""}, exitCodes{exitcode.Stranded, ""}, exitCodes{exitcode.Interrupted, ""}),
+			exitCodes{exitcode.Lost, ""}, exitCodes{exitcode.Stranded, ""},
+			exitCodes{exitcode.Refused, "--group has other members at start (named), or cannot be described; --allow-shared-group runs anyway with a warning"}, exitCodes{exitcode.Interrupted, ""}),
 		Example: `  kstranded repro
   kstranded repro --policy all
   kstranded repro --policy v1.10.1 --spread 0:100,1:40 --concurrency 1 --batch-size -1
@@ -137,7 +140,8 @@ mid-run; joins are simulated only (kstranded simulate).
 	bindScenarioFlags(c.Flags(), o)
 	bindWorkloadFlags(c.Flags(), &o.wl)
 	bindMemberFlags(c.Flags(), o)
-	c.Flags().StringVar(&o.Group, "group", "", "consumer group (default: a new group per run)")
+	c.Flags().StringVar(&o.Group, "group", "", "consumer group (default: a new group per run); one with members at start is refused (exit 5) unless --allow-shared-group")
+	c.Flags().BoolVar(&o.AllowSharedGroup, "allow-shared-group", false, "run although --group has other members at start (the result then carries a warning: the run judges only its share of the partitions)")
 	c.Flags().BoolVar(&o.Keep, "keep", false, "keep the run's topic on --brokers (for inspect and rewind)")
 	c.Flags().StringVar(&o.SVGFile, "svg", "", "draw the run as SVG into FILE, as trace parse --svg draws its trace (several runs: FILE-POLICY-HANDLER-COMMIT.svg each)")
 	c.Flags().IntVar(&o.MaxRestarts, "max-restarts", o.MaxRestarts, "--commit ledger: phase 3 restarts the consumer while records stay stranded, at most this often")
@@ -227,6 +231,10 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 	if err != nil {
 		return err
 	}
+	shared, err := sharedGroup(ctx, o.Kafka, o.Group, o.Timeout, o.AllowSharedGroup)
+	if err != nil {
+		return err
+	}
 	format, _ := g.Format()
 	traceFile, closeTrace, err := o.openTraceFile()
 	if err != nil {
@@ -264,6 +272,9 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 			fmt.Fprint(g.IO.Err, "\r\033[K")
 		}
 		if res != nil {
+			if shared != "" {
+				res.Warnings = append([]string{shared}, res.Warnings...)
+			}
 			results = append(results, res)
 		}
 		if ferr := opts.Trace.Flush(); ferr != nil && err == nil {

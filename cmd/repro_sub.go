@@ -78,7 +78,9 @@ the records already in --topic, until interrupted or, with --until-quiescent, un
 left to deliver and auto-commit has caught up. Prints what was delivered and committed per
 partition, and a verdict on the records the consumer fetched: LOST (never delivered, below
 the committed offset, exit 3), STRANDED (never delivered, not committed past, exit 4), OK.
-Interrupted (Ctrl-C, SIGTERM), it exits 130 after printing what it saw. Use it with ` + "`repro produce`" + ` against your own cluster or ` + "`kstranded broker`" + `.`,
+Interrupted (Ctrl-C, SIGTERM), it exits 130 after printing what it saw. A --group with
+other members at start is refused (exit 5, naming them) unless --allow-shared-group: the
+run would judge only its share of the partitions. Use it with ` + "`repro produce`" + ` against your own cluster or ` + "`kstranded broker`" + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.fetchWaitSet = c.Flags().Changed("fetch-wait-max")
@@ -88,12 +90,19 @@ Interrupted (Ctrl-C, SIGTERM), it exits 130 after printing what it saw. Use it w
 			if o.Kafka.Brokers == "" || o.Group == "" {
 				return exitcode.Usagef("repro consume needs --brokers and --group")
 			}
+			shared, err := sharedGroup(c.Context(), o.Kafka, o.Group, o.Timeout, o.AllowSharedGroup)
+			if err != nil {
+				return err
+			}
 			closeTrace, err := o.openTrace()
 			if err != nil {
 				return err
 			}
 			defer closeTrace()
 			res, err := repro.Consume(c.Context(), o.Options, until)
+			if res != nil && shared != "" {
+				res.Warnings = append([]string{shared}, res.Warnings...)
+			}
 			if res != nil {
 				format, _ := g.Format()
 				if perr := view.PrintConsume(g.Out(), view.NewConsume(res), format, g.Pretty()); perr != nil {
@@ -116,7 +125,8 @@ Interrupted (Ctrl-C, SIGTERM), it exits 130 after printing what it saw. Use it w
 		},
 	}
 	bindScenarioFlags(c.Flags(), o)
-	c.Flags().StringVar(&o.Group, "group", "", "consumer group (required)")
+	c.Flags().StringVar(&o.Group, "group", "", "consumer group (required); one with members at start is refused (exit 5) unless --allow-shared-group")
+	c.Flags().BoolVar(&o.AllowSharedGroup, "allow-shared-group", false, "consume although --group has other members at start (the result then carries a warning)")
 	c.Flags().BoolVar(&until, "until-quiescent", false, "stop once nothing is left to deliver and commits caught up")
 	return c
 }

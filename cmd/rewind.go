@@ -79,7 +79,9 @@ Safety rules (each refusal names its reason, exit 5, nothing changed):
 file (--undo-file, default kstranded-undo-GROUP-TIME.json, never overwritten) and prints
 the command that restores them (a partition that had no committed offset is restored by
 deleting the group's offset there); after committing it reads the offsets back and shows
-they match.
+they match: offset and metadata, which carries a per-run token (an undo file restores the
+original metadata instead), so that a second rewind or a consumer committing in between is
+reported rather than a DONE.
 
 --delivered reads the same evidence as inspect (gzip accepted; --pattern REGEXP reads an
 application's own log). Evidence that names no delivery, or whose lines are mostly
@@ -87,7 +89,7 @@ malformed, makes no plan: NO EVIDENCE, exit 6.
 
 ` + exitHelp(
 			exitCodes{exitcode.OK, "plan shown, or applied and verified, or nothing to rewind"},
-			exitCodes{exitcode.Error, "also when the offsets read back differ from the ones written"},
+			exitCodes{exitcode.Error, "also when the offsets read back differ from the ones written, or carry another writer's metadata: another writer (a consumer, a second rewind) intervened; the rewind commits a per-run token (kstranded-rewind:...) as the offset metadata to tell its commit apart"},
 			exitCodes{exitcode.Lost, "records never delivered were deleted below the log start: no rewind restores them (the plan is still shown or applied)"},
 			exitCodes{exitcode.Usage, "--to syntax, unknown partition, conflicting flags, a file that is not a plan or undo file"},
 			exitCodes{exitcode.Refused, "also beyond the high watermark, or a saved plan whose offsets moved"},
@@ -180,7 +182,7 @@ func (o *rewindOptions) validate(g *Globals) error {
 			defer fh.Close()
 			r, name = fh, o.FromFile
 		}
-		file, err := rewind.ReadFile(r, name)
+		file, err := view.ReadRewindFile(r, name)
 		if err != nil {
 			return exitcode.Usagef("--from-file %v", err)
 		}

@@ -56,7 +56,7 @@ func checkDoc(doc []byte) (string, error) {
 		return name, fmt.Errorf("schema %s: %v", file, err)
 	}
 	if err := sch.Validate(inst); err != nil {
-		return name, fmt.Errorf("%s does not match %s: %v", name, filepath.Base(file), err)
+		return name, fmt.Errorf("%s does not match %s: %#v", name, filepath.Base(file), err)
 	}
 	return name, nil
 }

@@ -107,15 +107,15 @@ type Malformed struct {
 
 // Source describes one evidence file.
 type Source struct {
-	Name      string `json:"name"`
-	Format    Format `json:"format"`
-	Topic     string `json:"topic,omitempty"` // the trace's topic, when the file names one
-	Group     string `json:"group,omitempty"` // the trace's group, when the file names one
-	Gzip      bool   `json:"gzip,omitempty"`
-	Records   int64  `json:"records"` // deliveries read (before de-duplication)
-	Lines     int    `json:"lines"`   // lines (or trace parse entries) that named deliveries
-	Ignored   int    `json:"ignored"` // well-formed lines that name no delivery (other log lines)
-	Malformed int    `json:"malformed"`
+	Name      string
+	Format    Format
+	Topic     string // the trace's topic, when the file names one
+	Group     string // the trace's group, when the file names one
+	Gzip      bool
+	Records   int64 // deliveries read (before de-duplication)
+	Lines     int   // lines (or trace parse entries) that named deliveries
+	Ignored   int   // well-formed lines that name no delivery (other log lines)
+	Malformed int
 }
 
 // Set is the evidence from all files.

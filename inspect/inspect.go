@@ -41,40 +41,40 @@ const StateUnknown = "unknown"
 
 // Member is one member of the group.
 type Member struct {
-	ID         string `json:"member_id"`
-	InstanceID string `json:"instance_id,omitempty"`
-	ClientID   string `json:"client_id"`
-	Host       string `json:"client_host"`
-	Partitions int    `json:"assigned_partitions"`
+	ID         string
+	InstanceID string
+	ClientID   string
+	Host       string
+	Partitions int
 	// Assigned are the partitions the member owns now (classic: its SyncGroup
 	// assignment; consumer protocol: the assignment it has reconciled).
-	Assigned Assignment `json:"assigned"`
+	Assigned Assignment
 	// Target is the consumer protocol's target assignment for the member, only when it
 	// differs from Assigned (the member is still reconciling).
-	Target Assignment `json:"target_assignment,omitempty"`
+	Target Assignment
 	// MemberEpoch is the member's epoch (consumer protocol only).
-	MemberEpoch *int32 `json:"member_epoch,omitempty"`
+	MemberEpoch *int32
 }
 
 // Group is the group's description.
 type Group struct {
-	ID string `json:"group"`
+	ID string
 	// GroupProtocol is ProtocolClassic or ProtocolConsumer; empty when the group is
 	// StateUnknown.
-	GroupProtocol string `json:"group_protocol"`
+	GroupProtocol string
 	// State is as the broker reports it, or StateUnknown.
-	State string `json:"state"`
+	State string
 	// ProtocolType and Protocol: classic, the group's protocol type and the assignor its
 	// members chose ("consumer", "range"); consumer protocol, "consumer" and the
 	// broker's assignor ("uniform", "range").
-	ProtocolType string `json:"protocol_type"`
-	Protocol     string `json:"protocol"`
+	ProtocolType string
+	Protocol     string
 	// Epoch and AssignmentEpoch are the consumer protocol's group epoch and the epoch of
 	// its target assignment.
-	Epoch           *int32   `json:"group_epoch,omitempty"`
-	AssignmentEpoch *int32   `json:"assignment_epoch,omitempty"`
-	Members         []Member `json:"members"`
-	Err             string   `json:"error,omitempty"`
+	Epoch           *int32
+	AssignmentEpoch *int32
+	Members         []Member
+	Err             string
 }
 
 // owners maps each partition a member owns to the member.
@@ -95,8 +95,8 @@ func (g Group) owners() map[string]map[int32]string {
 
 // TopicAssignment is a member's partitions of one topic.
 type TopicAssignment struct {
-	Topic      string  `json:"topic"`
-	Partitions []int32 `json:"partitions"`
+	Topic      string
+	Partitions []int32
 }
 
 // Assignment is a member's partitions, by topic, sorted.
@@ -397,10 +397,12 @@ func (r *Report) Summarize() Summary {
 		if l := p.Lag(); l > 0 {
 			s.Lag += l
 		}
-		if p.Err != "" {
+		j := p.Judgement
+		// a partition whose offsets could not be read, or whose scan failed (the
+		// judgement's ERROR, its reason the scan's error): both are errors
+		if p.Err != "" || (j != nil && j.Verdict == verdict.Error) {
 			s.Errors++
 		}
-		j := p.Judgement
 		if j == nil {
 			continue
 		}

@@ -24,17 +24,17 @@ import (
 
 // Offsets is the offsets view of one partition.
 type Offsets struct {
-	Topic     string `json:"topic"`
-	Partition int32  `json:"partition"`
+	Topic     string
+	Partition int32
 	// Committed is the group's committed offset, -1 when the group has none.
-	Committed      int64  `json:"committed"`
-	CommittedEpoch int32  `json:"committed_leader_epoch"`
-	Metadata       string `json:"committed_metadata"`
-	LogStart       int64  `json:"log_start_offset"`
-	LastStable     int64  `json:"last_stable_offset"`
-	HighWatermark  int64  `json:"high_watermark"`
-	Owner          string `json:"owner,omitempty"` // member ID of the member assigned the partition
-	Err            string `json:"error,omitempty"` // why the partition could not be read
+	Committed      int64
+	CommittedEpoch int32
+	Metadata       string
+	LogStart       int64
+	LastStable     int64
+	HighWatermark  int64
+	Owner          string // member ID of the member assigned the partition
+	Err            string // why the partition could not be read
 }
 
 // Lag is measured to the last stable offset: what a read_committed consumer can still
@@ -51,19 +51,19 @@ func (o Offsets) Lag() int64 {
 // Note is a run of undelivered offsets that hold no deliverable record, or a piece of
 // evidence that contradicts the partition.
 type Note struct {
-	First int64  `json:"first"`
-	Last  int64  `json:"last"`
-	What  string `json:"what"`
+	First int64
+	Last  int64
+	What  string
 }
 
 // Judgement is the verdict on one partition.
 type Judgement struct {
-	Delivered     int64               `json:"delivered"`
-	Duplicates    int64               `json:"duplicates"`
-	Lost          []kpart.RecordRange `json:"lost"`
-	LostCount     int64               `json:"lost_count"`
-	Stranded      []kpart.RecordRange `json:"stranded"`
-	StrandedCount int64               `json:"stranded_count"`
+	Delivered     int64
+	Duplicates    int64
+	Lost          []kpart.RecordRange
+	LostCount     int64
+	Stranded      []kpart.RecordRange
+	StrandedCount int64
 	// Unrecoverable lists offsets never delivered that were deleted since (retention or
 	// DeleteRecords moved the log start past them): below the log start nothing can be
 	// re-read, so no rewind restores them. The evidence brackets them: they lie between
@@ -71,22 +71,22 @@ type Judgement struct {
 	// records: once deleted, a record cannot be told from a transaction marker. It is a
 	// count beside LOST, not a verdict word (a partition can hold both, and any of them
 	// makes the partition LOST).
-	Unrecoverable      []kpart.RecordRange `json:"unrecoverable"`
-	UnrecoverableCount int64               `json:"unrecoverable_count"`
+	Unrecoverable      []kpart.RecordRange
+	UnrecoverableCount int64
 	// SafeRewind is the first lost record: committing it makes the group re-deliver
 	// everything lost (and what was delivered after it).
-	SafeRewind *int64 `json:"safe_rewind_offset"`
+	SafeRewind *int64
 	// NotDeliverable lists the undelivered offsets in the scanned range that hold no
 	// deliverable record (markers, aborted records, absent offsets): not lost.
-	NotDeliverable []Note `json:"not_deliverable"`
+	NotDeliverable []Note
 	// InvalidEvidence: delivered offsets beyond the high watermark, or on offsets that
 	// hold no deliverable record.
-	InvalidEvidence []Note          `json:"invalid_evidence"`
-	ScanFrom        int64           `json:"scan_from"`
-	ScanTo          int64           `json:"scan_to"` // exclusive
-	ScanTruncated   bool            `json:"scan_truncated"`
-	Verdict         verdict.Verdict `json:"verdict"`
-	Reason          string          `json:"reason,omitempty"`
+	InvalidEvidence []Note
+	ScanFrom        int64
+	ScanTo          int64 // exclusive
+	ScanTruncated   bool
+	Verdict         verdict.Verdict
+	Reason          string
 }
 
 // ScanWindow returns the offsets that must be read from the partition to judge it: from

@@ -7,12 +7,15 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kstranded/kstranded/internal/kafkaconf"
 )
 
 // Kafka implements Cluster with franz-go: kadm for the group's offsets and
@@ -30,6 +33,18 @@ type Kafka struct {
 
 	mu   sync.Mutex
 	meta map[string]topicMeta
+	// answered counts the responses read from any broker: evidence for errors that
+	// guess at the cause of a closed connection (kafkaconf.ExplainClosed).
+	answered atomic.Int64
+}
+
+// answerCounter is the kgo hook that counts responses read without error.
+type answerCounter struct{ n *atomic.Int64 }
+
+func (a answerCounter) OnBrokerRead(_ kgo.BrokerMetadata, _ int16, _ int, _, _ time.Duration, err error) {
+	if err == nil {
+		a.n.Add(1)
+	}
 }
 
 type topicMeta struct {
@@ -40,16 +55,19 @@ type topicMeta struct {
 // NewKafka connects with opts (from kafkaconf.Config.KgoOpts); timeout bounds every
 // broker operation.
 func NewKafka(opts []kgo.Opt, timeout time.Duration) (*Kafka, error) {
+	k := &Kafka{timeout: timeout, FetchMaxBytes: 32 << 20, meta: map[string]topicMeta{}}
 	opts = append(opts,
 		kgo.DialTimeout(timeout),
 		kgo.RetryTimeout(timeout),
 		kgo.RequestRetries(3),
+		kgo.WithHooks(answerCounter{&k.answered}),
 	)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
 	}
-	return &Kafka{cl: cl, adm: kadm.NewClient(cl), timeout: timeout, FetchMaxBytes: 32 << 20, meta: map[string]topicMeta{}}, nil
+	k.cl, k.adm = cl, kadm.NewClient(cl)
+	return k, nil
 }
 
 // Close closes the client.
@@ -64,13 +82,17 @@ func (k *Kafka) bound(ctx context.Context) (context.Context, context.CancelFunc)
 	return context.WithTimeout(ctx, k.timeout)
 }
 
-// timeoutErr names the operation that exceeded --timeout.
+// timeoutErr names the operation that exceeded --timeout, or the connection a broker
+// closed (with the answers it gave earlier, kafkaconf.ExplainClosed).
 func (k *Kafka) timeoutErr(op string, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: no answer within %s (--timeout): %w", op, k.timeout, err)
 	}
-	return fmt.Errorf("%s: %w", op, err)
+	return fmt.Errorf("%s: %w", op, kafkaconf.ExplainClosed(err, k.answered.Load()))
 }
+
+// Explain is timeoutErr for callers that share the client (rewind's commits).
+func (k *Kafka) Explain(op string, err error) error { return k.timeoutErr(op, err) }
 
 // Snapshot implements Cluster: the group's description and committed offsets (asked at
 // once), then the partitions in scope and their log start, last stable offset and high
@@ -136,6 +158,16 @@ func (k *Kafka) Snapshot(ctx context.Context, group string, topics []string) (*S
 
 	snap.Partitions = partitionOffsets(names, topics, committed, owners, metas, ends)
 	return snap, nil
+}
+
+// DescribeGroup describes group alone (protocol, state, members and what they own), as
+// Snapshot does, for a caller that must know who is in the group before it joins
+// (repro's shared-group check). A group the broker does not know is StateUnknown with no
+// members; a broker error for the group is in Group.Err.
+func (k *Kafka) DescribeGroup(ctx context.Context, group string) (Group, error) {
+	g := Group{ID: group, Members: []Member{}}
+	_, _, err := k.describeGroup(ctx, &g)
+	return g, err
 }
 
 // committedOffsets fetches the group's committed offsets, keeping only partitions with a
@@ -211,12 +243,12 @@ func (k *Kafka) describeGroup(ctx context.Context, g *Group) (map[string]map[int
 	g.State = StateUnknown
 	var errs []string
 	if errCl != nil {
-		errs = append(errs, "DescribeGroups: "+errCl.Error())
+		errs = append(errs, "DescribeGroups: "+kafkaconf.ExplainClosed(errCl, k.answered.Load()).Error())
 	} else if cl.Err != nil && !errors.Is(cl.Err, kerr.GroupIDNotFound) {
 		errs = append(errs, "DescribeGroups: "+cl.Err.Error())
 	}
 	if errCo != nil && !errors.Is(errCo, errNoConsumerGroups) {
-		errs = append(errs, "ConsumerGroupDescribe: "+errCo.Error())
+		errs = append(errs, "ConsumerGroupDescribe: "+kafkaconf.ExplainClosed(errCo, k.answered.Load()).Error())
 	} else if consumer != nil {
 		if err := kerr.ErrorForCode(consumer.ErrorCode); !errors.Is(err, kerr.GroupIDNotFound) {
 			errs = append(errs, "ConsumerGroupDescribe: "+brokerError(err, consumer.ErrorMessage))

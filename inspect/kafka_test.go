@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -252,5 +253,32 @@ func TestABrokerThatStopsAnsweringMidScanYieldsAPartialScanAndAnError(t *testing
 	}
 	if s := r.Summarize(); s.Incomplete != 1 {
 		t.Fatalf("summary = %+v", s)
+	}
+}
+
+// TestABrokerThatDiesMidScanIsNamedAndCounted: issue 16 §2. The broker answered the
+// snapshot, then closed the connection on the first fetch and died. The partition's
+// reason names what failed (not franz-go's "is SASL missing?", which a broker that
+// answered earlier in the run disproves) and the summary counts the error.
+func TestABrokerThatDiesMidScanIsNamedAndCounted(t *testing.T) {
+	b := startBroker(t, 1)
+	produce(t, b.Addr(), 0, 10)
+	commit(t, b.Addr(), "g", map[int32]int64{0: 10})
+	k := newKafka(t, b.Addr())
+	b.Cluster().ControlKey(int16(kmsg.Fetch), func(kmsg.Request) (kmsg.Response, error, bool) {
+		b.Cluster().KeepControl()
+		return nil, errors.New("dying"), true // close the connection, every time
+	})
+	r, err := Run(context.Background(), k, Options{Group: "g", Evidence: ev(t, "stranded/0:0-4\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := r.Partitions[0].Judgement
+	t.Logf("reason: %s", j.Reason)
+	if j.Verdict != verdict.Error || strings.Contains(j.Reason, "is SASL missing") || !strings.Contains(j.Reason, "closed a new connection") || !strings.Contains(j.Reason, "after answering") {
+		t.Fatalf("judgement %s: %q, want ERROR naming the closed connection of a broker that had answered, and no SASL guess", j.Verdict, j.Reason)
+	}
+	if s := r.Summarize(); s.Errors != 1 || s.Incomplete != 1 {
+		t.Fatalf("summary %+v, want the failed partition counted in errors and incomplete", s)
 	}
 }

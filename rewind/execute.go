@@ -2,6 +2,8 @@ package rewind
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,20 +15,20 @@ import (
 
 // Check is one partition read back after the commit.
 type Check struct {
-	Topic     string `json:"topic"`
-	Partition int32  `json:"partition"`
-	Before    int64  `json:"before"`
-	Target    int64  `json:"target"` // -1: the committed offset was deleted
-	Now       int64  `json:"now"`    // -1: no committed offset read back
-	OK        bool   `json:"ok"`
-	Err       string `json:"error,omitempty"` // the broker's answer to this partition's commit
+	Topic     string
+	Partition int32
+	Before    int64
+	Target    int64 // -1: the committed offset was deleted
+	Now       int64 // -1: no committed offset read back
+	OK        bool
+	Err       string // the broker's answer to this partition's commit
 }
 
 // Result is what Execute did.
 type Result struct {
-	UndoPath string  `json:"undo_file"`
-	Undo     Undo    `json:"-"`
-	Checks   []Check `json:"verified"`
+	UndoPath string
+	Undo     Undo
+	Checks   []Check
 }
 
 // ExecOptions configures Execute.
@@ -38,6 +40,34 @@ type ExecOptions struct {
 	Version    string // kstranded's version, stamped into the undo file
 	// Restore renders the command that applies the undo file at path (shown in the file).
 	Restore func(path string) string
+	// Token is committed as the metadata of every move that does not restore an undo
+	// file, so that the read-back can tell this run's commit from another writer's with
+	// the same offset; empty: a random one (NewToken).
+	Token string
+}
+
+// TokenPrefix starts the offset metadata a rewind commits (see ExecOptions.Token).
+const TokenPrefix = "kstranded-rewind:"
+
+// NewToken returns a per-run token for ExecOptions.Token.
+func NewToken() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return TokenPrefix + hex.EncodeToString(b)
+}
+
+// stampToken sets the metadata the plan's applied moves commit: an undo file's move
+// restores its metadata exactly (the original commit's, and the read-back compares
+// against that); every other move carries token. Two rewinds that commit the same
+// offsets at once then differ in their metadata, and the one whose commit the broker
+// applied first sees the other's token on read-back. The plan is stamped, not a copy,
+// so that what is shown (target_metadata) is what was committed.
+func stampToken(p *Plan, token string) {
+	for i, m := range p.Moves {
+		if m.Applies() && m.Source != FromUndo && m.Direction != Delete {
+			p.Moves[i].TargetMetadata = token
+		}
+	}
 }
 
 // Execute applies p: it refuses while the group has members or any move is refused,
@@ -60,6 +90,11 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 	if len(active) == 0 {
 		return nil, nil
 	}
+	if o.Token == "" {
+		o.Token = NewToken()
+	}
+	stampToken(p, o.Token)
+	active = p.Active()
 	f, path, err := createUndoFile(o.UndoPath, o.UniqueUndo)
 	if err != nil {
 		return nil, err
@@ -100,7 +135,7 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 		maps.Copy(perr, pe)
 	}
 	got, rerr := cl.Committed(ctx, p.Group.ID)
-	var busy, failed []string
+	var busy, failed, intervened []string
 	for _, m := range active {
 		c := Check{Topic: m.Topic, Partition: m.Partition, Before: m.Committed, Target: m.Target, Now: -1}
 		if e := perr[m.TP()]; e != nil {
@@ -111,10 +146,19 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 				failed = append(failed, fmt.Sprintf("%s: %v", m.TP(), e))
 			}
 		}
-		if now, ok := got[m.TP()]; ok {
-			c.Now = now
+		now, ok := got[m.TP()]
+		if ok {
+			c.Now = now.Offset
 		}
 		c.OK = c.Err == "" && c.Now == m.Target
+		if c.OK && m.Direction != Delete && now.Metadata != m.TargetMetadata {
+			// the offset is the one written, the commit is not: another writer
+			// committed the same offset after this run did
+			c.OK = false
+			intervened = append(intervened, fmt.Sprintf("%s: offset %d committed with metadata %q, not this run's %q", m.TP(), now.Offset, now.Metadata, m.TargetMetadata))
+		} else if !c.OK && c.Err == "" && rerr == nil {
+			intervened = append(intervened, fmt.Sprintf("%s: wrote %d, read back %s (metadata %q, not this run's %q)", m.TP(), m.Target, kpart.OffsetWord(c.Now), now.Metadata, m.TargetMetadata))
+		}
 		res.Checks = append(res.Checks, c)
 	}
 	sort.Slice(res.Checks, func(i, j int) bool {
@@ -134,14 +178,8 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 	case rerr != nil:
 		return res, fmt.Errorf("the commit was accepted but %w", rerr)
 	}
-	var bad []string
-	for _, c := range res.Checks {
-		if !c.OK {
-			bad = append(bad, fmt.Sprintf("%s/%d: want %d, read back %s", c.Topic, c.Partition, c.Target, kpart.OffsetWord(c.Now)))
-		}
-	}
-	if len(bad) > 0 {
-		return res, fmt.Errorf("%w: %s (did a consumer commit in between?)", ErrMismatch, strings.Join(bad, "; "))
+	if len(intervened) > 0 {
+		return res, fmt.Errorf("%w: another writer intervened between this run's commit and its read-back (a consumer of the group, or a second rewind): %s; describe the group (kstranded inspect --group %s) and compare with the undo file %s", ErrMismatch, strings.Join(intervened, "; "), p.Group.ID, o.UndoPath)
 	}
 	return res, nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -129,115 +128,95 @@ type File struct {
 	Targets []Target
 }
 
-// fileDoc is the union of the two documents' fields that matter here.
-type fileDoc struct {
-	Schema  string       `json:"schema"`
-	Group   *groupField  `json:"group"`
-	Offsets []UndoOffset `json:"offsets"`
-	Moves   []struct {
-		Topic          string    `json:"topic"`
-		Partition      *int32    `json:"partition"`
-		Committed      *int64    `json:"committed"`
-		Target         *int64    `json:"target"`
-		TargetEpoch    *int32    `json:"target_leader_epoch"`
-		TargetMetadata string    `json:"target_metadata"`
-		Direction      Direction `json:"direction"`
-	} `json:"moves"`
-}
-
-// groupField accepts the group as a string (undo files) or as inspect's group object
-// (plans), so either document names it the same way to the reader.
-type groupField struct{ ID string }
-
-func (g *groupField) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		return json.Unmarshal(b, &g.ID)
+// ReadUndo reads an undo file: each partition's offset, epoch and metadata to restore,
+// and where the rewind left it (rewound_to, checked before restoring). The undo file is
+// this package's own document: Execute writes it before committing, and this reads it
+// back through the same declaration (Undo). A saved plan is the view's document
+// (`rewind -o json`); the view reads it back and hands its moves to PlanFile.
+func ReadUndo(data []byte, name string) (*File, error) {
+	var u Undo
+	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&u); err != nil {
+		return nil, fmt.Errorf("%s: not an undo file (want JSON with schema %s): %v", name, UndoSchema, err)
 	}
-	var obj struct {
-		ID string `json:"group"`
+	if u.Schema != UndoSchema {
+		return nil, fmt.Errorf("%s: schema %q is not an undo file (%s)", name, u.Schema, UndoSchema)
 	}
-	if err := json.Unmarshal(b, &obj); err != nil {
-		return err
-	}
-	g.ID = obj.ID
-	return nil
-}
-
-// ReadFile reads a plan (`rewind -o json`) or an undo file. A plan's moves carry the
-// committed offset they were planned against, so applying a plan after the group moved
-// on is refused; an undo file restores each partition's offset, epoch and metadata.
-func ReadFile(r io.Reader, name string) (*File, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	var d fileDoc
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&d); err != nil {
-		return nil, fmt.Errorf("%s: not a rewind plan or undo file (want JSON with schema %s or %s): %v", name, PlanSchema, UndoSchema, err)
-	}
-	f := &File{}
-	if d.Group != nil {
-		f.Group = d.Group.ID
-	}
-	if f.Group == "" {
+	if u.Group == "" {
 		return nil, fmt.Errorf("%s: the file names no group", name)
 	}
-	switch d.Schema {
-	case UndoSchema:
-		f.Kind = FromUndo
-		for i, o := range d.Offsets {
-			switch {
-			case o.Topic == "" || o.Partition < 0:
-				return nil, fmt.Errorf("%s: offsets[%d]: want topic, partition >= 0 and offset >= 0", name, i)
-			case o.NoCommittedOffset && o.Offset != -1:
-				return nil, fmt.Errorf("%s: offsets[%d]: no_committed_offset with offset %d; want offset -1", name, i, o.Offset)
-			case o.NoCommittedOffset || o.Offset == -1:
-				// The group had no committed offset here (undo files written before
-				// no_committed_offset existed say so with offset -1 alone): restore by
-				// deleting the group's offset.
-				f.Targets = append(f.Targets, Target{Topic: o.Topic, Partition: o.Partition, Offset: -1, LeaderEpoch: -1, Delete: true, Expect: o.RewoundTo, Undo: true})
-			case o.Offset < 0:
-				return nil, fmt.Errorf("%s: offsets[%d]: want topic, partition >= 0 and offset >= 0", name, i)
-			default:
-				f.Targets = append(f.Targets, Target{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata, Expect: o.RewoundTo, Undo: true})
-			}
-			if o.RewoundTo != nil && *o.RewoundTo < -1 {
-				return nil, fmt.Errorf("%s: offsets[%d]: rewound_to %d; want an offset >= 0, or -1 for a deleted committed offset", name, i, *o.RewoundTo)
-			}
+	f := &File{Kind: FromUndo, Group: u.Group}
+	for i, o := range u.Offsets {
+		switch {
+		case o.Topic == "" || o.Partition < 0:
+			return nil, fmt.Errorf("%s: offsets[%d]: want topic, partition >= 0 and offset >= 0", name, i)
+		case o.NoCommittedOffset && o.Offset != -1:
+			return nil, fmt.Errorf("%s: offsets[%d]: no_committed_offset with offset %d; want offset -1", name, i, o.Offset)
+		case o.NoCommittedOffset || o.Offset == -1:
+			// The group had no committed offset here (undo files written before
+			// no_committed_offset existed say so with offset -1 alone): restore by
+			// deleting the group's offset.
+			f.Targets = append(f.Targets, Target{Topic: o.Topic, Partition: o.Partition, Offset: -1, LeaderEpoch: -1, Delete: true, Expect: o.RewoundTo, Undo: true})
+		case o.Offset < 0:
+			return nil, fmt.Errorf("%s: offsets[%d]: want topic, partition >= 0 and offset >= 0", name, i)
+		default:
+			f.Targets = append(f.Targets, Target{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata, Expect: o.RewoundTo, Undo: true})
 		}
-	case PlanSchema:
-		f.Kind = FromPlan
-		for i, m := range d.Moves {
-			del := m.Direction == Delete
-			if m.Topic == "" || m.Partition == nil || m.Target == nil || *m.Partition < 0 || (*m.Target < 0 && !(del && *m.Target == -1)) {
-				return nil, fmt.Errorf("%s: moves[%d]: want topic, partition and target", name, i)
-			}
-			t := Target{Topic: m.Topic, Partition: *m.Partition, Offset: *m.Target, LeaderEpoch: -1, Metadata: m.TargetMetadata, Delete: del}
-			if del {
-				t.Offset = -1
-			}
-			if m.TargetEpoch != nil {
-				t.LeaderEpoch = *m.TargetEpoch
-			}
-			if m.Committed != nil {
-				c := *m.Committed
-				t.Expect = &c
-			}
-			f.Targets = append(f.Targets, t)
+		if o.RewoundTo != nil && *o.RewoundTo < -1 {
+			return nil, fmt.Errorf("%s: offsets[%d]: rewound_to %d; want an offset >= 0, or -1 for a deleted committed offset", name, i, *o.RewoundTo)
 		}
-	default:
-		return nil, fmt.Errorf("%s: schema %q is neither a rewind plan (%s) nor an undo file (%s)", name, d.Schema, PlanSchema, UndoSchema)
 	}
+	return f, checkFile(f, name)
+}
+
+// PlannedMove is one move of a saved plan as the file states it; nil fields were absent.
+type PlannedMove struct {
+	Topic          string
+	Partition      *int32
+	Committed      *int64
+	Target         *int64
+	TargetEpoch    *int32
+	TargetMetadata string
+	Direction      Direction
+}
+
+// PlanFile turns a saved plan's moves into targets. Each carries the committed offset it
+// was planned against, so applying the plan after the group moved on is refused.
+func PlanFile(name, group string, moves []PlannedMove) (*File, error) {
+	if group == "" {
+		return nil, fmt.Errorf("%s: the file names no group", name)
+	}
+	f := &File{Kind: FromPlan, Group: group}
+	for i, m := range moves {
+		del := m.Direction == Delete
+		if m.Topic == "" || m.Partition == nil || m.Target == nil || *m.Partition < 0 || (*m.Target < 0 && !(del && *m.Target == -1)) {
+			return nil, fmt.Errorf("%s: moves[%d]: want topic, partition and target", name, i)
+		}
+		t := Target{Topic: m.Topic, Partition: *m.Partition, Offset: *m.Target, LeaderEpoch: -1, Metadata: m.TargetMetadata, Delete: del}
+		if del {
+			t.Offset = -1
+		}
+		if m.TargetEpoch != nil {
+			t.LeaderEpoch = *m.TargetEpoch
+		}
+		if m.Committed != nil {
+			c := *m.Committed
+			t.Expect = &c
+		}
+		f.Targets = append(f.Targets, t)
+	}
+	return f, checkFile(f, name)
+}
+
+func checkFile(f *File, name string) error {
 	if len(f.Targets) == 0 {
-		return nil, fmt.Errorf("%s: the file has no partitions to apply", name)
+		return fmt.Errorf("%s: the file has no partitions to apply", name)
 	}
 	seen := map[string]bool{}
 	for _, t := range f.Targets {
 		if seen[t.TP().String()] {
-			return nil, fmt.Errorf("%s: partition %s appears twice", name, t.TP())
+			return fmt.Errorf("%s: partition %s appears twice", name, t.TP())
 		}
 		seen[t.TP().String()] = true
 	}
-	return f, nil
+	return nil
 }

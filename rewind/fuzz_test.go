@@ -1,7 +1,6 @@
 package rewind
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 )
@@ -26,16 +25,16 @@ func FuzzParseTargets(f *testing.F) {
 	})
 }
 
-// FuzzReadFile: a --from-file that is not a plan or an undo file is an error naming the
-// file; never a panic.
-func FuzzReadFile(f *testing.F) {
-	f.Add(`{"schema":"kstranded.rewind/v1","group":"g","moves":[]}`)
+// FuzzReadUndo: a --from-file undo file that is not one is an error naming the file;
+// never a panic.
+func FuzzReadUndo(f *testing.F) {
+	f.Add(`{"schema":"kstranded.rewind-undo/v1","group":"g","offsets":[{"topic":"t","partition":0,"offset":5,"rewound_to":2}]}`)
 	f.Add(`{"schema":"kstranded.rewind-undo/v1","group":"g","offsets":[]}`)
 	f.Add(`{}`)
 	f.Add(`not json`)
 	f.Fuzz(func(t *testing.T, in string) {
-		_, err := ReadFile(bytes.NewReader([]byte(in)), "plan.json")
-		if err != nil && !strings.Contains(err.Error(), "plan.json") {
+		_, err := ReadUndo([]byte(in), "undo.json")
+		if err != nil && !strings.Contains(err.Error(), "undo.json") {
 			t.Fatalf("error does not name the file: %v", err)
 		}
 	})

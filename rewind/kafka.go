@@ -3,7 +3,6 @@ package rewind
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -24,8 +23,15 @@ type Cluster interface {
 	// DeleteOffsets deletes group's committed offsets on tps (OffsetDelete, Kafka 2.4+;
 	// the broker accepts it for an empty group) and returns the per-partition errors.
 	DeleteOffsets(ctx context.Context, group string, tps []kpart.TopicPartition) (map[kpart.TopicPartition]error, error)
-	// Committed reads the group's committed offsets.
-	Committed(ctx context.Context, group string) (map[kpart.TopicPartition]int64, error)
+	// Committed reads the group's committed offsets with their metadata (Execute's
+	// read-back compares both: the metadata carries the run's token).
+	Committed(ctx context.Context, group string) (map[kpart.TopicPartition]CommittedOffset, error)
+}
+
+// CommittedOffset is a committed offset read back with the metadata committed with it.
+type CommittedOffset struct {
+	Offset   int64
+	Metadata string
 }
 
 // Kafka implements Cluster with inspect's franz-go client: the analysis and the offset
@@ -57,7 +63,7 @@ func (k *Kafka) Commit(ctx context.Context, group string, moves []Move) (map[kpa
 	defer cancel()
 	resp, err := k.adm.CommitOffsets(c, group, os)
 	if err != nil {
-		return nil, timeoutErr(k.timeout, "committing offsets", err)
+		return nil, k.Explain("committing offsets", err)
 	}
 	out := map[kpart.TopicPartition]error{}
 	for t, ps := range resp {
@@ -78,7 +84,7 @@ func (k *Kafka) DeleteOffsets(ctx context.Context, group string, tps []kpart.Top
 	defer cancel()
 	resp, err := k.adm.DeleteOffsets(c, group, set)
 	if err != nil {
-		return nil, timeoutErr(k.timeout, "deleting committed offsets", err)
+		return nil, k.Explain("deleting committed offsets", err)
 	}
 	out := map[kpart.TopicPartition]error{}
 	for t, ps := range resp {
@@ -90,29 +96,22 @@ func (k *Kafka) DeleteOffsets(ctx context.Context, group string, tps []kpart.Top
 }
 
 // Committed implements Cluster.
-func (k *Kafka) Committed(ctx context.Context, group string) (map[kpart.TopicPartition]int64, error) {
+func (k *Kafka) Committed(ctx context.Context, group string) (map[kpart.TopicPartition]CommittedOffset, error) {
 	c, cancel := context.WithTimeout(ctx, k.timeout)
 	defer cancel()
 	resp, err := k.adm.FetchOffsets(c, group)
 	if err != nil {
-		return nil, timeoutErr(k.timeout, "reading the committed offsets back", err)
+		return nil, k.Explain("reading the committed offsets back", err)
 	}
-	out := map[kpart.TopicPartition]int64{}
+	out := map[kpart.TopicPartition]CommittedOffset{}
 	for t, ps := range resp {
 		for p, r := range ps {
 			if r.Err == nil {
-				out[kpart.TopicPartition{Topic: t, Partition: p}] = r.At
+				out[kpart.TopicPartition{Topic: t, Partition: p}] = CommittedOffset{Offset: r.At, Metadata: r.Metadata}
 			}
 		}
 	}
 	return out, nil
-}
-
-func timeoutErr(d time.Duration, op string, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s: no answer within %s (--timeout): %w", op, d, err)
-	}
-	return fmt.Errorf("%s: %w", op, err)
 }
 
 // groupBusy reports whether a commit or offset-delete error means the group is not

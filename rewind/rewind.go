@@ -100,35 +100,35 @@ func (t Target) TP() kpart.TopicPartition {
 
 // Move is one partition of a plan.
 type Move struct {
-	Topic             string    `json:"topic"`
-	Partition         int32     `json:"partition"`
-	Committed         int64     `json:"committed"` // -1: the group has none
-	CommittedEpoch    int32     `json:"committed_leader_epoch"`
-	CommittedMetadata string    `json:"committed_metadata"`
-	Target            int64     `json:"target"`
-	TargetEpoch       int32     `json:"target_leader_epoch"`
-	TargetMetadata    string    `json:"target_metadata"`
-	LogStart          int64     `json:"log_start_offset"`
-	LastStable        int64     `json:"last_stable_offset"`
-	HighWatermark     int64     `json:"high_watermark"`
-	Direction         Direction `json:"direction"`
-	Source            Source    `json:"source"`
+	Topic             string
+	Partition         int32
+	Committed         int64 // -1: the group has none
+	CommittedEpoch    int32
+	CommittedMetadata string
+	Target            int64
+	TargetEpoch       int32
+	TargetMetadata    string
+	LogStart          int64
+	LastStable        int64
+	HighWatermark     int64
+	Direction         Direction
+	Source            Source
 	// Redeliver counts the records in [Target, Committed) a consumer is meant to receive
 	// (read from the partition: markers and aborted records are not counted): what the
 	// group will deliver again after a move back.
-	Redeliver int64 `json:"redeliver"`
+	Redeliver int64
 	// Lost and AlreadyDelivered split Redeliver by the delivery evidence: records the
 	// application never saw, and records it will see a second time. Nil without evidence.
-	Lost             *int64 `json:"lost"`
-	AlreadyDelivered *int64 `json:"already_delivered"`
+	Lost             *int64
+	AlreadyDelivered *int64
 	// LostRanges are the lost records the move recovers (with evidence).
-	LostRanges []kpart.RecordRange `json:"lost_ranges"`
+	LostRanges []kpart.RecordRange
 	// Skip counts the records in [Committed, Target) a forward move passes over.
-	Skip int64 `json:"skip"`
+	Skip int64
 	// CountTruncated: the scan stopped at --max-scan; the counts are lower bounds.
-	CountTruncated bool `json:"count_truncated"`
+	CountTruncated bool
 	// Refused says why the move must not be applied; empty when it may.
-	Refused string `json:"refused,omitempty"`
+	Refused string
 }
 
 // TP returns the move's partition.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -145,7 +146,11 @@ func TestUndoFileRoundTripRestoresOffsetEpochAndMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	f, err := ReadFile(fh, path)
+	data, err := io.ReadAll(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ReadUndo(data, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,36 +168,6 @@ func TestUndoFileRoundTripRestoresOffsetEpochAndMetadata(t *testing.T) {
 	}
 	if m := Decide(now, got, FromUndo, Rules{AllowForward: true}); m.Refused != "" || m.TargetEpoch != 7 || m.TargetMetadata != "app-meta" {
 		t.Fatalf("restore %+v", m)
-	}
-}
-
-func TestReadFileRejectsWhatIsNotAPlan(t *testing.T) {
-	cases := []struct{ name, in, says string }{
-		{"text is not a plan", "stranded/0=82\n", "not a rewind plan"},
-		{"another kstranded document is not a plan", `{"schema":"kstranded.inspect/v2","group":{"group":"g"}}`, "neither a rewind plan"},
-		{"a plan without a group is refused", `{"schema":"kstranded.rewind/v1","moves":[]}`, "names no group"},
-		{"a plan without moves has nothing to apply", `{"schema":"kstranded.rewind/v1","group":{"group":"g"},"moves":[]}`, "no partitions"},
-		{"a move without a target is refused", `{"schema":"kstranded.rewind/v1","group":{"group":"g"},"moves":[{"topic":"t","partition":0}]}`, "moves[0]"},
-		{"a partition twice is refused", `{"schema":"kstranded.rewind-undo/v1","group":"g","offsets":[{"topic":"t","partition":0,"offset":1},{"topic":"t","partition":0,"offset":2}]}`, "appears twice"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := ReadFile(strings.NewReader(c.in), "f.json")
-			if err == nil || !strings.Contains(err.Error(), c.says) {
-				t.Fatalf("got %v, want an error saying %q", err, c.says)
-			}
-		})
-	}
-}
-
-func TestReadFileTakesAPlanWithItsCommittedOffsets(t *testing.T) {
-	in := `{"schema":"kstranded.rewind/v1","group":{"group":"g","members":[]},"moves":[{"topic":"t","partition":0,"committed":202,"target":82,"target_leader_epoch":-1,"target_metadata":""}]}`
-	f, err := ReadFile(strings.NewReader(in), "plan.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.Kind != FromPlan || f.Group != "g" || len(f.Targets) != 1 || f.Targets[0].Offset != 82 || f.Targets[0].Expect == nil || *f.Targets[0].Expect != 202 {
-		t.Fatalf("%+v", f)
 	}
 }
 
@@ -216,6 +191,9 @@ type fakeCluster struct {
 	committed []Move
 	deleted   []kpart.TopicPartition
 	commitErr map[kpart.TopicPartition]error
+	// afterCommit runs after each commit is applied: another writer committing
+	// between this run's commit and its read-back.
+	afterCommit func(f *fakeCluster)
 }
 
 func (f *fakeCluster) Snapshot(ctx context.Context, group string, topics []string) (*inspect.Snapshot, error) {
@@ -239,7 +217,10 @@ func (f *fakeCluster) Commit(ctx context.Context, group string, moves []Move) (m
 	}
 	f.committed = append(f.committed, moves...)
 	for _, m := range moves {
-		f.off.Committed = m.Target
+		f.off.Committed, f.off.Metadata = m.Target, m.TargetMetadata
+	}
+	if f.afterCommit != nil {
+		f.afterCommit(f)
 	}
 	return map[kpart.TopicPartition]error{}, nil
 }
@@ -256,11 +237,11 @@ func (f *fakeCluster) DeleteOffsets(ctx context.Context, group string, tps []kpa
 	return out, nil
 }
 
-func (f *fakeCluster) Committed(ctx context.Context, group string) (map[kpart.TopicPartition]int64, error) {
+func (f *fakeCluster) Committed(ctx context.Context, group string) (map[kpart.TopicPartition]CommittedOffset, error) {
 	if f.off.Committed < 0 {
-		return map[kpart.TopicPartition]int64{}, nil // as FetchOffsets: a partition without a commit is absent
+		return map[kpart.TopicPartition]CommittedOffset{}, nil // as FetchOffsets: a partition without a commit is absent
 	}
-	return map[kpart.TopicPartition]int64{{Topic: f.off.Topic, Partition: f.off.Partition}: f.off.Committed}, nil
+	return map[kpart.TopicPartition]CommittedOffset{{Topic: f.off.Topic, Partition: f.off.Partition}: {Offset: f.off.Committed, Metadata: f.off.Metadata}}, nil
 }
 
 func seedCluster() *fakeCluster {
@@ -412,7 +393,7 @@ func TestUndoOfASetMoveRestoresTheMissingCommitByDeletingIt(t *testing.T) {
 		t.Fatalf("the undo file must say the partition had no committed offset:\n%s", data)
 	}
 
-	f, err := ReadFile(bytes.NewReader(data), undo)
+	f, err := ReadUndo(data, undo)
 	if err != nil {
 		t.Fatalf("the undo file of a set move must read back: %v", err)
 	}
@@ -465,7 +446,7 @@ func TestReadFileReadsAMissingCommitOnlyAsOffsetMinusOne(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			in := `{"schema":"kstranded.rewind-undo/v1","group":"g","offsets":[{"topic":"t","partition":0,` + c.offset + `}]}`
-			f, err := ReadFile(strings.NewReader(in), "undo.json")
+			f, err := ReadUndo([]byte(in), "undo.json")
 			if c.says != "" {
 				if err == nil || !strings.Contains(err.Error(), c.says) {
 					t.Fatalf("got %v, want an error saying %q", err, c.says)
@@ -479,11 +460,6 @@ func TestReadFileReadsAMissingCommitOnlyAsOffsetMinusOne(t *testing.T) {
 				t.Fatalf("target %+v", got)
 			}
 		})
-	}
-	plan := `{"schema":"kstranded.rewind/v1","group":{"group":"g"},"moves":[{"topic":"t","partition":0,"committed":5,"target":-1,"direction":"delete"}]}`
-	f, err := ReadFile(strings.NewReader(plan), "plan.json")
-	if err != nil || !f.Targets[0].Delete || *f.Targets[0].Expect != 5 {
-		t.Fatalf("a plan with a delete move: %v %+v", err, f)
 	}
 }
 
@@ -528,7 +504,7 @@ func TestRestoringAnUndoFileIsRefusedWhenTheGroupMovedOnSinceTheRewind(t *testin
 
 func TestAnEditedRewoundToIsCheckedLikeAnyOther(t *testing.T) {
 	in := `{"schema":"kstranded.rewind-undo/v1","group":"g","offsets":[{"topic":"stranded","partition":0,"offset":202,"leader_epoch":-1,"metadata":"","rewound_to":150}]}`
-	f, err := ReadFile(strings.NewReader(in), "undo.json")
+	f, err := ReadUndo([]byte(in), "undo.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -538,7 +514,7 @@ func TestAnEditedRewoundToIsCheckedLikeAnyOther(t *testing.T) {
 		t.Fatalf("refusal %q", m.Refused)
 	}
 	bad := strings.Replace(in, `"rewound_to":150`, `"rewound_to":-7`, 1)
-	if _, err := ReadFile(strings.NewReader(bad), "undo.json"); err == nil || !strings.Contains(err.Error(), "rewound_to -7") {
+	if _, err := ReadUndo([]byte(bad), "undo.json"); err == nil || !strings.Contains(err.Error(), "rewound_to -7") {
 		t.Fatalf("a negative rewound_to: %v", err)
 	}
 }
@@ -560,5 +536,75 @@ func TestATakenDefaultUndoNameGetsASuffixAndAnExplicitOneIsRefused(t *testing.T)
 	}
 	if _, _, err := createUndoFile(path, false); err == nil || !strings.Contains(err.Error(), "never overwritten") {
 		t.Fatalf("an explicit --undo-file that exists: %v", err)
+	}
+}
+
+// TestAnotherWriterBetweenTheCommitAndTheReadBackIsNamed: two rewinds of one group at
+// once both used to read back the offsets they wrote and report DONE. Each run commits
+// its own token as the offset metadata; the read-back compares offset and metadata.
+func TestAnotherWriterBetweenTheCommitAndTheReadBackIsNamed(t *testing.T) {
+	cases := []struct {
+		name  string
+		other func(f *fakeCluster)
+		says  string
+	}{
+		{"a second rewind committing the same offset is told apart by its token", func(f *fakeCluster) {
+			f.off.Metadata = TokenPrefix + "0123456789abcdef"
+		}, `offset 82 committed with metadata "kstranded-rewind:0123456789abcdef", not this run's "kstranded-rewind:run-a"`},
+		{"a consumer committing further is named with the offset it left", func(f *fakeCluster) {
+			f.off.Committed, f.off.Metadata = 150, ""
+		}, `wrote 82, read back 150`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cl := seedCluster()
+			cl.afterCommit = c.other
+			p, err := NewPlan(context.Background(), cl, Options{Group: "g", Evidence: seedEvidence(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Execute(context.Background(), cl, p, ExecOptions{UndoPath: filepath.Join(t.TempDir(), "undo.json"), Version: "test", Token: TokenPrefix + "run-a"})
+			if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "another writer intervened") || !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("err %v, want ErrMismatch saying another writer intervened and %q", err, c.says)
+			}
+			if res == nil || len(res.Checks) != 1 || res.Checks[0].OK {
+				t.Fatalf("result %+v, want the partition checked and not OK", res)
+			}
+		})
+	}
+}
+
+func TestARewindCommitsItsTokenAndAnUndoRestoresTheOriginalMetadataExactly(t *testing.T) {
+	cl := seedCluster()
+	cl.off.Metadata = "the application's own"
+	dir := t.TempDir()
+	p, err := NewPlan(context.Background(), cl, Options{Group: "g", Evidence: seedEvidence(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	undo := filepath.Join(dir, "undo.json")
+	if _, err := Execute(context.Background(), cl, p, ExecOptions{UndoPath: undo, Version: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(cl.off.Metadata, TokenPrefix) || p.Moves[0].TargetMetadata != cl.off.Metadata {
+		t.Fatalf("committed metadata %q, plan shows %q; want the run's token in both", cl.off.Metadata, p.Moves[0].TargetMetadata)
+	}
+	data, err := os.ReadFile(undo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ReadUndo(data, undo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err = NewPlan(context.Background(), cl, Options{Group: "g", Targets: f.Targets, Source: f.Kind, AllowForward: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Execute(context.Background(), cl, p, ExecOptions{UndoPath: filepath.Join(dir, "undo2.json"), Version: "test"}); err != nil {
+		t.Fatalf("restore: %v", err)
+	}
+	if cl.off.Committed != 202 || cl.off.Metadata != "the application's own" {
+		t.Fatalf("after the restore: %d %q, want 202 with the original metadata", cl.off.Committed, cl.off.Metadata)
 	}
 }

@@ -28,11 +28,11 @@ const NoEvidenceNote = "loss cannot be judged without delivery evidence (--deliv
 type Inspect struct {
 	render.Meta
 	At            time.Time          `json:"at"`
-	Group         inspect.Group      `json:"group"`
+	Group         GroupDoc           `json:"group"`
 	Evidence      *InspectEvidence   `json:"evidence"`
 	Partitions    []InspectPartition `json:"partitions"`
 	DeletedTopics []string           `json:"deleted_topics"`
-	StrayEvidence []inspect.Note     `json:"stray_evidence"`
+	StrayEvidence []NoteDoc          `json:"stray_evidence"`
 	Summary       inspect.Summary    `json:"summary"`
 	// Complete: every partition was fully judged, and the inspection was not interrupted.
 	Complete bool `json:"complete"`
@@ -40,18 +40,20 @@ type Inspect struct {
 	// nothing; null without delivery evidence (the offsets view judges nothing).
 	Verdict *verdict.Verdict `json:"verdict"`
 	// NoEvidence says why the evidence could not support a verdict, and Settle what would.
-	NoEvidence string `json:"no_evidence,omitempty"`
-	Settle     string `json:"settle,omitempty"`
-	Note       string `json:"note,omitempty"`
-	Requests   int    `json:"requests"`
+	NoEvidence Text `json:"no_evidence"`
+	Settle     Text `json:"settle"`
+	Note       Text `json:"note"`
+	Requests   int  `json:"requests"`
 	// Interrupted: the inspection was stopped (Ctrl-C) during the scans; the report is
 	// partial.
-	Interrupted bool `json:"interrupted,omitempty"`
+	Interrupted bool `json:"interrupted"`
+
+	group inspect.Group // for the text, which names members as the domain describes them
 }
 
 // InspectEvidence is the delivery evidence an inspection read.
 type InspectEvidence struct {
-	Sources        []evidence.Source    `json:"sources"`
+	Sources        []SourceDoc          `json:"sources"`
 	MalformedTotal int                  `json:"malformed_total"`
 	Malformed      []evidence.Malformed `json:"malformed"`
 }
@@ -59,9 +61,9 @@ type InspectEvidence struct {
 // InspectPartition is one partition: its offsets, its lag and, with evidence, its
 // judgement.
 type InspectPartition struct {
-	inspect.Offsets
-	Lag       *int64             `json:"lag"` // nil when the group has no committed offset
-	Judgement *inspect.Judgement `json:"judgement,omitempty"`
+	OffsetsDoc
+	Lag       *int64        `json:"lag"`       // nil when the group has no committed offset
+	Judgement *JudgementDoc `json:"judgement"` // nil without delivery evidence
 }
 
 // NewInspect builds the view of one inspection.
@@ -69,29 +71,23 @@ func NewInspect(r *inspect.Report) Inspect {
 	v := Inspect{
 		Meta:          render.NewMeta(InspectSchema, "inspect"),
 		At:            r.At.UTC(),
-		Group:         r.Group,
+		Group:         groupDoc(r.Group),
+		group:         r.Group,
 		Partitions:    make([]InspectPartition, 0, len(r.Partitions)),
 		DeletedTopics: r.DeletedTopics,
-		StrayEvidence: r.StrayEvidence,
+		StrayEvidence: notesDoc(r.StrayEvidence),
 		Summary:       r.Summarize(),
 		Requests:      r.Requests,
 		Interrupted:   r.Interrupted,
 		Verdict:       verdictOrNull(r.Verdict()),
-		NoEvidence:    r.NoEvidence,
+		NoEvidence:    Text(r.NoEvidence),
 	}
 	if v.DeletedTopics == nil {
 		v.DeletedTopics = []string{}
 	}
-	if v.StrayEvidence == nil {
-		v.StrayEvidence = []inspect.Note{}
-	}
+
 	for _, p := range r.Partitions {
-		pv := InspectPartition{Offsets: p.Offsets, Judgement: p.Judgement}
-		if j := p.Judgement; j != nil && j.Unrecoverable == nil {
-			c := *j // a list, never null, without changing the report
-			c.Unrecoverable = []kpart.RecordRange{}
-			pv.Judgement = &c
-		}
+		pv := InspectPartition{OffsetsDoc: offsetsDoc(p.Offsets), Judgement: judgementDoc(p.Judgement)}
 		if l := p.Lag(); l >= 0 {
 			pv.Lag = &l
 		}
@@ -107,7 +103,7 @@ func NewInspect(r *inspect.Report) Inspect {
 				v.Settle = "to judge every partition, give evidence that names its topic, or limit the inspection with --topic"
 			}
 		}
-		v.Evidence = &InspectEvidence{Sources: r.Evidence.Sources, MalformedTotal: r.Evidence.MalformedTotal(), Malformed: r.Evidence.Malformed}
+		v.Evidence = &InspectEvidence{Sources: sourcesDoc(r.Evidence.Sources), MalformedTotal: r.Evidence.MalformedTotal(), Malformed: r.Evidence.Malformed}
 		if v.Evidence.Malformed == nil {
 			v.Evidence.Malformed = []evidence.Malformed{}
 		}
@@ -123,18 +119,8 @@ func PrintInspect(w io.Writer, v Inspect, f render.Format, pretty bool) error {
 	}
 	nw := render.NotesOf(w) // prose: with the table on a terminal, to stderr on a pipe
 	st := render.NewStyles(nw)
-	grp := v.Group
-	state := grp.State
-	if state == "" {
-		state = "-"
-	}
-	fmt.Fprintf(nw, "group %s  state %s  protocol %s  members %d\n", st.Bold.Render(grp.ID), state, GroupProtocolText(grp), len(grp.Members))
-	if grp.Err != "" {
-		fmt.Fprintf(nw, "  group description failed: %s\n", grp.Err)
-	}
-	for _, m := range grp.Members {
-		fmt.Fprintf(nw, "  member %s\n", MemberText(m))
-	}
+	grp := v.group
+	printGroup(nw, st, grp)
 	if v.Evidence != nil {
 		printEvidence(nw, st, v.Evidence, grp.ID)
 	}
@@ -167,8 +153,8 @@ func PrintInspect(w io.Writer, v Inspect, f render.Format, pretty bool) error {
 		for _, n := range j.InvalidEvidence {
 			fmt.Fprintf(nw, "%s: %s %s: %s\n", name, st.Warn.Render("invalid evidence"), kpart.Range{First: n.First, Last: n.Last}, n.What)
 		}
-		if j.Reason != "" && p.Err == "" && j.Verdict != verdict.NoEvidence {
-			fmt.Fprintf(nw, "%s: %s\n", name, j.Reason)
+		if j.Reason != nil && p.Err == "" && j.Verdict != verdict.NoEvidence {
+			fmt.Fprintf(nw, "%s: %s\n", name, *j.Reason)
 		}
 	}
 	for _, n := range v.StrayEvidence {
@@ -274,7 +260,7 @@ func inspectGrid(st render.Styles, v Inspect, pretty bool) render.Grid {
 		if p.Lag != nil {
 			lag = strconv.FormatInt(*p.Lag, 10)
 		}
-		owner := p.Owner
+		owner := string(p.Owner)
 		if owner == "" {
 			owner = "-"
 		}
@@ -334,7 +320,7 @@ func inspectVerdictLine(st render.Styles, v Inspect) string {
 		return incomplete[1:]
 	}
 	if v.NoEvidence != "" {
-		return st.Warn.Render("NO EVIDENCE: "+v.NoEvidence+"; no partition judged.") + " " + v.Settle + "."
+		return st.Warn.Render("NO EVIDENCE: "+string(v.NoEvidence)+"; no partition judged.") + " " + string(v.Settle) + "."
 	}
 	if v.Verdict != nil && *v.Verdict == verdict.NoEvidence {
 		return st.Warn.Render(fmt.Sprintf("NO EVIDENCE for %d of %d partitions", s.Partitions-s.Judged, s.Partitions)) +
@@ -388,11 +374,11 @@ func printEvidence(w io.Writer, st render.Styles, ev *InspectEvidence, group str
 			extra = " (gzip)"
 		}
 		if s.Topic != "" {
-			extra += ", topic " + s.Topic
+			extra += ", topic " + string(s.Topic)
 		}
 		if s.Group != "" {
-			extra += ", group " + s.Group
-			if group != "" && s.Group != group {
+			extra += ", group " + string(s.Group)
+			if group != "" && string(s.Group) != group {
 				extra += " " + st.Warn.Render("(not the inspected group)")
 			}
 		}
@@ -413,7 +399,7 @@ func printEvidence(w io.Writer, st render.Styles, ev *InspectEvidence, group str
 // PrintEvidenceRead says what was read from evidence files, for a command that stops
 // before its own report (rewind with evidence that cannot support a plan).
 func PrintEvidenceRead(w io.Writer, s *evidence.Set) error {
-	ev := &InspectEvidence{Sources: s.Sources, MalformedTotal: s.MalformedTotal(), Malformed: s.Malformed}
+	ev := &InspectEvidence{Sources: sourcesDoc(s.Sources), MalformedTotal: s.MalformedTotal(), Malformed: s.Malformed}
 	printEvidence(w, render.NewStyles(w), ev, "")
 	return nil
 }
@@ -424,4 +410,19 @@ func verdictOrNull(v verdict.Verdict) *verdict.Verdict {
 		return nil
 	}
 	return &v
+}
+
+// printGroup writes the group's line and a line per member (inspect and rewind).
+func printGroup(w io.Writer, st render.Styles, grp inspect.Group) {
+	state := grp.State
+	if state == "" {
+		state = "-"
+	}
+	fmt.Fprintf(w, "group %s  state %s  protocol %s  members %d\n", st.Bold.Render(grp.ID), state, GroupProtocolText(grp), len(grp.Members))
+	if grp.Err != "" {
+		fmt.Fprintf(w, "  group description failed: %s\n", grp.Err)
+	}
+	for _, m := range grp.Members {
+		fmt.Fprintf(w, "  member %s\n", MemberText(m))
+	}
 }

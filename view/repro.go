@@ -46,16 +46,16 @@ type ReproRun struct {
 	Partitions []ReproPartition  `json:"partitions"`
 	Verdict    verdict.Verdict   `json:"verdict"`
 	Lost       int               `json:"lost"`
-	LossAtMs   *float64          `json:"loss_at_ms,omitempty"`
+	LossAtMs   *float64          `json:"loss_at_ms"`
 	Restarts   int               `json:"restarts"`
-	// Members are the group's consumers (--members, --rebalance-at); absent for one
+	// Members are the group's consumers (--members, --rebalance-at); empty for one
 	// consumer that stays.
-	Members     []ReproMember `json:"members,omitempty"`
+	Members     []ReproMember `json:"members"`
 	ElapsedMs   float64       `json:"elapsed_ms"`
 	Interrupted bool          `json:"interrupted"`
 	Complete    bool          `json:"complete"`
-	Error       string        `json:"error,omitempty"` // what cut the run short
-	Warnings    []string      `json:"warnings,omitempty"`
+	Error       Text          `json:"error"` // what cut the run short
+	Warnings    []string      `json:"warnings"`
 }
 
 // ReproMember is one consumer of the group: how many distinct records it handed to its
@@ -65,7 +65,7 @@ type ReproMember struct {
 	Name      string   `json:"name"`
 	Delivered int      `json:"delivered"`
 	JoinedMs  float64  `json:"joined_ms"`
-	LeftMs    *float64 `json:"left_ms,omitempty"` // --rebalance-at leave; absent: it stayed to the end
+	LeftMs    *float64 `json:"left_ms"` // --rebalance-at leave; null: it stayed to the end
 	// MaxPollLeaves counts how often librdkafka left the group for it on
 	// max.poll.interval.ms (its assignment lost, rejoined at its next poll).
 	MaxPollLeaves int `json:"max_poll_leaves"`
@@ -123,7 +123,7 @@ type ReproPartition struct {
 	LostCount        int                `json:"lost_count"`
 	Stranded         []traceevent.Range `json:"stranded"`
 	StrandedCount    int                `json:"stranded_count"`
-	SafeRewind       *int64             `json:"safe_rewind,omitempty"`
+	SafeRewind       *int64             `json:"safe_rewind"`
 	Verdict          verdict.Verdict    `json:"verdict"`
 }
 
@@ -134,9 +134,9 @@ func NewRepro(results []*repro.Result) Repro {
 		run := ReproRun{
 			RunID: r.RunID, Topic: r.Topic, Group: r.Group, Brokers: r.Brokers, Embedded: r.Embedded,
 			Policy: string(r.Policy), Handler: string(r.Handler), Commit: string(r.Commit), Settings: r.Settings,
-			Verdict: r.Verdict, Lost: r.Lost(), ElapsedMs: ms(r.Elapsed), Interrupted: r.Interrupted, Warnings: r.Warnings, Restarts: r.Restarts,
-			Complete: r.Complete, Error: r.Error,
-			Phases: []ReproPhase{}, Partitions: []ReproPartition{},
+			Verdict: r.Verdict, Lost: r.Lost(), ElapsedMs: ms(r.Elapsed), Interrupted: r.Interrupted, Warnings: nonNil(r.Warnings), Restarts: r.Restarts,
+			Complete: r.Complete, Error: Text(r.Error),
+			Phases: []ReproPhase{}, Partitions: []ReproPartition{}, Members: []ReproMember{},
 		}
 		run.Simulated = r.Simulated
 		if run.Handler == "" {
@@ -557,7 +557,7 @@ type Consume struct {
 	ElapsedMs   float64            `json:"elapsed_ms"`
 	Partitions  []ConsumePartition `json:"partitions"`
 	Verdict     verdict.Verdict    `json:"verdict"`
-	Warnings    []string           `json:"warnings,omitempty"`
+	Warnings    []string           `json:"warnings"`
 }
 
 // ConsumePartition is one partition's deliveries.
@@ -576,7 +576,7 @@ type ConsumePartition struct {
 // NewConsume builds the view of a consume run.
 func NewConsume(r *repro.ConsumeResult) Consume {
 	v := Consume{Meta: render.NewMeta("kstranded.consume/v1", "repro consume"), Topic: r.Topic, Group: r.Group,
-		Policy: string(r.Policy), Quiescent: r.Quiescent, Interrupted: r.Interrupted, ElapsedMs: ms(r.Elapsed), Partitions: []ConsumePartition{}, Verdict: r.Verdict, Warnings: r.Warnings}
+		Policy: string(r.Policy), Quiescent: r.Quiescent, Interrupted: r.Interrupted, ElapsedMs: ms(r.Elapsed), Partitions: []ConsumePartition{}, Verdict: r.Verdict, Warnings: nonNil(r.Warnings)}
 	for _, p := range r.Partitions {
 		v.Partitions = append(v.Partitions, ConsumePartition{Partition: p.Partition, Delivered: p.Delivered, Duplicates: p.Duplicates,
 			Ranges: nonNil(p.Ranges), Committed: p.Committed, High: p.High, Lost: nonNil(p.Lost), Stranded: nonNil(p.Stranded), Verdict: p.Verdict})

@@ -21,20 +21,23 @@ const RewindSchema = rewind.PlanSchema
 // was done.
 type Rewind struct {
 	render.Meta
-	At        time.Time     `json:"at"`
-	Mode      string        `json:"mode"` // dry-run or execute
-	Group     inspect.Group `json:"group"`
-	Moves     []rewind.Move `json:"moves"`
-	Unchanged int           `json:"unchanged"`
-	Notes     []string      `json:"notes"`
+	At        time.Time `json:"at"`
+	Mode      string    `json:"mode"` // dry-run or execute
+	Group     GroupDoc  `json:"group"`
+	Moves     []MoveDoc `json:"moves"`
+	Unchanged int       `json:"unchanged"`
+	Notes     []string  `json:"notes"`
 	// Unrecoverable: what no move restores, per partition (deleted below the log start).
 	Unrecoverable []rewind.Unrecoverable `json:"unrecoverable"`
 	Summary       RewindSummary          `json:"summary"`
 	// Busy: why --execute would refuse now because of the group (members, state).
-	Busy string `json:"group_busy,omitempty"`
+	Busy Text `json:"group_busy"`
 	// Refused: why this run refused (exit 5).
-	Refused  string          `json:"refused,omitempty"`
-	Executed *RewindExecuted `json:"executed,omitempty"`
+	Refused  Text            `json:"refused"`
+	Executed *RewindExecuted `json:"executed"`
+
+	group inspect.Group // for the text, as the domain describes the group
+	moves []rewind.Move // for the text
 }
 
 // RewindSummary totals the moves.
@@ -51,10 +54,10 @@ type RewindSummary struct {
 
 // RewindExecuted is what --execute did.
 type RewindExecuted struct {
-	UndoFile string         `json:"undo_file"`
-	Restore  string         `json:"restore_command"`
-	Verified []rewind.Check `json:"verified"`
-	OK       bool           `json:"ok"`
+	UndoFile string     `json:"undo_file"`
+	Restore  string     `json:"restore_command"`
+	Verified []CheckDoc `json:"verified"`
+	OK       bool       `json:"ok"`
 }
 
 // NewRewindPlan builds the view of a dry run: the plan, and why it would be refused.
@@ -65,7 +68,7 @@ func NewRewindPlan(p *rewind.Plan) Rewind {
 		for i, m := range ref {
 			parts[i] = fmt.Sprintf("%s: %s", m.TP(), m.Refused)
 		}
-		v.Refused = strings.Join(parts, "; ")
+		v.Refused = Text(strings.Join(parts, "; "))
 	}
 	return v
 }
@@ -75,10 +78,10 @@ func NewRewindPlan(p *rewind.Plan) Rewind {
 func NewRewindExecution(p *rewind.Plan, res *rewind.Result, err error) Rewind {
 	v := newRewind(p, "execute")
 	if res != nil {
-		v.Executed = &RewindExecuted{UndoFile: res.UndoPath, Restore: res.Undo.Restore, Verified: res.Checks, OK: err == nil}
+		v.Executed = &RewindExecuted{UndoFile: res.UndoPath, Restore: res.Undo.Restore, Verified: checksDoc(res.Checks), OK: err == nil}
 	}
 	if rewind.IsRefusal(err) {
-		v.Refused = err.Error()
+		v.Refused = Text(err.Error())
 	}
 	return v
 }
@@ -88,30 +91,19 @@ func newRewind(p *rewind.Plan, mode string) Rewind {
 		Meta:      render.NewMeta(RewindSchema, "rewind"),
 		At:        p.At.UTC(),
 		Mode:      mode,
-		Group:     p.Group,
-		Moves:     p.Moves,
+		Group:     groupDoc(p.Group),
+		Moves:     movesDoc(p.Moves),
+		group:     p.Group,
+		moves:     p.Moves,
 		Unchanged: p.Unchanged,
 		Notes:     p.Notes,
-		Busy:      p.Busy(),
+		Busy:      Text(p.Busy()),
 
 		Unrecoverable: append([]rewind.Unrecoverable{}, p.Unrecoverable...),
 	}
 	v.Summary.Unrecoverable = p.UnrecoverableCount()
-	if v.Moves == nil {
-		v.Moves = []rewind.Move{}
-	}
 	if v.Notes == nil {
 		v.Notes = []string{}
-	}
-	if v.Group.Members == nil {
-		v.Group.Members = []inspect.Member{}
-	}
-	// The moves are copied so that filling in empty lists leaves the plan alone.
-	v.Moves = append([]rewind.Move{}, v.Moves...)
-	for i := range v.Moves {
-		if v.Moves[i].LostRanges == nil {
-			v.Moves[i].LostRanges = []kpart.RecordRange{}
-		}
 	}
 	for _, m := range p.Moves {
 		if m.Refused != "" {
@@ -139,15 +131,7 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 	}
 	nw := render.NotesOf(w) // prose: with the table on a terminal, to stderr on a pipe
 	st := render.NewStyles(nw)
-	grp := v.Group
-	state := grp.State
-	if state == "" {
-		state = "-"
-	}
-	fmt.Fprintf(nw, "group %s  state %s  protocol %s  members %d\n", st.Bold.Render(grp.ID), state, GroupProtocolText(grp), len(grp.Members))
-	for _, m := range grp.Members {
-		fmt.Fprintf(nw, "  member %s\n", MemberText(m))
-	}
+	printGroup(nw, st, v.group)
 	if len(v.Moves) == 0 {
 		for _, n := range v.Notes {
 			fmt.Fprintf(nw, "%s %s\n", st.Warn.Render("note:"), n)
@@ -159,7 +143,7 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 		Header: []string{"TOPIC", "PARTITION", "COMMITTED", "TARGET", "REDELIVER", "LOST", "ALREADY-DELIVERED", "ACTION"},
 		Align:  []render.Align{render.Left, render.Right, render.Right, render.Right, render.Right, render.Right, render.Right, render.Left},
 	}
-	for _, m := range v.Moves {
+	for _, m := range v.moves {
 		action := rewindAction(m)
 		if pretty && m.Refused != "" {
 			action = st.Bad.Render(action)
@@ -170,7 +154,7 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 	if err := render.WriteGrid(w, grid, pretty); err != nil {
 		return err
 	}
-	for _, m := range v.Moves {
+	for _, m := range v.moves {
 		fmt.Fprintln(nw, moveLine(st, m))
 	}
 	for _, n := range v.Notes {
@@ -205,7 +189,7 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 	x := v.Executed
 	if x == nil {
 		if v.Refused != "" {
-			fmt.Fprintln(nw, st.Bad.Render("REFUSED:")+" "+v.Refused)
+			fmt.Fprintln(nw, st.Bad.Render("REFUSED:")+" "+string(v.Refused))
 		} else if s.Partitions == 0 {
 			fmt.Fprintln(nw, "Nothing to change: every partition is already at its target.")
 		}
@@ -223,7 +207,7 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 			if !c.OK {
 				match = "NO"
 				if c.Err != "" {
-					match += ": " + c.Err
+					match += ": " + string(c.Err)
 				}
 			}
 			vg.Rows = append(vg.Rows, []string{c.Topic, strconv.Itoa(int(c.Partition)), kpart.OffsetText(c.Before), kpart.OffsetText(c.Target), kpart.OffsetText(c.Now), match})

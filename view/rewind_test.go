@@ -78,7 +78,7 @@ func TestARefusedPlanSaysWhyAndThatNothingChanged(t *testing.T) {
 	if v.Summary.Refused != 1 || v.Busy == "" {
 		t.Fatalf("view %+v", v)
 	}
-	if want := "stranded/5: moving forward from 50 to 60"; len(v.Refused) < len(want) || v.Refused[:len(want)] != want {
+	if want := "stranded/5: moving forward from 50 to 60"; len(v.Refused) < len(want) || string(v.Refused[:len(want)]) != want {
 		t.Fatalf("refused %q", v.Refused)
 	}
 	var b bytes.Buffer

@@ -35,4 +35,5 @@ var Documents = []Document{
 // SchemaGenerator maps kstranded's shared types to common.schema.json's definitions.
 var SchemaGenerator = schemagen.Generator{Refs: map[reflect.Type]string{
 	reflect.TypeOf(verdict.Verdict("")): "common.schema.json#/$defs/verdict",
+	reflect.TypeOf(Text("")):            "common.schema.json#/$defs/text",
 }}

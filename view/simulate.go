@@ -161,7 +161,7 @@ type AdviceRange struct {
 	Flag    string `json:"flag"`
 	Current string `json:"current"`
 	Safe    string `json:"safe"`
-	Margin  string `json:"margin,omitempty"`
+	Margin  Text   `json:"margin"`
 	IsSafe  bool   `json:"current_is_safe"`
 }
 
@@ -176,7 +176,7 @@ func NewAdvice(a *simulate.Advice) Advice {
 	v := Advice{Meta: render.NewMeta("kstranded.advice/v1", "simulate"), Simulated: true, Policy: string(a.Policy),
 		Commit: string(a.Commit), Lost: a.Lost}
 	for _, s := range a.Settings {
-		v.Settings = append(v.Settings, AdviceRange(s))
+		v.Settings = append(v.Settings, AdviceRange{Flag: s.Flag, Current: s.Current, Safe: s.Safe, Margin: Text(s.Margin), IsSafe: s.IsSafe})
 	}
 	for _, p := range a.Policies {
 		v.Policies = append(v.Policies, AdvicePol{Policy: string(p.Policy), Lost: p.Lost})
@@ -198,7 +198,7 @@ func PrintAdvice(w io.Writer, v Advice, f render.Format, pretty bool) error {
 	g := render.Grid{Header: []string{"SETTING", "YOURS", "SAFE (OTHERS AS YOURS)", "MARGIN"},
 		Align: []render.Align{render.Left, render.Right, render.Left, render.Left}}
 	for _, s := range v.Settings {
-		g.Rows = append(g.Rows, []string{s.Flag, s.Current, s.Safe, orDash(s.Margin)})
+		g.Rows = append(g.Rows, []string{s.Flag, s.Current, s.Safe, orDash(string(s.Margin))})
 	}
 	if err := render.WriteGrid(w, g, pretty); err != nil {
 		return err

@@ -28,42 +28,42 @@ type Trace struct {
 	// input was read and every partition tracked; Incomplete says what is not covered.
 	Interrupted       bool              `json:"interrupted"`
 	Complete          bool              `json:"complete"`
-	Incomplete        []string          `json:"incomplete,omitempty"`
-	StoppedAt         *trace.Ref        `json:"stopped_at,omitempty"`
+	Incomplete        []string          `json:"incomplete"`
+	StoppedAt         *trace.Ref        `json:"stopped_at"`
 	Files             []trace.FileStats `json:"files"`
-	Settings          map[string]string `json:"settings,omitempty"`
-	MaxPollIntervalMs *int64            `json:"max_poll_interval_ms,omitempty"`
-	MaxPollSource     string            `json:"max_poll_interval_source,omitempty"`
+	Settings          map[string]string `json:"settings"`
+	MaxPollIntervalMs *int64            `json:"max_poll_interval_ms"`
+	MaxPollSource     Text              `json:"max_poll_interval_source"`
 	DeliveryEvidence  bool              `json:"delivery_evidence"`
 	// Verdict is the worst partition verdict; NO EVIDENCE when the inputs judge nothing.
 	Verdict         verdict.Verdict  `json:"verdict"`
-	NoEvidence      string           `json:"no_evidence,omitempty"`
-	Settle          []string         `json:"settle,omitempty"`
-	Start           string           `json:"start,omitempty"`
-	End             string           `json:"end,omitempty"`
+	NoEvidence      Text             `json:"no_evidence"`
+	Settle          []string         `json:"settle"`
+	Start           Text             `json:"start"`
+	End             Text             `json:"end"`
 	Lost            bool             `json:"lost"`
 	Partitions      []TracePartition `json:"partitions"`
 	Findings        []trace.Finding  `json:"findings"`
-	Counters        []trace.Counter  `json:"counters,omitempty"`
-	Timeline        []TraceEntry     `json:"timeline,omitempty"`
-	TimelineDropped int              `json:"timeline_dropped,omitempty"`
+	Counters        []trace.Counter  `json:"counters"`
+	Timeline        []TraceEntry     `json:"timeline" schema:"nullable"` // null without --timeline
+	TimelineDropped int              `json:"timeline_dropped"`
 	// TimelineFilter names the one partition the timeline was narrowed to (--partition).
-	TimelineFilter string `json:"timeline_partition,omitempty"`
-	IdlePartitions int    `json:"idle_partitions,omitempty"`
+	TimelineFilter Text `json:"timeline_partition"`
+	IdlePartitions int  `json:"idle_partitions"`
 }
 
 // TracePartition is one partition's end state.
 type TracePartition struct {
-	Topic            string          `json:"topic"`
+	Topic            Text            `json:"topic"`
 	Partition        int32           `json:"partition"`
 	Verdict          verdict.Verdict `json:"verdict"`
-	Reason           string          `json:"reason,omitempty"`
+	Reason           Text            `json:"reason"`
 	Fetched          kpart.RangeSet  `json:"fetched"`
 	FetchedCount     int64           `json:"fetched_count"`
-	ControlMarkers   kpart.RangeSet  `json:"control_markers,omitempty"`
+	ControlMarkers   kpart.RangeSet  `json:"control_markers"`
 	Delivered        kpart.RangeSet  `json:"delivered"`
 	DeliveredCount   int64           `json:"delivered_count"`
-	DeliveredUnknown int             `json:"delivered_offsets_unknown,omitempty"`
+	DeliveredUnknown int             `json:"delivered_offsets_unknown"`
 	Undelivered      kpart.RangeSet  `json:"undelivered"`
 	Lost             kpart.RangeSet  `json:"lost"`
 	Stranded         kpart.RangeSet  `json:"stranded"`
@@ -77,11 +77,11 @@ type TracePartition struct {
 // TraceEntry is one timeline line.
 type TraceEntry struct {
 	Time      string         `json:"time"`
-	Topic     string         `json:"topic,omitempty"`
-	Partition *int32         `json:"partition,omitempty"`
+	Topic     Text           `json:"topic"`
+	Partition *int32         `json:"partition"`
 	Event     string         `json:"event"`
-	Offsets   kpart.RangeSet `json:"offsets,omitempty"`
-	Offset    *int64         `json:"offset,omitempty"`
+	Offsets   kpart.RangeSet `json:"offsets"`
+	Offset    *int64         `json:"offset"`
 	Detail    string         `json:"detail"`
 	Source    trace.Ref      `json:"source"`
 }
@@ -107,11 +107,11 @@ func Clock(t time.Time) string {
 // NewTrace makes the JSON document; timeline adds the chronological entries.
 func NewTrace(r *trace.Report, command string, timeline bool) Trace {
 	d := Trace{Meta: render.NewMeta(TraceSchema, command), Files: r.Files, Settings: r.Settings, DeliveryEvidence: r.DeliveryEvidence,
-		Lost: r.Lost(), Verdict: r.Verdict, NoEvidence: r.NoEvidence, Settle: r.Settle, Findings: r.Findings, Counters: r.Counters, MaxPollSource: r.MaxPollSource, IdlePartitions: r.IdlePartitions}
+		Lost: r.Lost(), Verdict: r.Verdict, NoEvidence: Text(r.NoEvidence), Settle: nonNil(r.Settle), Findings: nonNil(r.Findings), Counters: nonNil(r.Counters), MaxPollSource: Text(r.MaxPollSource), IdlePartitions: r.IdlePartitions}
 	if d.Findings == nil {
 		d.Findings = []trace.Finding{}
 	}
-	d.Interrupted, d.Complete, d.Incomplete = r.Interrupted, r.Complete(), r.Incomplete
+	d.Interrupted, d.Complete, d.Incomplete = r.Interrupted, r.Complete(), nonNil(r.Incomplete)
 	if r.Partial {
 		at := r.StoppedAt
 		d.StoppedAt = &at
@@ -121,11 +121,11 @@ func NewTrace(r *trace.Report, command string, timeline bool) Trace {
 		d.MaxPollIntervalMs = &ms
 	}
 	if !r.Start.IsZero() {
-		d.Start, d.End = Clock(r.Start), Clock(r.End)
+		d.Start, d.End = Text(Clock(r.Start)), Text(Clock(r.End))
 	}
 	for _, p := range r.Partitions {
-		d.Partitions = append(d.Partitions, TracePartition{Topic: p.Topic, Partition: p.Partition, Verdict: p.Verdict, Reason: p.Reason,
-			Fetched: nonNil(p.Fetched), FetchedCount: p.FetchedCount, ControlMarkers: p.Control,
+		d.Partitions = append(d.Partitions, TracePartition{Topic: Text(p.Topic), Partition: p.Partition, Verdict: p.Verdict, Reason: Text(p.Reason),
+			Fetched: nonNil(p.Fetched), FetchedCount: p.FetchedCount, ControlMarkers: nonNil(p.Control),
 			Delivered: nonNil(p.Delivered), DeliveredCount: p.Delivered.Count() + int64(p.DeliveredUnknown), DeliveredUnknown: p.DeliveredUnknown,
 			Undelivered: nonNil(p.Undelivered), Lost: nonNil(p.Lost), Stranded: nonNil(p.Stranded),
 			Committed: opt(p.Committed), Stored: opt(p.Stored), FetchPosition: opt(p.Position), Clears: p.Clears, Discarded: p.Discarded})
@@ -143,7 +143,7 @@ func NewTrace(r *trace.Report, command string, timeline bool) Trace {
 }
 
 func traceEntry(e trace.Entry) TraceEntry {
-	x := TraceEntry{Time: Clock(e.Time), Topic: e.Topic, Event: e.Kind.String(), Offsets: e.Ranges, Detail: e.Detail, Source: e.Ref}
+	x := TraceEntry{Time: Clock(e.Time), Topic: Text(e.Topic), Event: e.Kind.String(), Offsets: e.Ranges, Detail: e.Detail, Source: e.Ref}
 	if e.Partition != trace.AllPartitions {
 		p := e.Partition
 		x.Partition = &p
@@ -192,7 +192,7 @@ func SummaryGrid(d Trace, st render.Styles) render.Grid {
 		if p.Discarded > 0 {
 			clears += fmt.Sprintf(" (%d discarded)", p.Discarded)
 		}
-		g.Rows = append(g.Rows, []string{partName(p.Topic, &pp), strconv.FormatInt(p.FetchedCount, 10), deliv, undel,
+		g.Rows = append(g.Rows, []string{partName(string(p.Topic), &pp), strconv.FormatInt(p.FetchedCount, 10), deliv, undel,
 			num(p.Committed), num(p.FetchPosition), clears, st.Verdict(p.Verdict)})
 	}
 	return g
@@ -340,7 +340,7 @@ func writeTraceVerdict(w io.Writer, d Trace, st render.Styles) {
 					n++
 				}
 			}
-			why = fmt.Sprintf("%d of %d partitions could not be judged", n, len(d.Partitions))
+			why = Text(fmt.Sprintf("%d of %d partitions could not be judged", n, len(d.Partitions)))
 		}
 		fmt.Fprintf(w, "%s: %s\n", word, why)
 	case verdict.Lost, verdict.Stranded:

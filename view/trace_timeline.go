@@ -62,12 +62,12 @@ func (f PartitionFilter) Matches(topic string, p *int32) bool {
 func FilterTimeline(d *Trace, f PartitionFilter) {
 	kept := d.Timeline[:0:0]
 	for _, e := range d.Timeline {
-		if f.Matches(e.Topic, e.Partition) {
+		if f.Matches(string(e.Topic), e.Partition) {
 			kept = append(kept, e)
 		}
 	}
 	d.Timeline = kept
-	d.TimelineFilter = f.String()
+	d.TimelineFilter = Text(f.String())
 }
 
 // timelineRow is one line of the table: one entry, or a run of entries folded.
@@ -179,7 +179,7 @@ func TimelineGrid(d Trace) render.Grid {
 	g := render.Grid{Header: []string{"TIME", "PARTITION", "EVENT", "DETAIL", "SOURCE"}}
 	for _, r := range foldTimeline(d.Timeline) {
 		e := r.first
-		part := partName(e.Topic, e.Partition)
+		part := partName(string(e.Topic), e.Partition)
 		detail := plainDetail(e.Event, e.Detail)
 		src := e.Source.String()
 		if r.n > 1 {
@@ -188,7 +188,7 @@ func TimelineGrid(d Trace) render.Grid {
 			}
 			switch k := distinct(r.parts); {
 			case k > 1:
-				part = partitionsText(e.Topic, r.parts)
+				part = partitionsText(string(e.Topic), r.parts)
 				detail = joinDetail(fmt.Sprintf("on %d partitions", k), detail)
 			default:
 				detail = joinDetail(fmt.Sprintf("%d times", r.n), detail)

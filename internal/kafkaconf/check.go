@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // errKeyPassword is what a key that does not decrypt with ssl.key.password gives.
@@ -105,3 +107,33 @@ func ExplainError(props map[string]string, msg string) string {
 	}
 	return msg
 }
+
+// ExplainClosed rewrites franz-go's error for a connection the broker closed right after
+// a request (kgo.ErrFirstReadEOF) when the evidence contradicts its guess. franz-go says
+// "is SASL missing?" (or TLS) whenever a connection is closed before its first answer
+// and no SASL is configured (kgo/broker.go, handleResp); but a new connection to a
+// broker that already answered answered times in this run is closed that way when the
+// broker stops or restarts, and SASL or TLS cannot be what is missing. With answered 0
+// the guess stands: nothing contradicts it.
+func ExplainClosed(err error, answered int64) error {
+	var eof *kgo.ErrFirstReadEOF
+	if err == nil || answered == 0 || !errors.As(err, &eof) {
+		return err
+	}
+	return closedErr{err: err, eof: eof, answered: answered}
+}
+
+type closedErr struct {
+	err      error // the whole chain, for errors.Is
+	eof      *kgo.ErrFirstReadEOF
+	answered int64
+}
+
+func (c closedErr) Error() string {
+	// the chain's text up to franz-go's guess, which is replaced
+	msg := c.err.Error()
+	prefix := strings.TrimSuffix(msg, c.eof.Error())
+	return fmt.Sprintf("%sthe broker closed a new connection right after the request (%v), after answering %d requests earlier in this run: it stopped, restarted or dropped the connection (not missing SASL or TLS, which those answers rule out)", prefix, errors.Unwrap(c.eof), c.answered)
+}
+
+func (c closedErr) Unwrap() error { return c.err }

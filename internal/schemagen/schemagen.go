@@ -3,7 +3,8 @@
 // really carry: every field is required unless its tag says omitempty (the same key is
 // present with or without optional inputs), a pointer may be null, a map is an object
 // of its values, time.Time is an RFC 3339 string, and named types can be mapped to a
-// shared definition (kstranded's verdict words are an enum).
+// shared definition (kstranded's verdict words are an enum). A field tagged
+// schema:"nullable" may also be null (a list that was not asked for).
 //
 // It knows only what json tags say. Constraints the types cannot express (value ranges,
 // formats) are the hand-written schemas' business (docs/schemas/common.schema.json).
@@ -123,6 +124,10 @@ func (g Generator) fields(t reflect.Type, props Schema, required *[]string) {
 			name = f.Name
 		}
 		props[name] = g.of(ft)
+		if f.Tag.Get("schema") == "nullable" {
+			// a list or object that is null when it was not asked for (not empty)
+			props[name] = Schema{"anyOf": []any{props[name], Schema{"type": "null"}}}
+		}
 		if !strings.Contains(opts, "omitempty") {
 			*required = append(*required, name)
 		}

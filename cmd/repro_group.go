@@ -1,0 +1,56 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/internal/exitcode"
+	"github.com/kstranded/kstranded/internal/kafkaconf"
+	"github.com/kstranded/kstranded/rewind"
+)
+
+// sharedGroup describes --group before a repro run joins it (issue 16 §5). Two runs, or
+// a run and an application, in one group split its partitions between them: each sees
+// only its share, and each reports part of a loss as if it were the whole. So a group
+// with members at start is refused (exit 5, naming them) unless allow; with allow the
+// returned warning goes into the result. The description is inspect's (both group
+// protocols). A group that cannot be described is refused the same way: nothing shows
+// it has no members.
+func sharedGroup(ctx context.Context, k kafkaconf.Config, group string, timeout time.Duration, allow bool) (string, error) {
+	if group == "" || k.Brokers == "" {
+		return "", nil // a group of the run's own, or the embedded broker: nobody else is in it
+	}
+	opts, err := k.KgoOpts()
+	if err != nil {
+		return "", err
+	}
+	cl, err := inspect.NewKafka(opts, timeout)
+	if err != nil {
+		return "", err
+	}
+	defer cl.Close()
+	g, err := cl.DescribeGroup(ctx, group)
+	if err != nil {
+		return "", fmt.Errorf("describing --group %s before the run: %w", group, err)
+	}
+	var why string
+	switch {
+	case g.Err != "":
+		why = fmt.Sprintf("group %s could not be described (%s), so it cannot be shown to have no other members", group, g.Err)
+	case len(g.Members) > 0:
+		names := make([]string, len(g.Members))
+		for i, m := range g.Members {
+			names[i] = rewind.DescribeMember(m)
+		}
+		why = fmt.Sprintf("group %s has %d other member(s) at start: %s", group, len(g.Members), strings.Join(names, "; "))
+	default:
+		return "", nil
+	}
+	if !allow {
+		return "", fmt.Errorf("%w: %s; the run would share the group's partitions with them and judge only its share (another --group, or --allow-shared-group to run anyway)", exitcode.ErrRefused, why)
+	}
+	return "--allow-shared-group: " + why + "; the run shares the group's partitions with them, so its verdict covers only the partitions it was assigned, and records the other members consume are never delivered to it", nil
+}
