@@ -105,10 +105,13 @@ func consumerProps(o Options, group string, kfake bool) map[string]string {
 		"fetch.wait.max.ms":       fmt.Sprint(max(1, fetchWait.Milliseconds())),
 		"max.poll.interval.ms":    fmt.Sprint(rdPoll.Milliseconds()),
 		// The assignor the JS client sets when the application names none
-		// (#kafkaJSToConsumerConfig: roundrobin, as simkafka.Group deals partitions);
-		// librdkafka's own default is range,roundrobin, which would give one member
-		// the first half of the partitions.
-		"partition.assignment.strategy": "roundrobin",
+		// (lib/kafkajs/_consumer.js, #kafkaJSToConsumerConfig: roundrobin, as
+		// simkafka.Group deals partitions); librdkafka's own default, range,roundrobin,
+		// would give one member the first half of the partitions. range stays second so
+		// that --allow-shared-group can still join a group whose other members only
+		// speak range (the broker picks a protocol every member lists: roundrobin among
+		// the run's own members, range with such strangers).
+		"partition.assignment.strategy": "roundrobin,range",
 	}
 	// Under KIP-848 the broker owns the session timeout, heartbeat interval and
 	// assignor: librdkafka refuses the classic settings (kafkaconf.ClassicOnly).
