@@ -171,7 +171,36 @@ func (s *jsScanner) scan(c *rdChunk) {
 	s.rd.reset()
 	c.reset()
 	s.obj.reset(0)
-	c.eachLine(func(line []byte) {
+	// The DefaultLogger's multi-line objects are most of the lines: a chunk without ANSI
+	// codes reads each well-formed one in a single pass (inspectObject), and falls back to
+	// the line-by-line reader (the same as c.eachLine) on anything else.
+	fast := !s.json && bytes.IndexByte(c.data, 0x1b) < 0
+	data := c.data
+	for len(data) > 0 {
+		if fast && !s.obj.open && len(data) > 1 && data[0] == '{' && data[1] == '\n' {
+			if n := s.inspectObject(c, data); n > 0 {
+				data = data[n:]
+				continue
+			}
+		}
+		var line []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			line, data = data, nil
+		}
+		c.lines++
+		for n := len(line); n > 0 && line[n-1] == '\r'; n-- {
+			line = line[:n-1]
+		}
+		if len(line) == 0 {
+			continue
+		}
+		c.nonblank++
+		if len(line) > maxLine {
+			c.bad(line, "line too long")
+			continue
+		}
 		if bytes.IndexByte(line, 0x1b) >= 0 {
 			s.clean = stripANSI(s.clean[:0], line)
 			line = s.clean
@@ -181,10 +210,126 @@ func (s *jsScanner) scan(c *rdChunk) {
 		} else {
 			s.inspectLine(c, line)
 		}
-	})
+	}
 	if s.obj.open {
 		s.truncated(c)
 	}
+}
+
+// inspectObject reads the well-formed multi-line object at the start of data ("{\n", then
+// "  key: value," lines, each value a single-quoted string without escapes or a bare value,
+// then "}") as inspectLine would read its lines, and returns the bytes it took; 0 for
+// anything else (a continuation, a quote or escape, another writer's line, a CR, a line
+// over maxLine), which the line-by-line reader then reads from the same "{". It reads the
+// values in place: no copy, no per-line call.
+func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
+	p := 2 // after "{\n"
+	lines := 1
+	msgLine := 0
+	var msg, fac, name []byte
+	var hasMsg, hasFac, hasTS bool
+	var ts int64
+	for {
+		rest := data[p:]
+		if len(rest) > 0 && rest[0] == '}' {
+			if len(rest) == 1 {
+				p++
+			} else if rest[1] == '\n' {
+				p += 2
+			} else {
+				return 0
+			}
+			lines++
+			break
+		}
+		nl := bytes.IndexByte(rest, '\n')
+		line := rest
+		if nl >= 0 {
+			line = rest[:nl]
+		}
+		if len(line) < 3 || len(line) > maxLine || line[0] != ' ' || line[1] != ' ' {
+			return 0
+		}
+		i := 2
+		for i < len(line) && (line[i] >= 'a' && line[i] <= 'z' || line[i] >= 'A' && line[i] <= 'Z' || line[i] >= '0' && line[i] <= '9' || line[i] == '_' || line[i] == '$') {
+			i++
+		}
+		if i == 2 || i+2 >= len(line) || line[i] != ':' || line[i+1] != ' ' {
+			return 0
+		}
+		key := line[2:i]
+		i += 2
+		var val []byte
+		isStr := line[i] == '\''
+		if isStr {
+			e := bytes.IndexByte(line[i+1:], '\'')
+			if e < 0 {
+				return 0
+			}
+			val = line[i+1 : i+1+e]
+			if bytes.IndexByte(val, '\\') >= 0 {
+				return 0
+			}
+			i += e + 2
+		} else {
+			j := i
+			for j < len(line) && !isInspectSpecial(line[j]) {
+				j++
+			}
+			val = line[i:j]
+			i = j
+		}
+		if i != len(line) && (i+1 != len(line) || line[i] != ',') {
+			return 0 // more after the value: a continuation, another field, a quote
+		}
+		switch string(key) {
+		case "message":
+			if isStr {
+				msg, hasMsg = val, true
+				if msgLine == 0 {
+					msgLine = c.lines + lines + 1
+				}
+			}
+		case "fac":
+			if isStr {
+				fac, hasFac = val, true
+			}
+		case "name":
+			if isStr {
+				name = val
+			}
+		case "timestamp":
+			if v, ok := parseInt(val); ok && len(val) <= 16 {
+				ts, hasTS = v, true
+			}
+		}
+		lines++
+		if nl < 0 {
+			return 0 // the object goes on past the chunk: truncated, the line reader says so
+		}
+		p += nl + 1
+	}
+	if hasFac && !hasMsg {
+		return 0 // malformed: the line reader names it
+	}
+	c.lines += lines
+	c.nonblank += lines
+	if !hasFac {
+		return p // an object the application logged: not the client's
+	}
+	c.matched++
+	s.record(c, msgLine, fac, name, msg, ts, hasTS)
+	return p
+}
+
+// isInspectSpecial reports the bytes that end a bare value, make valueEnd look further, or
+// that the line reader would strip (a CR).
+func isInspectSpecial(b byte) bool {
+	switch b {
+	case ',', '\'', '"', '`', '{', '}', '[', ']', '(', ')', '\r':
+		return true
+	}
+	return false
 }
 
 // stripANSI appends l without its CSI escape sequences (colours: ESC [ ... m) to dst.
