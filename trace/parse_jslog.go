@@ -111,6 +111,7 @@ func (f jsChunks) newScanner() chunkScanner {
 // patternScan reads the application's delivery lines with --pattern (as patternParser does).
 type patternScan struct {
 	re                         *regexp.Regexp
+	fast                       *fastPattern // nil: the regexp reads every line
 	iPart, iOff, iTopic, iTime int
 }
 
@@ -122,7 +123,7 @@ func newPatternScan(re *regexp.Regexp) *patternScan {
 	if err != nil {
 		return nil
 	}
-	ps := &patternScan{re: re}
+	ps := &patternScan{re: re, fast: compilePattern(re.String(), re.NumSubexp())}
 	ps.iPart, ps.iOff, ps.iTopic, ps.iTime = p.Groups()
 	return ps
 }
@@ -165,6 +166,7 @@ type jsScanner struct {
 	obj     jsObject
 	clean   []byte // a line without its ANSI colour codes
 	str     []byte // an unescaped string value
+	m       []int  // the submatches of the fast pattern
 }
 
 func (s *jsScanner) scan(c *rdChunk) {
@@ -692,7 +694,14 @@ func (s *jsScanner) appLine(c *rdChunk, line []byte) {
 	if p == nil {
 		return
 	}
-	m := p.re.FindSubmatchIndex(line)
+	var m []int
+	if p.fast != nil {
+		if m = p.fast.match(line, s.m); m != nil {
+			s.m = m
+		}
+	} else {
+		m = p.re.FindSubmatchIndex(line)
+	}
 	if m == nil {
 		return
 	}
