@@ -167,6 +167,7 @@ type jsScanner struct {
 	clean   []byte // a line without its ANSI colour codes
 	str     []byte // an unescaped string value
 	m       []int  // the submatches of the fast pattern
+	jbuf    []byte // an unescaped JSON message (o.msg may point into the chunk instead)
 }
 
 func (s *jsScanner) scan(c *rdChunk) {
@@ -736,13 +737,19 @@ func (s *jsScanner) appLine(c *rdChunk, line []byte) {
 // jsonLine reads one line of a JSON logger's output.
 func (s *jsScanner) jsonLine(c *rdChunk, line []byte) {
 	t := bytes.TrimLeft(line, " \t")
-	if len(t) == 0 || t[0] != '{' || !bytes.Contains(t, bJSONFac) {
+	if len(t) == 0 || t[0] != '{' {
 		s.appLine(c, line)
 		return
 	}
 	o := &s.obj
 	o.reset(c.lines)
+	// the fields first, the search for "fac" only when they are unreadable: a readable
+	// object with a fac key has "fac" in it, and one without is the application's either way
 	if err := s.jsonFields(t); err != "" {
+		if !bytes.Contains(t, bJSONFac) {
+			s.appLine(c, line)
+			return
+		}
 		c.bad(line, err)
 		return
 	}
@@ -809,7 +816,14 @@ func (s *jsScanner) jsonFields(b []byte) string {
 		switch string(key) {
 		case "msg", "message":
 			if isStr && (!o.hasMsg || string(key) == "msg") {
-				o.msg, o.hasMsg = unescapeJSON(o.msg[:0], val), true
+				// in place when it has no escape (most lines): no copy
+				if bytes.IndexByte(val, '\\') < 0 {
+					o.msg = val
+				} else {
+					s.jbuf = unescapeJSON(s.jbuf[:0], val)
+					o.msg = s.jbuf
+				}
+				o.hasMsg = true
 			}
 		case "fac":
 			if isStr {
@@ -876,7 +890,21 @@ func skipWS(b []byte, i int) int {
 // jsonStringEnd returns the index of the quote that ends the string starting at b[i]: the
 // first quote not escaped (preceded by an even number of backslashes).
 func jsonStringEnd(b []byte, i int) int {
-	for j := i + 1; j < len(b); {
+	// keys and most values are short: a byte loop over the first bytes (skipping the byte
+	// after a backslash is the same as counting the backslashes before a quote), then
+	// IndexByte for the long ones
+	j := i + 1
+	for n := min(len(b), j+24); j < n; j++ {
+		if b[j] == '"' {
+			return j
+		}
+		if b[j] == '\\' {
+			j++
+		}
+	}
+	// j is not an escaped byte here (the loop steps over those); the count of backslashes
+	// before each quote below goes back to the opening quote
+	for j < len(b) {
 		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
 			return -1
