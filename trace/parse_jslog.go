@@ -772,6 +772,8 @@ func (s *jsScanner) jsonFields(b []byte) string {
 	o := &s.obj
 	i := 1
 	fromTimestamp := false
+	var timeVal []byte
+	var timeStr, hasTime bool
 	for {
 		i = skipWS(b, i)
 		if i >= len(b) {
@@ -837,10 +839,13 @@ func (s *jsScanner) jsonFields(b []byte) string {
 			if ms, ok := jsonTime(val, isStr); ok {
 				o.ts, o.hasTS, fromTimestamp = ms, true, true
 			}
-		case "time": // the logger's own
-			if ms, ok := jsonTime(val, isStr); ok && !fromTimestamp {
-				o.ts, o.hasTS = ms, true
+		case "time": // the logger's own, read at the end unless the client's came
+			if hasTime && !fromTimestamp {
+				if ms, ok := jsonTime(timeVal, timeStr); ok {
+					o.ts, o.hasTS = ms, true
+				}
 			}
+			timeVal, timeStr, hasTime = val, isStr, true
 		}
 		i = skipWS(b, i)
 		if i >= len(b) {
@@ -854,6 +859,11 @@ func (s *jsScanner) jsonFields(b []byte) string {
 			return "JSON object: no , between fields"
 		}
 		break
+	}
+	if hasTime && !fromTimestamp {
+		if ms, ok := jsonTime(timeVal, timeStr); ok {
+			o.ts, o.hasTS = ms, true
+		}
 	}
 	return ""
 }

@@ -120,7 +120,8 @@ type rdRec struct {
 // rdScanner holds what scan may reuse between lines of one chunk: interned topic and
 // client names, and the last record of each partition, to drop repeats.
 type rdScanner struct {
-	names map[string]string
+	names    map[string]string
+	lastName string // the last name interned
 	last  []rdRec // by partition (< 1<<16)
 }
 
@@ -768,6 +769,16 @@ func (sc *rdScanner) topicPartAt(b, sep []byte) (string, int32, int64, bool) {
 }
 
 func (sc *rdScanner) intern(b []byte) string {
+	// a log names the same topic line after line: the last name, without hashing
+	if string(b) == sc.lastName && sc.lastName != "" {
+		return sc.lastName
+	}
+	s := sc.internMap(b)
+	sc.lastName = s
+	return s
+}
+
+func (sc *rdScanner) internMap(b []byte) string {
 	if s, ok := sc.names[string(b)]; ok {
 		return s
 	}
