@@ -121,8 +121,8 @@ type rdRec struct {
 // client names, and the last record of each partition, to drop repeats.
 type rdScanner struct {
 	names    map[string]string
-	lastName string // the last name interned
-	last  []rdRec // by partition (< 1<<16)
+	lastName string  // the last name interned
+	last     []rdRec // by partition (< 1<<16)
 }
 
 func newRdScanner() *rdScanner { return &rdScanner{names: map[string]string{}} }
