@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kstranded/kstranded/internal/exitcode"
+	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/repro"
 	"github.com/kstranded/kstranded/simulate"
@@ -113,7 +114,15 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 		if err != nil {
 			return exitcode.Usagef("%v", err)
 		}
+		if render.IsTerminal(g.IO.Err) && format == render.Table {
+			sw.Progress = func(finished, total int) {
+				fmt.Fprintf(g.IO.Err, "\r\033[Ksweep: %d of %d points", finished, total)
+			}
+		}
 		res, runErr := simulate.Run(ctx, o.Options, scases, sw, 0)
+		if sw.Progress != nil {
+			fmt.Fprint(g.IO.Err, "\r\033[K")
+		}
 		if res != nil {
 			if err := view.PrintSweep(g.Out(), view.NewSweep(res), format, g.Pretty()); err != nil {
 				return err

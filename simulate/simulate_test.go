@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -124,5 +125,32 @@ func TestAdviceForTheSeedNamesTheSafeRangeAndTheFixedVersions(t *testing.T) {
 		if (p.Lost > 0) != want[p.Policy] {
 			t.Errorf("%s lost %d", p.Policy, p.Lost)
 		}
+	}
+}
+
+// TestAnInterruptedSweepReturnsTheRowsFinishedInOrder: Ctrl-C during a sweep keeps the
+// rows finished before it (here the first three of ten, one worker), marked interrupted.
+func TestAnInterruptedSweepReturnsTheRowsFinishedInOrder(t *testing.T) {
+	sw, err := ParseSweep("max-poll-interval=10m..19m/1m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sw.Progress = func(finished, total int) {
+		if total != 10 {
+			t.Errorf("total %d, want 10", total)
+		}
+		if finished == 3 {
+			cancel()
+		}
+	}
+	base := repro.DefaultOptions()
+	res, err := Run(ctx, base, []Case{{Policy: eachbatch.V1_10_0, Commit: repro.CommitAuto}}, sw, 1)
+	if !errors.Is(err, context.Canceled) || res == nil || !res.Interrupted {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+	if len(res.Rows) != 3 || res.Rows[0].Value.Text != "10m0s" || res.Rows[2].Value.Text != "12m0s" {
+		t.Fatalf("rows %+v, want 10m, 11m, 12m", res.Rows)
 	}
 }

@@ -95,6 +95,9 @@ type Sweep struct {
 	Flag   string
 	Kind   Kind
 	Values []Value
+	// Progress, when set, is called after each finished point with how many are
+	// finished (a terminal's progress line); it runs with the sweep's lock held.
+	Progress func(finished, total int)
 }
 
 // ParseSweep parses FLAG=VALUES: a list (1m,5m,15m) or a range (1m..30m/1m, or 1..20
@@ -278,6 +281,7 @@ func Run(ctx context.Context, base repro.Options, cases []Case, sw Sweep, worker
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
+	finished := 0
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
@@ -295,6 +299,10 @@ func Run(ctx context.Context, base repro.Options, cases []Case, sw Sweep, worker
 				mu.Lock()
 				if ctx.Err() == nil {
 					rows[j.i], done[j.i] = row, true
+					finished++
+					if sw.Progress != nil {
+						sw.Progress(finished, len(sw.Values))
+					}
 				}
 				for _, c := range row.Cells {
 					if c.Err != nil && firstErr == nil && ctx.Err() == nil {

@@ -120,17 +120,7 @@ func PrintInspect(w io.Writer, v Inspect, f render.Format, pretty bool) error {
 	nw := render.NotesOf(w) // prose: with the table on a terminal, to stderr on a pipe
 	st := render.NewStyles(nw)
 	grp := v.group
-	state := grp.State
-	if state == "" {
-		state = "-"
-	}
-	fmt.Fprintf(nw, "group %s  state %s  protocol %s  members %d\n", st.Bold.Render(grp.ID), state, GroupProtocolText(grp), len(grp.Members))
-	if grp.Err != "" {
-		fmt.Fprintf(nw, "  group description failed: %s\n", grp.Err)
-	}
-	for _, m := range grp.Members {
-		fmt.Fprintf(nw, "  member %s\n", MemberText(m))
-	}
+	printGroup(nw, st, grp)
 	if v.Evidence != nil {
 		printEvidence(nw, st, v.Evidence, grp.ID)
 	}
@@ -420,4 +410,19 @@ func verdictOrNull(v verdict.Verdict) *verdict.Verdict {
 		return nil
 	}
 	return &v
+}
+
+// printGroup writes the group's line and a line per member (inspect and rewind).
+func printGroup(w io.Writer, st render.Styles, grp inspect.Group) {
+	state := grp.State
+	if state == "" {
+		state = "-"
+	}
+	fmt.Fprintf(w, "group %s  state %s  protocol %s  members %d\n", st.Bold.Render(grp.ID), state, GroupProtocolText(grp), len(grp.Members))
+	if grp.Err != "" {
+		fmt.Fprintf(w, "  group description failed: %s\n", grp.Err)
+	}
+	for _, m := range grp.Members {
+		fmt.Fprintf(w, "  member %s\n", MemberText(m))
+	}
 }

@@ -131,15 +131,7 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 	}
 	nw := render.NotesOf(w) // prose: with the table on a terminal, to stderr on a pipe
 	st := render.NewStyles(nw)
-	grp := v.group
-	state := grp.State
-	if state == "" {
-		state = "-"
-	}
-	fmt.Fprintf(nw, "group %s  state %s  protocol %s  members %d\n", st.Bold.Render(grp.ID), state, GroupProtocolText(grp), len(grp.Members))
-	for _, m := range grp.Members {
-		fmt.Fprintf(nw, "  member %s\n", MemberText(m))
-	}
+	printGroup(nw, st, v.group)
 	if len(v.Moves) == 0 {
 		for _, n := range v.Notes {
 			fmt.Fprintf(nw, "%s %s\n", st.Warn.Render("note:"), n)
