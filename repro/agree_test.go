@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/workload"
 )
 
@@ -25,6 +27,17 @@ func outcome(r *Result) string {
 	return s
 }
 
+func everyRecordDelivered(r *Result) bool {
+	for _, p := range r.Partitions {
+		if p.Verdict != verdict.OK || p.Delivered < p.Produced {
+			return false
+		}
+	}
+	return true
+}
+
+func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
+
 func TestLiveAndSimulatedAgree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs live consumers on the embedded broker for minutes")
@@ -36,17 +49,24 @@ func TestLiveAndSimulatedAgree(t *testing.T) {
 		policies                 []eachbatch.Policy
 		handler                  eachbatch.Handler
 		failAt                   []int64
+		// fetchTiming: live, whether the second partition's records were fetched into the
+		// cache before it expired depends on fetch timing (the simulated log interleaves
+		// partitions per fetch; librdkafka's fetches follow the broker's answers and the
+		// machine's load). Seen both ways on this machine under load (2 of ~10 runs). The
+		// live run must then either match the simulation or deliver every record: never
+		// a third outcome, and the first partition always as simulated.
+		fetchTiming bool
 	}{
-		{"the seed", "0:200", 20, 20, 3, []eachbatch.Policy{eachbatch.V1_10_0, eachbatch.V1_10_1}, "", nil},
-		{"two partitions, one worker, unbounded batches", "0:100,1:40", 1, -1, 3, []eachbatch.Policy{eachbatch.V1_10_1, eachbatch.Head}, "", nil},
-		{"8x10, two workers, one record at a time", "8x10", 2, 1, 1, []eachbatch.Policy{eachbatch.V1_10_0}, "", nil},
-		{"20x10, twenty workers", "20x10", 20, 20, 3, []eachbatch.Policy{eachbatch.V1_10_0}, "", nil},
+		{"the seed", "0:200", 20, 20, 3, []eachbatch.Policy{eachbatch.V1_10_0, eachbatch.V1_10_1}, "", nil, false},
+		{"two partitions, one worker, unbounded batches", "0:100,1:40", 1, -1, 3, []eachbatch.Policy{eachbatch.V1_10_1, eachbatch.Head}, "", nil, true},
+		{"8x10, two workers, one record at a time", "8x10", 2, 1, 1, []eachbatch.Policy{eachbatch.V1_10_0}, "", nil, false},
+		{"20x10, twenty workers", "20x10", 20, 20, 3, []eachbatch.Policy{eachbatch.V1_10_0}, "", nil, false},
 		// eachMessage keeps the partition it serves (a last-consumed entry in either
 		// version) and loses the one never served.
 		{"eachMessage, two partitions, one worker, unbounded fetches", "0:100,1:40", 1, -1, 3,
-			[]eachbatch.Policy{eachbatch.V1_10_0, eachbatch.Head}, eachbatch.EachMessage, nil},
+			[]eachbatch.Policy{eachbatch.V1_10_0, eachbatch.Head}, eachbatch.EachMessage, nil, true},
 		// A handler that throws once: its records come again, nothing lost.
-		{"eachBatch throwing at offset 30, the seed", "0:200", 20, 20, 3, []eachbatch.Policy{eachbatch.V1_10_1}, eachbatch.EachBatch, []int64{30}},
+		{"eachBatch throwing at offset 30, the seed", "0:200", 20, 20, 3, []eachbatch.Policy{eachbatch.V1_10_1}, eachbatch.EachBatch, []int64{30}, false},
 	} {
 		for _, p := range tc.policies {
 			t.Run(tc.name+"/"+string(p), func(t *testing.T) {
@@ -73,6 +93,10 @@ func TestLiveAndSimulatedAgree(t *testing.T) {
 				got, want := outcome(live), outcome(sim)
 				t.Logf("live:\n%s", got)
 				if !reflect.DeepEqual(got, want) {
+					if tc.fetchTiming && everyRecordDelivered(live) && firstLine(got) == firstLine(want) {
+						t.Logf("live took the other fetch timing: every record delivered (allowed for this shape)")
+						return
+					}
 					t.Errorf("live and simulated differ:\nlive:\n%s\nsimulated:\n%s", got, want)
 				}
 			})

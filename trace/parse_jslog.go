@@ -111,6 +111,7 @@ func (f jsChunks) newScanner() chunkScanner {
 // patternScan reads the application's delivery lines with --pattern (as patternParser does).
 type patternScan struct {
 	re                         *regexp.Regexp
+	fast                       *fastPattern // nil: the regexp reads every line
 	iPart, iOff, iTopic, iTime int
 }
 
@@ -122,7 +123,7 @@ func newPatternScan(re *regexp.Regexp) *patternScan {
 	if err != nil {
 		return nil
 	}
-	ps := &patternScan{re: re}
+	ps := &patternScan{re: re, fast: compilePattern(re.String(), re.NumSubexp())}
 	ps.iPart, ps.iOff, ps.iTopic, ps.iTime = p.Groups()
 	return ps
 }
@@ -165,13 +166,44 @@ type jsScanner struct {
 	obj     jsObject
 	clean   []byte // a line without its ANSI colour codes
 	str     []byte // an unescaped string value
+	m       []int  // the submatches of the fast pattern
+	jbuf    []byte // an unescaped JSON message (o.msg may point into the chunk instead)
 }
 
 func (s *jsScanner) scan(c *rdChunk) {
 	s.rd.reset()
 	c.reset()
 	s.obj.reset(0)
-	c.eachLine(func(line []byte) {
+	// The DefaultLogger's multi-line objects are most of the lines: a chunk without ANSI
+	// codes reads each well-formed one in a single pass (inspectObject), and falls back to
+	// the line-by-line reader (the same as c.eachLine) on anything else.
+	fast := !s.json && bytes.IndexByte(c.data, 0x1b) < 0
+	data := c.data
+	for len(data) > 0 {
+		if fast && !s.obj.open && len(data) > 1 && data[0] == '{' && data[1] == '\n' {
+			if n := s.inspectObject(c, data); n > 0 {
+				data = data[n:]
+				continue
+			}
+		}
+		var line []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			line, data = data, nil
+		}
+		c.lines++
+		for n := len(line); n > 0 && line[n-1] == '\r'; n-- {
+			line = line[:n-1]
+		}
+		if len(line) == 0 {
+			continue
+		}
+		c.nonblank++
+		if len(line) > maxLine {
+			c.bad(line, "line too long")
+			continue
+		}
 		if bytes.IndexByte(line, 0x1b) >= 0 {
 			s.clean = stripANSI(s.clean[:0], line)
 			line = s.clean
@@ -181,10 +213,126 @@ func (s *jsScanner) scan(c *rdChunk) {
 		} else {
 			s.inspectLine(c, line)
 		}
-	})
+	}
 	if s.obj.open {
 		s.truncated(c)
 	}
+}
+
+// inspectObject reads the well-formed multi-line object at the start of data ("{\n", then
+// "  key: value," lines, each value a single-quoted string without escapes or a bare value,
+// then "}") as inspectLine would read its lines, and returns the bytes it took; 0 for
+// anything else (a continuation, a quote or escape, another writer's line, a CR, a line
+// over maxLine), which the line-by-line reader then reads from the same "{". It reads the
+// values in place: no copy, no per-line call.
+func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
+	p := 2 // after "{\n"
+	lines := 1
+	msgLine := 0
+	var msg, fac, name []byte
+	var hasMsg, hasFac, hasTS bool
+	var ts int64
+	for {
+		rest := data[p:]
+		if len(rest) > 0 && rest[0] == '}' {
+			if len(rest) == 1 {
+				p++
+			} else if rest[1] == '\n' {
+				p += 2
+			} else {
+				return 0
+			}
+			lines++
+			break
+		}
+		nl := bytes.IndexByte(rest, '\n')
+		line := rest
+		if nl >= 0 {
+			line = rest[:nl]
+		}
+		if len(line) < 3 || len(line) > maxLine || line[0] != ' ' || line[1] != ' ' {
+			return 0
+		}
+		i := 2
+		for i < len(line) && (line[i] >= 'a' && line[i] <= 'z' || line[i] >= 'A' && line[i] <= 'Z' || line[i] >= '0' && line[i] <= '9' || line[i] == '_' || line[i] == '$') {
+			i++
+		}
+		if i == 2 || i+2 >= len(line) || line[i] != ':' || line[i+1] != ' ' {
+			return 0
+		}
+		key := line[2:i]
+		i += 2
+		var val []byte
+		isStr := line[i] == '\''
+		if isStr {
+			e := bytes.IndexByte(line[i+1:], '\'')
+			if e < 0 {
+				return 0
+			}
+			val = line[i+1 : i+1+e]
+			if bytes.IndexByte(val, '\\') >= 0 {
+				return 0
+			}
+			i += e + 2
+		} else {
+			j := i
+			for j < len(line) && !isInspectSpecial(line[j]) {
+				j++
+			}
+			val = line[i:j]
+			i = j
+		}
+		if i != len(line) && (i+1 != len(line) || line[i] != ',') {
+			return 0 // more after the value: a continuation, another field, a quote
+		}
+		switch string(key) {
+		case "message":
+			if isStr {
+				msg, hasMsg = val, true
+				if msgLine == 0 {
+					msgLine = c.lines + lines + 1
+				}
+			}
+		case "fac":
+			if isStr {
+				fac, hasFac = val, true
+			}
+		case "name":
+			if isStr {
+				name = val
+			}
+		case "timestamp":
+			if v, ok := parseInt(val); ok && len(val) <= 16 {
+				ts, hasTS = v, true
+			}
+		}
+		lines++
+		if nl < 0 {
+			return 0 // the object goes on past the chunk: truncated, the line reader says so
+		}
+		p += nl + 1
+	}
+	if hasFac && !hasMsg {
+		return 0 // malformed: the line reader names it
+	}
+	c.lines += lines
+	c.nonblank += lines
+	if !hasFac {
+		return p // an object the application logged: not the client's
+	}
+	c.matched++
+	s.record(c, msgLine, fac, name, msg, ts, hasTS)
+	return p
+}
+
+// isInspectSpecial reports the bytes that end a bare value, make valueEnd look further, or
+// that the line reader would strip (a CR).
+func isInspectSpecial(b byte) bool {
+	switch b {
+	case ',', '\'', '"', '`', '{', '}', '[', ']', '(', ')', '\r':
+		return true
+	}
+	return false
 }
 
 // stripANSI appends l without its CSI escape sequences (colours: ESC [ ... m) to dst.
@@ -547,7 +695,14 @@ func (s *jsScanner) appLine(c *rdChunk, line []byte) {
 	if p == nil {
 		return
 	}
-	m := p.re.FindSubmatchIndex(line)
+	var m []int
+	if p.fast != nil {
+		if m = p.fast.match(line, s.m); m != nil {
+			s.m = m
+		}
+	} else {
+		m = p.re.FindSubmatchIndex(line)
+	}
 	if m == nil {
 		return
 	}
@@ -582,13 +737,19 @@ func (s *jsScanner) appLine(c *rdChunk, line []byte) {
 // jsonLine reads one line of a JSON logger's output.
 func (s *jsScanner) jsonLine(c *rdChunk, line []byte) {
 	t := bytes.TrimLeft(line, " \t")
-	if len(t) == 0 || t[0] != '{' || !bytes.Contains(t, bJSONFac) {
+	if len(t) == 0 || t[0] != '{' {
 		s.appLine(c, line)
 		return
 	}
 	o := &s.obj
 	o.reset(c.lines)
+	// the fields first, the search for "fac" only when they are unreadable: a readable
+	// object with a fac key has "fac" in it, and one without is the application's either way
 	if err := s.jsonFields(t); err != "" {
+		if !bytes.Contains(t, bJSONFac) {
+			s.appLine(c, line)
+			return
+		}
 		c.bad(line, err)
 		return
 	}
@@ -611,6 +772,8 @@ func (s *jsScanner) jsonFields(b []byte) string {
 	o := &s.obj
 	i := 1
 	fromTimestamp := false
+	var timeVal []byte
+	var timeStr, hasTime bool
 	for {
 		i = skipWS(b, i)
 		if i >= len(b) {
@@ -655,7 +818,14 @@ func (s *jsScanner) jsonFields(b []byte) string {
 		switch string(key) {
 		case "msg", "message":
 			if isStr && (!o.hasMsg || string(key) == "msg") {
-				o.msg, o.hasMsg = unescapeJSON(o.msg[:0], val), true
+				// in place when it has no escape (most lines): no copy
+				if bytes.IndexByte(val, '\\') < 0 {
+					o.msg = val
+				} else {
+					s.jbuf = unescapeJSON(s.jbuf[:0], val)
+					o.msg = s.jbuf
+				}
+				o.hasMsg = true
 			}
 		case "fac":
 			if isStr {
@@ -669,10 +839,13 @@ func (s *jsScanner) jsonFields(b []byte) string {
 			if ms, ok := jsonTime(val, isStr); ok {
 				o.ts, o.hasTS, fromTimestamp = ms, true, true
 			}
-		case "time": // the logger's own
-			if ms, ok := jsonTime(val, isStr); ok && !fromTimestamp {
-				o.ts, o.hasTS = ms, true
+		case "time": // the logger's own, read at the end unless the client's came
+			if hasTime && !fromTimestamp {
+				if ms, ok := jsonTime(timeVal, timeStr); ok {
+					o.ts, o.hasTS = ms, true
+				}
 			}
+			timeVal, timeStr, hasTime = val, isStr, true
 		}
 		i = skipWS(b, i)
 		if i >= len(b) {
@@ -686,6 +859,11 @@ func (s *jsScanner) jsonFields(b []byte) string {
 			return "JSON object: no , between fields"
 		}
 		break
+	}
+	if hasTime && !fromTimestamp {
+		if ms, ok := jsonTime(timeVal, timeStr); ok {
+			o.ts, o.hasTS = ms, true
+		}
 	}
 	return ""
 }
@@ -722,7 +900,21 @@ func skipWS(b []byte, i int) int {
 // jsonStringEnd returns the index of the quote that ends the string starting at b[i]: the
 // first quote not escaped (preceded by an even number of backslashes).
 func jsonStringEnd(b []byte, i int) int {
-	for j := i + 1; j < len(b); {
+	// keys and most values are short: a byte loop over the first bytes (skipping the byte
+	// after a backslash is the same as counting the backslashes before a quote), then
+	// IndexByte for the long ones
+	j := i + 1
+	for n := min(len(b), j+24); j < n; j++ {
+		if b[j] == '"' {
+			return j
+		}
+		if b[j] == '\\' {
+			j++
+		}
+	}
+	// j is not an escaped byte here (the loop steps over those); the count of backslashes
+	// before each quote below goes back to the opening quote
+	for j < len(b) {
 		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
 			return -1

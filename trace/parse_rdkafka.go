@@ -120,8 +120,9 @@ type rdRec struct {
 // rdScanner holds what scan may reuse between lines of one chunk: interned topic and
 // client names, and the last record of each partition, to drop repeats.
 type rdScanner struct {
-	names map[string]string
-	last  []rdRec // by partition (< 1<<16)
+	names    map[string]string
+	lastName string  // the last name interned
+	last     []rdRec // by partition (< 1<<16)
 }
 
 func newRdScanner() *rdScanner { return &rdScanner{names: map[string]string{}} }
@@ -741,25 +742,60 @@ func itoa(v int64) string {
 
 // topicPart reads "topic [p]" at the start of b.
 func (sc *rdScanner) topicPart(b []byte) (string, int32, bool) {
-	b = bytes.TrimLeft(b, " ")
-	j := bytes.Index(b, []byte(" ["))
-	if j <= 0 {
-		return "", 0, false
+	t, part, _, ok := sc.topicPartEnd(b)
+	return t, part, ok
+}
+
+// topicPartEnd is topicPart, also returning where "topic [p" ends in b when b starts with
+// the topic and the topic has no space (else -1).
+func (sc *rdScanner) topicPartEnd(b []byte) (string, int32, int, bool) {
+	lead := 0
+	for lead < len(b) && b[lead] == ' ' {
+		lead++
+	}
+	// the first " [": a byte loop, topics are short (bytes.Index costs more on them)
+	j, spaced := -1, false
+	for i := lead; i+1 < len(b); i++ {
+		if b[i] == ' ' {
+			if b[i+1] == '[' {
+				j = i
+				break
+			}
+			spaced = true
+		}
+	}
+	if j <= lead {
+		return "", 0, -1, false
 	}
 	v, ok := parseInt(b[j+2:])
 	if !ok || v < 0 || v > 1<<31-1 {
-		return "", 0, false
+		return "", 0, -1, false
 	}
-	return sc.intern(b[:j]), int32(v), true
+	end := -1
+	if !spaced && lead == 0 {
+		end = j + 2
+		for end < len(b) && b[end] >= '0' && b[end] <= '9' {
+			end++
+		}
+	}
+	return sc.intern(b[lead:j]), int32(v), end, true
 }
 
 // topicPartAt reads "topic [p]<sep>N".
 func (sc *rdScanner) topicPartAt(b, sep []byte) (string, int32, int64, bool) {
-	t, part, ok := sc.topicPart(b)
+	t, part, end, ok := sc.topicPartEnd(b)
 	if !ok {
 		return "", 0, 0, false
 	}
-	j := bytes.Index(b, sep)
+	// sep (" at offset ") right after "topic [p]" is its first occurrence in b when b
+	// starts with a topic without spaces: an earlier one would have to start at a space
+	// before the "]", and the only one is the space of " [" (sep does not go on with "[")
+	j := -1
+	if end >= 0 && end < len(b) && b[end] == ']' && len(sep) > 1 && sep[0] == ' ' && sep[1] != '[' && bytes.HasPrefix(b[end+1:], sep) {
+		j = end + 1
+	} else {
+		j = bytes.Index(b, sep)
+	}
 	if j < 0 {
 		return "", 0, 0, false
 	}
@@ -768,6 +804,16 @@ func (sc *rdScanner) topicPartAt(b, sep []byte) (string, int32, int64, bool) {
 }
 
 func (sc *rdScanner) intern(b []byte) string {
+	// a log names the same topic line after line: the last name, without hashing
+	if string(b) == sc.lastName && sc.lastName != "" {
+		return sc.lastName
+	}
+	s := sc.internMap(b)
+	sc.lastName = s
+	return s
+}
+
+func (sc *rdScanner) internMap(b []byte) string {
 	if s, ok := sc.names[string(b)]; ok {
 		return s
 	}
