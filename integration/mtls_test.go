@@ -140,7 +140,7 @@ func TestKeyPasswordNeverPrinted(t *testing.T) {
 		// In order: each step reads what the one before wrote.
 		t.Run(s.name, func(t *testing.T) {
 			r := kstranded(t, 2*time.Minute, append(s.args, "--timeout", "30s")...)
-			if r.Code != 0 || !strings.Contains(r.Stdout, s.want) {
+			if r.Code != 0 || !strings.Contains(r.Stdout+r.Stderr, s.want) { // on a pipe the prose is on stderr
 				t.Errorf("exit %d, want 0 and %q on stdout\n%s", r.Code, s.want, r)
 			}
 			if s.name != "inspect, password in --config" && !strings.Contains(r.Stderr, "ssl.key.password") {
@@ -258,7 +258,7 @@ func TestJavaClientPropertiesFilesConnect(t *testing.T) {
 			}
 			for _, s := range steps {
 				r := kstranded(t, 2*time.Minute, append(s.args, "--brokers", env.SSLBrokers, "--config", config, "--timeout", "30s")...)
-				if r.Code != 0 || !strings.Contains(r.Stdout, s.want) {
+				if r.Code != 0 || !strings.Contains(r.Stdout+r.Stderr, s.want) { // on a pipe the prose is on stderr
 					t.Fatalf("%v: exit %d, want 0 and %q\n%s", s.args, r.Code, s.want, r)
 				}
 				if strings.Contains(r.Stderr, "not read by this command") {
