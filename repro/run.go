@@ -528,28 +528,40 @@ func (r *run) allDelivered() map[kpart.TopicPartition]map[int64]int {
 	return out
 }
 
-func (r *run) restarts() error {
+// consumerRun is what phase 3's restart loop needs of a run, live or simulated.
+type consumerRun interface {
+	stopConsumer()
+	startConsumer() error
+	phase(n int, extra func() bool) error
+	pending() int
+}
+
+// restartUntilDelivered is --commit ledger's phase 3: restart the consumer in the same
+// group until the ledger holds no pending record or max restarts were made.
+func restartUntilDelivered(c consumerRun, restarted *int, max int, res *Result) error {
 	for {
-		r.stopConsumer()
-		r.restarted++
-		if err := r.startConsumer(); err != nil {
+		c.stopConsumer()
+		*restarted++
+		if err := c.startConsumer(); err != nil {
 			return err
 		}
-		if err := r.phase(3, nil); err != nil {
+		if err := c.phase(3, nil); err != nil {
 			return err
 		}
-		if r.pending() == 0 || r.restarted >= r.o.MaxRestarts {
-			if n := r.pending(); n > 0 {
-				r.res.Warnings = append(r.res.Warnings, fmt.Sprintf("%d records still stranded after %d restarts (--max-restarts)", n, r.restarted))
+		if c.pending() == 0 || *restarted >= max {
+			if n := c.pending(); n > 0 {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%d records still stranded after %d restarts (--max-restarts)", n, *restarted))
 			}
-			r.res.Restarts = r.restarted
+			res.Restarts = *restarted
 			return nil
 		}
 		// Quiescent with records still pending: the bug stranded them again. The
 		// restart phase is recorded once, with its final state.
-		r.res.Phases = r.res.Phases[:len(r.res.Phases)-1]
+		res.Phases = res.Phases[:len(res.Phases)-1]
 	}
 }
+
+func (r *run) restarts() error { return restartUntilDelivered(r, &r.restarted, r.o.MaxRestarts, r.res) }
 
 func (r *run) finish(runErr error) (*Result, error) {
 	if errors.Is(runErr, ErrUnreachable) {

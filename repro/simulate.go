@@ -487,24 +487,7 @@ func (s *simRun) pending() int {
 }
 
 func (s *simRun) restarts() error {
-	for {
-		s.stopConsumer()
-		s.restarted++
-		if err := s.startConsumer(); err != nil {
-			return err
-		}
-		if err := s.phase(3, nil); err != nil {
-			return err
-		}
-		if s.pending() == 0 || s.restarted >= s.o.MaxRestarts {
-			if n := s.pending(); n > 0 {
-				s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("%d records still stranded after %d restarts (--max-restarts)", n, s.restarted))
-			}
-			s.res.Restarts = s.restarted
-			return nil
-		}
-		s.res.Phases = s.res.Phases[:len(s.res.Phases)-1]
-	}
+	return restartUntilDelivered(s, &s.restarted, s.o.MaxRestarts, s.res)
 }
 
 func (s *simRun) finish(runErr error) (*Result, error) {
