@@ -58,21 +58,28 @@ func (c *rdChunk) reset() {
 	c.lines, c.nonblank, c.malformed, c.matched = 0, 0, 0, 0
 }
 
+// nextLine cuts the first line off data, without its line end ("\n", and any "\r"
+// before it); rest is what follows.
+func nextLine(data []byte) (line, rest []byte) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		line, rest = data[:i], data[i+1:]
+	} else {
+		line = data
+	}
+	for n := len(line); n > 0 && line[n-1] == '\r'; n-- {
+		line = line[:n-1]
+	}
+	return line, rest
+}
+
 // eachLine calls fn with every non-blank line of the chunk (without its line end), c.lines
 // being its number within the chunk; lines longer than maxLine are malformed.
 func (c *rdChunk) eachLine(fn func(line []byte)) {
 	data := c.data
 	for len(data) > 0 {
 		var line []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			line, data = data, nil
-		}
+		line, data = nextLine(data)
 		c.lines++
-		for n := len(line); n > 0 && line[n-1] == '\r'; n-- {
-			line = line[:n-1]
-		}
 		if len(line) == 0 {
 			continue
 		}

@@ -187,15 +187,8 @@ func (s *jsScanner) scan(c *rdChunk) {
 			}
 		}
 		var line []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			line, data = data, nil
-		}
+		line, data = nextLine(data)
 		c.lines++
-		for n := len(line); n > 0 && line[n-1] == '\r'; n-- {
-			line = line[:n-1]
-		}
 		if len(line) == 0 {
 			continue
 		}
