@@ -34,11 +34,6 @@ func Compare(a, b TopicPartition) int {
 // Sort sorts by topic, then partition.
 func Sort(tps []TopicPartition) { slices.SortFunc(tps, Compare) }
 
-// SortBy sorts any slice by the topic partition key returns, topic first.
-func SortBy[T any](s []T, key func(T) TopicPartition) {
-	slices.SortStableFunc(s, func(a, b T) int { return Compare(key(a), key(b)) })
-}
-
 // Range is an inclusive run of offsets of one partition.
 type Range struct {
 	First int64 `json:"first"`
