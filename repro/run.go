@@ -102,13 +102,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res.Topic, res.Group, res.Brokers = topic, group, cfg.Brokers
 
-	if o.members() > 1 || len(o.RebalanceAt) > 0 {
-		for _, st := range o.RebalanceAt {
-			if st.Join {
-				return nil, fmt.Errorf("--rebalance-at %s: joins are simulated only (kstranded simulate); live runs take leaves", st)
-			}
-		}
-	}
 	r := &run{o: o, ctx: ctx, cfg: cfg, topic: topic, group: group, res: res, start: start, lp: loop.NewReal(), kfake: kfake,
 		records: map[int32][]int64{}, highs: map[int32]int64{}, delivered: map[kpart.TopicPartition]map[int64]int{}}
 	r.emit(traceevent.Event{Ev: traceevent.Run, Schema: traceevent.Schema, Topic: topic, Group: group,
@@ -187,9 +180,10 @@ type run struct {
 	res       *Result
 	start     time.Time
 	lp        *loop.Loop
-	c         *consumer   // the first member (progress)
-	cs        []*consumer // every member of the current instance, in start order
-	steps     int         // --rebalance-at steps not yet done
+	c         *consumer     // the first member (progress)
+	cs        []*consumer   // every member of the current instance, in start order (joined ones last)
+	began     time.Duration // on lp's clock, when the first consumer instance started: members' join and leave times count from it
+	steps     int           // --rebalance-at steps not yet done
 	records   map[int32][]int64
 	highs     map[int32]int64
 	delivered map[kpart.TopicPartition]map[int64]int // over every consumer instance
@@ -250,6 +244,7 @@ func (r *run) startConsumer() error {
 		}
 	}
 	if r.restarted == 0 {
+		r.began = r.lp.Elapsed()
 		for _, st := range o.rebalanceSteps() {
 			r.steps++
 			r.lp.After(o.scale(st.At), func() { r.step(st) })
@@ -334,21 +329,64 @@ func (r *run) startEngine(c *consumer) error {
 		}
 		discarded(recs)
 	}
-	src.onAssign = func(tps []kpart.TopicPartition) { ft.assign(tps, nil) }
+	src.onAssign = func(tps []kpart.TopicPartition) {
+		// A partition assigned mid-run (a member joined or left, or librdkafka rejoined
+		// after max.poll.interval) starts its ledger at the group's committed offset, as
+		// the simulated run's does (simkafka.Client.Committed): librdkafka starts
+		// fetching there too (kafkaTPs: OFFSET_INVALID). The read runs inside Poll's
+		// rebalance callback, before the partitions are assigned; librdkafka serves it
+		// from its main thread (rd_kafka_committed's OffsetFetch), not from this poll.
+		start := map[kpart.TopicPartition]int64{}
+		got, err := src.committedOf(tps, o.probeTimeout())
+		if err != nil {
+			src.errs = append(src.errs, fmt.Errorf("committed offsets of the partitions assigned to %s: %w (their ledger starts with none)", src.name(), err))
+		}
+		for tp, off := range got {
+			if off >= 0 {
+				start[tp] = off
+			}
+		}
+		ft.assign(tps, start)
+	}
 	src.onRevoke = ft.revoked
 	src.onRebalance = eng.RebalanceCallback
 	c.ft = ft
-	c.joined = 0 // started with the run (live runs take no joins)
 	r.lp.Post(eng.Start)
 	return nil
 }
 
-// step runs one --rebalance-at step live. Only leaves are supported live (Run refuses
-// joins): the member's engine stops (batches in flight finish), its ledger commits its
-// completed frontier (ledger mode), and its client closes (close() revokes, librdkafka
-// commits what was stored, and leaves the group).
+// join is a --rebalance-at TIME:join step live: a new member, its own librdkafka client
+// in the group (subscribe()), engine and ledger, as an application instance started
+// mid-run (connect, subscribe, run). Its engine starts at once, unassigned: its first
+// consume call joins the group, and the assignment comes through its
+// #rebalanceCallback like every later one. The members already in the group see the
+// rebalance through theirs: under the classic protocol (roundrobin, EAGER) every
+// partition is revoked (a pending #unassign once their batches in flight finish) and
+// dealt again; under the consumer protocol (COOPERATIVE) only the partitions that move.
+func (r *run) join(st RebalanceStep) error {
+	name := fmt.Sprintf("m%d", len(r.cs)+1)
+	src, err := newRDSource(r.cfg, consumerProps(r.o, r.group, r.kfake), r.topic, r.trace, r.now)
+	if err != nil {
+		return err
+	}
+	src.member = name
+	c := &consumer{src: src, joined: r.lp.Elapsed() - r.began}
+	r.cs = append(r.cs, c)
+	return r.startEngine(c)
+}
+
+// step runs one --rebalance-at step live. A join starts a member (join). A leave is
+// disconnect(): the member's engine stops (batches in flight finish), its ledger commits
+// its completed frontier (ledger mode), and its client closes (close() revokes,
+// librdkafka commits what was stored, and leaves the group).
 func (r *run) step(st RebalanceStep) {
 	defer func() { r.steps-- }()
+	if st.Join {
+		if err := r.join(st); err != nil {
+			r.res.Warnings = append(r.res.Warnings, fmt.Sprintf("--rebalance-at %s: not done: %v", st, err))
+		}
+		return
+	}
 	var c *consumer
 	if st.Member > 0 && st.Member <= len(r.cs) {
 		c = r.cs[st.Member-1]
@@ -360,7 +398,7 @@ func (r *run) step(st RebalanceStep) {
 			}
 		}
 	}
-	if c == nil || c.gone || st.Join {
+	if c == nil || c.gone {
 		r.res.Warnings = append(r.res.Warnings, fmt.Sprintf("--rebalance-at %s: not done (no such member in the group)", st))
 		return
 	}
@@ -371,7 +409,7 @@ func (r *run) step(st RebalanceStep) {
 	if err := c.src.close(r.o.Timeout); err != nil {
 		c.src.errs = append(c.src.errs, err)
 	}
-	c.left = r.lp.Elapsed()
+	c.left = r.lp.Elapsed() - r.began
 }
 
 // active are the members still in the group.
@@ -599,7 +637,6 @@ func (r *run) finish(runErr error) (*Result, error) {
 // equal what the commit mode commits (the stored offsets with auto-commit, the ledger's
 // frontier with --commit ledger), then records the phase.
 func (r *run) phase(n int, extra func() bool) error {
-	cs := r.active()
 	target := func() map[kpart.TopicPartition]int64 {
 		out := map[kpart.TopicPartition]int64{}
 		for _, c := range r.active() {
@@ -632,7 +669,9 @@ func (r *run) phase(n int, extra func() bool) error {
 		return err
 	}
 	frontiers := map[kpart.TopicPartition]int64{}
-	for _, c := range cs {
+	// The members at the phase's end, joined ones included: a member's ledger holds
+	// only the partitions it owns (revoked ones are dropped from it).
+	for _, c := range r.active() {
 		maps.Copy(frontiers, c.ft.frontiers())
 	}
 	ph := newPhase(n, time.Since(r.start), committed, r.allDelivered(), frontiers, r.records, r.highs)

@@ -584,10 +584,23 @@ func (s *rdSource) AtEnd() bool {
 	return true
 }
 
-// committed reads the group's committed offsets from the coordinator.
+// committed reads the group's committed offsets of the assignment from the coordinator.
 func (s *rdSource) committed(timeout time.Duration) (map[kpart.TopicPartition]int64, error) {
-	ps := make([]kafka.TopicPartition, 0, len(s.assignment))
-	for _, tp := range s.assignment {
+	return s.committedOf(s.assignment, timeout)
+}
+
+// name is the member's name for messages.
+func (s *rdSource) name() string {
+	if s.member == "" {
+		return "the consumer"
+	}
+	return s.member
+}
+
+// committedOf reads the group's committed offsets of tps from the coordinator.
+func (s *rdSource) committedOf(tps []kpart.TopicPartition, timeout time.Duration) (map[kpart.TopicPartition]int64, error) {
+	ps := make([]kafka.TopicPartition, 0, len(tps))
+	for _, tp := range tps {
 		tp := tp
 		ps = append(ps, kafka.TopicPartition{Topic: &tp.Topic, Partition: tp.Partition})
 	}
