@@ -188,7 +188,8 @@ type run struct {
 	highs     map[int32]int64
 	delivered map[kpart.TopicPartition]map[int64]int // over every consumer instance
 	restarted int
-	kfake     bool // the broker is kfake (embedded, or `kstranded broker`)
+	byMember  map[string]map[kpart.TopicPartition]map[int64]bool // distinct deliveries per member name, over instances
+	kfake     bool                                               // the broker is kfake (embedded, or `kstranded broker`)
 }
 
 // consumer is one consumer instance: librdkafka client, model engine, ledger.
@@ -485,14 +486,51 @@ func (r *run) stopConsumer() {
 		r.warn(c)
 	}
 	if r.o.grouped() {
-		for i, c := range cs {
-			m := MemberResult{Name: fmt.Sprintf("m%d", i+1), Joined: c.joined, Left: c.left}
-			if c.eng != nil {
-				for _, d := range c.eng.Delivered() {
-					m.Delivered += len(d)
+		r.recordMembers(cs)
+	}
+}
+
+// recordMembers adds an instance's members to the result. A restarted instance (phase
+// 3) adds to the same names, counting distinct records, as the simulated run does
+// (simRun.recordMembers); a member that joined on --rebalance-at keeps its join time.
+func (r *run) recordMembers(cs []*consumer) {
+	if r.byMember == nil {
+		r.byMember = map[string]map[kpart.TopicPartition]map[int64]bool{}
+	}
+	for i, c := range cs {
+		name := fmt.Sprintf("m%d", i+1)
+		seen := r.byMember[name]
+		if seen == nil {
+			seen = map[kpart.TopicPartition]map[int64]bool{}
+			r.byMember[name] = seen
+		}
+		if c.eng != nil {
+			for tp, d := range c.eng.Delivered() {
+				if seen[tp] == nil {
+					seen[tp] = map[int64]bool{}
+				}
+				for off := range d {
+					seen[tp][off] = true
 				}
 			}
-			r.res.Members = append(r.res.Members, m)
+		}
+		n := 0
+		for _, d := range seen {
+			n += len(d)
+		}
+		var m *MemberResult
+		for j := range r.res.Members {
+			if r.res.Members[j].Name == name {
+				m = &r.res.Members[j]
+			}
+		}
+		if m == nil {
+			r.res.Members = append(r.res.Members, MemberResult{Name: name, Joined: c.joined})
+			m = &r.res.Members[len(r.res.Members)-1]
+		}
+		m.Delivered = n
+		if c.left > 0 {
+			m.Left = c.left
 		}
 	}
 }
