@@ -44,8 +44,7 @@ type reproOptions struct {
 	membersBound bool     // the command has --members
 }
 
-// bindMemberFlags binds --members and --rebalance-at (simulate and repro; live runs
-// take leaves only).
+// bindMemberFlags binds --members and --rebalance-at (simulate and repro).
 func bindMemberFlags(f *pflag.FlagSet, o *reproOptions) {
 	o.membersBound = true
 	f.IntVar(&o.Members, "members", 1, "consumers in the group, each its own engine and client; partitions spread by the assignor of --group-protocol (classic: roundrobin, eager; consumer: sticky, cooperative)")
@@ -115,8 +114,10 @@ group of the run's own are used, and the topic is deleted afterwards unless --ke
 
 --members N runs N consumers in the group, each its own librdkafka client and engine;
 every rebalance goes through the engine's #rebalanceCallback as in the JS client.
---rebalance-at TIME:leave (times unscaled, like the other durations) makes a member leave
-mid-run; joins are simulated only (kstranded simulate).
+--rebalance-at TIME:join starts a new member mid-run (its own client, engine and ledger,
+starting at the group's committed offsets); TIME:leave makes a member leave (times
+unscaled, like the other durations). Under --group-protocol classic (roundrobin, eager)
+each change revokes every partition of every member; under consumer, only the ones that move.
 
 ` + exitHelp(exitCodes{exitcode.OK, ""}, exitCodes{exitcode.Error, ""}, exitCodes{exitcode.Usage, ""},
 			exitCodes{exitcode.Lost, ""}, exitCodes{exitcode.Stranded, ""},

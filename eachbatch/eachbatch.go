@@ -42,14 +42,15 @@
 // unassign, and a new owner starting at the committed offset.
 //
 // What the model still does not cover:
-//   - rebalances in live runs beyond leaves: `kstranded repro --members N` runs each
-//     member's engine on its own librdkafka client with every rebalance through
-//     RebalanceCallback (the unassign deferred as a pending operation), and
-//     `--rebalance-at TIME:leave`; joins mid-run are simulated only, and live runs with
-//     several members under the consumer protocol were not measured;
-//   - in the live source, the ledger of a partition assigned mid-run starts with no
-//     committed offset (the simulated run reads it), so the FRONTIER columns of a live
-//     run with rebalances can differ from the simulated ones (verdicts do not);
+//   - in live runs, which member gets which partition: `kstranded repro --members N`
+//     and `--rebalance-at TIME:join|leave` run each member's engine on its own
+//     librdkafka client with every rebalance through RebalanceCallback (the unassign
+//     deferred as a pending operation; a joined member's engine starts unassigned and
+//     gets its partitions through its callback; a partition assigned mid-run starts its
+//     ledger at the committed offset, as simulated), but roundrobin orders members by
+//     their random member id and the broker's consumer-protocol assignor is its own: the
+//     outcome is the simulated one only when it does not depend on the owner (see
+//     repro's TestLiveAndSimulatedAgreeWhenAMemberJoins and BENCHMARKS.md);
 //   - in the simulated group: the rebalance timeout (an eager rebalance waits for every
 //     member to unassign, however long), session timeouts, static membership, member
 //     order by member id (roundrobin deals partitions in join order here), a user
