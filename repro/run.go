@@ -228,6 +228,7 @@ func (r *run) startConsumer() error {
 		}
 		if o.grouped() {
 			src.member = fmt.Sprintf("m%d", i+1)
+			src.emit(traceevent.Event{Ev: traceevent.Member, Reason: "join"})
 		}
 		r.cs = append(r.cs, &consumer{src: src})
 	}
@@ -371,6 +372,7 @@ func (r *run) join(st RebalanceStep) error {
 		return err
 	}
 	src.member = name
+	src.emit(traceevent.Event{Ev: traceevent.Member, Reason: "join"})
 	c := &consumer{src: src, joined: r.lp.Elapsed() - r.began}
 	r.cs = append(r.cs, c)
 	return r.startEngine(c)
@@ -411,6 +413,7 @@ func (r *run) step(st RebalanceStep) {
 		c.src.errs = append(c.src.errs, err)
 	}
 	c.left = r.lp.Elapsed() - r.began
+	c.src.emit(traceevent.Event{Ev: traceevent.Member, Reason: "leave"})
 }
 
 // active are the members still in the group.
