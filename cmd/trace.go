@@ -151,7 +151,8 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 	if o.MaxPartitions < 1 {
 		return exitcode.Usagef("--max-partitions must be at least 1, got %d", o.MaxPartitions)
 	}
-	opt := trace.Options{MaxPollInterval: o.MaxPollInterval, MaxPartitions: o.MaxPartitions}
+	// the timeline is printed only with --timeline and drawn only with --svg
+	opt := trace.Options{MaxPollInterval: o.MaxPollInterval, MaxPartitions: o.MaxPartitions, NoTimeline: !o.Timeline && o.SVG == ""}
 	if o.Pattern != "" {
 		re, err := regexp.Compile(o.Pattern)
 		if err != nil {

@@ -762,6 +762,16 @@ func (s *jsScanner) jsonLine(c *rdChunk, line []byte) {
 // name and the time (the client's timestamp, else the logger's time: milliseconds since the
 // epoch or an RFC 3339 string).
 func (s *jsScanner) jsonFields(b []byte) string {
+	if s.jsonFieldsCompact(b) {
+		return ""
+	}
+	s.obj.reset(s.obj.start) // what the fast path read of it is read again
+	return s.jsonFieldsAny(b)
+}
+
+// jsonFieldsAny is jsonFields for any object: whitespace between tokens, escapes, nested
+// values (skipped).
+func (s *jsScanner) jsonFieldsAny(b []byte) string {
 	o := &s.obj
 	i := 1
 	fromTimestamp := false
@@ -859,6 +869,102 @@ func (s *jsScanner) jsonFields(b []byte) string {
 		}
 	}
 	return ""
+}
+
+// jsonFieldsCompact is jsonFields for the objects JSON loggers write (JSON.stringify's
+// output: no whitespace between tokens, flat) when the line holds no backslash: then every
+// quote opens or closes a string, so a string ends at the next quote and the fields are read
+// without looking for escapes. It reads what jsonFields reads and reports false for anything
+// else (whitespace, an escape, a nested value, a truncated or malformed object), which
+// jsonFields then reads from the start. TestCompactJSONReadsAsTheGeneralReader and
+// FuzzJSONCompact compare the two.
+func (s *jsScanner) jsonFieldsCompact(b []byte) bool {
+	if bytes.IndexByte(b, '\\') >= 0 {
+		return false
+	}
+	o := &s.obj
+	i := 1
+	fromTimestamp := false
+	var timeVal []byte
+	var timeStr, hasTime bool
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return false
+		}
+		ke := i + 1
+		for ke < len(b) && b[ke] != '"' {
+			ke++
+		}
+		if ke+2 >= len(b) || b[ke+1] != ':' {
+			return false
+		}
+		key := b[i+1 : ke]
+		i = ke + 2
+		var val []byte
+		isStr := b[i] == '"'
+		if isStr {
+			ve := bytes.IndexByte(b[i+1:], '"')
+			if ve < 0 {
+				return false
+			}
+			val = b[i+1 : i+1+ve]
+			i += ve + 2
+		} else {
+			j := i
+			for j < len(b) && b[j] != ',' && b[j] != '}' {
+				if c := b[j]; c == '{' || c == '[' || c == ']' || c == '"' || c == ' ' || c == '\t' {
+					return false
+				}
+				j++
+			}
+			if j == i {
+				return false
+			}
+			val = b[i:j]
+			i = j
+		}
+		switch string(key) {
+		case "msg", "message":
+			if isStr && (!o.hasMsg || string(key) == "msg") {
+				o.msg, o.hasMsg = val, true // no escape in the line: in place
+			}
+		case "fac":
+			if isStr {
+				o.fac, o.hasFac = append(o.fac[:0], val...), true
+			}
+		case "name":
+			if isStr {
+				o.name = append(o.name[:0], val...)
+			}
+		case "timestamp":
+			if ms, ok := jsonTime(val, isStr); ok {
+				o.ts, o.hasTS, fromTimestamp = ms, true, true
+			}
+		case "time":
+			if hasTime && !fromTimestamp {
+				if ms, ok := jsonTime(timeVal, timeStr); ok {
+					o.ts, o.hasTS = ms, true
+				}
+			}
+			timeVal, timeStr, hasTime = val, isStr, true
+		}
+		if i >= len(b) {
+			return false
+		}
+		if b[i] == '}' {
+			break
+		}
+		if b[i] != ',' {
+			return false
+		}
+		i++
+	}
+	if hasTime && !fromTimestamp {
+		if ms, ok := jsonTime(timeVal, timeStr); ok {
+			o.ts, o.hasTS = ms, true
+		}
+	}
+	return true
 }
 
 // jsonTime reads a time in milliseconds since the epoch: a number (milliseconds; seconds
