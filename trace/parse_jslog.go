@@ -168,6 +168,42 @@ type jsScanner struct {
 	str     []byte // an unescaped string value
 	m       []int  // the submatches of the fast pattern
 	jbuf    []byte // an unescaped JSON message (o.msg may point into the chunk instead)
+	lastTS  []byte // the last timestamp read, and its value: most lines repeat it
+	lastMS  int64
+	lastJT  []byte // the same for JSON loggers' numeric times (jsonTime)
+	lastJMS int64
+}
+
+// jsonTime is jsonTime keeping the value of the last numeric time read.
+func (s *jsScanner) jsonTime(val []byte, isStr bool) (int64, bool) {
+	if isStr || len(val) == 0 || len(val) > 16 {
+		return jsonTime(val, isStr)
+	}
+	if string(val) == string(s.lastJT) {
+		return s.lastJMS, true
+	}
+	v, ok := jsonTime(val, false)
+	if ok {
+		s.lastJT, s.lastJMS = append(s.lastJT[:0], val...), v
+	}
+	return v, ok
+}
+
+// millis reads a timestamp in milliseconds (Date.now()); the value of the last one read
+// is kept, since consecutive lines mostly share it.
+func (s *jsScanner) millis(val []byte) (int64, bool) {
+	if len(val) == 0 || len(val) > 16 {
+		return 0, false
+	}
+	if string(val) == string(s.lastTS) {
+		return s.lastMS, true
+	}
+	v, ok := parseInt(val)
+	if !ok {
+		return 0, false
+	}
+	s.lastTS, s.lastMS = append(s.lastTS[:0], val...), v
+	return v, true
 }
 
 func (s *jsScanner) scan(c *rdChunk) {
@@ -295,7 +331,7 @@ func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
 				name = val
 			}
 		case "timestamp":
-			if v, ok := parseInt(val); ok && len(val) <= 16 {
+			if v, ok := s.millis(val); ok {
 				ts, hasTS = v, true
 			}
 		}
@@ -937,12 +973,12 @@ func (s *jsScanner) jsonFieldsCompact(b []byte) bool {
 				o.name = append(o.name[:0], val...)
 			}
 		case "timestamp":
-			if ms, ok := jsonTime(val, isStr); ok {
+			if ms, ok := s.jsonTime(val, isStr); ok {
 				o.ts, o.hasTS, fromTimestamp = ms, true, true
 			}
 		case "time":
 			if hasTime && !fromTimestamp {
-				if ms, ok := jsonTime(timeVal, timeStr); ok {
+				if ms, ok := s.jsonTime(timeVal, timeStr); ok {
 					o.ts, o.hasTS = ms, true
 				}
 			}
@@ -960,7 +996,7 @@ func (s *jsScanner) jsonFieldsCompact(b []byte) bool {
 		i++
 	}
 	if hasTime && !fromTimestamp {
-		if ms, ok := jsonTime(timeVal, timeStr); ok {
+		if ms, ok := s.jsonTime(timeVal, timeStr); ok {
 			o.ts, o.hasTS = ms, true
 		}
 	}
