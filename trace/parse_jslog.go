@@ -566,9 +566,20 @@ func (s *jsScanner) jsString(b []byte) ([]byte, []byte, bool) {
 	return nil, nil, false
 }
 
-// unescapeJS appends the text of a string literal's body with its escapes resolved: \n,
-// \t, \r, \b, \f, \v, \0, \xHH, \uHHHH, \u{H...}, and \c for any other c.
-func unescapeJS(dst, b []byte) []byte {
+// unescapeJS appends the body of a JavaScript string literal (as util.inspect writes it)
+// with its escapes resolved.
+func unescapeJS(dst, b []byte) []byte { return unescape(dst, b, true) }
+
+// unescapeJSON appends the body of a JSON string with its escapes resolved.
+func unescapeJSON(dst, b []byte) []byte { return unescape(dst, b, false) }
+
+// unescape appends the body of a string literal with its escapes resolved. Both
+// languages: \n, \t, \r, \b, \f, \uHHHH (a surrogate pair as one rune: both are UTF-16)
+// and \c for any other c; JavaScript adds \v, \0, \xHH and \u{H...}.
+func unescape(dst, b []byte, js bool) []byte {
+	if bytes.IndexByte(b, '\\') < 0 {
+		return append(dst, b...)
+	}
 	for i := 0; i < len(b); i++ {
 		c := b[i]
 		if c != '\\' || i+1 >= len(b) {
@@ -576,46 +587,57 @@ func unescapeJS(dst, b []byte) []byte {
 			continue
 		}
 		i++
-		switch b[i] {
-		case 'n':
+		switch c := b[i]; {
+		case c == 'n':
 			dst = append(dst, '\n')
-		case 't':
+		case c == 't':
 			dst = append(dst, '\t')
-		case 'r':
+		case c == 'r':
 			dst = append(dst, '\r')
-		case 'b':
+		case c == 'b':
 			dst = append(dst, '\b')
-		case 'f':
+		case c == 'f':
 			dst = append(dst, '\f')
-		case 'v':
+		case js && c == 'v':
 			dst = append(dst, '\v')
-		case '0':
+		case js && c == '0':
 			dst = append(dst, 0)
-		case 'x', 'u':
-			n := 2
-			if b[i] == 'u' {
-				n = 4
-			}
+		case js && c == 'u' && i+1 < len(b) && b[i+1] == '{':
 			h := b[i+1:]
-			if b[i] == 'u' && len(h) > 0 && h[0] == '{' {
-				if e := bytes.IndexByte(h, '}'); e > 0 {
-					if v, err := strconv.ParseUint(string(h[1:e]), 16, 32); err == nil {
-						dst = utf8.AppendRune(dst, rune(v))
-						i += e + 1
-						continue
-					}
-				}
-			}
-			if len(h) >= n {
-				if v, err := strconv.ParseUint(string(h[:n]), 16, 32); err == nil {
+			if e := bytes.IndexByte(h, '}'); e > 0 {
+				if v, err := strconv.ParseUint(string(h[1:e]), 16, 32); err == nil {
 					dst = utf8.AppendRune(dst, rune(v))
-					i += n
+					i += e + 1
 					continue
 				}
 			}
-			dst = append(dst, b[i])
+			dst = append(dst, c)
+		case c == 'u' || js && c == 'x':
+			n := 4
+			if c == 'x' {
+				n = 2
+			}
+			if i+n >= len(b) {
+				dst = append(dst, c)
+				continue
+			}
+			v, err := strconv.ParseUint(string(b[i+1:i+1+n]), 16, 32)
+			if err != nil {
+				dst = append(dst, c)
+				continue
+			}
+			r := rune(v)
+			i += n
+			// a surrogate pair: \uD83D\uDE00
+			if c == 'u' && r >= 0xd800 && r < 0xdc00 && i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
+				if v2, err := strconv.ParseUint(string(b[i+3:i+7]), 16, 32); err == nil && v2 >= 0xdc00 && v2 < 0xe000 {
+					r = (r-0xd800)<<10 + (rune(v2) - 0xdc00) + 0x10000
+					i += 6
+				}
+			}
+			dst = utf8.AppendRune(dst, r)
 		default:
-			dst = append(dst, b[i])
+			dst = append(dst, c)
 		}
 	}
 	return dst
@@ -1102,52 +1124,6 @@ func jsonValueEnd(b []byte, i int) int {
 }
 
 // unescapeJSON appends the text of a JSON string body with its escapes resolved.
-func unescapeJSON(dst, b []byte) []byte {
-	if bytes.IndexByte(b, '\\') < 0 {
-		return append(dst, b...)
-	}
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c != '\\' || i+1 >= len(b) {
-			dst = append(dst, c)
-			continue
-		}
-		i++
-		switch b[i] {
-		case 'n':
-			dst = append(dst, '\n')
-		case 't':
-			dst = append(dst, '\t')
-		case 'r':
-			dst = append(dst, '\r')
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'u':
-			if i+4 < len(b) {
-				if v, err := strconv.ParseUint(string(b[i+1:i+5]), 16, 32); err == nil {
-					r := rune(v)
-					i += 4
-					// a surrogate pair: \uD83D\uDE00
-					if r >= 0xd800 && r < 0xdc00 && i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
-						if v2, err := strconv.ParseUint(string(b[i+3:i+7]), 16, 32); err == nil && v2 >= 0xdc00 && v2 < 0xe000 {
-							r = (r-0xd800)<<10 + (rune(v2) - 0xdc00) + 0x10000
-							i += 6
-						}
-					}
-					dst = utf8.AppendRune(dst, r)
-					continue
-				}
-			}
-			dst = append(dst, 'u')
-		default:
-			dst = append(dst, b[i])
-		}
-	}
-	return dst
-}
-
 // jsFolder turns the records of a JS client log into events, in file order: librdkafka's
 // through the librdkafka parser's fold, the client's and the application's here.
 type jsFolder struct {
