@@ -40,18 +40,18 @@ type Engine struct {
 	s     Settings
 	trace func(traceevent.Event)
 
-	cache          *cache
-	workers        []*worker
-	gen            int
-	nextWorkerID   int
-	terminating    bool // #workerTerminationScheduled resolved
-	pendingOps     []pendingOp
-	nonEmpty       bool // #nonEmpty is set: fetchers wait for the queue to fill
-	availWaiters   []*worker
-	nonEmptyWaits  []*worker
+	cache         *cache
+	workers       []*worker
+	gen           int
+	nextWorkerID  int
+	terminating   bool // #workerTerminationScheduled resolved
+	pendingOps    []pendingOp
+	nonEmpty      bool // #nonEmpty is set: fetchers wait for the queue to fill
+	availWaiters  []*worker
+	nonEmptyWaits []*worker
 	// woken is a #nonEmpty wait that ended and whose wake event waits for the result
 	// of the consume call that follows (see notifyNonEmpty).
-	woken *traceevent.Event
+	woken          *traceevent.Event
 	lastFetch      time.Time
 	lastServe      time.Time
 	lastFetchedCnt int
