@@ -36,7 +36,8 @@ for shape in "${shapes[@]}"; do
 	for i in $(seq 1 "$runs"); do
 		# shellcheck disable=SC2086
 		/tmp/kstranded-wake repro $shape --trace "$tmp/t.jsonl" -o json >"$tmp/live.json" || true
-		python3 - "$tmp/t.jsonl" "$tmp/live.json" "$tmp/sim.json" "$i" <<'PY'
+		keep=0
+		python3 - "$tmp/t.jsonl" "$tmp/live.json" "$tmp/sim.json" "$i" <<'PY' || keep=$?
 import json, statistics, sys
 trace, live, sim, i = sys.argv[1:]
 evs = [json.loads(l) for l in open(trace)]
@@ -66,7 +67,17 @@ def verdict(path):
 print(f"run {i}: waits {len(wakes)} {reasons}; w/records {len(withrec)} (all valve: {all(w[0] == 'valve' for w in withrec)})")
 print(f"  len   {dist([w[2] for w in withrec])}")
 print(f"  bound {dist([w[3] for w in withrec])}")
-print(f"  verdict live {verdict(live)} | simulate {verdict(sim)}")
+lv, sv = verdict(live), verdict(sim)
+print(f"  verdict live {lv} | simulate {sv}")
+sys.exit(3 if lv != sv else 0)
 PY
+		if [ "$keep" = 3 ]; then
+			# a verdict unlike the simulation's: keep the trace to read why
+			kept=$(mktemp /tmp/wake-differs-XXXXXX.jsonl)
+			cp "$tmp/t.jsonl" "$kept"
+			echo "  trace kept: $kept"
+		elif [ "$keep" != 0 ]; then
+			exit "$keep"
+		fi
 	done
 done

@@ -72,8 +72,8 @@
 //     the loop stops and no record exists yet). So a live run fetches at most about
 //     one second (unscaled) later than the JS client would, at the start and after
 //     each produce; verdicts and lost ranges matched `kstranded simulate` in 11 of 12
-//     runs, the 12th being the known fetch-timing outcome of the two-partition,
-//     one-worker shape (every record delivered, see repro's agree_test);
+//     runs; the 12th was the two-partition, one-worker shape's known fetch-order
+//     outcome (librdkafka returned partition 1 first; repro's agree_test, fetchTiming);
 //   - librdkafka internals: fetch requests, fetch.max.bytes, record-batch boundaries
 //     and broker errors (the Source stands for them; the simulated one interleaves
 //     partitions in runs of a fixed number of records, see simkafka.Client.Chunk).
