@@ -40,18 +40,15 @@ type Engine struct {
 	s     Settings
 	trace func(traceevent.Event)
 
-	cache         *cache
-	workers       []*worker
-	gen           int
-	nextWorkerID  int
-	terminating   bool // #workerTerminationScheduled resolved
-	pendingOps    []pendingOp
-	nonEmpty      bool // #nonEmpty is set: fetchers wait for the queue to fill
-	availWaiters  []*worker
-	nonEmptyWaits []*worker
-	// woken is a #nonEmpty wait that ended and whose wake event waits for the result
-	// of the consume call that follows (see notifyNonEmpty).
-	woken          *traceevent.Event
+	cache          *cache
+	workers        []*worker
+	gen            int
+	nextWorkerID   int
+	terminating    bool // #workerTerminationScheduled resolved
+	pendingOps     []pendingOp
+	nonEmpty       bool // #nonEmpty is set: fetchers wait for the queue to fill
+	availWaiters   []*worker
+	nonEmptyWaits  []*worker
 	lastFetch      time.Time
 	lastServe      time.Time
 	lastFetchedCnt int
@@ -68,6 +65,10 @@ type Engine struct {
 	stopping       bool
 	running        bool
 	rebalanced     bool // the consume call in progress served a rebalance event
+
+	// woken is a #nonEmpty wait that ended and whose wake event waits for the result
+	// of the consume call that follows (see notifyNonEmpty).
+	woken *traceevent.Event
 
 	emptyReads, emptyFetches int
 	lastSpinFlush            time.Time // spin counters reach the trace at most once per valve period
