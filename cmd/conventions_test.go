@@ -196,17 +196,3 @@ func TestOnAPipeTheTableIsStdoutAndTheProseStderr(t *testing.T) {
 		})
 	}
 }
-
-func TestACoordinatorNotYetAvailableIsTransient(t *testing.T) {
-	for err, want := range map[string]bool{
-		"DescribeGroups: COORDINATOR_NOT_AVAILABLE: The coordinator is not available.": true,
-		"ConsumerGroupDescribe: COORDINATOR_LOAD_IN_PROGRESS":                          true,
-		"NOT_COORDINATOR":            true,
-		"GROUP_AUTHORIZATION_FAILED": false,
-		"":                           false,
-	} {
-		if transientCoordinator(err) != want {
-			t.Errorf("transientCoordinator(%q) = %v", err, !want)
-		}
-	}
-}

@@ -32,18 +32,7 @@ func sharedGroup(ctx context.Context, k kafkaconf.Config, group string, timeout 
 		return "", err
 	}
 	defer cl.Close()
-	// A coordinator that is not (yet) available is transient: on a fresh cluster the
-	// first group use creates __consumer_offsets, and the coordinator answers
-	// COORDINATOR_NOT_AVAILABLE (or is loading) for a moment. Ask again until --timeout.
-	deadline := time.Now().Add(timeout)
-	g, err := cl.DescribeGroup(ctx, group)
-	for err == nil && transientCoordinator(g.Err) && time.Now().Before(deadline) && ctx.Err() == nil {
-		select {
-		case <-ctx.Done():
-		case <-time.After(200 * time.Millisecond):
-		}
-		g, err = cl.DescribeGroup(ctx, group)
-	}
+	g, err := cl.DescribeGroup(ctx, group) // asked again while its coordinator is not available yet
 	if err != nil {
 		return "", fmt.Errorf("describing --group %s before the run: %w", group, err)
 	}
@@ -64,15 +53,4 @@ func sharedGroup(ctx context.Context, k kafkaconf.Config, group string, timeout 
 		return "", fmt.Errorf("%w: %s; the run would share the group's partitions with them and judge only its share (another --group, or --allow-shared-group to run anyway)", exitcode.ErrRefused, why)
 	}
 	return "--allow-shared-group: " + why + "; the run shares the group's partitions with them, so its verdict covers only the partitions it was assigned, and records the other members consume are never delivered to it", nil
-}
-
-// transientCoordinator reports whether a group description failed only because the
-// group coordinator is not available yet (Kafka's retriable coordinator errors).
-func transientCoordinator(err string) bool {
-	for _, code := range []string{"COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS", "NOT_COORDINATOR"} {
-		if strings.Contains(err, code) {
-			return true
-		}
-	}
-	return false
 }

@@ -3,10 +3,12 @@ package inspect
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -116,4 +118,24 @@ func TestAGroupWithOnlyCommittedOffsetsIsNotCalledDead(t *testing.T) {
 		t.Errorf("group %+v, want no members and a state other than Dead", g)
 	}
 	t.Logf("kfake: a group with only an admin commit is %q %q", snap.Group.GroupProtocol, snap.Group.State)
+}
+
+func TestACoordinatorNotYetAvailableIsAskedAgain(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{kerr.CoordinatorNotAvailable, true},
+		{kerr.CoordinatorLoadInProgress, true},
+		{kerr.NotCoordinator, true},
+		{fmt.Errorf("describing: %w", kerr.CoordinatorNotAvailable), true},
+		{kerr.GroupAuthorizationFailed, false},
+		{kerr.GroupIDNotFound, false},
+		{errors.New("COORDINATOR_NOT_AVAILABLE in a message is not the code"), false},
+		{nil, false},
+	} {
+		if got := coordinatorMoving(tc.err); got != tc.want {
+			t.Errorf("coordinatorMoving(%v) = %v", tc.err, got)
+		}
+	}
 }

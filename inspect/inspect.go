@@ -75,6 +75,8 @@ type Group struct {
 	AssignmentEpoch *int32
 	Members         []Member
 	Err             string
+	// coordinatorMoving: Err is (or includes) a coordinator that is not available yet
+	coordinatorMoving bool
 }
 
 // owners maps each partition a member owns to the member.

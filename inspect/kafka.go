@@ -164,10 +164,31 @@ func (k *Kafka) Snapshot(ctx context.Context, group string, topics []string) (*S
 // Snapshot does, for a caller that must know who is in the group before it joins
 // (repro's shared-group check). A group the broker does not know is StateUnknown with no
 // members; a broker error for the group is in Group.Err.
+//
+// A coordinator that is not available yet is transient: on a fresh cluster the first use
+// of a group creates __consumer_offsets, and its coordinator answers
+// COORDINATOR_NOT_AVAILABLE (or is loading, or moved) for a moment. The group is then
+// described again until --timeout, and what the last answer said is returned.
 func (k *Kafka) DescribeGroup(ctx context.Context, group string) (Group, error) {
-	g := Group{ID: group, Members: []Member{}}
-	_, _, err := k.describeGroup(ctx, &g)
-	return g, err
+	deadline := time.Now().Add(k.timeout)
+	for {
+		g := Group{ID: group, Members: []Member{}}
+		_, _, err := k.describeGroup(ctx, &g)
+		if err != nil || !g.coordinatorMoving || !time.Now().Before(deadline) {
+			return g, err
+		}
+		select {
+		case <-ctx.Done():
+			return g, nil
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// coordinatorMoving reports the group coordinator errors Kafka documents as retriable
+// while a coordinator is elected or loads its partition of __consumer_offsets.
+func coordinatorMoving(err error) bool {
+	return errors.Is(err, kerr.CoordinatorNotAvailable) || errors.Is(err, kerr.CoordinatorLoadInProgress) || errors.Is(err, kerr.NotCoordinator)
 }
 
 // committedOffsets fetches the group's committed offsets, keeping only partitions with a
@@ -246,12 +267,14 @@ func (k *Kafka) describeGroup(ctx context.Context, g *Group) (map[string]map[int
 		errs = append(errs, "DescribeGroups: "+kafkaconf.ExplainClosed(errCl, k.answered.Load()).Error())
 	} else if cl.Err != nil && !errors.Is(cl.Err, kerr.GroupIDNotFound) {
 		errs = append(errs, "DescribeGroups: "+cl.Err.Error())
+		g.coordinatorMoving = coordinatorMoving(cl.Err)
 	}
 	if errCo != nil && !errors.Is(errCo, errNoConsumerGroups) {
 		errs = append(errs, "ConsumerGroupDescribe: "+kafkaconf.ExplainClosed(errCo, k.answered.Load()).Error())
 	} else if consumer != nil {
 		if err := kerr.ErrorForCode(consumer.ErrorCode); !errors.Is(err, kerr.GroupIDNotFound) {
 			errs = append(errs, "ConsumerGroupDescribe: "+brokerError(err, consumer.ErrorMessage))
+			g.coordinatorMoving = g.coordinatorMoving || coordinatorMoving(err)
 		}
 	}
 	g.Err = strings.Join(errs, "; ")

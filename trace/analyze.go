@@ -26,6 +26,10 @@ type Options struct {
 	// MaxPartitions bounds the partitions tracked (0: DefaultMaxPartitions): events about
 	// partitions first named past it are counted and dropped, and the report says so.
 	MaxPartitions int
+	// NoTimeline leaves the report's Timeline empty: no entry is kept during the parse
+	// nor sorted at its end (trace parse prints the timeline only with --timeline or
+	// --svg; on a busy log keeping the entries is a third of the fold's time).
+	NoTimeline bool
 }
 
 // The limits that keep memory bounded whatever the input (issue 16 §7: a trace naming 10^6
@@ -299,7 +303,9 @@ type Analyzer struct {
 	// bounded memory: the timeline cap new partitions get, the ranges held, and what
 	// was dropped at the limits
 	tlShare        int
-	lastPart       *partState // the partition part returned last
+	lastPart       *partState   // the partition part returned last
+	idxTopic       string       // the first topic named: its partitions are indexed by number
+	idx            []*partState // idxTopic's partitions by number (nil: not tracked)
 	ranges         int
 	rangeLimit     int // MaxRanges; lower in tests
 	untracked      int // events about partitions past MaxPartitions, dropped
@@ -355,14 +361,33 @@ func (a *Analyzer) part(topic string, p int32) *partState {
 	if a.lastPart != nil && a.lastPart.key == k {
 		return a.lastPart // an event's handlers ask for its partition several times
 	}
-	ps := a.parts[k]
+	ps := a.lookup(topic, p)
 	if ps == nil {
 		ps = &partState{key: k, committed: Unknown, stored: Unknown, position: Unknown, lastManual: -1, tl: timeline{cap: a.tlShare}}
 		a.parts[k] = ps
 		a.order = append(a.order, k)
+		a.index(ps)
 	}
 	a.lastPart = ps
 	return ps
+}
+
+// maxIndexed bounds the partition numbers of the first topic looked up by index.
+const maxIndexed = 1 << 16
+
+// index adds ps to the index of the first topic's partitions by number: a log of many
+// partitions of one topic switches partition at most lines, and a slice is cheaper than
+// hashing the topic name into a.parts each time.
+func (a *Analyzer) index(ps *partState) {
+	if a.idxTopic == "" && ps.key.Topic != "" {
+		a.idxTopic = ps.key.Topic
+	}
+	if p := ps.key.Partition; ps.key.Topic == a.idxTopic && p >= 0 && p < maxIndexed {
+		for int(p) >= len(a.idx) {
+			a.idx = append(a.idx, nil)
+		}
+		a.idx[p] = ps
+	}
 }
 
 func (a *Analyzer) position(topic string, p int32) (int64, string) {
@@ -395,6 +420,9 @@ func (a *Analyzer) entry(e Event, detail string) { a.entryOf(e, detail, eager) }
 func (a *Analyzer) lazyEntry(e Event, lazy lazyDetail) { a.entryOf(e, "", lazy) }
 
 func (a *Analyzer) entryOf(e Event, detail string, lazy lazyDetail) {
+	if a.opt.NoTimeline {
+		return
+	}
 	if len(e.Ranges) > maxEntryRanges {
 		// a line naming thousands of ranges: the detail says how many, the entry keeps
 		// the first ones (a timeline of such entries would otherwise hold them all)
@@ -434,6 +462,12 @@ func (a *Analyzer) lookup(topic string, p int32) *partState {
 	k := kpart.TopicPartition{Topic: topic, Partition: p}
 	if a.lastPart != nil && a.lastPart.key == k {
 		return a.lastPart
+	}
+	if topic == a.idxTopic && p >= 0 && int(p) < len(a.idx) {
+		if ps := a.idx[p]; ps != nil {
+			a.lastPart = ps
+			return ps
+		}
 	}
 	ps := a.parts[k]
 	if ps != nil {

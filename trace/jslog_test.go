@@ -357,3 +357,115 @@ func TestTheTimelinesOfManyPartitionsShareOneBudget(t *testing.T) {
 		t.Fatalf("partition 999 fetched %s", p.Fetched)
 	}
 }
+
+// jsonReadBoth reads line with the compact fast path and with the general reader; ok is
+// whether the fast path took it.
+func jsonReadBoth(line []byte) (fast, general jsObject, ok bool, err string) {
+	var a, b jsScanner
+	a.obj.reset(1)
+	b.obj.reset(1)
+	ok = a.jsonFieldsCompact(line)
+	err = b.jsonFieldsAny(line)
+	return a.obj, b.obj, ok, err
+}
+
+func sameFields(x, y jsObject) bool {
+	return bytes.Equal(x.msg, y.msg) && bytes.Equal(x.fac, y.fac) && bytes.Equal(x.name, y.name) &&
+		x.hasMsg == y.hasMsg && x.hasFac == y.hasFac && x.ts == y.ts && x.hasTS == y.hasTS
+}
+
+func TestCompactJSONReadsAsTheGeneralReader(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		fast bool // the fast path takes it
+	}{
+		{`{"level":20,"time":1796225597050,"pid":1,"hostname":"h","fac":"FETCH","timestamp":1796225597051,"name":"rdkafka#consumer-3","msg":"[thrd:b/0]: Fetch topic t [0] at offset 5"}`, true},
+		{`{"level":30,"time":1796225597500,"name":"scenario","topic":"t","partition":1,"offset":"0","msg":"delivered"}`, true},
+		{`{"time":"2026-03-02T14:03:40.123Z","fac":"OFFSET","message":"a","msg":"b"}`, true},
+		{`{"msg":"b","message":"a","time":1700000000}`, true},
+		{`{"fac":"X","msg":"say \"hi\""}`, false},             // an escape
+		{`{"fac": "X", "msg": "spaced"}`, false},              // whitespace
+		{`{"fac":"X","kafka":{"offset":1},"msg":"m"}`, false}, // nested
+		{`{"fac":"X","msg":"m"`, false},                       // truncated
+		{`{"fac":"X","msg":}`, false},                         // no value
+		{`{}`, false},
+		{`{"fac":"X","n":true,"m":null,"msg":"m"} trailing`, true},
+	} {
+		fast, general, ok, err := jsonReadBoth([]byte(tc.line))
+		if ok != tc.fast {
+			t.Errorf("%s: fast path took it: %v, want %v", tc.line, ok, tc.fast)
+		}
+		if ok && (err != "" || !sameFields(fast, general)) {
+			t.Errorf("%s: fast %+v, general %+v (%q)", tc.line, fast, general, err)
+		}
+	}
+}
+
+// Whatever the fast path accepts, the general reader reads the same fields from.
+func FuzzJSONCompact(f *testing.F) {
+	f.Add([]byte(`{"level":20,"time":1796225597050,"fac":"FETCH","timestamp":1796225597051,"name":"n","msg":"m"}`))
+	f.Add([]byte(`{"time":"2026-03-02T14:03:40.123Z","fac":"OFFSET","message":"a","msg":"b"}`))
+	f.Add([]byte(`{"a":1,"b":-2.5e3,"c":"}","d":false}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if len(line) == 0 || line[0] != '{' {
+			return
+		}
+		fast, general, ok, err := jsonReadBoth(line)
+		if ok && (err != "" || !sameFields(fast, general)) {
+			t.Fatalf("%q: fast %+v, general %+v (%q)", line, fast, general, err)
+		}
+	})
+}
+
+// trace parse builds no timeline unless it is printed (--timeline) or drawn (--svg): the
+// verdict, partitions, findings and counts must not depend on it.
+func TestAReportWithoutTimelineSaysTheSameAsOneWith(t *testing.T) {
+	for _, c := range []struct{ file, pattern string }{
+		{"v1.10.0-default-debug.log.gz", jsPlainPattern},
+		{"v1.10.0-json.log.gz", jsJSONPattern},
+		{"v1.10.1-default-debug.log.gz", jsPlainPattern},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			data := jsCapture(t, c.file)
+			var reps [2]*Report
+			for i, no := range []bool{false, true} {
+				a := NewAnalyzer(Options{Pattern: regexp.MustCompile(c.pattern), NoTimeline: no})
+				if _, err := a.Parse(c.file, bytes.NewReader(data), FormatAuto); err != nil {
+					t.Fatal(err)
+				}
+				reps[i] = a.Finish()
+			}
+			with, without := reps[0], reps[1]
+			if len(with.Timeline) == 0 || len(without.Timeline) != 0 {
+				t.Fatalf("timeline entries: %d with, %d without", len(with.Timeline), len(without.Timeline))
+			}
+			with.Timeline, with.TimelineDropped, without.TimelineDropped = nil, 0, 0
+			if !reflect.DeepEqual(with, without) {
+				t.Fatalf("the reports differ:\n%+v\n%+v", with, without)
+			}
+		})
+	}
+}
+
+func TestStringEscapesResolveAsEachLanguageWritesThem(t *testing.T) {
+	for _, tc := range []struct {
+		in       string
+		js, json string
+	}{
+		{`plain`, "plain", "plain"},
+		{`a\nb\tc\\d\'e\"f`, "a\nb\tc\\d'e\"f", "a\nb\tc\\d'e\"f"},
+		{`\x41\u0042\u{1F600}`, "AB\U0001F600", "x41Bu{1F600}"},
+		{`\uD83D\uDE00`, "\U0001F600", "\U0001F600"}, // a surrogate pair: both are UTF-16
+		{`\v\0`, "\v\x00", "v0"},
+		{`\u12`, "u12", "u12"}, // too short
+		{`\x`, "x", "x"},
+		{`end\`, `end\`, `end\`},
+	} {
+		if got := string(unescapeJS(nil, []byte(tc.in))); got != tc.js {
+			t.Errorf("JS %s: %q, want %q", tc.in, got, tc.js)
+		}
+		if got := string(unescapeJSON(nil, []byte(tc.in))); got != tc.json {
+			t.Errorf("JSON %s: %q, want %q", tc.in, got, tc.json)
+		}
+	}
+}

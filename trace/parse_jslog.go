@@ -168,6 +168,42 @@ type jsScanner struct {
 	str     []byte // an unescaped string value
 	m       []int  // the submatches of the fast pattern
 	jbuf    []byte // an unescaped JSON message (o.msg may point into the chunk instead)
+	lastTS  []byte // the last timestamp read, and its value: most lines repeat it
+	lastMS  int64
+	lastJT  []byte // the same for JSON loggers' numeric times (jsonTime)
+	lastJMS int64
+}
+
+// jsonTime is jsonTime keeping the value of the last numeric time read.
+func (s *jsScanner) jsonTime(val []byte, isStr bool) (int64, bool) {
+	if isStr || len(val) == 0 || len(val) > 16 {
+		return jsonTime(val, isStr)
+	}
+	if string(val) == string(s.lastJT) {
+		return s.lastJMS, true
+	}
+	v, ok := jsonTime(val, false)
+	if ok {
+		s.lastJT, s.lastJMS = append(s.lastJT[:0], val...), v
+	}
+	return v, ok
+}
+
+// millis reads a timestamp in milliseconds (Date.now()); the value of the last one read
+// is kept, since consecutive lines mostly share it.
+func (s *jsScanner) millis(val []byte) (int64, bool) {
+	if len(val) == 0 || len(val) > 16 {
+		return 0, false
+	}
+	if string(val) == string(s.lastTS) {
+		return s.lastMS, true
+	}
+	v, ok := parseInt(val)
+	if !ok {
+		return 0, false
+	}
+	s.lastTS, s.lastMS = append(s.lastTS[:0], val...), v
+	return v, true
 }
 
 func (s *jsScanner) scan(c *rdChunk) {
@@ -295,7 +331,7 @@ func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
 				name = val
 			}
 		case "timestamp":
-			if v, ok := parseInt(val); ok && len(val) <= 16 {
+			if v, ok := s.millis(val); ok {
 				ts, hasTS = v, true
 			}
 		}
@@ -530,9 +566,20 @@ func (s *jsScanner) jsString(b []byte) ([]byte, []byte, bool) {
 	return nil, nil, false
 }
 
-// unescapeJS appends the text of a string literal's body with its escapes resolved: \n,
-// \t, \r, \b, \f, \v, \0, \xHH, \uHHHH, \u{H...}, and \c for any other c.
-func unescapeJS(dst, b []byte) []byte {
+// unescapeJS appends the body of a JavaScript string literal (as util.inspect writes it)
+// with its escapes resolved.
+func unescapeJS(dst, b []byte) []byte { return unescape(dst, b, true) }
+
+// unescapeJSON appends the body of a JSON string with its escapes resolved.
+func unescapeJSON(dst, b []byte) []byte { return unescape(dst, b, false) }
+
+// unescape appends the body of a string literal with its escapes resolved. Both
+// languages: \n, \t, \r, \b, \f, \uHHHH (a surrogate pair as one rune: both are UTF-16)
+// and \c for any other c; JavaScript adds \v, \0, \xHH and \u{H...}.
+func unescape(dst, b []byte, js bool) []byte {
+	if bytes.IndexByte(b, '\\') < 0 {
+		return append(dst, b...)
+	}
 	for i := 0; i < len(b); i++ {
 		c := b[i]
 		if c != '\\' || i+1 >= len(b) {
@@ -540,46 +587,57 @@ func unescapeJS(dst, b []byte) []byte {
 			continue
 		}
 		i++
-		switch b[i] {
-		case 'n':
+		switch c := b[i]; {
+		case c == 'n':
 			dst = append(dst, '\n')
-		case 't':
+		case c == 't':
 			dst = append(dst, '\t')
-		case 'r':
+		case c == 'r':
 			dst = append(dst, '\r')
-		case 'b':
+		case c == 'b':
 			dst = append(dst, '\b')
-		case 'f':
+		case c == 'f':
 			dst = append(dst, '\f')
-		case 'v':
+		case js && c == 'v':
 			dst = append(dst, '\v')
-		case '0':
+		case js && c == '0':
 			dst = append(dst, 0)
-		case 'x', 'u':
-			n := 2
-			if b[i] == 'u' {
-				n = 4
-			}
+		case js && c == 'u' && i+1 < len(b) && b[i+1] == '{':
 			h := b[i+1:]
-			if b[i] == 'u' && len(h) > 0 && h[0] == '{' {
-				if e := bytes.IndexByte(h, '}'); e > 0 {
-					if v, err := strconv.ParseUint(string(h[1:e]), 16, 32); err == nil {
-						dst = utf8.AppendRune(dst, rune(v))
-						i += e + 1
-						continue
-					}
-				}
-			}
-			if len(h) >= n {
-				if v, err := strconv.ParseUint(string(h[:n]), 16, 32); err == nil {
+			if e := bytes.IndexByte(h, '}'); e > 0 {
+				if v, err := strconv.ParseUint(string(h[1:e]), 16, 32); err == nil {
 					dst = utf8.AppendRune(dst, rune(v))
-					i += n
+					i += e + 1
 					continue
 				}
 			}
-			dst = append(dst, b[i])
+			dst = append(dst, c)
+		case c == 'u' || js && c == 'x':
+			n := 4
+			if c == 'x' {
+				n = 2
+			}
+			if i+n >= len(b) {
+				dst = append(dst, c)
+				continue
+			}
+			v, err := strconv.ParseUint(string(b[i+1:i+1+n]), 16, 32)
+			if err != nil {
+				dst = append(dst, c)
+				continue
+			}
+			r := rune(v)
+			i += n
+			// a surrogate pair: \uD83D\uDE00
+			if c == 'u' && r >= 0xd800 && r < 0xdc00 && i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
+				if v2, err := strconv.ParseUint(string(b[i+3:i+7]), 16, 32); err == nil && v2 >= 0xdc00 && v2 < 0xe000 {
+					r = (r-0xd800)<<10 + (rune(v2) - 0xdc00) + 0x10000
+					i += 6
+				}
+			}
+			dst = utf8.AppendRune(dst, r)
 		default:
-			dst = append(dst, b[i])
+			dst = append(dst, c)
 		}
 	}
 	return dst
@@ -762,6 +820,16 @@ func (s *jsScanner) jsonLine(c *rdChunk, line []byte) {
 // name and the time (the client's timestamp, else the logger's time: milliseconds since the
 // epoch or an RFC 3339 string).
 func (s *jsScanner) jsonFields(b []byte) string {
+	if s.jsonFieldsCompact(b) {
+		return ""
+	}
+	s.obj.reset(s.obj.start) // what the fast path read of it is read again
+	return s.jsonFieldsAny(b)
+}
+
+// jsonFieldsAny is jsonFields for any object: whitespace between tokens, escapes, nested
+// values (skipped).
+func (s *jsScanner) jsonFieldsAny(b []byte) string {
 	o := &s.obj
 	i := 1
 	fromTimestamp := false
@@ -859,6 +927,102 @@ func (s *jsScanner) jsonFields(b []byte) string {
 		}
 	}
 	return ""
+}
+
+// jsonFieldsCompact is jsonFields for the objects JSON loggers write (JSON.stringify's
+// output: no whitespace between tokens, flat) when the line holds no backslash: then every
+// quote opens or closes a string, so a string ends at the next quote and the fields are read
+// without looking for escapes. It reads what jsonFields reads and reports false for anything
+// else (whitespace, an escape, a nested value, a truncated or malformed object), which
+// jsonFields then reads from the start. TestCompactJSONReadsAsTheGeneralReader and
+// FuzzJSONCompact compare the two.
+func (s *jsScanner) jsonFieldsCompact(b []byte) bool {
+	if bytes.IndexByte(b, '\\') >= 0 {
+		return false
+	}
+	o := &s.obj
+	i := 1
+	fromTimestamp := false
+	var timeVal []byte
+	var timeStr, hasTime bool
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return false
+		}
+		ke := i + 1
+		for ke < len(b) && b[ke] != '"' {
+			ke++
+		}
+		if ke+2 >= len(b) || b[ke+1] != ':' {
+			return false
+		}
+		key := b[i+1 : ke]
+		i = ke + 2
+		var val []byte
+		isStr := b[i] == '"'
+		if isStr {
+			ve := bytes.IndexByte(b[i+1:], '"')
+			if ve < 0 {
+				return false
+			}
+			val = b[i+1 : i+1+ve]
+			i += ve + 2
+		} else {
+			j := i
+			for j < len(b) && b[j] != ',' && b[j] != '}' {
+				if c := b[j]; c == '{' || c == '[' || c == ']' || c == '"' || c == ' ' || c == '\t' {
+					return false
+				}
+				j++
+			}
+			if j == i {
+				return false
+			}
+			val = b[i:j]
+			i = j
+		}
+		switch string(key) {
+		case "msg", "message":
+			if isStr && (!o.hasMsg || string(key) == "msg") {
+				o.msg, o.hasMsg = val, true // no escape in the line: in place
+			}
+		case "fac":
+			if isStr {
+				o.fac, o.hasFac = append(o.fac[:0], val...), true
+			}
+		case "name":
+			if isStr {
+				o.name = append(o.name[:0], val...)
+			}
+		case "timestamp":
+			if ms, ok := s.jsonTime(val, isStr); ok {
+				o.ts, o.hasTS, fromTimestamp = ms, true, true
+			}
+		case "time":
+			if hasTime && !fromTimestamp {
+				if ms, ok := s.jsonTime(timeVal, timeStr); ok {
+					o.ts, o.hasTS = ms, true
+				}
+			}
+			timeVal, timeStr, hasTime = val, isStr, true
+		}
+		if i >= len(b) {
+			return false
+		}
+		if b[i] == '}' {
+			break
+		}
+		if b[i] != ',' {
+			return false
+		}
+		i++
+	}
+	if hasTime && !fromTimestamp {
+		if ms, ok := s.jsonTime(timeVal, timeStr); ok {
+			o.ts, o.hasTS = ms, true
+		}
+	}
+	return true
 }
 
 // jsonTime reads a time in milliseconds since the epoch: a number (milliseconds; seconds
@@ -960,52 +1124,6 @@ func jsonValueEnd(b []byte, i int) int {
 }
 
 // unescapeJSON appends the text of a JSON string body with its escapes resolved.
-func unescapeJSON(dst, b []byte) []byte {
-	if bytes.IndexByte(b, '\\') < 0 {
-		return append(dst, b...)
-	}
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c != '\\' || i+1 >= len(b) {
-			dst = append(dst, c)
-			continue
-		}
-		i++
-		switch b[i] {
-		case 'n':
-			dst = append(dst, '\n')
-		case 't':
-			dst = append(dst, '\t')
-		case 'r':
-			dst = append(dst, '\r')
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'u':
-			if i+4 < len(b) {
-				if v, err := strconv.ParseUint(string(b[i+1:i+5]), 16, 32); err == nil {
-					r := rune(v)
-					i += 4
-					// a surrogate pair: \uD83D\uDE00
-					if r >= 0xd800 && r < 0xdc00 && i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
-						if v2, err := strconv.ParseUint(string(b[i+3:i+7]), 16, 32); err == nil && v2 >= 0xdc00 && v2 < 0xe000 {
-							r = (r-0xd800)<<10 + (rune(v2) - 0xdc00) + 0x10000
-							i += 6
-						}
-					}
-					dst = utf8.AppendRune(dst, r)
-					continue
-				}
-			}
-			dst = append(dst, 'u')
-		default:
-			dst = append(dst, b[i])
-		}
-	}
-	return dst
-}
-
 // jsFolder turns the records of a JS client log into events, in file order: librdkafka's
 // through the librdkafka parser's fold, the client's and the application's here.
 type jsFolder struct {

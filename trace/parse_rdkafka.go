@@ -397,9 +397,13 @@ func (sc *rdScanner) enqueue(msg []byte, r *rdRec) (bool, error) {
 	if j < 0 {
 		return false, nil
 	}
-	n, ok := parseInt(msg[j+len(bEnqueue):])
-	on := bytes.Index(msg, bOn)
-	lo := bytes.Index(msg, bLastOffset)
+	// each part is looked for after the one before it (busy logs: a third of the lines)
+	at := j + len(bEnqueue)
+	n, ok := parseInt(msg[at:])
+	on, lo := index(msg, bOn, at), -1
+	if on >= 0 {
+		lo = index(msg, bLastOffset, on+len(bOn))
+	}
 	if !ok || on < 0 || lo < 0 {
 		return false, errMalformed("unreadable Enqueue line")
 	}
@@ -418,6 +422,14 @@ func (sc *rdScanner) enqueue(msg []byte, r *rdRec) (bool, error) {
 	}
 	r.topic, r.part, r.off, r.aux = topic, part, last, n
 	return true, nil
+}
+
+// index is bytes.Index(b[from:], sep) as an index of b (-1: none).
+func index(b, sep []byte, from int) int {
+	if i := bytes.Index(b[from:], sep); i >= 0 {
+		return from + i
+	}
+	return -1
 }
 
 // offset reads the OFFSET lines: "Topic t [p]: stored offset S ..., committed offset C ...:
