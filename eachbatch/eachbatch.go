@@ -66,10 +66,21 @@
 //     manual commitOffsets() from the handler (only resolveOffset is modeled);
 //   - a handler that throws on every attempt (FailAt throws once per offset and
 //     partition), and handler time that varies per record;
-//   - the queue-non-empty callback in live runs: the live source (repro/source.go)
-//     wires no equivalent of queue_non_empty_cb from confluent-kafka-go, so live
+//   - the queue-non-empty callback in live runs: confluent-kafka-go v2.11.1 offers no
+//     faithful equivalent of queue_non_empty_cb (repro/source.go says why), so live
 //     workers waiting for records are woken by the expiry loop's valve (FetchValve)
-//     only; the difference in timing was not measured;
+//     only. Each wait is a wake trace event; measured by bench/wake.sh (`kstranded
+//     repro --trace` on the embedded broker at scale 0.01, 12 runs of 4 shapes, see
+//     BENCHMARKS.md "Live wake-up"): 17 to 24 waits per run, 2 or 3 of which ended with
+//     records, all at a valve tick. Those records arrived at most one valve period
+//     before the wake: 10.0 to 12.6 ms scaled (1.0 to 1.26 s unscaled) after the later
+//     of the wait's start and the last produce, median 5.6 to 10.2 ms (raw wait
+//     lengths reach 21 s unscaled, but only across the pause between two phases, when
+//     the loop stops and no record exists yet). So a live run fetches at most about
+//     one second (unscaled) later than the JS client would, at the start and after
+//     each produce; verdicts and lost ranges matched `kstranded simulate` in 11 of 12
+//     runs; the 12th was the two-partition, one-worker shape's known fetch-order
+//     outcome (librdkafka returned partition 1 first; repro's agree_test, fetchTiming);
 //   - librdkafka internals: fetch requests, fetch.max.bytes, record-batch boundaries
 //     and broker errors (the Source stands for them; the simulated one interleaves
 //     partitions in runs of a fixed number of records, see simkafka.Client.Chunk).

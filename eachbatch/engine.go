@@ -66,6 +66,10 @@ type Engine struct {
 	running        bool
 	rebalanced     bool // the consume call in progress served a rebalance event
 
+	// woken is a #nonEmpty wait that ended and whose wake event waits for the result
+	// of the consume call that follows (see notifyNonEmpty).
+	woken *traceevent.Event
+
 	emptyReads, emptyFetches int
 	lastSpinFlush            time.Time // spin counters reach the trace at most once per valve period
 
@@ -203,6 +207,7 @@ func (e *Engine) step(w *worker) {
 	}
 	w.waiting = false
 	if e.terminating {
+		e.flushWake()
 		e.exitWorker(w)
 		return
 	}
@@ -312,6 +317,12 @@ func (e *Engine) fetch() ([]Record, *ppc, error) {
 func (e *Engine) fetchSized(size int) ([]Record, *ppc, error) {
 	e.rebalanced = false
 	recs, err := e.src.Consume(size)
+	if e.woken != nil {
+		ev := *e.woken
+		e.woken = nil
+		ev.Requested, ev.Returned = size, len(recs)
+		e.emit(ev)
+	}
 	if err != nil {
 		// Records the source returned with the error were taken from the client: they
 		// go to the cache like any others, never dropped here.
@@ -673,24 +684,59 @@ func (e *Engine) addPendingOp(op pendingOp) {
 // turn; waiting workers are woken (#queueNonEmptyCb) so they can see it.
 func (e *Engine) scheduleTermination() {
 	e.terminating = true
-	e.l.Post(e.notifyNonEmpty)
+	e.l.Post(func() { e.notifyNonEmpty(WakeTermination) })
 }
 
 // NotifyNonEmpty is librdkafka's queue-non-empty callback (#queueNonEmptyCb): sources
 // call it (posted on the loop) when records arrive after an empty consume.
-func (e *Engine) NotifyNonEmpty() { e.notifyNonEmpty() }
+func (e *Engine) NotifyNonEmpty() { e.notifyNonEmpty(WakeArrival) }
 
-func (e *Engine) notifyNonEmpty() {
+// What ended a wait for the consumer queue (#nonEmpty), as the wake trace event's
+// reason says.
+const (
+	// WakeArrival: the source said records arrived (queue_non_empty_cb).
+	WakeArrival = "arrival"
+	// WakeValve: #cacheExpirationLoop's valve, FetchValve after the last fetch.
+	WakeValve = "valve"
+	// WakeTermination: workers were told to stop (a pending operation, Stop).
+	WakeTermination = "termination"
+)
+
+// notifyNonEmpty is #notifyNonEmpty. A wait it ends is traced as a wake event: how
+// long #nonEmpty was set (it is set by an empty fetch, so since_fetch_ms), what ended
+// it, and (emitted with the next consume call, see fetchSized) what that call returned.
+// Records returned after a valve wake arrived during the wait: the JS client, woken
+// by queue_non_empty_cb, would have fetched them when they arrived.
+func (e *Engine) notifyNonEmpty(cause string) {
 	if e.nonEmpty {
 		e.nonEmpty = false
 		ws := e.nonEmptyWaits
 		e.nonEmptyWaits = nil
+		if len(ws) > 0 {
+			e.flushWake()
+			ev := traceevent.Event{Ev: traceevent.Wake, Reason: cause, N: len(ws),
+				SinceFetchMs: traceevent.P(ms(e.l.Now().Sub(e.lastFetch)))}
+			if cause == WakeTermination {
+				e.emit(ev) // no consume call follows
+			} else {
+				e.woken = &ev
+			}
+		}
 		for _, w := range ws {
 			w := w
 			e.l.Post(func() { e.step(w) })
 		}
 	}
 	e.notifyAvailable()
+}
+
+// flushWake emits a wake whose workers stopped before they consumed: no requested or
+// returned count.
+func (e *Engine) flushWake() {
+	if e.woken != nil {
+		e.emit(*e.woken)
+		e.woken = nil
+	}
 }
 
 func (e *Engine) notifyAvailable() {

@@ -77,7 +77,7 @@ func (e *Engine) expiryTick() {
 		})
 		return
 	}
-	if now.After(maxFetch) {
+	if !now.Before(maxFetch) {
 		if e.coalesceIdle(now, cacheExp) {
 			return
 		}
@@ -85,7 +85,7 @@ func (e *Engine) expiryTick() {
 		if now.Sub(e.lastSpinFlush) >= max(e.s.FetchValve, time.Second) {
 			e.flushSpin()
 		}
-		e.notifyNonEmpty()
+		e.notifyNonEmpty(WakeValve)
 	}
 	awake := cacheExp
 	if maxFetch.Before(awake) {

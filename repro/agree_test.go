@@ -1,7 +1,11 @@
 package repro
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -12,6 +16,7 @@ import (
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/verdict"
+	"github.com/kstranded/kstranded/traceevent"
 	"github.com/kstranded/kstranded/workload"
 )
 
@@ -35,6 +40,39 @@ func everyRecordDelivered(r *Result) bool {
 		}
 	}
 	return true
+}
+
+// checkWakes checks the wake events of a run's trace: every wait for the consumer queue
+// that ended with records was ended by want. Simulated runs wire queue_non_empty_cb
+// (arrival); the live source has no equivalent (repro/source.go), so there the valve
+// ends every wait, and records fetched after one arrived during it (the difference is
+// measured by bench/wake.sh, BENCHMARKS.md "Live wake-up").
+func checkWakes(t *testing.T, name string, trace *bytes.Buffer, want string) {
+	t.Helper()
+	withRecords := 0
+	sc := bufio.NewScanner(trace)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var ev traceevent.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("%s trace: %v", name, err)
+		}
+		if ev.Ev != traceevent.Wake {
+			continue
+		}
+		if name == "live" && ev.Reason == eachbatch.WakeArrival {
+			t.Errorf("live wake %+v: the live source has no arrival signal", ev)
+		}
+		if ev.Returned > 0 {
+			withRecords++
+			if ev.Reason != want {
+				t.Errorf("%s wake ended by %s returned %d records, want every such wake ended by %s", name, ev.Reason, ev.Returned, want)
+			}
+		}
+	}
+	if withRecords == 0 {
+		t.Errorf("%s trace: no wait ended with records (phase 2's records arrive while the workers wait)", name)
+	}
 }
 
 func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
@@ -98,14 +136,23 @@ func TestLiveAndSimulatedAgree(t *testing.T) {
 				o.Handler, o.HandlerFailAt = tc.handler, tc.failAt
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 				defer cancel()
+				var simTrace, liveTrace bytes.Buffer
+				simW, liveW := traceevent.NewWriter(&simTrace), traceevent.NewWriter(&liveTrace)
+				o.Trace = simW
 				sim, err := Simulate(ctx, o)
 				if err != nil {
 					t.Fatal(err)
 				}
+				o.Trace = liveW
 				live, err := Run(ctx, o)
 				if err != nil {
 					t.Fatal(err)
 				}
+				if err := errors.Join(simW.Flush(), liveW.Flush()); err != nil {
+					t.Fatal(err)
+				}
+				checkWakes(t, "simulated", &simTrace, eachbatch.WakeArrival)
+				checkWakes(t, "live", &liveTrace, eachbatch.WakeValve)
 				got, want := outcome(live), outcome(sim)
 				t.Logf("live:\n%s", got)
 				if !reflect.DeepEqual(got, want) {

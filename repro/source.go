@@ -368,6 +368,32 @@ func (s *rdSource) waitAssigned(ctx context.Context, brokers string, timeout tim
 	return nil
 }
 
+// No queue-non-empty wake-up: the JS client enables librdkafka's callback event on the
+// consumer queue (src/kafka-consumer.cc: rd_kafka_queue_cb_event_enable on
+// rd_kafka_queue_get_consumer; lib/kafkajs/_consumer.js sets queue_non_empty_cb to
+// #queueNonEmptyCb), which librdkafka calls when an op is enqueued on an empty queue
+// (rdkafka.h), so workers awaiting #nonEmpty fetch as soon as records arrive. Live
+// workers are woken only by the valve of #cacheExpirationLoop (FetchValve after the
+// empty fetch), because confluent-kafka-go v2.11.1 offers no faithful equivalent:
+//   - it calls none of rd_kafka_queue_cb_event_enable, rd_kafka_queue_io_event_enable or
+//     rd_kafka_queue_length, and keeps the rd_kafka_t and the consumer queue
+//     (handle.rk, handle.rkq) unexported; reaching them takes reflect and unsafe on
+//     private fields plus cgo of our own against the bundled library: not offered, and
+//     not safe to rely on;
+//   - its channel consumer (go.events.channel.enable, deprecated) drains the queue
+//     into a buffered Go channel from a goroutine of its own (consumerReader,
+//     kafka/consumer.go), which also runs the rebalance callback there
+//     (eventPoll -> handleRebalanceEvent, kafka/event.go), outside the engine's consume
+//     call, and holds records a later seek would have purged (its documented "outdated
+//     events and messages");
+//   - a poll-based watcher must call Poll, which dequeues (there is no peek) and serves
+//     rebalance events inside that poll, again outside the engine's consume call, and
+//     would have to buffer records across seeks.
+//
+// The timing difference is measured (bench/wake.sh, BENCHMARKS.md "Live wake-up"): the
+// engine traces every wait (the wake event), and in live runs a valve wake followed by
+// records is one the JS client would have ended earlier.
+//
 // Consume implements eachbatch.Source like KafkaConsumerConsumeNum with a consume
 // timeout of 0 and timeout-only-for-first-message: the first poll does not wait, later
 // ones wait 1 ms, and it stops at the first empty poll.

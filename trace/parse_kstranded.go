@@ -75,7 +75,8 @@ func (p *kstrandedParser) Line(line []byte, emit func(Event)) error {
 	case traceevent.Spin:
 		p.spin(&ev, emit)
 	case traceevent.Pending, traceevent.Returned, traceevent.BatchEnd, traceevent.Spawn,
-		traceevent.PhaseEnd, traceevent.Verdict, traceevent.Interrupt, traceevent.LedgerMark, traceevent.Produce:
+		traceevent.PhaseEnd, traceevent.Verdict, traceevent.Interrupt, traceevent.LedgerMark, traceevent.Produce,
+		traceevent.Wake:
 		p.note(&ev, emit)
 	default:
 		// a newer writer may add events: keep them, unread, in the timeline
@@ -279,6 +280,15 @@ func noteOf(ev traceevent.Event) string {
 		return fmt.Sprintf("handler returned (%d records)", len(ev.Offsets))
 	case traceevent.Returned:
 		return fmt.Sprintf("%d records returned to the cache", len(ev.Offsets))
+	case traceevent.Wake:
+		if ev.SinceFetchMs == nil {
+			break
+		}
+		woke := fmt.Sprintf("%d waiting workers woken (%s) %.0f ms after the empty fetch", ev.N, ev.Reason, *ev.SinceFetchMs)
+		if ev.Requested == 0 {
+			return woke + "; they stopped without fetching"
+		}
+		return fmt.Sprintf("%s; the next fetch returned %d", woke, ev.Returned)
 	}
 	return ev.Reason
 }

@@ -46,6 +46,7 @@ const (
 	Interrupt  = "interrupt"  // the run was interrupted
 	LedgerMark = "frontier"   // the ledger's safe commit frontier for a partition changed
 	Member     = "member"     // a group member joined or left (Reason), in runs with several members
+	Wake       = "wake"       // workers waiting for the consumer queue (#nonEmpty) were woken: Reason, N, SinceFetchMs, Requested, Returned
 )
 
 // Range is a contiguous run of offsets of one partition (inclusive), with a count of the
