@@ -8,7 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,15 +31,6 @@ func outcome(r *Result) string {
 			p.CommittedByPhase, p.Delivered, kpart.Join(p.Lost), kpart.Join(p.Stranded))
 	}
 	return s
-}
-
-func everyRecordDelivered(r *Result) bool {
-	for _, p := range r.Partitions {
-		if p.Verdict != verdict.OK || p.Delivered < p.Produced {
-			return false
-		}
-	}
-	return true
 }
 
 // checkWakes checks the wake events of a run's trace: every wait for the consumer queue
@@ -75,8 +66,6 @@ func checkWakes(t *testing.T, name string, trace *bytes.Buffer, want string) {
 	}
 }
 
-func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
-
 // embeddedOnly skips a live-versus-simulated comparison against a real broker: the
 // comparison is specified on the embedded broker (issue 12 §3), whose fetch answers the
 // simulated log models. Measured on Apache Kafka 4.3.1 (make test-kafka, 2026-12-03): the
@@ -103,12 +92,11 @@ func TestLiveAndSimulatedAgree(t *testing.T) {
 		policies                 []eachbatch.Policy
 		handler                  eachbatch.Handler
 		failAt                   []int64
-		// fetchTiming: live, whether the second partition's records were fetched into the
-		// cache before it expired depends on fetch timing (the simulated log interleaves
-		// partitions per fetch; librdkafka's fetches follow the broker's answers and the
-		// machine's load). Seen both ways on this machine under load (2 of ~10 runs). The
-		// live run must then either match the simulation or deliver every record: never
-		// a third outcome, and the first partition always as simulated.
+		// fetchTiming: which partition's fetch response reaches the live consumer's queue
+		// first is the broker's and the machine's (seen both ways on this machine under
+		// load). The outcome of these shapes depends on it, so the live run must match
+		// the simulation of one of the orders (simkafka.Client.StartAt), never another
+		// outcome.
 		fetchTiming bool
 	}{
 		{"the seed", "0:200", 20, 20, 3, []eachbatch.Policy{eachbatch.V1_10_0, eachbatch.V1_10_1}, "", nil, false},
@@ -143,6 +131,16 @@ func TestLiveAndSimulatedAgree(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				want := []string{outcome(sim)}
+				for k := 1; tc.fetchTiming && k < len(parts); k++ {
+					o.Trace, o.simStartAt = nil, k
+					alt, err := Simulate(ctx, o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want = append(want, outcome(alt))
+				}
+				o.simStartAt = 0
 				o.Trace = liveW
 				live, err := Run(ctx, o)
 				if err != nil {
@@ -153,14 +151,10 @@ func TestLiveAndSimulatedAgree(t *testing.T) {
 				}
 				checkWakes(t, "simulated", &simTrace, eachbatch.WakeArrival)
 				checkWakes(t, "live", &liveTrace, eachbatch.WakeValve)
-				got, want := outcome(live), outcome(sim)
+				got := outcome(live)
 				t.Logf("live:\n%s", got)
-				if !reflect.DeepEqual(got, want) {
-					if tc.fetchTiming && everyRecordDelivered(live) && firstLine(got) == firstLine(want) {
-						t.Logf("live took the other fetch timing: every record delivered (allowed for this shape)")
-						return
-					}
-					t.Errorf("live and simulated differ:\nlive:\n%s\nsimulated:\n%s", got, want)
+				if !slices.Contains(want, got) {
+					t.Errorf("live and simulated differ:\nlive:\n%s\nsimulated (one per fetch order):\n%s", got, strings.Join(want, "--\n"))
 				}
 			})
 		}

@@ -80,6 +80,10 @@ type Options struct {
 
 	Trace    *traceevent.Writer
 	Progress func(Progress)
+
+	// simStartAt: Simulate's consumers serve this assignment index first
+	// (simkafka.Client.StartAt); tests simulate each fetch order a live run may take.
+	simStartAt int
 }
 
 // MinTimeScale is the smallest --time-scale accepted.

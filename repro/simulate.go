@@ -192,6 +192,7 @@ func (s *simRun) join() error {
 	// (simkafka.Client.Chunk documents the assumption); --max-bytes is the property
 	// librdkafka gets (it wins over --max-bytes-per-partition, as in kafkajs-compat).
 	c.Chunk = max(1, s.o.MaxBytes/simkafka.RecordSize)
+	c.StartAt = s.o.simStartAt
 	eng, err := eachbatch.New(s.lp, c, s.o.EngineSettings(), trace)
 	if err != nil {
 		return err

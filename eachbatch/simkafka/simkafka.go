@@ -72,7 +72,13 @@ type Client struct {
 	// the simulation does not model fetch sizes beyond that (no per-broker requests,
 	// no fetch.max.bytes cap, no batch boundaries).
 	Chunk int
-	next  int // partition index where the next consume call starts its turns
+	// StartAt is the assignment index of the partition the first consume call serves
+	// first (0: the first assigned). Which partition's fetch response reaches a live
+	// consumer's queue first is the broker's and the network's; runs whose outcome
+	// depends on it are simulated once per start to know every outcome it allows.
+	StartAt int
+	next    int // partition index where the next consume call starts its turns
+	started bool
 
 	// Membership in a managed group (group.go).
 	name      string
@@ -238,6 +244,9 @@ func (c *Client) Consume(max int) ([]eachbatch.Record, error) {
 	if c.serveRebalance() {
 		// The call served a rebalance event; its records come with the next call.
 		return nil, nil
+	}
+	if !c.started && len(c.assignment) > 0 {
+		c.started, c.next = true, c.StartAt%len(c.assignment)
 	}
 	if c.Chunk <= 0 {
 		for _, tp := range c.assignment {

@@ -122,3 +122,23 @@ func TestAConsumeCallInterleavesPartitionsInChunksAsFetchResponsesDo(t *testing.
 		t.Fatalf("second call %+v, want 0:4", recs)
 	}
 }
+
+func TestStartAtChoosesThePartitionTheFirstCallServesFirst(t *testing.T) {
+	for start, want := range map[int]string{0: "0:0 0:1 1:0 1:1", 1: "1:0 1:1 0:0 0:1", 3: "1:0 1:1 0:0 0:1"} {
+		l := loop.NewVirtual(time.Unix(0, 0))
+		c := New(l, 0, nil)
+		a, b := TP{Topic: "t", Partition: 0}, TP{Topic: "t", Partition: 1}
+		c.Append(a, make([]Kind, 2)...)
+		c.Append(b, make([]Kind, 2)...)
+		c.Assign(a, b)
+		c.Chunk, c.StartAt = 2, start
+		recs, _ := c.Consume(10)
+		var got []string
+		for _, r := range recs {
+			got = append(got, fmt.Sprintf("%d:%d", r.Partition, r.Offset))
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("StartAt %d: got %s, want %s", start, strings.Join(got, " "), want)
+		}
+	}
+}
