@@ -39,7 +39,11 @@ durations are the real ones (--time-scale does not apply). The output is repro's
 
 Use it to ask "am I safe with these settings?": give your own shape (--spread with the
 partitions that hold data, --concurrency, --batch-size, --handler-delay, --max-poll-interval)
-and your client version (--policy). It exits 3 when the model loses records.
+and your client version (--policy). It exits 3 when the model loses records. Which
+partition's records the broker's first fetch answer serves first decides some shapes'
+outcome (two partitions, one worker): a single consumer over 2 to 8 partitions holding
+data is simulated once per first-served partition, the verdict is the worst of them, and a
+"fetch order:" warning names an order whose outcome differs from the table's.
 
 --sweep FLAG=VALUES runs one setting over a list (1m,5m,15m) or a range (1m..30m/1m; counts
 1..20), one row per value, and states where the loss starts; --svg FILE plots it. Spreads

@@ -83,7 +83,9 @@
 //     outcome (librdkafka returned partition 1 first; repro's agree_test, fetchTiming);
 //   - librdkafka internals: fetch requests, fetch.max.bytes, record-batch boundaries
 //     and broker errors (the Source stands for them; the simulated one interleaves
-//     partitions in runs of a fixed number of records, see simkafka.Client.Chunk).
+//     partitions in runs of a fixed number of records, see simkafka.Client.Chunk;
+//     which partition the first consume call serves first is simkafka.Client.StartAt,
+//     and repro.Simulate judges a single member's run by every such order).
 //
 // Where things are: settings.go (settings and policies), engine.go (workers, fetches,
 // batches, pending operations), expiry.go (the cache expiry and the clear, where the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/kstranded/kstranded/eachbatch"
@@ -11,6 +12,7 @@ import (
 	"github.com/kstranded/kstranded/internal/kafkaconf"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/loop"
+	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/traceevent"
 )
 
@@ -31,7 +33,65 @@ var simStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // matter, see BENCHMARKS.md ("live and simulated"). Rebalances it has: the consumers
 // (--members, --rebalance-at) run on a simkafka.Group, which also models librdkafka
 // leaving the group on max.poll.interval.ms.
+//
+// Which partition's records reach a live consumer's queue first is the broker's and the
+// network's, and some shapes' outcome depends on it (two partitions, one worker: the
+// partition served first holds the worker while the other's records wait in the cache).
+// So a run of one member over 2 to maxFetchOrders partitions holding data is simulated
+// once more for each other partition served first (simkafka.Client.StartAt); an order
+// with another outcome is named in the warnings, and the verdict is the worst of them:
+// a shape is safe only if it is safe whatever the broker answers first. The partitions
+// in the result are those of the first order (the lowest partition served first).
 func Simulate(ctx context.Context, o Options) (*Result, error) {
+	res, err := simulateOrder(ctx, o)
+	if err != nil || !res.Complete || o.grouped() || o.simStartAt != 0 {
+		return res, err
+	}
+	parts := workloadPartitions(o.Workload)
+	if len(parts) < 2 || len(parts) > maxFetchOrders {
+		return res, nil
+	}
+	main := orderOutcome(res)
+	alt := o
+	alt.Trace, alt.Progress = nil, nil
+	for _, p := range parts[1:] {
+		// one member holds every partition in order (roundrobin, sticky): the assignment
+		// index of partition p is p
+		alt.simStartAt = int(p)
+		r, err := simulateOrder(ctx, alt)
+		if err != nil || !r.Complete {
+			return res, err // an interrupt: the first order's result stands
+		}
+		if got := orderOutcome(r); got != main {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("fetch order: with partition %d's records served first the outcome differs: %s (simulated; the table shows partition %d served first)", p, got, parts[0]))
+			res.Verdict = verdict.Worse(res.Verdict, r.Verdict)
+		}
+	}
+	return res, nil
+}
+
+// maxFetchOrders bounds the partitions holding data for which every first-served order
+// is simulated (each is one more simulation).
+const maxFetchOrders = 8
+
+// orderOutcome says per partition what a fetch order decides: its verdict and what was
+// lost or stranded.
+func orderOutcome(r *Result) string {
+	var parts []string
+	for _, p := range r.Partitions {
+		s := fmt.Sprintf("partition %d %s", p.Partition, p.Verdict)
+		if len(p.Lost) > 0 {
+			s += " " + kpart.Join(p.Lost)
+		}
+		if len(p.Stranded) > 0 {
+			s += " stranded " + kpart.Join(p.Stranded)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func simulateOrder(ctx context.Context, o Options) (*Result, error) {
 	o.TimeScale = 1
 	if err := o.Validate(); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package repro
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +58,60 @@ func TestSimulatedV1101LosesASecondPartitionsUnservedRecordsAndHeadDoesNot(t *te
 			}
 			if len(res.Partitions) != 2 {
 				t.Fatalf("%d partitions in the verdict, want both workload partitions", len(res.Partitions))
+			}
+		})
+	}
+}
+
+// Which partition's records a live consumer gets first is the broker's: a shape is judged
+// by every order. Two partitions, one worker, unbounded batches on v1.10.1: with
+// partition 0 (40 records) served first nothing is lost, with partition 1 (100 records)
+// first partition 0's records wait in the cache through the long batch and are lost.
+func TestSimulateJudgesEveryFetchOrder(t *testing.T) {
+	for _, tc := range []struct {
+		spread  string
+		verdict verdict.Verdict
+		shown   string // the table's partitions (partition 0 served first)
+		warning string // "" for none
+	}{
+		{"0:40,1:100", verdict.Lost, "partition 0 OK, partition 1 OK", "with partition 1's records served first the outcome differs: partition 0 LOST 0-39, partition 1 OK"},
+		{"0:100,1:40", verdict.Lost, "partition 0 OK, partition 1 LOST 0-39", "with partition 1's records served first the outcome differs: partition 0 OK, partition 1 OK"},
+		{"0:100,1:100", verdict.Lost, "partition 0 OK, partition 1 LOST 0-99", "with partition 1's records served first the outcome differs: partition 0 LOST 0-99, partition 1 OK"}, // mirrored: which partition loses depends on the order
+		{"0:200", verdict.Lost, "partition 0 LOST 82-199", ""},
+	} {
+		t.Run(tc.spread, func(t *testing.T) {
+			parts, err := workload.ParseSpread(tc.spread)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := DefaultOptions()
+			o.Policy = eachbatch.V1_10_1
+			if len(parts) == 1 {
+				o.Policy = eachbatch.V1_10_0
+			}
+			o.Workload = workload.Spec{Parts: parts, Transactions: 1}
+			o.Concurrency, o.BatchSize = 1, -1
+			if len(parts) == 1 {
+				o.Concurrency, o.BatchSize = 20, 20
+			}
+			res := simulate(t, o)
+			var warnings []string
+			for _, w := range res.Warnings {
+				if strings.HasPrefix(w, "fetch order: ") {
+					warnings = append(warnings, w)
+				}
+			}
+			if res.Verdict != tc.verdict {
+				t.Errorf("verdict %s, want %s", res.Verdict, tc.verdict)
+			}
+			if tc.shown != "" && orderOutcome(res) != tc.shown {
+				t.Errorf("shown %q, want %q", orderOutcome(res), tc.shown)
+			}
+			switch {
+			case tc.warning == "" && len(warnings) > 0:
+				t.Errorf("fetch-order warnings where every order agrees: %q", warnings)
+			case tc.warning != "" && (len(warnings) != 1 || !strings.Contains(warnings[0], tc.warning)):
+				t.Errorf("warnings %q, want one containing %q", warnings, tc.warning)
 			}
 		})
 	}

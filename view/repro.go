@@ -297,6 +297,11 @@ func verdictLine(st render.Styles, r ReproRun) string {
 	if r.LossAtMs != nil {
 		lossAt = fmt.Sprintf(", dropped from the cache at %.1fs", *r.LossAtMs/1000)
 	}
+	if w := fetchOrderWarning(r); w != "" && (r.Verdict == verdict.Lost && r.Lost == 0 || r.Verdict == verdict.Stranded && strandedCount(r) == 0) {
+		// the verdict is another fetch order's (repro.Simulate): say which
+		return fmt.Sprintf("%s%s %s: nothing lost with the partitions served in the order shown, but %s", prefix, st.Verdict(r.Verdict), runLabel(r),
+			strings.TrimPrefix(w, "fetch order: "))
+	}
 	switch r.Verdict {
 	case verdict.Lost:
 		var parts []string
@@ -334,6 +339,25 @@ func verdictLine(st render.Styles, r ReproRun) string {
 		d += p.Delivered
 	}
 	return fmt.Sprintf("%s%s %s: every record delivered (%d), nothing lost", prefix, st.Verdict(verdict.OK), runLabel(r), d)
+}
+
+// fetchOrderWarning is the first warning of a simulation whose outcome depends on which
+// partition is served first ("" for none).
+func fetchOrderWarning(r ReproRun) string {
+	for _, w := range r.Warnings {
+		if strings.HasPrefix(w, "fetch order: ") {
+			return w
+		}
+	}
+	return ""
+}
+
+func strandedCount(r ReproRun) int {
+	n := 0
+	for _, p := range r.Partitions {
+		n += p.StrandedCount
+	}
+	return n
 }
 
 func lostPartitions(r ReproRun) int {
