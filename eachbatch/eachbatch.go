@@ -79,13 +79,15 @@
 //     the loop stops and no record exists yet). So a live run fetches at most about
 //     one second (unscaled) later than the JS client would, at the start and after
 //     each produce; verdicts and lost ranges matched `kstranded simulate` in 11 of 12
-//     runs; the 12th was the two-partition, one-worker shape's known fetch-order
-//     outcome (librdkafka returned partition 1 first; repro's agree_test, fetchTiming);
+//     runs; in the 12th librdkafka returned partition 1 first, and the simulation of
+//     that order (simkafka.Client.StartAt = 1) gives its outcome;
 //   - librdkafka internals: fetch requests, fetch.max.bytes, record-batch boundaries
 //     and broker errors (the Source stands for them; the simulated one interleaves
 //     partitions in runs of a fixed number of records, see simkafka.Client.Chunk;
 //     which partition the first consume call serves first is simkafka.Client.StartAt,
-//     and repro.Simulate judges a single member's run by every such order).
+//     and repro.Simulate judges a single member's run over 2 to 8 partitions holding
+//     data by every such order; runs of several members, and of more partitions, are
+//     simulated with the lowest partition served first only).
 //
 // Where things are: settings.go (settings and policies), engine.go (workers, fetches,
 // batches, pending operations), expiry.go (the cache expiry and the clear, where the
