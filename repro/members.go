@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kstranded/kstranded/internal/kpart"
 )
 
 // RebalanceStep is one --rebalance-at change of the group's membership: at At (from
@@ -121,4 +123,45 @@ type MemberResult struct {
 	Joined    time.Duration // since the consumers started
 	Left      time.Duration // when it left on --rebalance-at (0: it stayed)
 	Lost      int           // times librdkafka left the group for it on max.poll.interval.ms
+}
+
+// memberTally counts the distinct records each member delivered, by name, over the
+// consumer instances of a run (a phase-3 restart's members add to the same names).
+type memberTally map[string]map[kpart.TopicPartition]map[int64]bool
+
+// record adds what the member name delivered in this instance and returns its result in
+// res, added (with its join time) the first time the name is seen.
+func (t *memberTally) record(res *Result, name string, joined time.Duration, delivered map[kpart.TopicPartition]map[int64]int) *MemberResult {
+	if *t == nil {
+		*t = memberTally{}
+	}
+	seen := (*t)[name]
+	if seen == nil {
+		seen = map[kpart.TopicPartition]map[int64]bool{}
+		(*t)[name] = seen
+	}
+	for tp, d := range delivered {
+		if seen[tp] == nil {
+			seen[tp] = map[int64]bool{}
+		}
+		for off := range d {
+			seen[tp][off] = true
+		}
+	}
+	n := 0
+	for _, d := range seen {
+		n += len(d)
+	}
+	var m *MemberResult
+	for i := range res.Members {
+		if res.Members[i].Name == name {
+			m = &res.Members[i]
+		}
+	}
+	if m == nil {
+		res.Members = append(res.Members, MemberResult{Name: name, Joined: joined})
+		m = &res.Members[len(res.Members)-1]
+	}
+	m.Delivered = n
+	return m
 }

@@ -188,8 +188,8 @@ type run struct {
 	highs     map[int32]int64
 	delivered map[kpart.TopicPartition]map[int64]int // over every consumer instance
 	restarted int
-	byMember  map[string]map[kpart.TopicPartition]map[int64]bool // distinct deliveries per member name, over instances
-	kfake     bool                                               // the broker is kfake (embedded, or `kstranded broker`)
+	byMember  memberTally // distinct deliveries per member name, over instances
+	kfake     bool        // the broker is kfake (embedded, or `kstranded broker`)
 }
 
 // consumer is one consumer instance: librdkafka client, model engine, ledger.
@@ -497,41 +497,12 @@ func (r *run) stopConsumer() {
 // 3) adds to the same names, counting distinct records, as the simulated run does
 // (simRun.recordMembers); a member that joined on --rebalance-at keeps its join time.
 func (r *run) recordMembers(cs []*consumer) {
-	if r.byMember == nil {
-		r.byMember = map[string]map[kpart.TopicPartition]map[int64]bool{}
-	}
 	for i, c := range cs {
-		name := fmt.Sprintf("m%d", i+1)
-		seen := r.byMember[name]
-		if seen == nil {
-			seen = map[kpart.TopicPartition]map[int64]bool{}
-			r.byMember[name] = seen
-		}
+		var delivered map[kpart.TopicPartition]map[int64]int
 		if c.eng != nil {
-			for tp, d := range c.eng.Delivered() {
-				if seen[tp] == nil {
-					seen[tp] = map[int64]bool{}
-				}
-				for off := range d {
-					seen[tp][off] = true
-				}
-			}
+			delivered = c.eng.Delivered()
 		}
-		n := 0
-		for _, d := range seen {
-			n += len(d)
-		}
-		var m *MemberResult
-		for j := range r.res.Members {
-			if r.res.Members[j].Name == name {
-				m = &r.res.Members[j]
-			}
-		}
-		if m == nil {
-			r.res.Members = append(r.res.Members, MemberResult{Name: name, Joined: c.joined})
-			m = &r.res.Members[len(r.res.Members)-1]
-		}
-		m.Delivered = n
+		m := r.byMember.record(r.res, fmt.Sprintf("m%d", i+1), c.joined, delivered)
 		if c.left > 0 {
 			m.Left = c.left
 		}

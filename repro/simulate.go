@@ -202,7 +202,7 @@ type simRun struct {
 	records    map[int32][]int64
 	highs      map[int32]int64
 	delivered  map[kpart.TopicPartition]map[int64]int // over earlier consumer instances
-	byMember   map[string]map[kpart.TopicPartition]map[int64]bool
+	byMember   memberTally
 	restarted  int
 }
 
@@ -396,38 +396,8 @@ func (s *simRun) stopConsumer() {
 // recordMembers adds the current instance's members to the result (a restarted
 // instance's members add to the same names).
 func (s *simRun) recordMembers() {
-	if s.byMember == nil {
-		s.byMember = map[string]map[kpart.TopicPartition]map[int64]bool{}
-	}
 	for _, m := range s.members {
-		seen := s.byMember[m.name]
-		if seen == nil {
-			seen = map[kpart.TopicPartition]map[int64]bool{}
-			s.byMember[m.name] = seen
-		}
-		for tp, d := range m.eng.Delivered() {
-			if seen[tp] == nil {
-				seen[tp] = map[int64]bool{}
-			}
-			for off := range d {
-				seen[tp][off] = true
-			}
-		}
-		n := 0
-		for _, d := range seen {
-			n += len(d)
-		}
-		var mr *MemberResult
-		for i := range s.res.Members {
-			if s.res.Members[i].Name == m.name {
-				mr = &s.res.Members[i]
-			}
-		}
-		if mr == nil {
-			s.res.Members = append(s.res.Members, MemberResult{Name: m.name, Joined: m.joined})
-			mr = &s.res.Members[len(s.res.Members)-1]
-		}
-		mr.Delivered = n
+		mr := s.byMember.record(s.res, m.name, m.joined, m.eng.Delivered())
 		mr.Left = m.left
 		mr.Lost += m.c.LostCount()
 	}
