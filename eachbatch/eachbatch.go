@@ -39,7 +39,11 @@
 // under the classic protocol) or a sticky balanced target (consumer protocol), the
 // max.poll.interval.ms leave (librdkafka is given twice the JS value, #finalizedConfig)
 // with a lost assignment that commits nothing and a rejoin at the next poll, commits on
-// unassign, and a new owner starting at the committed offset.
+// unassign, a new owner starting at the committed offset, and librdkafka's join state
+// wait-unassign-call under the classic protocol (seen live with -X debug=cgrp,
+// BENCHMARKS.md): a member with a revoke to serve auto-commits nothing, and its close()
+// sends LeaveGroup before the unassign's commit, which the broker refuses (Unknown
+// member), so a member leaving soon after a join hands over at older offsets.
 //
 // What the model still does not cover:
 //   - in live runs, which member gets which partition: `kstranded repro --members N`
@@ -56,12 +60,6 @@
 //     order by member id (roundrobin deals partitions in join order here), a user
 //     rebalance_cb, pending seeks applied on assign (#assignAsPerSeekedOffsets), and
 //     whether the broker accepts commits sent with a stale generation (all refused here);
-//   - librdkafka while an eager rebalance waits for a member's revoke (join state
-//     wait-unassign-call; seen live with -X debug=cgrp, BENCHMARKS.md): its auto-commit
-//     timer commits nothing, and a close() then leaves the group before the unassign's
-//     commit, which the broker refuses (Unknown member); the simulated member keeps
-//     committing, so a member leaving soon after a join hands over at a later offset
-//     than live (live: 20-40 duplicates per partition, once a loss);
 //   - pause/resume by the application, heartbeat() and commitOffsetsIfNecessary(),
 //     manual commitOffsets() from the handler (only resolveOffset is modeled);
 //   - a handler that throws on every attempt (FailAt throws once per offset and

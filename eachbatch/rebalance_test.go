@@ -309,16 +309,48 @@ func rangesOf(offs []int64) string {
 	return kpart.Join(kpart.Runs(offs))
 }
 
-func TestExploreJoin(t *testing.T) {
-	for _, coop := range []bool{false, true} {
+// A member that closes while an eager rebalance waits for its revoke (librdkafka's join
+// state wait-unassign-call, seen live with -X debug=cgrp): its auto-commit timer commits
+// nothing once the rebalance began, and close() sends LeaveGroup before the unassign's
+// commit, which the broker refuses. m2 joins at 5m while m1's workers are busy; m1 leaves
+// at 8m, before it served the revoke. The next owner starts at the offsets committed
+// before the join: 40 records of each partition come twice, and what v1.10.0's expiry
+// clear dropped after those commits is lost (live on the embedded broker, one run of
+// three: LOST 84-99 / 80-99 with 40 duplicates a partition; BENCHMARKS.md). Under the
+// consumer protocol nothing waits for m1 and its close commits: everything once.
+func TestAMemberClosingWhileAnEagerRebalanceWaitsForItsRevokeCommitsNothing(t *testing.T) {
+	for _, tc := range []struct {
+		coop      bool
+		refused   int
+		delivered string
+	}{
+		{false, 1, "p0 delivered 0-83 dup 2-41; p1 delivered 0-79 dup 0-39; "},
+		{true, 0, "p0 delivered 0-99 dup -; p1 delivered 0-99 dup -; "},
+	} {
 		s := eachbatch.DefaultSettings()
 		s.Policy = eachbatch.V1_10_0
-		r := newGroupRun(t, s, coop, 100, 40)
-		r.join("m1")
+		r := newGroupRun(t, s, tc.coop, 100, 100)
+		m1 := r.join("m1")
 		r.at(5*time.Minute, func() { r.join("m2") })
-		r.at(8*time.Minute, func() { r.leave(r.members[1]) })
+		r.at(8*time.Minute, func() { r.leave(m1) })
 		r.run(3 * time.Hour)
-		r.dump()
-		t.Log(coop, summary(r.delivered(), r.tps), r.members[0].c.Committed(r.tps[0]), r.members[0].c.Committed(r.tps[1]), r.l.Elapsed())
+		refused, late := 0, 0
+		for _, ev := range r.events {
+			if ev.Ev != traceevent.Commit || ev.Member != "m1" {
+				continue
+			}
+			switch {
+			case ev.Error != "":
+				refused++
+			case !tc.coop && ev.AtMs > float64(5*time.Minute/time.Millisecond):
+				late++
+			}
+		}
+		if refused != tc.refused || late != 0 {
+			t.Errorf("cooperative %v: %d refused commits of m1, %d commits after the join; want %d and 0", tc.coop, refused, late, tc.refused)
+		}
+		if got := summary(r.delivered(), r.tps); got != tc.delivered {
+			t.Errorf("cooperative %v: %s, want %s", tc.coop, got, tc.delivered)
+		}
 	}
 }

@@ -146,9 +146,14 @@ func TestSimulatingSeveralMembersCountsADeliveryByAnyMemberAndReportsEach(t *tes
 		{"consumer protocol: the same join and leave move no partition with data, and v1.10.0 loses as with one member",
 			1, []string{"5m:join", "8m:leave"}, "consumer", eachbatch.V1_10_0, [2]int{100, 40}, verdict.Lost, "p0 81-99; p1 -",
 			"m1 123, m2 0 joined 5m0s left 8m0s"},
+		// m1's leave comes while the eager rebalance of m3's join still waits for m1's
+		// revoke (its workers are busy): librdkafka commits nothing in that state and
+		// close() leaves before the unassign's commit, which the broker refuses; m2
+		// starts over at the offsets committed before the join, 40 records delivered
+		// twice (live on kfake: 20 or 40 duplicates a partition, BENCHMARKS.md)
 		{"classic v1.10.1: m1 leaves at 8m while m3, joined at 5m, and m2 share the rest",
 			2, []string{"5m:join", "8m:leave=1"}, "classic", eachbatch.V1_10_1, [2]int{100, 100}, verdict.OK, "p0 -; p1 -",
-			"m1 42 left 10m40s, m2 141, m3 19 joined 5m0s"},
+			"m1 42 left 10m40s, m2 181, m3 19 joined 5m0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := DefaultOptions()
@@ -170,8 +175,12 @@ func TestSimulatingSeveralMembersCountsADeliveryByAnyMemberAndReportsEach(t *tes
 			for _, m := range res.Members {
 				sum += m.Delivered
 			}
-			if sum != total {
-				t.Errorf("members delivered %d in all, partitions %d: no duplicates here, so they must agree", sum, total)
+			dups := 0
+			for _, p := range res.Partitions {
+				dups += p.Duplicates
+			}
+			if sum != total+dups {
+				t.Errorf("members delivered %d in all, partitions %d distinct and %d duplicates", sum, total, dups)
 			}
 		})
 	}

@@ -386,6 +386,9 @@ func (s *simRun) stopConsumer() {
 		for _, e := range append(m.eng.Errors, append(m.ft.Errors, m.ft.Regressions...)...) {
 			s.res.Warnings = append(s.res.Warnings, e.Error())
 		}
+		if err := m.c.CloseError(); err != nil {
+			s.res.Warnings = append(s.res.Warnings, err.Error())
+		}
 	}
 	if s.o.grouped() {
 		s.recordMembers()

@@ -159,6 +159,13 @@ func (g *Group) Leave(c *Client) {
 	}
 	if len(c.assignment) > 0 {
 		g.emit(c, traceevent.Event{Ev: traceevent.Revoke, N: len(c.assignment), Reason: "revoked", Partitions: partStates(c.assignment)})
+		if c.awaitingUnassign() {
+			// librdkafka sends LeaveGroup before the unassign's commit, which the broker
+			// then refuses (UNKNOWN_MEMBER_ID): nothing is committed
+			c.lost = true
+			c.closeErr = fmt.Errorf("%s closed while an eager rebalance waited for its revoke: LeaveGroup went first and the unassign's commit of its stored offsets was refused (UNKNOWN_MEMBER_ID); the next owners start at the offsets committed before", c.name)
+			g.emit(c, traceevent.Event{Ev: traceevent.Commit, Reason: "unassign", Error: c.closeErr.Error(), Partitions: partStates(c.assignment)})
+		}
 		c.unassign(c.Assignment())
 	}
 	c.events = nil
@@ -425,6 +432,13 @@ func (c *Client) dropAssignEvents() {
 	c.events = kept
 }
 
+// awaitingUnassign reports librdkafka's join state wait-unassign-call under the classic
+// (eager) protocol: the member learnt of a rebalance and has a revoke to serve. Seen live
+// with -X debug=cgrp (BENCHMARKS.md, "live joins"): its auto-commit timer commits nothing
+// then, and a close() sends LeaveGroup before the unassign's commit, which the broker
+// refuses as from an unknown member.
+func (c *Client) awaitingUnassign() bool { return !c.g.cooperative && c.g.managed && c.hasRevoke() }
+
 func (c *Client) hasRevoke() bool {
 	for _, ev := range c.events {
 		if !ev.Assign {
@@ -536,6 +550,9 @@ func (c *Client) unassign(tps []TP) {
 	}
 	c.g.released(c, tps)
 }
+
+// CloseError is what went wrong when the member left (Group.Leave), nil for nothing.
+func (c *Client) CloseError() error { return c.closeErr }
 
 // InGroup reports whether the client is a member of the group now.
 func (c *Client) InGroup() bool { return !c.g.managed || c.inGroup }

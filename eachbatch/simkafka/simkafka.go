@@ -76,9 +76,10 @@ type Client struct {
 	// first (0: the first assigned). Which partition's fetch response reaches a live
 	// consumer's queue first is the broker's and the network's; runs whose outcome
 	// depends on it are simulated once per start to know every outcome it allows.
-	StartAt int
-	next    int // partition index where the next consume call starts its turns
-	started bool
+	StartAt  int
+	next     int // partition index where the next consume call starts its turns
+	closeErr error
+	started  bool
 
 	// Membership in a managed group (group.go).
 	name      string
@@ -189,7 +190,7 @@ func (c *Client) assigned(tp TP) bool {
 }
 
 func (c *Client) autoCommitTick() {
-	if !c.lost && c.InGroup() {
+	if !c.lost && c.InGroup() && !c.awaitingUnassign() {
 		// A lost assignment is not committed (rd_kafka_cgrp_assigned_offsets_commit).
 		c.commitStored(true)
 	}
