@@ -75,21 +75,29 @@ func nextLine(data []byte) (line, rest []byte) {
 // eachLine calls fn with every non-blank line of the chunk (without its line end), c.lines
 // being its number within the chunk; lines longer than maxLine are malformed.
 func (c *rdChunk) eachLine(fn func(line []byte)) {
-	data := c.data
-	for len(data) > 0 {
+	for data := c.data; len(data) > 0; {
 		var line []byte
-		line, data = nextLine(data)
-		c.lines++
-		if len(line) == 0 {
-			continue
+		var ok bool
+		if line, data, ok = c.takeLine(data); ok {
+			fn(line)
 		}
-		c.nonblank++
-		if len(line) > maxLine {
-			c.bad(line, "line too long")
-			continue
-		}
-		fn(line)
 	}
+}
+
+// takeLine cuts the next line off data and counts it; ok is false for a blank line and
+// for one longer than maxLine (counted malformed).
+func (c *rdChunk) takeLine(data []byte) (line, rest []byte, ok bool) {
+	line, rest = nextLine(data)
+	c.lines++
+	if len(line) == 0 {
+		return nil, rest, false
+	}
+	c.nonblank++
+	if len(line) > maxLine {
+		c.bad(line, "line too long")
+		return nil, rest, false
+	}
+	return line, rest, true
 }
 
 // rdkafkaChunks is the librdkafka debug log as a chunked format: one record a line.

@@ -164,47 +164,49 @@ type jsScanner struct {
 	json    bool
 	pattern *patternScan
 	obj     jsObject
-	clean   []byte // a line without its ANSI colour codes
-	str     []byte // an unescaped string value
-	m       []int  // the submatches of the fast pattern
-	jbuf    []byte // an unescaped JSON message (o.msg may point into the chunk instead)
-	lastTS  []byte // the last timestamp read, and its value: most lines repeat it
-	lastMS  int64
-	lastJT  []byte // the same for JSON loggers' numeric times (jsonTime)
-	lastJMS int64
+	clean   []byte   // a line without its ANSI colour codes
+	str     []byte   // an unescaped string value
+	m       []int    // the submatches of the fast pattern
+	jbuf    []byte   // an unescaped JSON message (o.msg may point into the chunk instead)
+	ts      lastTime // the client's timestamp (parseInt)
+	jt      lastTime // a JSON logger's numeric time (jsonTime)
 }
 
-// jsonTime is jsonTime keeping the value of the last numeric time read.
-func (s *jsScanner) jsonTime(val []byte, isStr bool) (int64, bool) {
-	if isStr || len(val) == 0 || len(val) > 16 {
-		return jsonTime(val, isStr)
+// lastTime keeps the last time read and its text: consecutive lines mostly repeat it.
+type lastTime struct {
+	text []byte
+	ms   int64
+}
+
+// read returns parse(val), from the last value when val is the same text.
+func (t *lastTime) read(val []byte, parse func([]byte) (int64, bool)) (int64, bool) {
+	if len(val) > 0 && string(val) == string(t.text) {
+		return t.ms, true
 	}
-	if string(val) == string(s.lastJT) {
-		return s.lastJMS, true
-	}
-	v, ok := jsonTime(val, false)
+	v, ok := parse(val)
 	if ok {
-		s.lastJT, s.lastJMS = append(s.lastJT[:0], val...), v
+		t.text, t.ms = append(t.text[:0], val...), v
 	}
 	return v, ok
 }
 
-// millis reads a timestamp in milliseconds (Date.now()); the value of the last one read
-// is kept, since consecutive lines mostly share it.
+// millis reads a timestamp in milliseconds (Date.now()).
 func (s *jsScanner) millis(val []byte) (int64, bool) {
 	if len(val) == 0 || len(val) > 16 {
 		return 0, false
 	}
-	if string(val) == string(s.lastTS) {
-		return s.lastMS, true
-	}
-	v, ok := parseInt(val)
-	if !ok {
-		return 0, false
-	}
-	s.lastTS, s.lastMS = append(s.lastTS[:0], val...), v
-	return v, true
+	return s.ts.read(val, parseInt)
 }
+
+// jsonTime is jsonTime, numeric times through the scanner's lastTime.
+func (s *jsScanner) jsonTime(val []byte, isStr bool) (int64, bool) {
+	if isStr || len(val) == 0 || len(val) > 16 {
+		return jsonTime(val, isStr)
+	}
+	return s.jt.read(val, jsonMillis)
+}
+
+func jsonMillis(val []byte) (int64, bool) { return jsonTime(val, false) }
 
 func (s *jsScanner) scan(c *rdChunk) {
 	s.rd.reset()
@@ -212,7 +214,7 @@ func (s *jsScanner) scan(c *rdChunk) {
 	s.obj.reset(0)
 	// The DefaultLogger's multi-line objects are most of the lines: a chunk without ANSI
 	// codes reads each well-formed one in a single pass (inspectObject), and falls back to
-	// the line-by-line reader (the same as c.eachLine) on anything else.
+	// the line-by-line reader (c.takeLine, as c.eachLine) on anything else.
 	fast := !s.json && bytes.IndexByte(c.data, 0x1b) < 0
 	data := c.data
 	for len(data) > 0 {
@@ -223,14 +225,8 @@ func (s *jsScanner) scan(c *rdChunk) {
 			}
 		}
 		var line []byte
-		line, data = nextLine(data)
-		c.lines++
-		if len(line) == 0 {
-			continue
-		}
-		c.nonblank++
-		if len(line) > maxLine {
-			c.bad(line, "line too long")
+		var ok bool
+		if line, data, ok = c.takeLine(data); !ok {
 			continue
 		}
 		if bytes.IndexByte(line, 0x1b) >= 0 {
