@@ -63,12 +63,15 @@ func Simulate(ctx context.Context, o Options) (*Result, error) {
 			return res, err // an interrupt: the first order's result stands
 		}
 		if got := orderOutcome(r); got != main {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("fetch order: with partition %d's records served first the outcome differs: %s (simulated; the table shows partition %d served first)", p, got, parts[0]))
+			res.Warnings = append(res.Warnings, fmt.Sprintf(FetchOrderWarning+"with partition %d's records served first the outcome differs: %s (simulated; the table shows partition %d served first)", p, got, parts[0]))
 			res.Verdict = verdict.Worse(res.Verdict, r.Verdict)
 		}
 	}
 	return res, nil
 }
+
+// FetchOrderWarning starts the warning that names a fetch order with another outcome.
+const FetchOrderWarning = "fetch order: "
 
 // maxFetchOrders bounds the partitions holding data for which every first-served order
 // is simulated (each is one more simulation).

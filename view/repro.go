@@ -300,7 +300,7 @@ func verdictLine(st render.Styles, r ReproRun) string {
 	if w := fetchOrderWarning(r); w != "" && (r.Verdict == verdict.Lost && r.Lost == 0 || r.Verdict == verdict.Stranded && strandedCount(r) == 0) {
 		// the verdict is another fetch order's (repro.Simulate): say which
 		return fmt.Sprintf("%s%s %s: nothing lost with the partitions served in the order shown, but %s", prefix, st.Verdict(r.Verdict), runLabel(r),
-			strings.TrimPrefix(w, "fetch order: "))
+			strings.TrimPrefix(w, repro.FetchOrderWarning))
 	}
 	switch r.Verdict {
 	case verdict.Lost:
@@ -316,11 +316,7 @@ func verdictLine(st render.Styles, r ReproRun) string {
 		return fmt.Sprintf("%s%s %s: %d records lost on %d of %d partitions: %s%s", prefix, st.Verdict(verdict.Lost), runLabel(r), r.Lost,
 			lostPartitions(r), len(r.Partitions), strings.Join(parts, "; "), lossAt)
 	case verdict.Stranded:
-		n := 0
-		for _, p := range r.Partitions {
-			n += p.StrandedCount
-		}
-		return fmt.Sprintf("%s%s %s: %d records not delivered, not committed past (yet)", prefix, st.Verdict(verdict.Stranded), runLabel(r), n)
+		return fmt.Sprintf("%s%s %s: %d records not delivered, not committed past (yet)", prefix, st.Verdict(verdict.Stranded), runLabel(r), strandedCount(r))
 	case verdict.Incomplete:
 		d, n := 0, 0
 		for _, p := range r.Partitions {
@@ -345,7 +341,7 @@ func verdictLine(st render.Styles, r ReproRun) string {
 // partition is served first ("" for none).
 func fetchOrderWarning(r ReproRun) string {
 	for _, w := range r.Warnings {
-		if strings.HasPrefix(w, "fetch order: ") {
+		if strings.HasPrefix(w, repro.FetchOrderWarning) {
 			return w
 		}
 	}
