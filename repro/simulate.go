@@ -41,14 +41,23 @@ var simStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // once more for each other partition served first (simkafka.Client.StartAt); an order
 // with another outcome is named in the warnings, and the verdict is the worst of them:
 // a shape is safe only if it is safe whatever the broker answers first. The partitions
-// in the result are those of the first order (the lowest partition served first).
+// in the result are those of the first order (the lowest partition served first). Runs
+// of several partitions not explored (several members, more partitions) say so in a
+// warning; an order cut short leaves the result incomplete.
 func Simulate(ctx context.Context, o Options) (*Result, error) {
 	res, err := simulateOrder(ctx, o)
-	if err != nil || !res.Complete || o.grouped() || o.simStartAt != 0 {
+	if err != nil || o.simStartAt != 0 {
 		return res, err
 	}
 	parts := workloadPartitions(o.Workload)
-	if len(parts) < 2 || len(parts) > maxFetchOrders {
+	switch {
+	case len(parts) < 2:
+		return res, nil
+	case o.grouped():
+		res.Warnings = append(res.Warnings, FetchOrderWarning+"not explored with several members or rebalances: the verdict is for each member's lowest partition served first")
+		return res, nil
+	case len(parts) > maxFetchOrders:
+		res.Warnings = append(res.Warnings, fmt.Sprintf(FetchOrderWarning+"not explored for %d partitions holding data (at most %d are): the verdict is for the lowest partition served first", len(parts), maxFetchOrders))
 		return res, nil
 	}
 	main := orderOutcome(res)
@@ -59,8 +68,12 @@ func Simulate(ctx context.Context, o Options) (*Result, error) {
 		// index of partition p is p
 		alt.simStartAt = int(p)
 		r, err := simulateOrder(ctx, alt)
-		if err != nil || !r.Complete {
-			return res, err // an interrupt: the first order's result stands
+		if err != nil {
+			// cut short (an interrupt): the shape was not judged by every order
+			res.Complete, res.Error = false, fmt.Sprintf("simulating partition %d served first: %v", p, err)
+			res.Interrupted = r != nil && r.Interrupted
+			res.incomplete()
+			return res, err
 		}
 		if got := orderOutcome(r); got != main {
 			res.Warnings = append(res.Warnings, fmt.Sprintf(FetchOrderWarning+"with partition %d's records served first the outcome differs: %s (simulated; the table shows partition %d served first)", p, got, parts[0]))
