@@ -109,7 +109,7 @@ func FuzzManyPartitions(f *testing.F) {
 			}
 		}
 		a := NewAnalyzer(Options{MaxPartitions: limit, TimelineCap: 64, Pattern: regexp.MustCompile(`"topic":"(?P<topic>[^"]+)","partition":(?P<partition>\d+),"offset":"(?P<offset>\d+)","msg":"delivered"`)})
-		_, err := a.Parse("fuzz", bytes.NewReader(b.Bytes()), format)
+		_, _ = a.Parse("fuzz", bytes.NewReader(b.Bytes()), format)
 		r := a.Finish()
 		if got := len(r.Partitions) + r.IdlePartitions; got > limit {
 			t.Fatalf("%d partitions tracked, limit %d", got, limit)
@@ -117,8 +117,8 @@ func FuzzManyPartitions(f *testing.F) {
 		if len(r.Timeline) > timelineBudget+64 {
 			t.Fatalf("timeline of %d entries", len(r.Timeline))
 		}
-		if err == nil && len(a.parts) == limit && r.UntrackedEvents > 0 && r.Complete() {
-			t.Fatal("events dropped at the limit, yet the report says it is complete")
+		if r.UntrackedEvents > 0 && len(r.Incomplete) == 0 {
+			t.Fatal("events dropped at the limit, yet the report names nothing incomplete")
 		}
 	})
 }

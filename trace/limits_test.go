@@ -237,3 +237,21 @@ func TestTimelinesOfManyPartitionsStayWithinTheBudget(t *testing.T) {
 		t.Fatalf("timeline holds %d entries, budget %d", len(r.Timeline), timelineBudget)
 	}
 }
+
+// The same in a chunked format, the limit reached while folding the last (here: only)
+// chunk: the result is partial, never complete.
+func TestTheRangeLimitInTheLastChunkOfALogStopsTheAnalysis(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 500; i++ {
+		fmt.Fprintf(&b, "%%7|1796225597.721|CONSUME|c| [thrd:b]: b: Enqueue 1 message(s) (1 bytes, 1 ops) on stranded [%d] fetch queue (qlen 0, v2, last_offset 0, 0 ctrl msgs, 0 aborted msgsets, uncompressed)\n", i)
+	}
+	a := NewAnalyzer(Options{})
+	a.rangeLimit = 100
+	st, err := a.Parse("ranges.log", strings.NewReader(b.String()), FormatLibrdkafka)
+	if !errors.Is(err, ErrLimit) || !st.Stopped {
+		t.Fatalf("err = %v, stopped %v; want ErrLimit and stopped", err, st.Stopped)
+	}
+	if r := a.Finish(); !r.Partial || r.Complete() {
+		t.Fatalf("partial %v complete %v", r.Partial, r.Complete())
+	}
+}

@@ -299,5 +299,5 @@ func (a *Analyzer) parseChunks(ctx context.Context, name string, br *bufio.Reade
 		}
 		free <- c
 	}
-	return nil
+	return a.halt // a limit reached while folding the last chunk (nil: none)
 }
