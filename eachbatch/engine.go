@@ -85,9 +85,6 @@ type Engine struct {
 	OnDiscard func(recs []Record)
 	// OnFetch, when set, is told of every fetch result.
 	OnFetch func(recs []Record)
-	// OnUnassignDrop, when set, is told of the cached, undelivered records #unassign
-	// dropped (whoever owns the partition next starts at the committed offset).
-	OnUnassignDrop func(recs []Record)
 	// OnSeek, when set, is told of every seek the client makes.
 	OnSeek func(tp kpart.TopicPartition, offset int64)
 	// Errors collects source errors (the JS client logs them and retries).

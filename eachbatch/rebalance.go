@@ -71,11 +71,9 @@ func (e *Engine) unassign(gs GroupSource, tps []kpart.TopicPartition, incrementa
 	}
 	kpart.Sort(gone)
 	ev := traceevent.Event{Ev: traceevent.Pending, Op: "unassign", Reason: gs.RebalanceProtocol()}
-	var dropped []Record
 	for _, tp := range gone {
 		if recs := contents[tp]; len(recs) > 0 {
 			ev.Discarded = append(ev.Discarded, ranges(recs)...)
-			dropped = append(dropped, recs...)
 		}
 	}
 	if incremental {
@@ -90,7 +88,4 @@ func (e *Engine) unassign(gs GroupSource, tps []kpart.TopicPartition, incrementa
 		e.cache.clear() // this.#messageCache.clear()
 	}
 	e.emit(ev)
-	if e.OnUnassignDrop != nil && len(dropped) > 0 {
-		e.OnUnassignDrop(dropped)
-	}
 }

@@ -41,7 +41,7 @@ func newGroupRun(t *testing.T, s eachbatch.Settings, cooperative bool, records .
 	for p := range records {
 		r.tps = append(r.tps, kpart.TopicPartition{Topic: "stranded", Partition: int32(p)})
 	}
-	r.g = simkafka.NewGroup(r.l, r.tps, cooperative, 2*s.MaxPollInterval, r.trace)
+	r.g = simkafka.NewGroup(r.l, r.tps, cooperative, 2*s.MaxPollInterval)
 	w := r.g.NewMember("", 0, nil) // writes the logs; never joins
 	for i, n := range records {
 		w.Transaction(r.tps[i], n)
@@ -147,31 +147,6 @@ func summary(d map[kpart.TopicPartition]map[int64]int, tps []kpart.TopicPartitio
 		fmt.Fprintf(&b, "p%d delivered %s dup %s; ", tp.Partition, rangesOf(once), rangesOf(twice))
 	}
 	return b.String()
-}
-
-func (r *groupRun) dump() {
-	for _, ev := range r.events {
-		switch ev.Ev {
-		case traceevent.Spin, traceevent.Store:
-			continue
-		}
-		r.t.Logf("%8.0fs %-3s %-10s p=%v off=%v offs=%d rng=%v reason=%q op=%q n=%d disc=%v err=%q parts=%v commit=%v", ev.AtMs/1000, ev.Member, ev.Ev,
-			deref(ev.Partition), deref64(ev.Offset), len(ev.Offsets), ev.Ranges, ev.Reason, ev.Op, ev.N, ev.Discarded, ev.Error, ev.Partitions, ev.Committed)
-	}
-}
-
-func deref(p *int32) any {
-	if p == nil {
-		return "-"
-	}
-	return *p
-}
-
-func deref64(p *int64) any {
-	if p == nil {
-		return "-"
-	}
-	return *p
 }
 
 // The JS client gives librdkafka twice max.poll.interval.ms; a batch that runs past it

@@ -365,7 +365,7 @@ func (r *run) startEngine(c *consumer) error {
 // rebalance through theirs: under the classic protocol (roundrobin, EAGER) every
 // partition is revoked (a pending #unassign once their batches in flight finish) and
 // dealt again; under the consumer protocol (COOPERATIVE) only the partitions that move.
-func (r *run) join(st RebalanceStep) error {
+func (r *run) join() error {
 	name := fmt.Sprintf("m%d", len(r.cs)+1)
 	src, err := newRDSource(r.cfg, consumerProps(r.o, r.group, r.kfake), r.topic, r.trace, r.now)
 	if err != nil {
@@ -385,7 +385,7 @@ func (r *run) join(st RebalanceStep) error {
 func (r *run) step(st RebalanceStep) {
 	defer func() { r.steps-- }()
 	if st.Join {
-		if err := r.join(st); err != nil {
+		if err := r.join(); err != nil {
 			r.res.Warnings = append(r.res.Warnings, fmt.Sprintf("--rebalance-at %s: not done: %v", st, err))
 		}
 		return

@@ -144,7 +144,7 @@ func simulateOrder(ctx context.Context, o Options) (*Result, error) {
 	// assignor of the group protocol, rebalances served from inside consume calls, and
 	// librdkafka leaving the group when max.poll.interval.ms is exceeded (the JS client
 	// gives librdkafka twice its own setting, #finalizedConfig).
-	g := simkafka.NewGroup(lp, all, o.groupProtocol() == kafkaconf.GroupProtocolConsumer, 2*o.MaxPollInterval, trace)
+	g := simkafka.NewGroup(lp, all, o.groupProtocol() == kafkaconf.GroupProtocolConsumer, 2*o.MaxPollInterval)
 	s := &simRun{o: o, ctx: ctx, lp: lp, g: g, w: g.NewMember("", 0, nil), all: all, autoCommit: autoCommit, res: res, trace: trace, emit: emit,
 		records: map[int32][]int64{}, highs: map[int32]int64{}, delivered: map[kpart.TopicPartition]map[int64]int{}}
 	sim := s.w

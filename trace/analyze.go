@@ -357,12 +357,9 @@ func (a *Analyzer) endFile() {
 }
 
 func (a *Analyzer) part(topic string, p int32) *partState {
-	k := kpart.TopicPartition{Topic: topic, Partition: p}
-	if a.lastPart != nil && a.lastPart.key == k {
-		return a.lastPart // an event's handlers ask for its partition several times
-	}
-	ps := a.lookup(topic, p)
+	ps := a.lookup(topic, p) // the last one first: an event's handlers ask several times
 	if ps == nil {
+		k := kpart.TopicPartition{Topic: topic, Partition: p}
 		ps = &partState{key: k, committed: Unknown, stored: Unknown, position: Unknown, lastManual: -1, tl: timeline{cap: a.tlShare}}
 		a.parts[k] = ps
 		a.order = append(a.order, k)

@@ -1119,7 +1119,6 @@ func jsonValueEnd(b []byte, i int) int {
 	return -1
 }
 
-// unescapeJSON appends the text of a JSON string body with its escapes resolved.
 // jsFolder turns the records of a JS client log into events, in file order: librdkafka's
 // through the librdkafka parser's fold, the client's and the application's here.
 type jsFolder struct {

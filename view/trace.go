@@ -108,9 +108,6 @@ func Clock(t time.Time) string {
 func NewTrace(r *trace.Report, command string, timeline bool) Trace {
 	d := Trace{Meta: render.NewMeta(TraceSchema, command), Files: r.Files, Settings: r.Settings, DeliveryEvidence: r.DeliveryEvidence,
 		Lost: r.Lost(), Verdict: r.Verdict, NoEvidence: Text(r.NoEvidence), Settle: nonNil(r.Settle), Findings: nonNil(r.Findings), Counters: nonNil(r.Counters), MaxPollSource: Text(r.MaxPollSource), IdlePartitions: r.IdlePartitions}
-	if d.Findings == nil {
-		d.Findings = []trace.Finding{}
-	}
 	d.Interrupted, d.Complete, d.Incomplete = r.Interrupted, r.Complete(), nonNil(r.Incomplete)
 	if r.Partial {
 		at := r.StoppedAt

@@ -372,7 +372,7 @@ func WriteTraceSVG(w io.Writer, r *trace.Report, only *PartitionFilter) error {
 		sub += fmt.Sprintf(" · a scaled run: time_scale %s, 1s here is %s at full scale", strconv.FormatFloat(ax.scale, 'g', -1, 64), shortDur(ax.full(time.Second)))
 	}
 	fmt.Fprintf(&head, `<text x="10" y="40" fill="#555">%s</text>`+"\n", esc(sub))
-	legendY, legendEnd := writeLegend(&head, used, 56)
+	_, legendEnd := writeLegend(&head, used, 56)
 	top := legendEnd + 14
 
 	// time axis
@@ -383,7 +383,6 @@ func WriteTraceSVG(w io.Writer, r *trace.Report, only *PartitionFilter) error {
 	if scaled {
 		height += 14
 	}
-	_ = legendY
 
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="DejaVu Sans, Verdana, sans-serif" font-size="%.0f">`+"\n",
@@ -455,7 +454,7 @@ func drawLane(b *strings.Builder, r *trace.Report, p trace.PartitionSummary, ax 
 		width float64
 	}
 	var marks []vmark
-	seen := map[string]int{}
+	seen := map[string]bool{}
 	var commitPass *trace.Entry
 	for i := range r.Timeline {
 		e := r.Timeline[i]
@@ -478,11 +477,10 @@ func drawLane(b *strings.Builder, r *trace.Report, p trace.PartitionSummary, ax 
 		x := ax.x(e.Time)
 		text := markText(e)
 		key := fmt.Sprintf("%s@%.0f", text, x)
-		if k, dup := seen[key]; dup { // the same event at the same moment (per line, per partition)
-			_ = k
+		if seen[key] { // the same event at the same moment (per line, per partition)
 			continue
 		}
-		seen[key] = len(labels)
+		seen[key] = true
 		labels = append(labels, label{x: x, text: text, color: st.color})
 		marks = append(marks, vmark{x, st.color, fmt.Sprintf("%s %s (%s)", Clock(e.Time), e.Detail, e.Ref), 1})
 		use(legendItem{"m-" + st.legend, "mark:" + st.color, st.legend})

@@ -61,7 +61,6 @@ type Group struct {
 	syncing     bool      // eager: a rebalance waits for members to unassign
 	owner       map[TP]*Client
 	moving      map[TP]*Client // cooperative: released to this member once its owner unassigns
-	trace       func(traceevent.Event)
 }
 
 // MaxPollCheck is how often librdkafka checks max.poll.interval.ms (a 500 ms timer,
@@ -69,21 +68,17 @@ type Group struct {
 const MaxPollCheck = 500 * time.Millisecond
 
 func newGroup(l *loop.Loop) *Group {
-	return &Group{l: l, logs: map[TP][]Kind{}, committed: map[TP]int64{}, owner: map[TP]*Client{}, moving: map[TP]*Client{},
-		trace: func(traceevent.Event) {}}
+	return &Group{l: l, logs: map[TP][]Kind{}, committed: map[TP]int64{}, owner: map[TP]*Client{}, moving: map[TP]*Client{}}
 }
 
 // NewGroup returns a managed group subscribed to partitions. cooperative is
 // group.protocol=consumer; maxPoll is the max.poll.interval.ms librdkafka enforces (0:
-// never).
-func NewGroup(l *loop.Loop, partitions []TP, cooperative bool, maxPoll time.Duration, trace func(traceevent.Event)) *Group {
+// never). Each member traces its group events through its own trace (NewMember).
+func NewGroup(l *loop.Loop, partitions []TP, cooperative bool, maxPoll time.Duration) *Group {
 	g := newGroup(l)
 	g.managed, g.cooperative, g.maxPoll = true, cooperative, maxPoll
 	g.partitions = append([]TP(nil), partitions...)
 	kpart.Sort(g.partitions)
-	if trace != nil {
-		g.trace = trace
-	}
 	return g
 }
 
@@ -125,7 +120,7 @@ func (g *Group) Settled() bool {
 
 func (g *Group) emit(c *Client, ev traceevent.Event) {
 	ev.Time, ev.AtMs = g.l.Now().UTC(), msSince(g.l)
-	if c != nil && c.name != "" {
+	if c.name != "" {
 		ev.Member = c.name
 	}
 	c.trace(ev)
