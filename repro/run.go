@@ -506,6 +506,7 @@ func (r *run) recordMembers(cs []*consumer) {
 		if c.left > 0 {
 			m.Left = c.left
 		}
+		m.Lost += c.src.lostCount
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 type rdSource struct {
 	c          *kafka.Consumer
 	topic      string
+	lostCount  int // assignments librdkafka revoked as lost (max.poll.interval.ms exceeded)
 	assignment []kpart.TopicPartition
 	// eof holds the offset of the last partition-EOF event seen for a partition since
 	// its last record or seek (-1: none). Together with expect it tells when the
@@ -261,6 +262,7 @@ func (s *rdSource) rebalanceThroughEngine(c *kafka.Consumer, ev kafka.Event) err
 		reason := "revoked"
 		if rb.Lost {
 			reason = "lost"
+			s.lostCount++
 		}
 		s.emit(traceevent.Event{Ev: traceevent.Revoke, Topic: s.topic, N: len(e.Partitions), Reason: reason, Partitions: partitionList(e.Partitions)})
 	default:
