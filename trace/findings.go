@@ -167,6 +167,11 @@ func (r *Report) judge() {
 		// an all-clear
 		r.Verdict = verdict.Worse(r.Verdict, verdict.NoEvidence)
 	}
+	if !r.Complete() && r.Verdict == verdict.OK {
+		// part of the inputs was not read or not tracked (an interrupt, a limit): what
+		// was read being clean says nothing of the rest
+		r.Verdict = verdict.Incomplete
+	}
 	for _, k := range []string{SettleMalformed, SettleDeliveries, SettleCommits} {
 		if settle[k] {
 			r.Settle = append(r.Settle, k)

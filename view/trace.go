@@ -328,6 +328,8 @@ func writeTraceVerdict(w io.Writer, d Trace, st render.Styles) {
 	switch d.Verdict {
 	case verdict.OK:
 		fmt.Fprintf(w, "%s: every fetched record was delivered or is not yet committed past, on %d partitions\n", word, len(d.Partitions))
+	case verdict.Incomplete:
+		fmt.Fprintf(w, "%s: no verdict for what was not read or not tracked; the %d partitions read show no loss\n", word, len(d.Partitions))
 	case verdict.NoEvidence, verdict.NoCommitEvidence:
 		why := d.NoEvidence
 		if why == "" {
