@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/kstranded/kstranded/internal/kpart"
@@ -270,34 +269,14 @@ func WriteFindings(w io.Writer, d Trace, st render.Styles) {
 			rule = st.Warn.Render(rule)
 		}
 		head, details := findingLines(f.Message)
-		fmt.Fprintf(w, "\n%s  %s\n", rule, wrap(head, 100, "  "))
+		fmt.Fprintf(w, "\n%s  %s\n", rule, render.Wrap(head, 100, "  "))
 		for _, d := range details {
-			fmt.Fprintf(w, "  - %s\n", wrap(d, 96, "    "))
+			fmt.Fprintf(w, "  - %s\n", render.Wrap(d, 96, "    "))
 		}
 		for _, e := range f.Evidence {
 			fmt.Fprintf(w, "    %s  %s\n", st.Dim.Render(e.Ref.String()), e.What)
 		}
 	}
-}
-
-func wrap(s string, width int, indent string) string {
-	words := strings.Fields(s)
-	var b strings.Builder
-	col := 0
-	for i, wd := range words {
-		if i > 0 {
-			if col+1+len(wd) > width {
-				b.WriteString("\n" + indent)
-				col = len(indent)
-			} else {
-				b.WriteByte(' ')
-				col++
-			}
-		}
-		b.WriteString(wd)
-		col += len(wd)
-	}
-	return b.String()
 }
 
 // PrintTrace prints the trace-parse document: JSON, or the header, the summary (or with
