@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/kstranded/kstranded/inspect"
@@ -36,17 +35,8 @@ func sharedGroup(ctx context.Context, k kafkaconf.Config, group string, timeout 
 	if err != nil {
 		return "", fmt.Errorf("describing --group %s before the run: %w", group, err)
 	}
-	var why string
-	switch {
-	case g.Err != "":
-		why = fmt.Sprintf("group %s could not be described (%s), so it cannot be shown to have no other members", group, g.Err)
-	case len(g.Members) > 0:
-		names := make([]string, len(g.Members))
-		for i, m := range g.Members {
-			names[i] = rewind.DescribeMember(m)
-		}
-		why = fmt.Sprintf("group %s has %d other member(s) at start: %s", group, len(g.Members), strings.Join(names, "; "))
-	default:
+	why := rewind.Occupied(g, "other ", " at start")
+	if why == "" {
 		return "", nil
 	}
 	if !allow {

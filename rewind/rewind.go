@@ -202,15 +202,8 @@ func (p *Plan) Refused() []Move {
 // when it can.
 func (p *Plan) Busy() string {
 	g := p.Group
-	if g.Err != "" {
-		return fmt.Sprintf("group %s could not be described (%s), so it cannot be shown to have no members", g.ID, g.Err)
-	}
-	if len(g.Members) > 0 {
-		names := make([]string, 0, len(g.Members))
-		for _, m := range g.Members {
-			names = append(names, DescribeMember(m))
-		}
-		return fmt.Sprintf("group %s has %d member(s): %s", g.ID, len(g.Members), strings.Join(names, "; "))
+	if why := Occupied(g, "", ""); why != "" {
+		return why
 	}
 	// A consumer-protocol group reports its state in any case the broker chooses; the
 	// member list above is what decides.
@@ -219,6 +212,23 @@ func (p *Plan) Busy() string {
 		return ""
 	}
 	return fmt.Sprintf("group %s is in state %s", g.ID, g.State)
+}
+
+// Occupied says why group g cannot be shown to have no members ("" when it has none):
+// it could not be described, or members are in it, each named (DescribeMember). other
+// qualifies them ("other " for a run about to join) and when says when they were seen.
+func Occupied(g inspect.Group, other, when string) string {
+	if g.Err != "" {
+		return fmt.Sprintf("group %s could not be described (%s), so it cannot be shown to have no %smembers", g.ID, g.Err, other)
+	}
+	if len(g.Members) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(g.Members))
+	for _, m := range g.Members {
+		names = append(names, DescribeMember(m))
+	}
+	return fmt.Sprintf("group %s has %d %smember(s)%s: %s", g.ID, len(g.Members), other, when, strings.Join(names, "; "))
 }
 
 // DescribeMember names a member the way an operator finds it: member ID, client ID,
