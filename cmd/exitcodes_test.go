@@ -9,8 +9,8 @@ import (
 
 	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/judge"
 	"github.com/kstranded/kstranded/internal/exitcode"
-	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/trace"
@@ -21,7 +21,7 @@ var outcomes = map[string]func(v verdict.Verdict) error{
 	"repro":         reproOutcome,
 	"repro consume": reproOutcome,
 	"inspect": func(v verdict.Verdict) error {
-		j := &inspect.Judgement{Verdict: v, Lost: []kpart.RecordRange{}, Stranded: []kpart.RecordRange{}}
+		j := &inspect.Judgement{Judgement: judge.NotJudged(v, "")}
 		switch v {
 		case verdict.Lost:
 			j.LostCount = 118

@@ -259,7 +259,7 @@ func outcome(r *inspect.Report) error {
 		return exitcode.Reported(exitcode.ForVerdict(v, fmt.Sprintf("%d records on %d partitions", s.Lost, s.LostPartitions)))
 	case verdict.Stranded:
 		return exitcode.Reported(exitcode.ForVerdict(v, fmt.Sprintf("%d records", s.Stranded)))
-	case verdict.NoEvidence, verdict.NoCommitEvidence:
+	case verdict.NoEvidence, verdict.NoCommitEvidence, verdict.NoRecordEvidence:
 		return exitcode.Reported(exitcode.ForVerdict(v, r.NoEvidence))
 	}
 	var bad []string

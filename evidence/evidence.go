@@ -158,6 +158,18 @@ func (s *Set) Insufficient() string {
 	return ""
 }
 
+// Describe names the sources for a judgement's basis: "app.log (JSON lines ...), ...".
+func (s *Set) Describe() string {
+	var parts []string
+	for _, src := range s.Sources {
+		parts = append(parts, fmt.Sprintf("%s (%s)", src.Name, src.Format))
+	}
+	if len(parts) == 0 {
+		return "no evidence file"
+	}
+	return strings.Join(parts, ", ")
+}
+
 // NewSet returns an empty set.
 func NewSet() *Set { return &Set{Parts: map[kpart.TopicPartition]*Partition{}} }
 

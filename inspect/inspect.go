@@ -14,6 +14,7 @@ import (
 	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/verdict"
+	"github.com/kstranded/kstranded/judge"
 )
 
 // Errors the command layer maps to messages and exit codes.
@@ -222,18 +223,13 @@ func (r *Report) Verdict() verdict.Verdict {
 	if r.Evidence == nil {
 		return ""
 	}
-	v, judged := verdict.OK, false
+	var js []judge.Judgement
 	for _, p := range r.Partitions {
-		if p.Judgement == nil {
-			continue
+		if p.Judgement != nil {
+			js = append(js, p.Judgement.Judgement)
 		}
-		v = verdict.Worse(v, p.Judgement.Verdict)
-		judged = judged || p.Judgement.Verdict.Judged()
 	}
-	if !judged {
-		v = verdict.Worse(v, verdict.NoEvidence)
-	}
-	return v
+	return judge.Overall(js)
 }
 
 // Run inspects a group. When ctx ends during the scans it returns the partial report
@@ -256,13 +252,14 @@ func Run(ctx context.Context, cl Cluster, o Options) (*Report, error) {
 		// otherwise judge every record undelivered (LOST), or none (a false OK).
 		r.NoEvidence = why
 		for i := range r.Partitions {
-			r.Partitions[i].Judgement = &Judgement{Verdict: verdict.NoEvidence, Reason: why, Lost: []kpart.RecordRange{}, Stranded: []kpart.RecordRange{}, Unrecoverable: []kpart.RecordRange{}, NotDeliverable: []Note{}, InvalidEvidence: []Note{}}
+			r.Partitions[i].Judgement = &Judgement{Judgement: judge.NotJudged(verdict.NoEvidence, why)}
 		}
 		return r, nil
 	}
 	if err := resolveEvidenceTopic(o.Evidence, snap); err != nil {
 		return nil, err
 	}
+	source := o.Evidence.Describe()
 	type job struct {
 		i        int
 		from, to int64
@@ -272,18 +269,18 @@ func Run(ctx context.Context, cl Cluster, o Options) (*Report, error) {
 	for i := range r.Partitions {
 		p := &r.Partitions[i]
 		if !o.Evidence.Covers(p.Topic) {
-			p.Judgement = &Judgement{Verdict: verdict.NoEvidence, Reason: "the evidence does not name this topic", Lost: []kpart.RecordRange{}, Stranded: []kpart.RecordRange{}, Unrecoverable: []kpart.RecordRange{}, NotDeliverable: []Note{}, InvalidEvidence: []Note{}}
+			p.Judgement = &Judgement{Judgement: judge.NotJudged(verdict.NoEvidence, "the evidence does not name this topic")}
 			continue
 		}
 		ev := o.Evidence.Parts[kpart.TopicPartition{Topic: p.Topic, Partition: p.Partition}]
 		if p.Err != "" {
-			j := Judge(p.Offsets, ev, nil)
+			j := JudgeFrom(p.Offsets, ev, nil, source)
 			p.Judgement = &j
 			continue
 		}
 		from, to, trunc, need := ScanWindow(p.Offsets, ev, o.MaxScan)
 		if !need {
-			j := Judge(p.Offsets, ev, nil)
+			j := JudgeFrom(p.Offsets, ev, nil, source)
 			p.Judgement = &j
 			continue
 		}
@@ -297,8 +294,8 @@ func Run(ctx context.Context, cl Cluster, o Options) (*Report, error) {
 	}
 	for tp, ev := range o.Evidence.Parts {
 		if !known[tp] && len(ev.Delivered) > 0 {
-			r.StrayEvidence = append(r.StrayEvidence, Note{ev.Delivered[0].First, ev.Delivered[len(ev.Delivered)-1].Last,
-				fmt.Sprintf("%s: %d delivered offsets, but the group has no committed offset for this partition", tp, ev.Count)})
+			r.StrayEvidence = append(r.StrayEvidence, Note{First: ev.Delivered[0].First, Last: ev.Delivered[len(ev.Delivered)-1].Last,
+				What: fmt.Sprintf("%s: %d delivered offsets, but the group has no committed offset for this partition", tp, ev.Count)})
 		}
 	}
 	sort.Slice(r.StrayEvidence, func(i, j int) bool { return r.StrayEvidence[i].What < r.StrayEvidence[j].What })
@@ -326,10 +323,10 @@ func Run(ctx context.Context, cl Cluster, o Options) (*Report, error) {
 				// The partition is judged as far as it was read, and says why it stopped.
 				off := p.Offsets
 				off.Err = fmt.Sprintf("scan of offsets %d-%d failed: %v", jb.from, jb.to-1, err)
-				j = Judge(off, ev, sc)
+				j = JudgeFrom(off, ev, sc, source)
 			} else {
 				sc.Truncated = jb.trunc
-				j = Judge(p.Offsets, ev, sc)
+				j = JudgeFrom(p.Offsets, ev, sc, source)
 			}
 			mu.Lock()
 			if sc != nil {

@@ -22,7 +22,7 @@ func TestJudge(t *testing.T) {
 	off := func(committed, lso, hwm int64) Offsets {
 		return Offsets{Topic: "stranded", Committed: committed, LastStable: lso, HighWatermark: hwm}
 	}
-	txn200 := []Span{{0, 199, Record}, {200, 200, CommitMarker}, {201, 201, Record}}
+	txn200 := []Span{{First: 0, Last: 199, Kind: Record}, {First: 200, Last: 200, Kind: CommitMarker}, {First: 201, Last: 201, Kind: Record}}
 	tests := []struct {
 		name        string
 		off         Offsets
@@ -41,23 +41,23 @@ func TestJudge(t *testing.T) {
 		{"undelivered records at or after the committed offset are pending, not lost",
 			off(82, 201, 201), delivered(iv(0, 81)), txn200[:2], false,
 			verdict.Stranded, []kpart.RecordRange{}, []kpart.RecordRange{kpart.Counted(82, 199, 118)}, -1, ""},
-		{"a caught-up consumer is OK even though a marker sits at the end",
-			off(201, 201, 201), delivered(iv(0, 199)), nil, false,
+		{"a caught-up consumer is OK even though a marker sits at the end (the read of the partition says so)",
+			off(201, 201, 201), delivered(iv(0, 199)), []Span{{First: 200, Last: 200, Kind: CommitMarker}}, false,
 			verdict.OK, []kpart.RecordRange{}, []kpart.RecordRange{}, -1, ""},
 		{"aborted records inside the range are neither lost nor pending",
-			off(10, 10, 10), delivered(iv(0, 2)), []Span{{3, 4, Record}, {5, 7, Aborted}, {8, 8, AbortMarker}, {9, 9, Record}}, false,
+			off(10, 10, 10), delivered(iv(0, 2)), []Span{{First: 3, Last: 4, Kind: Record}, {First: 5, Last: 7, Kind: Aborted}, {First: 8, Last: 8, Kind: AbortMarker}, {First: 9, Last: 9, Kind: Record}}, false,
 			verdict.Lost, []kpart.RecordRange{kpart.Counted(3, 9, 3)}, []kpart.RecordRange{}, 3, ""},
 		{"a delivered offset splits lost ranges",
-			off(10, 10, 10), delivered(iv(0, 2), iv(5, 5)), []Span{{3, 9, Record}}, false,
+			off(10, 10, 10), delivered(iv(0, 2), iv(5, 5)), []Span{{First: 3, Last: 9, Kind: Record}}, false,
 			verdict.Lost, []kpart.RecordRange{kpart.Counted(3, 4, 2), kpart.Counted(6, 9, 4)}, []kpart.RecordRange{}, 3, ""},
 		{"everything delivered up to the committed offset needs no scan and is OK",
 			off(100, 100, 100), delivered(iv(0, 9), iv(10, 99)), nil, false,
 			verdict.OK, []kpart.RecordRange{}, []kpart.RecordRange{}, -1, ""},
 		{"a scan stopped by --max-scan before the committed offset says so",
-			off(100, 100, 100), delivered(iv(0, 49)), []Span{{50, 59, Absent}}, true,
+			off(100, 100, 100), delivered(iv(0, 49)), []Span{{First: 50, Last: 59, Kind: Absent}}, true,
 			verdict.Incomplete, []kpart.RecordRange{}, []kpart.RecordRange{}, -1, "scan stopped at offset 60"},
 		{"compacted offsets are absent, not lost",
-			off(20, 20, 20), delivered(iv(0, 9), iv(15, 19)), []Span{{10, 14, Absent}}, false,
+			off(20, 20, 20), delivered(iv(0, 9), iv(15, 19)), []Span{{First: 10, Last: 14, Kind: Absent}}, false,
 			verdict.OK, []kpart.RecordRange{}, []kpart.RecordRange{}, -1, ""},
 	}
 	for _, tc := range tests {
@@ -126,7 +126,7 @@ func TestRecordsDeletedBelowTheLogStartAreUnrecoverable(t *testing.T) {
 	}{
 		{"retention moved the log start past lost records: 82-99 unrecoverable, 100-199 lost",
 			Offsets{LogStart: 100, Committed: 202, LastStable: 202, HighWatermark: 202}, delivered(iv(0, 81), iv(201, 201)),
-			[]Span{{100, 199, Record}, {200, 200, CommitMarker}}, []kpart.RecordRange{kpart.Counted(82, 99, 18)}, 18, 100, verdict.Lost},
+			[]Span{{First: 100, Last: 199, Kind: Record}, {First: 200, Last: 200, Kind: CommitMarker}}, []kpart.RecordRange{kpart.Counted(82, 99, 18)}, 18, 100, verdict.Lost},
 		{"every lost record deleted: still LOST, none restorable",
 			Offsets{LogStart: 201, Committed: 202, LastStable: 202, HighWatermark: 202}, delivered(iv(0, 81), iv(201, 201)),
 			nil, []kpart.RecordRange{kpart.Counted(82, 200, 119)}, 119, 0, verdict.Lost},

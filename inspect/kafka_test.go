@@ -132,7 +132,7 @@ func TestStrandedRecordsBehindACommittedOffsetAreReportedLost(t *testing.T) {
 	if j.SafeRewind == nil || *j.SafeRewind != 82 {
 		t.Fatalf("safe rewind = %v", j.SafeRewind)
 	}
-	if len(j.NotDeliverable) != 1 || j.NotDeliverable[0] != (Note{200, 200, CommitMarker.String()}) {
+	if len(j.NotDeliverable) != 1 || j.NotDeliverable[0] != (Note{First: 200, Last: 200, What: CommitMarker.String()}) {
 		t.Fatalf("not deliverable = %+v", j.NotDeliverable)
 	}
 	if j.Delivered != 83 || j.StrandedCount != 0 || len(j.InvalidEvidence) != 0 {
@@ -156,7 +156,7 @@ func TestAnAbortedTransactionInsideTheUndeliveredRangeIsNotLost(t *testing.T) {
 	if j.LostCount != 7 || len(j.Lost) != 1 || j.Lost[0] != (kpart.Counted(8, 21, 7)) {
 		t.Fatalf("lost = %+v (%d), want %+v", j.Lost, j.LostCount, want)
 	}
-	wantNotes := []Note{{10, 14, Aborted.String()}, {15, 15, AbortMarker.String()}, {20, 20, CommitMarker.String()}}
+	wantNotes := []Note{{First: 10, Last: 14, What: Aborted.String()}, {First: 15, Last: 15, What: AbortMarker.String()}, {First: 20, Last: 20, What: CommitMarker.String()}}
 	if len(j.NotDeliverable) != len(wantNotes) {
 		t.Fatalf("not deliverable = %+v", j.NotDeliverable)
 	}

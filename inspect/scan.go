@@ -3,55 +3,28 @@ package inspect
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/kstranded/kstranded/judge"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Kind is what one offset of a partition holds, as read from the partition itself.
-type Kind uint8
+// Kind is what one offset of a partition holds, as read from the partition itself
+// (package judge owns the words).
+type Kind = judge.Kind
 
-// The kinds of offsets.
+// The kinds a read of the partition finds.
 const (
-	// Record: a record a read_committed consumer receives (non-transactional, or
-	// transactional and committed).
-	Record Kind = iota
-	// Aborted: a record of an aborted transaction; read_committed consumers never see it.
-	Aborted
-	// CommitMarker and AbortMarker: transaction control records; no consumer sees them,
-	// yet each takes an offset (the reason a caught-up transactional consumer's
-	// high watermark is one past its position).
-	CommitMarker
-	AbortMarker
-	// Absent: no record holds this offset any more (compacted away, or the batch gap).
-	Absent
+	Record       = judge.Record
+	Aborted      = judge.Aborted
+	CommitMarker = judge.CommitMarker
+	AbortMarker  = judge.AbortMarker
+	Absent       = judge.Absent
 )
 
-func (k Kind) String() string {
-	switch k {
-	case Record:
-		return "record"
-	case Aborted:
-		return "aborted-transaction record"
-	case CommitMarker:
-		return "control marker (commit)"
-	case AbortMarker:
-		return "control marker (abort)"
-	case Absent:
-		return "absent (compacted or deleted)"
-	}
-	return fmt.Sprintf("kind(%d)", uint8(k))
-}
-
-// Deliverable reports whether a consumer is meant to receive a record at this offset.
-func (k Kind) Deliverable() bool { return k == Record }
-
 // Span is a run of offsets [First, Last] of one kind.
-type Span struct {
-	First, Last int64
-	Kind        Kind
-}
+type Span = judge.Span
 
 // Scan is the classification of the offsets [From, To) of one partition.
 type Scan struct {
@@ -93,9 +66,9 @@ func (c *classifier) emit(first, last int64, k Kind) {
 		return
 	}
 	if first > c.next { // offsets with no batch at all
-		c.push(Span{c.next, first - 1, Absent})
+		c.push(Span{First: c.next, Last: first - 1, Kind: Absent})
 	}
-	c.push(Span{first, last, k})
+	c.push(Span{First: first, Last: last, Kind: k})
 	c.next = last + 1
 }
 

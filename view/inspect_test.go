@@ -9,6 +9,7 @@ import (
 
 	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/judge"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/internal/verdict"
@@ -39,17 +40,17 @@ func lossReport() *inspect.Report {
 		Requests: 7,
 		Partitions: []inspect.PartitionReport{
 			{Offsets: inspect.Offsets{Topic: "stranded", Partition: 0, Committed: 202, CommittedEpoch: 0, LogStart: 0, LastStable: 202, HighWatermark: 202},
-				Judgement: &inspect.Judgement{Delivered: 83, Lost: []kpart.RecordRange{kpart.Counted(82, 199, 118)}, LostCount: 118,
+				Judgement: &inspect.Judgement{ScanFrom: 82, ScanTo: 202, Judgement: judge.Judgement{Delivered: 83, Lost: []kpart.RecordRange{kpart.Counted(82, 199, 118)}, LostCount: 118,
 					Stranded: []kpart.RecordRange{}, SafeRewind: i64(82), NotDeliverable: []inspect.Note{{First: 200, Last: 200, What: "control marker (commit)"}},
-					InvalidEvidence: []inspect.Note{}, ScanFrom: 82, ScanTo: 202, Verdict: verdict.Lost}},
+					InvalidEvidence: []inspect.Note{}, Verdict: verdict.Lost}}},
 			{Offsets: inspect.Offsets{Topic: "stranded", Partition: 1, Committed: 10, CommittedEpoch: 3, Metadata: "app-meta", LogStart: 0, LastStable: 15, HighWatermark: 16, Owner: "consumer-1-abc"},
-				Judgement: &inspect.Judgement{Delivered: 10, Duplicates: 2, Lost: []kpart.RecordRange{}, Stranded: []kpart.RecordRange{kpart.Counted(10, 14, 5)}, StrandedCount: 5,
+				Judgement: &inspect.Judgement{ScanFrom: 10, ScanTo: 15, Judgement: judge.Judgement{Delivered: 10, Duplicates: 2, Lost: []kpart.RecordRange{}, Stranded: []kpart.RecordRange{kpart.Counted(10, 14, 5)}, StrandedCount: 5,
 					NotDeliverable: []inspect.Note{}, InvalidEvidence: []inspect.Note{{First: 20, Last: 20, What: "delivered offsets at or beyond the high watermark 16"}},
-					ScanFrom: 10, ScanTo: 15, Verdict: verdict.Stranded}},
+					Verdict: verdict.Stranded}}},
 			{Offsets: inspect.Offsets{Topic: "stranded", Partition: 2, Committed: 100, CommittedEpoch: -1, LogStart: 0, LastStable: 120, HighWatermark: 120,
 				Err: "scan of offsets 0-99 failed: no answer within 30s (--timeout)"},
-				Judgement: &inspect.Judgement{Lost: []kpart.RecordRange{}, Stranded: []kpart.RecordRange{}, NotDeliverable: []inspect.Note{}, InvalidEvidence: []inspect.Note{},
-					Verdict: verdict.Error, Reason: "the partition could not be read"}},
+				Judgement: &inspect.Judgement{Judgement: judge.Judgement{Lost: []kpart.RecordRange{}, Stranded: []kpart.RecordRange{}, NotDeliverable: []inspect.Note{}, InvalidEvidence: []inspect.Note{},
+					Verdict: verdict.Error, Reason: "the partition could not be read"}}},
 		},
 		StrayEvidence: []inspect.Note{{First: 3, Last: 3, What: "stranded/7: 1 delivered offsets, but the group has no committed offset for this partition"}},
 		DeletedTopics: []string{"gone"},

@@ -309,7 +309,7 @@ func writeTraceVerdict(w io.Writer, d Trace, st render.Styles) {
 		fmt.Fprintf(w, "%s: every fetched record was delivered or is not yet committed past, on %d partitions\n", word, len(d.Partitions))
 	case verdict.Incomplete:
 		fmt.Fprintf(w, "%s: no verdict for what was not read or not tracked; the %d partitions read show no loss\n", word, len(d.Partitions))
-	case verdict.NoEvidence, verdict.NoCommitEvidence:
+	case verdict.NoEvidence, verdict.NoCommitEvidence, verdict.NoRecordEvidence:
 		why := d.NoEvidence
 		if why == "" {
 			n := 0

@@ -110,7 +110,7 @@ func ForVerdict(v verdict.Verdict, detail string) error {
 		sentinel = ErrLost
 	case verdict.Stranded:
 		sentinel = ErrStranded
-	case verdict.NoEvidence, verdict.NoCommitEvidence:
+	case verdict.NoEvidence, verdict.NoCommitEvidence, verdict.NoRecordEvidence:
 		sentinel = ErrNoEvidence
 	default: // ERROR, INCOMPLETE: a partition could not be judged
 		if detail == "" {

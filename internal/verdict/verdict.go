@@ -17,13 +17,17 @@ const (
 	// NoCommitEvidence: deliveries are known but not the committed offset, so nothing
 	// says whether what was not delivered is lost, stranded or still to come.
 	NoCommitEvidence Verdict = "NO COMMIT EVIDENCE"
+	// NoRecordEvidence: the committed offset passed undelivered offsets whose contents
+	// nothing gives (no read of the partition, no fetch line): records or markers, lost
+	// or not, is unknown. Never OK.
+	NoRecordEvidence Verdict = "NO RECORD EVIDENCE"
 	Incomplete       Verdict = "INCOMPLETE" // the judgement stopped before it could cover the partition
 	Error            Verdict = "ERROR"      // the partition could not be read
 	Stranded         Verdict = "STRANDED"   // records never delivered, not yet committed past
 	Lost             Verdict = "LOST"       // records below the committed offset never delivered
 )
 
-var rank = map[Verdict]int{OK: 0, NoEvidence: 1, NoCommitEvidence: 2, Incomplete: 3, Error: 4, Stranded: 5, Lost: 6}
+var rank = map[Verdict]int{OK: 0, NoEvidence: 1, NoCommitEvidence: 2, NoRecordEvidence: 3, Incomplete: 4, Error: 5, Stranded: 6, Lost: 7}
 
 // Worse returns the worse of a and b: LOST over STRANDED over the verdicts that judge
 // nothing over OK. An unknown word ranks with ERROR.
