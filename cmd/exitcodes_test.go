@@ -9,10 +9,10 @@ import (
 
 	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
-	"github.com/kstranded/kstranded/judge"
 	"github.com/kstranded/kstranded/internal/exitcode"
 	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/internal/verdict"
+	"github.com/kstranded/kstranded/judge"
 	"github.com/kstranded/kstranded/trace"
 )
 
