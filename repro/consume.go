@@ -12,6 +12,7 @@ import (
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/loop"
 	"github.com/kstranded/kstranded/internal/verdict"
+	"github.com/kstranded/kstranded/judge"
 	"github.com/kstranded/kstranded/traceevent"
 	"github.com/kstranded/kstranded/workload"
 )
@@ -202,38 +203,51 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 		sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
 		cp.Delivered = len(offs)
 		cp.Ranges = traceevent.InPartition(p, kpart.Runs(offs))
-		cp.Verdict = verdict.OK
-		if f := fetched[p]; f != nil {
-			var del kpart.RangeSet
-			for _, r := range kpart.Runs(offs) {
-				del.Add(r.First, r.Last)
-			}
-			undelivered := f.Minus(del)
-			if cp.Committed >= 0 {
-				cp.Lost = undelivered.Below(cp.Committed)
-				cp.Stranded = undelivered.Minus(cp.Lost)
-			} else {
-				cp.Stranded = undelivered
-			}
+		// the one judge: what the consumer fetched is what is known to hold records
+		// (the rest of the partition it did not read); the commit is known only when
+		// it was read back
+		var dels kpart.RangeSet
+		for _, r := range kpart.Runs(offs) {
+			dels.Add(r.First, r.Last)
 		}
-		switch {
-		case len(cp.Lost) > 0:
-			cp.Verdict = verdict.Lost
-		case len(cp.Stranded) > 0:
-			cp.Verdict = verdict.Stranded
+		c, known := committed[tp]
+		in := judge.Input{Topic: o.Topic, Partition: p, From: judge.Unknown, LogStart: judge.Unknown, LastStable: judge.Unknown, HighWatermark: judge.Unknown,
+			Deliveries: &judge.Deliveries{Ranges: dels, Duplicates: int64(cp.Duplicates), Source: "the model consumer's deliveries"},
+			Commit:     judge.Commit{Known: known, Offset: c, Peak: judge.Unknown, Source: "the group's committed offsets, read back"}}
+		if f := fetched[p]; f != nil && len(*f) > 0 {
+			in.From = (*f)[0].First
+			for _, r := range *f {
+				in.Contents.Spans = append(in.Contents.Spans, judge.Span{First: r.First, Last: r.Last, Kind: judge.Record})
+			}
+			in.Contents.Source = "the records the consumer fetched"
+		} else if len(dels) > 0 {
+			in.From = dels[0].First
+		}
+		j := judge.Judge(in)
+		cp.Verdict = j.Verdict
+		for _, r := range j.Lost {
+			cp.Lost.Add(r.First, r.Last)
+		}
+		for _, r := range j.Stranded {
+			cp.Stranded.Add(r.First, r.Last)
+		}
+		if res.CommitUnknown && j.Verdict != verdict.Lost {
+			// a loss below a commit read earlier stands (auto-commit only moves
+			// forward); anything else needs the final commit: no STRANDED without it
+			cp.Verdict, cp.Stranded = verdict.NoCommitEvidence, nil
 		}
 		res.Partitions = append(res.Partitions, cp)
 	}
 	sort.Slice(res.Partitions, func(i, j int) bool { return res.Partitions[i].Partition < res.Partitions[j].Partition })
 	res.Elapsed = time.Since(start)
 	res.Verdict = verdict.OK
+	judged := false
 	for _, p := range res.Partitions {
 		res.Verdict = verdict.Worse(res.Verdict, p.Verdict)
+		judged = judged || p.Verdict.Judged()
 	}
-	if res.CommitUnknown && res.Verdict != verdict.Lost {
-		// a loss seen below an earlier commit stands (auto-commit only moves forward);
-		// anything else needs the final commit
-		res.Verdict = verdict.NoCommitEvidence
+	if !judged && len(res.Partitions) > 0 {
+		res.Verdict = verdict.Worse(res.Verdict, verdict.NoEvidence)
 	}
 	return res, runErr
 }

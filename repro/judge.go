@@ -1,12 +1,14 @@
 package repro
 
 import (
+	"slices"
 	"sort"
 	"time"
 
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/verdict"
+	"github.com/kstranded/kstranded/judge"
 	"github.com/kstranded/kstranded/traceevent"
 )
 
@@ -18,6 +20,9 @@ type PartitionVerdict struct {
 	Lost       []traceevent.Range // records below committed, never delivered
 	Stranded   []traceevent.Range // records at or above committed, never delivered
 	Verdict    verdict.Verdict
+	// Judgement is the judge's full answer (package judge), the same shape as every
+	// command's.
+	Judgement judge.Judgement
 }
 
 // LostCount is the number of lost records.
@@ -26,46 +31,53 @@ func (v PartitionVerdict) LostCount() int { return countRanges(v.Lost) }
 // StrandedCount is the number of stranded records.
 func (v PartitionVerdict) StrandedCount() int { return countRanges(v.Stranded) }
 
-// Judge compares what a partition holds with what was delivered and committed.
-// records are the offsets that hold deliverable records: the evidence comes from the
-// producer's delivery reports, never from offset arithmetic, so a transaction marker
-// (which takes an offset but is not a record) is never counted as lost.
-func Judge(partition int32, records []int64, delivered map[int64]int, committed int64) PartitionVerdict {
+// Judge compares what a partition holds with what was delivered and committed, through
+// the one judge (package judge). records are the offsets that hold deliverable records:
+// the evidence comes from the producer's delivery reports, never from offset arithmetic,
+// so a transaction marker (which takes an offset but is not a record) is never counted
+// as lost. high is the partition's high watermark (what the producer's acknowledgements
+// cover); a committed offset of -1 is none.
+func Judge(partition int32, records []int64, delivered map[int64]int, committed, high int64) PartitionVerdict {
 	rs := append([]int64(nil), records...)
 	sort.Slice(rs, func(i, j int) bool { return rs[i] < rs[j] })
-	v := PartitionVerdict{Records: len(rs)}
+	if n := len(rs); n > 0 && high <= rs[n-1] {
+		high = rs[n-1] + 1
+	}
+	in := judge.Input{Partition: partition, From: judge.Unknown, LogStart: 0, LastStable: judge.Unknown, HighWatermark: judge.Unknown,
+		Commit:   judge.Commit{Known: true, Offset: committed, Peak: judge.Unknown, Source: "the group's committed offsets"},
+		Contents: judge.Contents{Spans: judge.RecordSpans(rs, 0, high), Source: "the producer's acknowledgements"}}
+	offs := make([]int64, 0, len(delivered))
+	var dup int64
+	for o, n := range delivered {
+		if n > 0 {
+			offs = append(offs, o)
+		}
+		if n > 1 {
+			dup += int64(n - 1)
+		}
+	}
+	var set kpart.RangeSet
+	slices.Sort(offs)
+	for _, o := range offs {
+		set.Add(o, o)
+	}
+	in.Deliveries = &judge.Deliveries{Ranges: set, Duplicates: dup, Source: "the consumer's deliveries"}
+	j := judge.Judge(in)
 	isRecord := make(map[int64]bool, len(rs))
 	for _, o := range rs {
 		isRecord[o] = true
 	}
-	for o, n := range delivered {
-		if n > 0 && isRecord[o] {
+	v := PartitionVerdict{Records: len(rs), Duplicates: int(dup), Verdict: j.Verdict, Judgement: j}
+	for _, o := range offs {
+		if isRecord[o] {
 			v.Delivered++
 		}
-		if n > 1 {
-			v.Duplicates += n - 1
-		}
 	}
-	var lost, stranded []int64
-	for _, o := range rs {
-		if delivered[o] > 0 {
-			continue
-		}
-		if o < committed {
-			lost = append(lost, o)
-		} else {
-			stranded = append(stranded, o)
-		}
+	if len(j.Lost) > 0 {
+		v.Lost = traceevent.InPartition(partition, j.Lost)
 	}
-	v.Lost = traceevent.InPartition(partition, kpart.RunsIn(lost, rs))
-	v.Stranded = traceevent.InPartition(partition, kpart.RunsIn(stranded, rs))
-	switch {
-	case len(lost) > 0:
-		v.Verdict = verdict.Lost
-	case len(stranded) > 0:
-		v.Verdict = verdict.Stranded
-	default:
-		v.Verdict = verdict.OK
+	if len(j.Stranded) > 0 {
+		v.Stranded = traceevent.InPartition(partition, j.Stranded)
 	}
 	return v
 }
@@ -203,7 +215,7 @@ func (r *Result) judge(delivered map[kpart.TopicPartition]map[int64]int, records
 		if v, ok := current[kpart.TopicPartition{Topic: r.Topic, Partition: p}]; ok && len(r.Phases) < 2 {
 			committed = v
 		}
-		v := Judge(p, records[p], byPart[p], committed)
+		v := Judge(p, records[p], byPart[p], committed, highs[p])
 		r.Partitions = append(r.Partitions, PartitionResult{Partition: p, Produced: len(records[p]), High: highs[p],
 			CommittedByPhase: byPhase, FrontierByPhase: frontiers, VerdictByPhase: verdicts, PartitionVerdict: v})
 		switch {

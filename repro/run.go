@@ -819,7 +819,7 @@ func newPhase(n int, elapsed time.Duration, committed map[kpart.TopicPartition]i
 		if !ok {
 			f = -1
 		}
-		v := Judge(tp.Partition, records[tp.Partition], d, cm)
+		v := Judge(tp.Partition, records[tp.Partition], d, cm, highs[tp.Partition])
 		ph.Partitions = append(ph.Partitions, PhasePartition{Partition: tp.Partition, Delivered: len(d), Committed: cm, Frontier: f,
 			High: highs[tp.Partition], Verdict: v.Verdict, Lost: v.LostCount(), Stranded: v.StrandedCount()})
 	}

@@ -68,7 +68,7 @@ func TestJudge(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			v := Judge(0, c.records, c.delivered, c.committed)
+			v := Judge(0, c.records, c.delivered, c.committed, 0)
 			if v.Verdict != c.verdict {
 				t.Errorf("verdict %s, want %s", v.Verdict, c.verdict)
 			}
