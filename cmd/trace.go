@@ -42,6 +42,7 @@ type traceParseOptions struct {
 	MaxPollInterval time.Duration
 	Group           string
 	MaxPartitions   int
+	MaxScan         int64
 }
 
 // newTraceParseCmd builds `kstranded trace parse`; runF, when not nil (tests), receives
@@ -124,7 +125,8 @@ it read so far marked INTERRUPTED (JSON "interrupted": true). See docs/trace-for
 	f.StringVar(&o.Partition, "partition", "", "the timeline and the picture of one partition only: N, TOPIC/N or TOPIC[N] (the verdict stays every partition's)")
 	f.StringVar(&o.SVG, "svg", "", "also draw the timeline as SVG into this file")
 	f.DurationVar(&o.MaxPollInterval, "max-poll-interval", 0, "the consumer's max.poll.interval.ms (e.g. 15m) when the trace does not carry it")
-	f.StringVarP(&o.Group, "group", "g", "", "with --brokers: complete the inputs with this group's committed offsets, read live")
+	f.StringVarP(&o.Group, "group", "g", "", "with --brokers: judge with this group's committed offsets and the partitions' records, read live (as inspect does)")
+	f.Int64Var(&o.MaxScan, "max-scan", 10_000_000, "with --group: most offsets to read per partition when classifying undelivered offsets")
 	f.IntVar(&o.MaxPartitions, "max-partitions", trace.DefaultMaxPartitions, "partitions tracked; events about more are counted, not tracked (memory grows with it: about 5 KB a partition)")
 	return c
 }
@@ -228,7 +230,7 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 		}
 	}
 	if live != nil && stop == nil {
-		if err := addLiveCommits(ctx, a, live, o.Group, brokers); err != nil {
+		if err := addLiveReads(ctx, a, live, o.Group, brokers, o.MaxScan); err != nil {
 			return err
 		}
 	}
@@ -290,9 +292,11 @@ func traceOutcome(rep *trace.Report, out render.Format) error {
 	return err
 }
 
-// addLiveCommits reads group's committed offsets with inspect's snapshot and gives them
-// to the analyzer, marked as read live.
-func addLiveCommits(ctx context.Context, a *trace.Analyzer, cl inspect.Cluster, group, brokers string) error {
+// addLiveReads reads what the cluster says of the group's partitions, as inspect reads
+// it (inspect.Read: the committed offsets and, over the window the judgement needs, what
+// the partition's offsets hold), and gives it to the analyzer, marked as read live: the
+// partitions are then judged as inspect judges them.
+func addLiveReads(ctx context.Context, a *trace.Analyzer, cl inspect.Cluster, group, brokers string, maxScan int64) error {
 	snap, err := cl.Snapshot(ctx, group, nil)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -300,13 +304,28 @@ func addLiveCommits(ctx context.Context, a *trace.Analyzer, cl inspect.Cluster, 
 		}
 		return fmt.Errorf("--group: %w", err)
 	}
-	var commits []trace.LiveCommit
+	topics := map[string]bool{}
 	for _, p := range snap.Partitions {
-		if p.Err == "" && p.Committed >= 0 {
-			commits = append(commits, trace.LiveCommit{Topic: p.Topic, Partition: p.Partition, Offset: p.Committed})
-		}
+		topics[p.Topic] = true
 	}
-	a.AddLiveCommits(commits, fmt.Sprintf("group %s committed offsets, read live from %s at %s", group, brokers, time.Now().UTC().Format(time.RFC3339)))
+	single := len(topics) == 1
+	var reads []trace.LiveRead
+	for _, p := range snap.Partitions {
+		if !a.Covers(p.Topic, single) {
+			continue
+		}
+		o, sc := inspect.Read(ctx, cl, p, a.Delivered(p.Topic, p.Partition, single), maxScan)
+		if ctx.Err() != nil {
+			return exitcode.ErrInterrupted
+		}
+		lr := trace.LiveRead{Topic: p.Topic, Partition: p.Partition, Committed: o.Committed, LogStart: o.LogStart,
+			LastStable: o.LastStable, HighWatermark: o.HighWatermark, Err: o.Err}
+		if sc != nil {
+			lr.Contents = inspect.Input(o, nil, sc, "").Contents
+		}
+		reads = append(reads, lr)
+	}
+	a.AddLiveReads(reads, fmt.Sprintf("group %s, read live from %s at %s", group, brokers, time.Now().UTC().Format(time.RFC3339)))
 	return nil
 }
 

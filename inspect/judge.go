@@ -14,6 +14,7 @@
 package inspect
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
@@ -65,12 +66,19 @@ type Judgement struct {
 // (what a read_committed consumer can reach), at most maxScan offsets. ok is false when
 // nothing needs reading.
 func ScanWindow(o Offsets, ev *evidence.Partition, maxScan int64) (from, to int64, truncated, ok bool) {
-	from = o.LogStart
+	var delivered []kpart.Range
 	if ev != nil {
-		i := sort.Search(len(ev.Delivered), func(i int) bool { return ev.Delivered[i].Last >= from })
-		for ; i < len(ev.Delivered) && ev.Delivered[i].First <= from; i++ {
-			from = ev.Delivered[i].Last + 1
-		}
+		delivered = ev.Delivered
+	}
+	return Window(o, delivered, maxScan)
+}
+
+// Window is ScanWindow over delivered offsets (sorted, disjoint ranges).
+func Window(o Offsets, delivered []kpart.Range, maxScan int64) (from, to int64, truncated, ok bool) {
+	from = o.LogStart
+	i := sort.Search(len(delivered), func(i int) bool { return delivered[i].Last >= from })
+	for ; i < len(delivered) && delivered[i].First <= from; i++ {
+		from = delivered[i].Last + 1
 	}
 	to = o.LastStable
 	if from >= to {
@@ -98,6 +106,26 @@ func Input(o Offsets, ev *evidence.Partition, sc *Scan, source string) judge.Inp
 			Truncated: sc.Truncated, TruncatedAt: sc.To, Why: "--max-scan"}
 	}
 	return in
+}
+
+// Read is what the cluster says of one partition for the judge: the offsets, and a read
+// of what the offsets in the window the judgement needs hold (Window over delivered),
+// the partition judged as far as the read went when it fails.
+func Read(ctx context.Context, cl Cluster, o Offsets, delivered []kpart.Range, maxScan int64) (Offsets, *Scan) {
+	if o.Err != "" {
+		return o, nil
+	}
+	from, to, trunc, need := Window(o, delivered, maxScan)
+	if !need {
+		return o, nil
+	}
+	sc, err := cl.Scan(ctx, o.Topic, o.Partition, from, to)
+	if err != nil {
+		o.Err = fmt.Sprintf("scan of offsets %d-%d failed: %v", from, to-1, err)
+		return o, sc
+	}
+	sc.Truncated = trunc
+	return o, sc
 }
 
 // Judge decides one partition through the one judge (package judge).

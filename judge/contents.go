@@ -25,6 +25,10 @@ const (
 	// Unacknowledged: no record the producer wrote was acknowledged at this offset (the
 	// producer's delivery reports are the evidence: a transaction marker sits there).
 	Unacknowledged
+	// Skipped: the consumer's fetches went past this offset without returning a record
+	// (its next fetch started after it, and no seek moved it there): whatever the offset
+	// holds, a marker, an aborted or a compacted record, it has nothing to deliver.
+	Skipped
 )
 
 func (k Kind) String() string {
@@ -43,6 +47,8 @@ func (k Kind) String() string {
 		return "control record"
 	case Unacknowledged:
 		return "no acknowledged record (a transaction marker)"
+	case Skipped:
+		return "skipped by the consumer's fetches (no deliverable record)"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }

@@ -242,6 +242,11 @@ type partState struct {
 	discarded    int64
 	lastFetch    time.Time
 	tl           timeline
+	live         *LiveRead // what the cluster says (trace parse --group), nil otherwise
+	// seekTo holds every offset the fetch position was moved to: a gap between fetched
+	// ranges that a seek jumped over may hold records; any other gap the fetcher skipped
+	// holds none it could deliver
+	seekTo kpart.RangeSet
 }
 
 type spinStat struct {
@@ -872,6 +877,7 @@ func (a *Analyzer) addSeek(e Event) {
 	r := offRef{offset: e.Offset, time: e.Time, seq: a.seq, ref: e.Ref, reason: e.Reason}
 	ps.seeks = capTo(ps.seeks, r, a.refCap(capRefs))
 	if e.Offset != Unknown {
+		ps.seekTo.Add(e.Offset, e.Offset)
 		if ps.position != Unknown && e.Offset < ps.position {
 			ps.rewinds = capTo(ps.rewinds, r, a.refCap(capRefs))
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/verdict"
+	"github.com/kstranded/kstranded/judge"
 )
 
 // Rules name the findings.
@@ -72,6 +73,79 @@ type PartitionSummary struct {
 	Verdict          verdict.Verdict
 	// Reason says, for a verdict that judges nothing, what is missing.
 	Reason string
+	// Judgement is the one judge's answer (package judge), the same shape as every
+	// command's.
+	Judgement judge.Judgement
+}
+
+// judgeInput is what the inputs say of one partition, for the one judge: deliveries
+// when any input delivered, the last commit seen (or read live), and what its offsets
+// hold: read from the partition with --group and --brokers (then judged from the log
+// start, as inspect judges), else the fetch lines (records, control records) from the
+// first offset the inputs name. Fetched records neither delivered nor let go of (dropped
+// holds those a clear or seek let go of) are still held by the client: not stranded.
+func (a *Analyzer) judgeInput(ps *partState, s PartitionSummary, dropped *Finding) judge.Input {
+	in := judge.Input{Topic: ps.key.Topic, Partition: ps.key.Partition, From: judge.Unknown,
+		LogStart: judge.Unknown, LastStable: judge.Unknown, HighWatermark: judge.Unknown}
+	if a.anyDelivery {
+		in.Deliveries = &judge.Deliveries{Ranges: ps.delivered, Source: a.deliverySources()}
+	}
+	peak := int64(judge.Unknown)
+	for _, c := range ps.commits {
+		peak = max(peak, c.offset)
+	}
+	in.Commit = judge.Commit{Known: ps.committed != Unknown, Offset: ps.committed, Peak: peak, Source: "the inputs' commit lines"}
+	if lr := ps.live; lr != nil {
+		in.Commit = judge.Commit{Known: true, Offset: lr.Committed, Peak: peak, Source: "the group's committed offsets, read live"}
+		in.LogStart, in.LastStable, in.HighWatermark, in.Err = lr.LogStart, lr.LastStable, lr.HighWatermark, lr.Err
+		in.Contents = lr.Contents
+	} else {
+		ctrl := ps.ctrl
+		for _, r := range ps.fetched {
+			for _, piece := range (kpart.RangeSet{r}).Minus(ctrl) {
+				in.Contents.Spans = append(in.Contents.Spans, judge.Span{First: piece.First, Last: piece.Last, Kind: judge.Record})
+			}
+		}
+		for _, c := range ctrl {
+			in.Contents.Spans = append(in.Contents.Spans, judge.Span{First: c.First, Last: c.Last, Kind: judge.Control})
+		}
+		for i := 1; i < len(ps.fetched); i++ {
+			g1, g2 := ps.fetched[i-1].Last+1, ps.fetched[i].First-1
+			if len(ps.seekTo.Within(g1+1, g2+2)) == 0 {
+				in.Contents.Spans = append(in.Contents.Spans, judge.Span{First: g1, Last: g2, Kind: judge.Skipped})
+			}
+		}
+		sort.Slice(in.Contents.Spans, func(i, k int) bool { return in.Contents.Spans[i].First < in.Contents.Spans[k].First })
+		in.Contents.Source = "the inputs' fetch lines"
+		first := int64(-1)
+		if len(ps.fetched) > 0 {
+			first = ps.fetched[0].First
+		}
+		if len(ps.delivered) > 0 && (first < 0 || ps.delivered[0].First < first) {
+			first = ps.delivered[0].First
+		}
+		if first >= 0 {
+			in.From = first
+		}
+	}
+	held := s.Undelivered
+	if dropped != nil {
+		held = held.Minus(dropped.Ranges)
+	}
+	in.InFlight = held
+	return in
+}
+
+// deliverySources names the inputs that delivered, for the judgement's basis.
+func (a *Analyzer) deliverySources() string {
+	var names []string
+	for _, f := range a.files {
+		names = append(names, f.Name)
+	}
+	if len(names) == 0 {
+		return "the inputs"
+	}
+	return strings.Join(names, ", ")
 }
 
 // Counter is a count of one source event name: declared by a counts-summary line, seen as lines.
@@ -255,29 +329,32 @@ func (a *Analyzer) Finish() *Report {
 		if a.anyDelivery {
 			s.Undelivered = ps.fetched.Minus(ps.delivered).Minus(ps.ctrl)
 		}
-		s.Verdict = verdict.OK
-		switch {
-		case !a.anyDelivery:
-			s.Verdict, s.Reason = verdict.NoEvidence, "no delivery seen in the inputs"
-		case ps.committed == Unknown:
-			// Deliveries without a commit say nothing about what the group will
-			// resume from: what was not delivered may be lost, stranded or still
-			// to come. No commit seen is not a clean bill of health.
-			s.Verdict, s.Reason = verdict.NoCommitEvidence, "no commit seen for this partition"
+		// the fetch position left past undelivered records (not yet committed past): the
+		// client let go of them (a clear or a seek that nothing rewound)
+		var dropped *Finding
+		if a.anyDelivery && ps.position != Unknown {
+			low := int64(0)
+			if ps.committed != Unknown {
+				low = ps.committed
+			}
+			past := s.Undelivered.Within(low, ps.position)
+			if f, ok := a.positionFinding(ps, past); ok {
+				dropped = &f
+			}
 		}
-		// LOST: the committed offset moved past fetched, never-delivered records
-		if ps.committed != Unknown && a.anyDelivery {
-			high := ps.committed
-			for _, c := range ps.commits {
-				if c.offset > high {
-					high = c.offset
-				}
-			}
-			s.Lost = s.Undelivered.Below(high)
-			if len(s.Lost) > 0 {
-				s.Verdict = verdict.Lost
-				r.Findings = append(r.Findings, a.lossFinding(ps, s.Lost))
-			}
+		j := judge.Judge(a.judgeInput(ps, s, dropped))
+		s.Judgement = j
+		s.Verdict, s.Reason = j.Verdict, j.Reason
+		for _, r := range j.Lost {
+			s.Lost.Add(r.First, r.Last)
+		}
+		s.Lost = s.Lost.Minus(ps.ctrl)
+		for _, r := range j.Stranded {
+			s.Stranded.Add(r.First, r.Last)
+		}
+		s.Stranded = s.Stranded.Minus(ps.ctrl)
+		if len(s.Lost) > 0 {
+			r.Findings = append(r.Findings, a.lossFinding(ps, s.Lost))
 		}
 		// clears that discarded undelivered records and did not rewind
 		for _, c := range ps.clears {
@@ -288,19 +365,10 @@ func (a *Analyzer) Finish() *Report {
 				r.Findings = append(r.Findings, f)
 			}
 		}
-		// the fetch position left past undelivered records (not yet committed past)
-		if a.anyDelivery && ps.position != Unknown {
-			low := int64(0)
-			if ps.committed != Unknown {
-				low = ps.committed
-			}
-			past := s.Undelivered.Within(low, ps.position).Minus(s.Lost)
-			if f, ok := a.positionFinding(ps, past); ok {
-				s.Stranded = f.Ranges
-				if s.Verdict == verdict.OK { // with the commit known: not yet committed past
-					s.Verdict = verdict.Stranded
-				}
-				r.Findings = append(r.Findings, f)
+		if dropped != nil {
+			if past := dropped.Ranges.Minus(s.Lost); len(past) > 0 {
+				dropped.Ranges, dropped.Count = past, past.Count()
+				r.Findings = append(r.Findings, *dropped)
 			}
 		}
 		if a.partial && s.Verdict != verdict.Lost && s.Verdict != verdict.Stranded {
@@ -418,8 +486,15 @@ func (a *Analyzer) lossFinding(ps *partState, lost kpart.RangeSet) Finding {
 			break
 		}
 	}
-	f.Message = fmt.Sprintf("%s: %d records (%s) were fetched, never delivered, and the committed offset moved past them (committed %d)",
-		tpName(ps.key.Topic, ps.key.Partition), lost.Count(), lost, committed)
+	how := "were fetched"
+	if len(ps.fetched.Within(lost[0].First, lost[len(lost)-1].Last+1)) == 0 {
+		how = "hold records (read from the partition)"
+		if ps.live != nil {
+			ev = append(ev, Evidence{Ref{File: "the partition, read live"}, fmt.Sprintf("records at %s", lost)})
+		}
+	}
+	f.Message = fmt.Sprintf("%s: %d records (%s) %s, never delivered, and the committed offset moved past them (committed %d)",
+		tpName(ps.key.Topic, ps.key.Partition), lost.Count(), lost, how, committed)
 	if cause != "" {
 		f.Message += "; " + cause
 	}

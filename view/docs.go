@@ -5,6 +5,7 @@ import (
 
 	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/judge"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/rewind"
@@ -90,14 +91,22 @@ type JudgementDoc struct {
 	StrandedCount      int64               `json:"stranded_count"`
 	Unrecoverable      []kpart.RecordRange `json:"unrecoverable"`
 	UnrecoverableCount int64               `json:"unrecoverable_count"`
-	SafeRewind         *int64              `json:"safe_rewind_offset"`
-	NotDeliverable     []NoteDoc           `json:"not_deliverable"`
-	InvalidEvidence    []NoteDoc           `json:"invalid_evidence"`
-	ScanFrom           int64               `json:"scan_from"`
-	ScanTo             int64               `json:"scan_to"` // exclusive
-	ScanTruncated      bool                `json:"scan_truncated"`
-	Verdict            verdict.Verdict     `json:"verdict"`
-	Reason             *string             `json:"reason"`
+	// Unjudged: committed past, not delivered, contents unknown (offsets, not records).
+	Unjudged        []kpart.RecordRange `json:"unjudged"`
+	UnjudgedCount   int64               `json:"unjudged_count"`
+	InFlightCount   int64               `json:"in_flight_count"` // records the client still held at the evidence's end
+	SafeRewind      *int64              `json:"safe_rewind_offset"`
+	NotDeliverable  []NoteDoc           `json:"not_deliverable"`
+	InvalidEvidence []NoteDoc           `json:"invalid_evidence"`
+	// ScanFrom, ScanTo: the offsets inspect read from the partition (0, 0 when none).
+	ScanFrom      int64           `json:"scan_from"`
+	ScanTo        int64           `json:"scan_to"` // exclusive
+	ScanTruncated bool            `json:"scan_truncated"`
+	Verdict       verdict.Verdict `json:"verdict"`
+	Judged        bool            `json:"judged"` // OK, STRANDED or LOST; false: NOT JUDGED (the reason says what would settle it)
+	Reason        *string         `json:"reason"`
+	// Basis: one sentence per kind of evidence the judgement rests on.
+	Basis []string `json:"basis"`
 }
 
 // SourceDoc is one evidence file as it was read.
@@ -198,11 +207,19 @@ func judgementDoc(j *inspect.Judgement) *JudgementDoc {
 	if j == nil {
 		return nil
 	}
+	d := JudgeDoc(j.Judgement)
+	d.ScanFrom, d.ScanTo, d.ScanTruncated = j.ScanFrom, j.ScanTo, j.ScanTruncated
+	return d
+}
+
+// JudgeDoc is the one judge's answer as every command's JSON carries it.
+func JudgeDoc(j judge.Judgement) *JudgementDoc {
 	return &JudgementDoc{Delivered: j.Delivered, Duplicates: j.Duplicates,
 		Lost: nonNil(j.Lost), LostCount: j.LostCount, Stranded: nonNil(j.Stranded), StrandedCount: j.StrandedCount,
-		Unrecoverable: nonNil(j.Unrecoverable), UnrecoverableCount: j.UnrecoverableCount, SafeRewind: j.SafeRewind,
+		Unrecoverable: nonNil(j.Unrecoverable), UnrecoverableCount: j.UnrecoverableCount,
+		Unjudged: nonNil(j.Unjudged), UnjudgedCount: j.UnjudgedCount, InFlightCount: j.InFlightCount, SafeRewind: j.SafeRewind,
 		NotDeliverable: notesDoc(j.NotDeliverable), InvalidEvidence: notesDoc(j.InvalidEvidence),
-		ScanFrom: j.ScanFrom, ScanTo: j.ScanTo, ScanTruncated: j.ScanTruncated, Verdict: j.Verdict, Reason: strOrNull(j.Reason)}
+		Verdict: j.Verdict, Judged: j.Verdict.Judged(), Reason: strOrNull(j.Reason), Basis: nonNil(j.Basis)}
 }
 
 func sourcesDoc(ss []evidence.Source) []SourceDoc {

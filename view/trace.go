@@ -71,6 +71,8 @@ type TracePartition struct {
 	FetchPosition    *int64          `json:"fetch_position"`
 	Clears           int             `json:"clears"`
 	Discarded        int64           `json:"discarded"`
+	// Judgement is the one judge's answer, the same document inspect gives.
+	Judgement *JudgementDoc `json:"judgement"`
 }
 
 // TraceEntry is one timeline line.
@@ -124,7 +126,8 @@ func NewTrace(r *trace.Report, command string, timeline bool) Trace {
 			Fetched: nonNil(p.Fetched), FetchedCount: p.FetchedCount, ControlMarkers: nonNil(p.Control),
 			Delivered: nonNil(p.Delivered), DeliveredCount: p.Delivered.Count() + int64(p.DeliveredUnknown), DeliveredUnknown: p.DeliveredUnknown,
 			Undelivered: nonNil(p.Undelivered), Lost: nonNil(p.Lost), Stranded: nonNil(p.Stranded),
-			Committed: opt(p.Committed), Stored: opt(p.Stored), FetchPosition: opt(p.Position), Clears: p.Clears, Discarded: p.Discarded})
+			Committed: opt(p.Committed), Stored: opt(p.Stored), FetchPosition: opt(p.Position), Clears: p.Clears, Discarded: p.Discarded,
+			Judgement: JudgeDoc(p.Judgement)})
 	}
 	if d.Partitions == nil {
 		d.Partitions = []TracePartition{}
