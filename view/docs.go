@@ -5,9 +5,9 @@ import (
 
 	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
-	"github.com/kstranded/kstranded/judge"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/verdict"
+	"github.com/kstranded/kstranded/judge"
 	"github.com/kstranded/kstranded/rewind"
 )
 
