@@ -317,6 +317,9 @@ func NewPlan(ctx context.Context, cl inspect.Cluster, o Options) (*Plan, error) 
 				p.Notes = append(p.Notes, fmt.Sprintf("%s: not judged (%s): %s; not planned", name, j.Verdict, j.Reason))
 			case j.Verdict == verdict.NoEvidence:
 				p.Notes = append(p.Notes, fmt.Sprintf("%s: the evidence does not name this topic; not planned", name))
+			case !j.Verdict.Judged():
+				// not judged is never "nothing lost": the plan says so and plans nothing
+				p.Notes = append(p.Notes, fmt.Sprintf("%s: not judged (%s): %s; not planned", name, j.Verdict, j.Reason))
 			default:
 				p.Unchanged++
 			}

@@ -3,6 +3,7 @@ package trace
 import (
 	"errors"
 	"fmt"
+	"github.com/kstranded/kstranded/evidence"
 	"regexp"
 	"sort"
 	"strconv"
@@ -30,6 +31,9 @@ type Options struct {
 	// nor sorted at its end (trace parse prints the timeline only with --timeline or
 	// --svg; on a busy log keeping the entries is a third of the fold's time).
 	NoTimeline bool
+	// Delivered, when set, configures the evidence reader for delivery logs (format
+	// deliveries) before each is read: the delivery filter the commands share.
+	Delivered func(*evidence.Set)
 }
 
 // The limits that keep memory bounded whatever the input (issue 16 §7: a trace naming 10^6
@@ -304,7 +308,10 @@ type Analyzer struct {
 	fetchBoundOf  Ref
 	first, last   time.Time
 	anyDelivery   bool
-	fileFirst     time.Time
+	// unread: delivery logs the evidence reader could not support a verdict on, each
+	// with why: what they delivered is unknown, so nothing is judged
+	unread    []string
+	fileFirst time.Time
 	// bounded memory: the timeline cap new partitions get, the ranges held, and what
 	// was dropped at the limits
 	tlShare        int

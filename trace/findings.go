@@ -196,7 +196,7 @@ type Report struct {
 
 // The ways to settle a verdict that judges nothing, named in Report.Settle.
 const (
-	SettleDeliveries = "no delivery seen: add the application's own log of what its handler received, read with --pattern REGEXP naming (?P<partition>...) and (?P<offset>...) (topic, time optional)"
+	SettleDeliveries = "no delivery seen: add the application's own log of what its handler received (JSON lines with partition and offset as pino/winston/bunyan write them, text lines TOPIC PARTITION OFFSET, or any log read with --pattern REGEXP naming (?P<partition>...) and (?P<offset>...))"
 	// librdkafka logs its offset commits ("OffsetCommit for N partition(s) ...
 	// returned", facility COMMIT) under the cgrp debug context (rdkafka_cgrp.c;
 	// CONFIGURATION.md lists consumer,cgrp,topic,fetch for consumers).
@@ -205,7 +205,7 @@ const (
 )
 
 // judge sets the report's verdict and what would settle it.
-func (r *Report) judge() {
+func (r *Report) judge(unread []string) {
 	r.Verdict = verdict.OK
 	judged := false
 	settle := map[string]bool{}
@@ -226,6 +226,10 @@ func (r *Report) judge() {
 			break
 		}
 	}
+	if len(unread) > 0 {
+		r.NoEvidence = strings.Join(unread, "; ")
+		settle[SettleDeliveries] = true
+	}
 	switch {
 	case r.NoEvidence != "":
 	case len(r.Partitions) == 0:
@@ -236,7 +240,10 @@ func (r *Report) judge() {
 	case !judged:
 		r.NoEvidence = "no partition could be judged"
 	}
-	if r.NoEvidence != "" && r.Verdict != verdict.Lost && r.Verdict != verdict.Stranded {
+	if len(unread) > 0 {
+		// a delivery log not read: what it delivered is unknown, so no loss is proven
+		r.Verdict = verdict.NoEvidence
+	} else if r.NoEvidence != "" && r.Verdict != verdict.Lost && r.Verdict != verdict.Stranded {
 		// LOST and STRANDED stand on the evidence lines they name; anything less is not
 		// an all-clear
 		r.Verdict = verdict.Worse(r.Verdict, verdict.NoEvidence)
@@ -409,7 +416,7 @@ func (a *Analyzer) Finish() *Report {
 		r.Counters = append(r.Counters, Counter{Name: n, Declared: a.declared[n], Seen: a.seen[n]})
 	}
 	sort.Slice(r.Counters, func(i, j int) bool { return r.Counters[i].Name < r.Counters[j].Name })
-	r.judge()
+	r.judge(a.unread)
 	return r
 }
 

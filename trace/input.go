@@ -23,20 +23,27 @@ const (
 	FormatKafkaJS    Format = "kafkajs"    // instrumented confluent-kafka-javascript trace
 	FormatLibrdkafka Format = "librdkafka" // librdkafka debug log (debug=consumer,fetch,cgrp)
 	FormatPattern    Format = "pattern"    // application delivery log read with --pattern
+	// FormatDeliveries: an application's delivery log as `inspect --delivered` reads it
+	// (package evidence, the one reader: JSON lines with partition and offset, text
+	// TOPIC PARTITION OFFSET or [TOPIC/]PARTITION:FIRST-LAST).
+	FormatDeliveries Format = "deliveries"
+	// FormatEmpty: a file with no line; it holds no evidence (NO EVIDENCE, as in every
+	// command).
+	FormatEmpty Format = "empty"
 )
 
 // Formats lists the concrete formats, for help texts.
-var Formats = []Format{FormatKstranded, FormatKafkaJS, FormatLibrdkafka, FormatJSClient, FormatJSClientJSON, FormatPattern}
+var Formats = []Format{FormatKstranded, FormatKafkaJS, FormatLibrdkafka, FormatJSClient, FormatJSClientJSON, FormatPattern, FormatDeliveries}
 
 // ParseFormat validates a --format value.
 func ParseFormat(s string) (Format, error) {
 	switch f := Format(s); f {
 	case "", FormatAuto:
 		return FormatAuto, nil
-	case FormatKstranded, FormatKafkaJS, FormatLibrdkafka, FormatJSClient, FormatJSClientJSON, FormatPattern:
+	case FormatKstranded, FormatKafkaJS, FormatLibrdkafka, FormatJSClient, FormatJSClientJSON, FormatPattern, FormatDeliveries:
 		return f, nil
 	}
-	return "", fmt.Errorf("unknown format %q (want auto, kstranded, kafkajs, librdkafka, jsclient, jsclient-json or pattern)", s)
+	return "", fmt.Errorf("unknown format %q (want auto, kstranded, kafkajs, librdkafka, jsclient, jsclient-json, pattern or deliveries)", s)
 }
 
 // ErrUnknownFormat is returned for a file in no known format.
@@ -369,7 +376,10 @@ func (a *Analyzer) ParseContext(ctx context.Context, name string, r io.Reader, f
 		return st, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(bytes.TrimSpace(head)) == 0 {
-		return st, fmt.Errorf("%s: %w", name, ErrEmpty)
+		// no line, no evidence: the report says NO EVIDENCE, as every command does
+		st.Format, st.Detected = FormatEmpty, format == "" || format == FormatAuto
+		a.files = append(a.files, st)
+		return st, nil
 	}
 	if format == "" || format == FormatAuto {
 		st.Format, st.DetectedAtLine, br, err = detect(br, a.opt.Pattern)
@@ -381,9 +391,17 @@ func (a *Analyzer) ParseContext(ctx context.Context, name string, r io.Reader, f
 			}
 			return st, fmt.Errorf("%s: %w", name, err)
 		}
-		if st.Format == "" {
-			return st, fmt.Errorf("%s: %w (expected kstranded.trace/v1 JSON lines, a confluent-kafka-javascript trace or log output, a librdkafka debug log, or lines matching --pattern)", name, ErrUnknownFormat)
+		if st.Format == "" && a.opt.Pattern == nil {
+			// no client's trace or log: an application's delivery log, read as every
+			// command reads one (package evidence)
+			st.Format = FormatDeliveries
 		}
+		if st.Format == "" {
+			return st, fmt.Errorf("%s: %w (expected kstranded.trace/v1 JSON lines, a confluent-kafka-javascript trace or log output, a librdkafka debug log, lines matching --pattern, or a delivery log as inspect --delivered reads it)", name, ErrUnknownFormat)
+		}
+	}
+	if st.Format == FormatDeliveries {
+		return st, a.parseDeliveries(ctx, name, br, &st)
 	}
 	a.beginFile(name)
 	if err := a.parseFormat(ctx, name, br, &st); err != nil {

@@ -290,6 +290,21 @@ func TestLibrdkafkaLinesOfProducerClientsAndOtherConsumersAreKeptApart(t *testin
 	}
 }
 
+// TestAnEmptyFileIsNoEvidenceAsInEveryCommand: issue 21 §2. An empty (or blank) file is
+// no evidence: the report says NO EVIDENCE (exit 6), as inspect and rewind do, never OK.
+func TestAnEmptyFileIsNoEvidenceAsInEveryCommand(t *testing.T) {
+	for _, text := range []string{"", "\n \n"} {
+		a := NewAnalyzer(Options{})
+		st, err := a.Parse("in.log", strings.NewReader(text), FormatAuto)
+		if err != nil || st.Format != FormatEmpty {
+			t.Fatalf("%q: format %s, err %v", text, st.Format, err)
+		}
+		if r := a.Finish(); r.Verdict != verdict.NoEvidence {
+			t.Fatalf("%q: verdict %s, want NO EVIDENCE", text, r.Verdict)
+		}
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	cases := []struct {
 		name, text string
@@ -297,9 +312,7 @@ func TestBadInput(t *testing.T) {
 		wantErr    error
 		malformed  int
 	}{
-		{"an empty file is an error, not an empty success", "", FormatAuto, ErrEmpty, 0},
-		{"a blank file is empty too", "\n \n", FormatAuto, ErrEmpty, 0},
-		{"a file in no known format names the problem", "hello\nworld\n", FormatAuto, ErrUnknownFormat, 0},
+		{"a file in no known format is read as a delivery log, its lines counted malformed", "hello\nworld\n", FormatAuto, nil, 2},
 		{"malformed JSON lines are counted", `{"ts":"2026-01-01T00:00:00Z","ev":"run","schema":"kstranded.trace/v1"}` + "\n{bad\n{\"ev\":\"x\"}\n", FormatAuto, nil, 2},
 		{"a librdkafka file with garbage lines counts them", "%7|1.0|FETCH|c| [thrd:x]: b: Fetch topic t [0] at offset 5 (x)\ngarbage\n%7|x|FETCH|\n", FormatLibrdkafka, nil, 2},
 	}
