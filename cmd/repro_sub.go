@@ -69,21 +69,45 @@ cluster or at ` + "`kstranded broker`" + `.`,
 
 func newReproConsumeCmd(g *Globals) *cobra.Command {
 	o := &reproOptions{Options: repro.DefaultOptions()}
-	var until bool
+	var until, useExisting bool
 	c := &cobra.Command{
 		Use:   "consume",
 		Short: "Run only the model consumer against data already in a topic (needs --brokers, --group)",
 		Long: `Run the modeled eachBatch consumer (same settings and policies as repro) in --group against
 the records already in --topic, until interrupted or, with --until-quiescent, until nothing is
-left to deliver and auto-commit has caught up. Prints what was delivered and committed per
+left to deliver and the committed offsets caught up. Prints what was delivered and committed per
 partition, and a verdict on the records the consumer fetched: LOST (never delivered, below
 the committed offset, exit 3), STRANDED (never delivered, not committed past, exit 4), OK.
-Interrupted (Ctrl-C, SIGTERM), it exits 130 after printing what it saw. A --group with
-other members at start is refused (exit 5, naming them) unless --allow-shared-group: the
-run would judge only its share of the partitions. Use it with ` + "`repro produce`" + ` against your own cluster or ` + "`kstranded broker`" + `.`,
+Interrupted (Ctrl-C, SIGTERM), it exits 130 after printing what it saw.
+
+It is a test consumer, not your application: it joins --group and COMMITS its own
+deliveries there. So it refuses (exit 5) a --group that already has committed offsets (an
+application's, or an earlier run's): the refusal lists them and says what the run would
+commit; --use-existing-group runs anyway, warns, and reports each partition's committed
+offset at start (committed_at_start in -o json). A group name that holds no offsets (a
+new one) runs. Never run it in your application's group to "verify" a repair: it would
+commit past records your application has not processed; verify with the application's own
+delivery log (inspect --delivered) after it runs again. A --group with other members at
+start is refused too (exit 5, naming them) unless --allow-shared-group: the run would judge
+only its share of the partitions.
+
+--commit auto (the default) is librdkafka's auto-commit of the stored offsets; --commit
+ledger switches it off and commits the ledger's frontier (the completed prefix) at the
+auto-commit interval and when the consumer stops, as repro --commit ledger does. It runs
+one consumer: --policy, --handler and --commit take one value (all is refused, exit 2; it
+is for repro and simulate). Use it with ` + "`repro produce`" + ` against your own cluster or ` + "`kstranded broker`" + `.
+
+` + exitHelp(exitCodes{exitcode.OK, ""}, exitCodes{exitcode.Error, ""}, exitCodes{exitcode.Usage, "also --policy/--handler/--commit all"},
+			exitCodes{exitcode.Lost, ""}, exitCodes{exitcode.Stranded, ""},
+			exitCodes{exitcode.Refused, "--group has committed offsets (without --use-existing-group), or other members at start (without --allow-shared-group)"}, exitCodes{exitcode.Interrupted, ""}),
+		Example: `  kstranded repro consume --brokers 127.0.0.1:19092 --group my-test-group --topic my-test --until-quiescent
+  kstranded repro consume --brokers 127.0.0.1:19092 --group my-test-group --topic my-test --commit ledger --until-quiescent`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.fetchWaitSet = c.Flags().Changed("fetch-wait-max")
+			if err := oneCase(o); err != nil {
+				return err
+			}
 			if _, err := o.complete(g); err != nil {
 				return err
 			}
@@ -94,14 +118,25 @@ run would judge only its share of the partitions. Use it with ` + "`repro produc
 			if err != nil {
 				return err
 			}
+			existing, err := existingGroup(c.Context(), o, useExisting)
+			if err != nil {
+				return err
+			}
+			if existing != "" {
+				// before the run, so that whoever watches knows what it is about to do
+				fmt.Fprintln(g.IO.Err, "kstranded: warning: "+existing)
+			}
 			closeTrace, err := o.openTrace()
 			if err != nil {
 				return err
 			}
 			defer closeTrace()
-			res, err := repro.Consume(c.Context(), o.Options, until)
+			res, err := repro.Consume(c.Context(), o.Options, until, existing != "")
 			if res != nil && shared != "" {
 				res.Warnings = append([]string{shared}, res.Warnings...)
+			}
+			if res != nil && existing != "" {
+				res.Warnings = append([]string{existing}, res.Warnings...)
 			}
 			if res != nil {
 				format, _ := g.Format()
@@ -128,5 +163,28 @@ run would judge only its share of the partitions. Use it with ` + "`repro produc
 	c.Flags().StringVar(&o.Group, "group", "", "consumer group (required); one with members at start is refused (exit 5) unless --allow-shared-group")
 	c.Flags().BoolVar(&o.AllowSharedGroup, "allow-shared-group", false, "consume although --group has other members at start (the result then carries a warning)")
 	c.Flags().BoolVar(&until, "until-quiescent", false, "stop once nothing is left to deliver and commits caught up")
+	for flag, usage := range map[string]string{
+		"policy":  "cache clear policy: v1.10.0 (also 1.9.0), v1.10.1 or head (one: all is for repro and simulate)",
+		"handler": "the application's run() callback: each-batch or each-message (one: all is for repro and simulate)",
+		"commit":  "who commits: auto (librdkafka's auto-commit of the stored offsets) or ledger (auto-commit off; the ledger's frontier, the completed prefix, is committed)",
+	} {
+		c.Flags().Lookup(flag).Usage = usage
+	}
+	c.Flags().BoolVar(&useExisting, "use-existing-group", false, "consume although --group already has committed offsets (an application's or an earlier run's): the run starts at them and commits its own deliveries into the group")
 	return c
+}
+
+// oneCase refuses "all" for the flags that take it in repro and simulate: those run a
+// case per value, repro consume runs one consumer (it used to run the first silently).
+func oneCase(o *reproOptions) error {
+	for _, f := range []struct{ flag, value, want string }{
+		{"policy", o.Policy, "v1.10.0, v1.10.1 or head"},
+		{"handler", o.Handler, "each-batch or each-message"},
+		{"commit", o.Commit, "auto or ledger"},
+	} {
+		if strings.EqualFold(strings.TrimSpace(f.value), "all") {
+			return exitcode.Usagef("--%s all: repro consume runs one consumer; give one of %s (all is for repro and simulate, which run a case per value)", f.flag, f.want)
+		}
+	}
+	return nil
 }

@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/embedded"
+	"github.com/kstranded/kstranded/internal/kafkaconf"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/loop"
 	"github.com/kstranded/kstranded/internal/verdict"
@@ -19,13 +24,17 @@ import (
 
 // ConsumeResult is what `repro consume` saw.
 type ConsumeResult struct {
-	Topic       string
-	Group       string
-	Policy      eachbatch.Policy
-	Partitions  []ConsumedPartition
-	Elapsed     time.Duration
-	Quiescent   bool
-	Interrupted bool
+	Topic      string
+	Group      string
+	Policy     eachbatch.Policy
+	Commit     CommitMode
+	Partitions []ConsumedPartition
+	// ExistingGroup: the group had committed offsets before this run (it was not made
+	// by it; --use-existing-group); StartCommitted per partition says where it stood.
+	ExistingGroup bool
+	Elapsed       time.Duration
+	Quiescent     bool
+	Interrupted   bool
 	// Verdict is the worst partition verdict, judged on the records the consumer
 	// fetched (librdkafka hands no control records): OK, STRANDED or LOST.
 	Verdict verdict.Verdict
@@ -42,7 +51,10 @@ type ConsumedPartition struct {
 	Duplicates int
 	Ranges     []traceevent.Range // delivered offsets
 	Committed  int64              // -1: none
-	High       int64
+	// StartCommitted is the group's committed offset when the consumer was assigned the
+	// partition (-1: none): where this run started, and what its commits moved on from.
+	StartCommitted int64
+	High           int64
 	// Fetched records never delivered, split at the committed offset: below it they are
 	// lost (committed past), at or after it stranded (not delivered, not committed
 	// past; with --until-quiescent nothing was left to deliver them).
@@ -53,8 +65,12 @@ type ConsumedPartition struct {
 
 // Consume runs only the model consumer against data already in o.Topic, in group
 // o.Group, until ctx ends or, with untilQuiescent, until nothing is left to deliver and
-// the committed offsets caught up with the stored ones.
-func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResult, error) {
+// the committed offsets caught up with what the commit mode commits: the stored offsets
+// (--commit auto, librdkafka's auto-commit) or the ledger's frontier, the completed
+// prefix (--commit ledger: auto-commit off, the frontier committed at the auto-commit
+// interval and when the consumer stops). existing says the group had committed offsets
+// before the run (ExistingGroup); the caller decided it may run there.
+func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*ConsumeResult, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -119,6 +135,34 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 	if err != nil {
 		return nil, err
 	}
+	// The application ledger beside the engine, as in repro: with --commit ledger it
+	// commits the completed prefix; with --commit auto it only watches.
+	ft := newFrontierTracker(lp, o.Commit == CommitLedger, src, max(o.scale(o.AutoCommitInterval), time.Millisecond), trace)
+	ft.maxInFlight, ft.maxBytes = o.MaxInFlight, o.MaxInFlightBytes
+	ledgerStart := map[kpart.TopicPartition]int64{}
+	for tp, off := range startAt {
+		if off >= 0 {
+			ledgerStart[tp] = off
+		}
+	}
+	ft.assign(src.Assignment(), ledgerStart)
+	ft.attach(eng)
+	src.onAssign = func(tps []kpart.TopicPartition) {
+		// assigned again mid-run (librdkafka rejoined): the ledger starts at the
+		// group's committed offset, where librdkafka fetches from
+		start := map[kpart.TopicPartition]int64{}
+		got, err := src.committedOf(tps, o.probeTimeout())
+		if err != nil {
+			src.errs = append(src.errs, fmt.Errorf("committed offsets of the partitions assigned to %s: %w (their ledger starts with none)", src.name(), err))
+		}
+		for tp, off := range got {
+			if off >= 0 {
+				start[tp] = off
+			}
+		}
+		ft.assign(tps, start)
+	}
+	src.onRevoke = ft.revoked
 	// Rebalances from here on go through the engine's #rebalanceCallback, as in repro.
 	src.onRebalance = eng.RebalanceCallback
 	fetched := map[int32]*kpart.RangeSet{}
@@ -140,12 +184,24 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 		}
 	}
 	lp.Post(eng.Start)
-	res := &ConsumeResult{Topic: o.Topic, Group: o.Group, Policy: o.Policy}
+	res := &ConsumeResult{Topic: o.Topic, Group: o.Group, Policy: o.Policy, Commit: o.Commit, ExistingGroup: existing}
 	var runErr error
 	committed := map[kpart.TopicPartition]int64{}
 	if untilQuiescent {
-		members := []*consumer{{src: src, eng: eng}}
-		committed, runErr = o.settle(ctx, lp, func() []*consumer { return members }, nil, eng.Stored)
+		members := []*consumer{{src: src, eng: eng, ft: ft}}
+		target := eng.Stored
+		if o.Commit == CommitLedger {
+			target = func() map[kpart.TopicPartition]int64 {
+				out := map[kpart.TopicPartition]int64{}
+				for tp, f := range ft.frontiers() {
+					if f > 0 && slices.Contains(src.assignment, tp) {
+						out[tp] = f
+					}
+				}
+				return out
+			}
+		}
+		committed, runErr = o.settle(ctx, lp, func() []*consumer { return members }, nil, target)
 		res.Quiescent = runErr == nil
 	} else {
 		runErr = lp.Run(ctx, func() bool { return src.fatal != nil })
@@ -163,6 +219,15 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 	// what is committed (librdkafka commits what is stored when it closes).
 	drain(lp, eng, o.Grace)
 	eng.FlushTrace()
+	// --commit ledger: the completed owned frontier, committed before the client closes
+	// (with auto-commit, closing commits what is stored).
+	ft.shutdown()
+	for _, err := range ft.Errors {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("ledger: %v", err))
+	}
+	for _, err := range ft.Regressions {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("ledger: %v", err))
+	}
 	// The committed offsets reported are read back after the consumer closed: closing
 	// commits what is stored (auto-commit), so a read before it shows an offset lower
 	// than the group's real one (issue 16 §1).
@@ -191,9 +256,12 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 	}
 	for p := range parts {
 		tp := kpart.TopicPartition{Topic: o.Topic, Partition: p}
-		cp := ConsumedPartition{Partition: p, Committed: -1, High: highs[p]}
+		cp := ConsumedPartition{Partition: p, Committed: -1, StartCommitted: -1, High: highs[p]}
 		if c, ok := committed[tp]; ok {
 			cp.Committed = c
+		}
+		if c, ok := startAt[tp]; ok && c >= 0 {
+			cp.StartCommitted = c
 		}
 		offs := make([]int64, 0, len(del[tp]))
 		for off, n := range del[tp] {
@@ -250,4 +318,83 @@ func Consume(ctx context.Context, o Options, untilQuiescent bool) (*ConsumeResul
 		res.Verdict = verdict.Worse(res.Verdict, verdict.NoEvidence)
 	}
 	return res, runErr
+}
+
+// GroupStart is what a group holds before `repro consume` joins it: its committed
+// offsets on every topic (ExistingOffsets). A group with any is someone's progress: an
+// application's, or an earlier run's. The model consumer in it starts at those offsets
+// and commits its own deliveries over them, so the command layer refuses it unless the
+// user says it may run there (--use-existing-group).
+type GroupStart struct {
+	Group string
+	Topic string
+	// Offsets are the group's committed offsets (>= 0 only), on every topic.
+	Offsets map[kpart.TopicPartition]int64
+}
+
+// ExistingOffsets reads the committed offsets group holds, on every topic. A group the
+// broker does not know holds none.
+func ExistingOffsets(ctx context.Context, cfg kafkaconf.Config, group, topic string, timeout time.Duration) (GroupStart, error) {
+	gs := GroupStart{Group: group, Topic: topic, Offsets: map[kpart.TopicPartition]int64{}}
+	offs, err := GroupCommitted(ctx, cfg, group, "", timeout)
+	var kerr kafka.Error
+	if errors.As(err, &kerr) && kerr.Code() == kafka.ErrGroupIDNotFound {
+		return gs, nil // kfake's answer for a group it never saw (Kafka's: no offsets)
+	}
+	if err != nil {
+		return gs, fmt.Errorf("committed offsets of --group %s before the run: %w", group, err)
+	}
+	for tp, off := range offs {
+		if off >= 0 {
+			gs.Offsets[tp] = off
+		}
+	}
+	return gs, nil
+}
+
+// Exists says whether the group holds committed offsets.
+func (g GroupStart) Exists() bool { return len(g.Offsets) > 0 }
+
+// OnTopic lists the committed offsets on g.Topic as "TOPIC/P=OFFSET", by partition, and
+// how many partitions of other topics hold one.
+func (g GroupStart) OnTopic() (string, int) {
+	var tps []kpart.TopicPartition
+	others := 0
+	for tp := range g.Offsets {
+		if tp.Topic == g.Topic {
+			tps = append(tps, tp)
+		} else {
+			others++
+		}
+	}
+	kpart.Sort(tps)
+	parts := make([]string, len(tps))
+	for i, tp := range tps {
+		parts[i] = fmt.Sprintf("%s/%d=%d", tp.Topic, tp.Partition, g.Offsets[tp])
+	}
+	return strings.Join(parts, ","), others
+}
+
+// Describe says what the group holds and what a consume run in it would commit, for a
+// refusal or, when the run goes ahead, a warning. "" when it holds nothing.
+func (g GroupStart) Describe(commit CommitMode) string {
+	if !g.Exists() {
+		return ""
+	}
+	on, others := g.OnTopic()
+	var held string
+	switch {
+	case on != "" && others > 0:
+		held = fmt.Sprintf("%s, and %d partition(s) of other topics", on, others)
+	case on != "":
+		held = on
+	default:
+		held = fmt.Sprintf("none on %s, %d partition(s) of other topics", g.Topic, others)
+	}
+	what := "the offset after each record the model hands to its handler, by librdkafka's auto-commit"
+	if commit == CommitLedger {
+		what = "the ledger's frontier: the end of the prefix of records the model completed"
+	}
+	return fmt.Sprintf("--group %s already has committed offsets (%s): a run in it starts at them and commits its own progress over them (%s), up to the high watermark of %s, so the group's committed offsets move past records its own application never processed",
+		g.Group, held, what, g.Topic)
 }

@@ -390,7 +390,8 @@ func ClusterID(ctx context.Context, cfg kafkaconf.Config, timeout time.Duration)
 
 // GroupCommitted reads a group's committed offsets on topic with an admin client of
 // its own: it answers after the group's consumer closed, so it sees the commit that
-// close made (librdkafka commits what is stored when a consumer closes).
+// close made (librdkafka commits what is stored when a consumer closes). topic "": every
+// topic the group has offsets on.
 func GroupCommitted(ctx context.Context, cfg kafkaconf.Config, group, topic string, timeout time.Duration) (map[kpart.TopicPartition]int64, error) {
 	a, berrs, closeAdmin, err := newAdmin(cfg)
 	if err != nil {
@@ -406,17 +407,17 @@ func GroupCommitted(ctx context.Context, cfg kafkaconf.Config, group, topic stri
 	out := map[kpart.TopicPartition]int64{}
 	for _, g := range res.ConsumerGroupsTopicPartitions {
 		for _, p := range g.Partitions {
-			if p.Topic == nil || *p.Topic != topic {
+			if p.Topic == nil || (topic != "" && *p.Topic != topic) {
 				continue
 			}
 			if p.Error != nil {
-				return nil, fmt.Errorf("committed offset of %s/%d: %w", topic, p.Partition, p.Error)
+				return nil, fmt.Errorf("committed offset of %s/%d: %w", *p.Topic, p.Partition, p.Error)
 			}
 			off := int64(p.Offset)
 			if off < 0 {
 				off = -1
 			}
-			out[kpart.TopicPartition{Topic: topic, Partition: p.Partition}] = off
+			out[kpart.TopicPartition{Topic: *p.Topic, Partition: p.Partition}] = off
 		}
 	}
 	return out, nil

@@ -12,10 +12,15 @@
 //     for any text and runs of spaces and tabs compare equal;
 //   - <!-- runbook: skip --> right before a step shows it to the reader but does not run
 //     it (a production-only command, or one the test environment replaces);
-//   - <!-- runbook: stand-in --> right before a step marks it as the test's stand-in for
-//     the operator's own application (kstranded's model consumer joining the incident's
-//     group): the test runs it, the page says visibly that an operator does not, and a
-//     test checks that no other step consumes in "$GROUP";
+//   - <!-- runbook: application writes=FILE (what the reader does) --> right before a
+//     step: the operator's own application runs here (restarted after a repair, say) and
+//     its delivery log is cut to FILE. The step is shown, not run (as skip); the test
+//     harness plays the application instead, in Go, not as a runbook step, and writes
+//     FILE for the next step to read. No step a runbook runs may start a consumer in the
+//     incident's group ("$GROUP"): only the user's application belongs there (issue 21
+//     §3; Consumers finds them, a test checks every runbook). The old
+//     <!-- runbook: stand-in --> marker, a test consumer run in "$GROUP" as a step, is
+//     refused;
 //   - <!-- runbook-setup: NAME --> anywhere in the file names the fixture the test
 //     prepares before the first step (see runbook_test.go); the runbook tells the
 //     operator how to set the same variables ($BROKER, $GROUP, $TOPIC, $TRACE).
@@ -39,8 +44,11 @@ type Step struct {
 	Exit   int    // expected exit code
 	Expect []string
 	Skip   bool
-	// StandIn: the test's stand-in for the operator's application; not for production.
-	StandIn bool
+	// App: the operator's application runs here (<!-- runbook: application -->); the step
+	// is shown, not run (Skip), and the test harness plays the application, writing its
+	// delivery log to AppLog.
+	App    bool
+	AppLog string
 }
 
 // Runbook is a parsed runbook.
@@ -54,6 +62,7 @@ var (
 	expectRe = regexp.MustCompile(`^<!--\s*expect\s+exit=(\d+)\s*-->$`)
 	skipRe   = regexp.MustCompile(`^<!--\s*runbook:\s*skip\b.*-->$`)
 	standRe  = regexp.MustCompile(`^<!--\s*runbook:\s*stand-in\b.*-->$`)
+	appRe    = regexp.MustCompile(`^<!--\s*runbook:\s*application\s+writes=(\S+)(\s.*)?-->$`)
 	setupRe  = regexp.MustCompile(`^<!--\s*runbook-setup:\s*([A-Za-z0-9_-]+)\s*-->$`)
 )
 
@@ -68,7 +77,7 @@ func Parse(name, text string) (*Runbook, error) {
 		fenceAt  int
 		body     []string
 		skipNext bool
-		standIn  bool
+		app      string // the application's log, for the next step
 		// cur is the last step while its expectations may still follow.
 		cur       *Step
 		expectSet bool
@@ -81,8 +90,8 @@ func Parse(name, text string) (*Runbook, error) {
 			if strings.HasPrefix(trimmed, "```") && strings.Trim(trimmed, "`") == "" {
 				switch fence {
 				case "sh":
-					rb.Steps = append(rb.Steps, Step{Line: fenceAt, Code: strings.Join(body, "\n"), Skip: skipNext, StandIn: standIn})
-					cur, expectSet, skipNext, standIn = &rb.Steps[len(rb.Steps)-1], false, false, false
+					rb.Steps = append(rb.Steps, Step{Line: fenceAt, Code: strings.Join(body, "\n"), Skip: skipNext || app != "", App: app != "", AppLog: app})
+					cur, expectSet, skipNext, app = &rb.Steps[len(rb.Steps)-1], false, false, ""
 				case "text":
 					if cur != nil && !expectSet {
 						for _, l := range body {
@@ -119,8 +128,14 @@ func Parse(name, text string) (*Runbook, error) {
 			continue
 		}
 		if standRe.MatchString(trimmed) {
-			standIn = true
+			return nil, fmt.Errorf("%s:%d: <!-- runbook: stand-in --> runs a test consumer in the operator's group as a step; name the application's restart with <!-- runbook: application writes=FILE --> and let the test harness play it", name, n)
+		}
+		if m := appRe.FindStringSubmatch(trimmed); m != nil {
+			app = m[1]
 			continue
+		}
+		if strings.HasPrefix(trimmed, "<!--") && regexp.MustCompile(`runbook:\s*application`).MatchString(trimmed) {
+			return nil, fmt.Errorf("%s:%d: unreadable application step %q (want <!-- runbook: application writes=FILE ... -->)", name, n, trimmed)
 		}
 		if m := setupRe.FindStringSubmatch(trimmed); m != nil {
 			rb.Setup = m[1]

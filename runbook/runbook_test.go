@@ -132,6 +132,65 @@ var setups = map[string]func(t *testing.T, dir string) map[string]string{
 		}
 		return map[string]string{"BROKER": broker, "GROUP": "billing", "TOPIC": "orders", "TRACE": trace}
 	},
+	// transactional: 200 records in one transaction (commit marker at 200, high
+	// watermark 201), all consumed by the group's application, which the harness plays
+	// with the fixed client's model (v1.10.1) in a new group: committed at 200, lag 1.
+	"transactional": func(t *testing.T, dir string) map[string]string {
+		broker := startBroker(t)
+		trace := filepath.Join(dir, "trace.jsonl")
+		run(t, dir, 0, "repro", "produce", "--brokers", broker, "--topic", "orders", "--records", "200")
+		out := run(t, dir, 0, "repro", "consume", "--brokers", broker, "--group", "billing", "--topic", "orders",
+			"--policy", "v1.10.1", "--until-quiescent", "--time-scale", "0.002", "--fetch-wait-max", "10ms", "--trace", trace, "-o", "json")
+		var r struct {
+			Partitions []struct {
+				Partition int32 `json:"partition"`
+				Committed int64 `json:"committed"`
+			} `json:"partitions"`
+		}
+		if err := json.Unmarshal(out, &r); err != nil || len(r.Partitions) == 0 || r.Partitions[0].Committed != 200 {
+			t.Fatalf("repro consume: %v; want partition 0 committed at 200\n%s", err, out)
+		}
+		return map[string]string{"BROKER": broker, "GROUP": "billing", "TOPIC": "orders", "TRACE": trace}
+	},
+}
+
+// playApplication is the operator's application where a runbook says it runs
+// (<!-- runbook: application writes=FILE -->): the test harness, not a runbook step,
+// runs it. It is kstranded's model of the fixed client (v1.10.1) in the incident's group,
+// run until quiescent, and its delivery log is what an application's "processed" log
+// cut down with grep/awk is: one "TOPIC PARTITION OFFSET" line per record handled, in
+// dir/FILE, for the next step to read.
+func playApplication(t *testing.T, dir string, env map[string]string, file string) {
+	t.Helper()
+	out := run(t, dir, 0, "repro", "consume", "--brokers", env["BROKER"], "--group", env["GROUP"], "--use-existing-group",
+		"--topic", env["TOPIC"], "--policy", "v1.10.1", "--until-quiescent", "--time-scale", "0.002", "--fetch-wait-max", "10ms", "-o", "json")
+	var r struct {
+		Topic      string `json:"topic"`
+		Partitions []struct {
+			Partition int32 `json:"partition"`
+			Ranges    []struct {
+				First int64 `json:"first"`
+				Last  int64 `json:"last"`
+			} `json:"delivered_ranges"`
+		} `json:"partitions"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("the application (repro consume): %v\n%s", err, out)
+	}
+	var b strings.Builder
+	for _, p := range r.Partitions {
+		for _, rg := range p.Ranges {
+			for off := rg.First; off <= rg.Last; off++ {
+				fmt.Fprintf(&b, "%s %d %d\n", r.Topic, p.Partition, off)
+			}
+		}
+	}
+	if b.Len() == 0 {
+		t.Fatalf("the application delivered nothing\n%s", out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // run runs the kstranded binary in dir and returns its standard output.
@@ -199,6 +258,12 @@ func runRunbook(t *testing.T, rb *Runbook) {
 	env := setup(t, dir)
 	sh := startShell(t, dir, env)
 	for i, s := range rb.Steps {
+		if s.App {
+			start := time.Now()
+			playApplication(t, dir, env, s.AppLog)
+			t.Logf("%s:%d (%.1fs) the application ran (played by the test), its deliveries in %s", rb.Name, s.Line, time.Since(start).Seconds(), s.AppLog)
+			continue
+		}
 		if s.Skip {
 			continue
 		}
@@ -338,44 +403,6 @@ func TestMissingMatchesWithEllipsisAndSpacing(t *testing.T) {
 	}
 }
 
-// consumesInGroup: a step that joins "$GROUP" as a consumer or writes its offsets.
-var consumesInGroup = regexp.MustCompile(`kstranded\s+repro(\s+consume)?\b[^\n]*--group\s+"\$GROUP"`)
-
-// TestNoStepJoinsTheOperatorsGroupWithATestConsumer: an on-call engineer copies the
-// steps of the operator runbooks; a step that consumes in the incident's group ("$GROUP")
-// with kstranded's model consumer must be a marked, visibly labelled stand-in, or use a
-// group of its own ("$GROUP-kstranded-test"). reproduce-locally.md runs entirely on a
-// local broker and is exempt.
-func TestNoStepJoinsTheOperatorsGroupWithATestConsumer(t *testing.T) {
-	for _, f := range runbookFiles(t) {
-		if filepath.Base(f) == "reproduce-locally.md" {
-			continue
-		}
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rb, err := Parse(filepath.Base(f), string(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines := strings.Split(string(data), "\n")
-		for _, s := range rb.Steps {
-			if !consumesInGroup.MatchString(s.Code) {
-				continue
-			}
-			if !s.StandIn {
-				t.Errorf("%s:%d: a step consumes in \"$GROUP\" without <!-- runbook: stand-in -->: use --group \"$GROUP-kstranded-test\" or mark it", rb.Name, s.Line)
-				continue
-			}
-			before := strings.Join(lines[max(0, s.Line-8):s.Line-1], "\n")
-			if !strings.Contains(before, "Test stand-in: do not run this against your group") {
-				t.Errorf("%s:%d: the stand-in step is not labelled for the reader", rb.Name, s.Line)
-			}
-		}
-	}
-}
-
 // TestARunbookThatUsesJqSaysSo: a step that pipes into jq needs it; the page says so
 // before its first step.
 func TestARunbookThatUsesJqSaysSo(t *testing.T) {
@@ -399,5 +426,106 @@ func TestARunbookThatUsesJqSaysSo(t *testing.T) {
 		if !strings.Contains(intro, "`jq`") {
 			t.Errorf("%s uses jq but does not say so before its first step", rb.Name)
 		}
+	}
+}
+
+// TestNoRunbookStepStartsAConsumerInTheOperatorsGroup (issue 21 §3): tried as a new user
+// would, lost-records.md's verification step ran `repro consume --group "$GROUP"` after
+// the rewind: the model consumer received 82-199 itself, committed 202, the next step
+// said OK, and the application still missed 118 records. No step a runbook runs (every
+// step an operator pastes) may start a consumer in "$GROUP", in a variable made from
+// it, or in a group variable the page did not assign; the application's restart is an
+// <!-- runbook: application --> step, which the harness plays.
+func TestNoRunbookStepStartsAConsumerInTheOperatorsGroup(t *testing.T) {
+	for _, f := range runbookFiles(t) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, err := Parse(filepath.Base(f), string(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range GroupConsumers(rb) {
+			t.Error(v)
+		}
+	}
+}
+
+// TestGroupConsumersFindsEveryWayAStepJoinsTheGroup: the check above can fail. Its first
+// cases are the steps the issue found (lost-records.md step 6 and the first step of
+// transactional-lag.md, as they were, without their stand-in marker, which Parse now
+// refuses).
+func TestGroupConsumersFindsEveryWayAStepJoinsTheGroup(t *testing.T) {
+	const oldLostRecords6 = `kstranded repro consume --brokers "$BROKER" --group "$GROUP" --topic "$TOPIC" --policy v1.10.1 --until-quiescent --time-scale 0.002 --fetch-wait-max 10ms --trace after.jsonl`
+	cases := []struct {
+		name  string
+		steps []string // run steps, in order
+		found int
+	}{
+		{"the old lost-records.md step 6", []string{oldLostRecords6}, 1},
+		{"the old transactional-lag.md first step", []string{`kstranded repro consume --brokers "$BROKER" --group "$GROUP" --topic "$TOPIC" --policy v1.10.1 --until-quiescent --time-scale 0.002 --fetch-wait-max 10ms --trace after.jsonl`}, 1},
+		{"--group=", []string{`kstranded repro consume --brokers "$BROKER" --group="$GROUP" --topic t`}, 1},
+		{"${GROUP}", []string{`kstranded repro consume --group ${GROUP} --topic t`}, 1},
+		{"in the background, after a pipe", []string{`kstranded inspect --group "$GROUP" | head -1; kstranded repro consume --group "$GROUP" > c.log 2>&1 &`}, 1},
+		{"with a line continuation", []string{"kstranded repro consume --brokers \"$BROKER\" \\\n  --group \"$GROUP\""}, 1},
+		{"in a command substitution", []string{`N=$(kstranded repro consume --group "$GROUP" -o json | jq .lost)`}, 1},
+		{"in a quoted command substitution", []string{`echo "got $(kstranded repro consume --group "$GROUP" -o json)"`}, 1},
+		{"repro with --group", []string{`kstranded repro --brokers "$BROKER" --group "$GROUP"`}, 1},
+		{"under timeout and an env assignment", []string{`FOO=1 timeout 60 kstranded repro consume --group "$GROUP"`}, 1},
+		{"kafka-console-consumer", []string{`kafka-console-consumer.sh --bootstrap-server "$BROKER" --topic "$TOPIC" --group "$GROUP" --from-beginning`}, 1},
+		{"kafka-console-consumer with a group.id property", []string{`kafka-console-consumer --bootstrap-server "$BROKER" --topic "$TOPIC" --consumer-property group.id=$GROUP`}, 1},
+		{"kafka-verifiable-consumer", []string{`kafka-verifiable-consumer.sh --bootstrap-server "$BROKER" --topic "$TOPIC" --group-id "$GROUP"`}, 1},
+		{"kcat in balanced mode", []string{`kcat -b "$BROKER" -G "$GROUP" "$TOPIC"`}, 1},
+		{"kcat with group.id", []string{`kcat -b "$BROKER" -C -X group.id="$GROUP" -t "$TOPIC"`}, 1},
+		{"a variable made from $GROUP", []string{`export G="$GROUP"`, `kstranded repro consume --group "$G" --topic t`}, 1},
+		{"$GROUP even when the page sets it", []string{`export GROUP=$(jq -r '.runs[0].group' repro.json)`, `kstranded repro consume --group "$GROUP"`}, 1},
+		{"a group variable the page did not assign", []string{`kstranded repro consume --group "$APP_GROUP" --topic t`}, 1},
+		// what may run
+		{"a group the page made", []string{`export REHEARSAL_GROUP=$(jq -r '.runs[0].group' repro.json)`, `kstranded repro consume --group "$REHEARSAL_GROUP" --use-existing-group`}, 0},
+		{"a literal group", []string{`kstranded repro consume --group my-test-group --topic t`}, 0},
+		{"a group named with text of its own", []string{`kstranded repro consume --group "$GROUP-kstranded-test" --topic t`}, 0},
+		{"repro without --group makes its own", []string{`kstranded repro --brokers "$BROKER" --policy v1.10.0 --keep -o json > repro.json`}, 0},
+		{"the repair and the checks", []string{`kstranded rewind --brokers "$BROKER" --group "$GROUP" --delivered "$TRACE" --execute`, `kstranded inspect --brokers "$BROKER" --group "$GROUP" --delivered after.log`, `kafka-consumer-groups.sh --bootstrap-server "$BROKER" --describe --group "$GROUP"`}, 0},
+		{"a quoted mention", []string{`echo 'kstranded repro consume --group "$GROUP"' # never run this`}, 0},
+		{"kafka-console-consumer without a group", []string{`kafka-console-consumer --bootstrap-server "$BROKER" --topic "$TOPIC"`}, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rb := &Runbook{Name: "t.md"}
+			for i, code := range c.steps {
+				rb.Steps = append(rb.Steps, Step{Line: i + 1, Code: code})
+			}
+			got := GroupConsumers(rb)
+			if len(got) != c.found {
+				t.Fatalf("found %d (%q), want %d", len(got), got, c.found)
+			}
+			// a skipped or application step is not run: never listed
+			for i := range rb.Steps {
+				rb.Steps[i].Skip = true
+			}
+			if got := GroupConsumers(rb); len(got) != 0 {
+				t.Fatalf("skipped steps listed: %q", got)
+			}
+		})
+	}
+}
+
+// TestParseRefusesStandInsAndReadsApplicationSteps: the stand-in marker ran a test
+// consumer in "$GROUP" as a step; it is refused. An application step is shown, not run,
+// and names the log the harness writes.
+func TestParseRefusesStandInsAndReadsApplicationSteps(t *testing.T) {
+	if _, err := Parse("t.md", "<!-- runbook: stand-in -->\n```sh\nkstranded repro consume --group \"$GROUP\"\n```\n"); err == nil || !strings.Contains(err.Error(), "stand-in") {
+		t.Fatalf("a stand-in step: err %v, want a refusal", err)
+	}
+	if _, err := Parse("t.md", "<!-- runbook: application (no log named) -->\n```sh\nsystemctl start billing\n```\n"); err == nil {
+		t.Fatal("an application step without writes=FILE: want an error")
+	}
+	rb, err := Parse("t.md", "<!-- runbook: application writes=after.log (restart your application) -->\n```sh\nsystemctl start billing\n```\n\n```sh\nkstranded inspect --delivered after.log\n```\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rb.Steps) != 2 || !rb.Steps[0].App || !rb.Steps[0].Skip || rb.Steps[0].AppLog != "after.log" || rb.Steps[1].App || rb.Steps[1].Skip {
+		t.Fatalf("steps %+v", rb.Steps)
 	}
 }

@@ -569,15 +569,19 @@ func joinVerdicts(vs []verdict.Verdict) string {
 // Consume is the JSON document of `kstranded repro consume`.
 type Consume struct {
 	render.Meta
-	Topic       string             `json:"topic"`
-	Group       string             `json:"group"`
-	Policy      string             `json:"policy"`
-	Quiescent   bool               `json:"quiescent"`
-	Interrupted bool               `json:"interrupted"`
-	ElapsedMs   float64            `json:"elapsed_ms"`
-	Partitions  []ConsumePartition `json:"partitions"`
-	Verdict     verdict.Verdict    `json:"verdict"`
-	Warnings    []string           `json:"warnings"`
+	Topic  string `json:"topic"`
+	Group  string `json:"group"`
+	Policy string `json:"policy"`
+	Commit string `json:"commit"`
+	// ExistingGroup: the group had committed offsets before the run
+	// (--use-existing-group); each partition's committed_at_start says where.
+	ExistingGroup bool               `json:"existing_group"`
+	Quiescent     bool               `json:"quiescent"`
+	Interrupted   bool               `json:"interrupted"`
+	ElapsedMs     float64            `json:"elapsed_ms"`
+	Partitions    []ConsumePartition `json:"partitions"`
+	Verdict       verdict.Verdict    `json:"verdict"`
+	Warnings      []string           `json:"warnings"`
 }
 
 // ConsumePartition is one partition's deliveries.
@@ -587,19 +591,22 @@ type ConsumePartition struct {
 	Duplicates int                `json:"duplicates"`
 	Ranges     []traceevent.Range `json:"delivered_ranges"`
 	Committed  int64              `json:"committed"`
-	High       int64              `json:"high_watermark"`
-	Lost       kpart.RangeSet     `json:"lost"`
-	Stranded   kpart.RangeSet     `json:"stranded"`
-	Verdict    verdict.Verdict    `json:"verdict"`
+	// CommittedAtStart is the group's committed offset when the run was assigned the
+	// partition (-1: none): where it started.
+	CommittedAtStart int64           `json:"committed_at_start"`
+	High             int64           `json:"high_watermark"`
+	Lost             kpart.RangeSet  `json:"lost"`
+	Stranded         kpart.RangeSet  `json:"stranded"`
+	Verdict          verdict.Verdict `json:"verdict"`
 }
 
 // NewConsume builds the view of a consume run.
 func NewConsume(r *repro.ConsumeResult) Consume {
 	v := Consume{Meta: render.NewMeta("kstranded.consume/v1", "repro consume"), Topic: r.Topic, Group: r.Group,
-		Policy: string(r.Policy), Quiescent: r.Quiescent, Interrupted: r.Interrupted, ElapsedMs: ms(r.Elapsed), Partitions: []ConsumePartition{}, Verdict: r.Verdict, Warnings: nonNil(r.Warnings)}
+		Policy: string(r.Policy), Commit: string(r.Commit), ExistingGroup: r.ExistingGroup, Quiescent: r.Quiescent, Interrupted: r.Interrupted, ElapsedMs: ms(r.Elapsed), Partitions: []ConsumePartition{}, Verdict: r.Verdict, Warnings: nonNil(r.Warnings)}
 	for _, p := range r.Partitions {
 		v.Partitions = append(v.Partitions, ConsumePartition{Partition: p.Partition, Delivered: p.Delivered, Duplicates: p.Duplicates,
-			Ranges: nonNil(p.Ranges), Committed: p.Committed, High: p.High, Lost: nonNil(p.Lost), Stranded: nonNil(p.Stranded), Verdict: p.Verdict})
+			Ranges: nonNil(p.Ranges), Committed: p.Committed, CommittedAtStart: p.StartCommitted, High: p.High, Lost: nonNil(p.Lost), Stranded: nonNil(p.Stranded), Verdict: p.Verdict})
 	}
 	return v
 }
@@ -618,6 +625,15 @@ func PrintConsume(w io.Writer, v Consume, f render.Format, pretty bool) error {
 		state = "interrupted"
 	}
 	fmt.Fprintf(nw, "consumed %s in group %s with policy %s: %s after %.1fs\n", v.Topic, v.Group, v.Policy, state, v.ElapsedMs/1000)
+	if v.ExistingGroup {
+		var from []string
+		for _, p := range v.Partitions {
+			if p.CommittedAtStart >= 0 {
+				from = append(from, fmt.Sprintf("%d: %d -> %s", p.Partition, p.CommittedAtStart, kpart.OffsetText(p.Committed)))
+			}
+		}
+		fmt.Fprintf(nw, "the group had committed offsets before this run; committed by partition, at start -> now: %s\n", strings.Join(from, ", "))
+	}
 	g := render.Grid{Header: []string{"PARTITION", "DELIVERED", "DUPLICATES", "DELIVERED OFFSETS", "COMMITTED", "HIGH WATERMARK", "LOST", "STRANDED", "VERDICT"},
 		Align: []render.Align{render.Right, render.Right, render.Right, render.Left, render.Right, render.Right, render.Left, render.Left, render.Left}}
 	st := render.NewStyles(nw)
