@@ -282,14 +282,24 @@ func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*Co
 		in := judge.Input{Topic: o.Topic, Partition: p, From: judge.Unknown, LogStart: judge.Unknown, LastStable: judge.Unknown, HighWatermark: judge.Unknown,
 			Deliveries: &judge.Deliveries{Ranges: dels, Duplicates: int64(cp.Duplicates), Source: "the model consumer's deliveries"},
 			Commit:     judge.Commit{Known: known, Offset: c, Peak: judge.Unknown, Source: "the group's committed offsets, read back"}}
+		// the run speaks for what it consumed: from where the group stood when it was
+		// assigned the partition (else its first fetch or delivery, else nothing)
+		in.From = c
 		if f := fetched[p]; f != nil && len(*f) > 0 {
 			in.From = (*f)[0].First
-			for _, r := range *f {
+			for i, r := range *f {
+				if i > 0 {
+					// the fetcher went past these offsets without a record: nothing to deliver
+					in.Contents.Spans = append(in.Contents.Spans, judge.Span{First: (*f)[i-1].Last + 1, Last: r.First - 1, Kind: judge.Skipped})
+				}
 				in.Contents.Spans = append(in.Contents.Spans, judge.Span{First: r.First, Last: r.Last, Kind: judge.Record})
 			}
 			in.Contents.Source = "the records the consumer fetched"
 		} else if len(dels) > 0 {
 			in.From = dels[0].First
+		}
+		if cp.StartCommitted >= 0 && (in.From < 0 || cp.StartCommitted < in.From) {
+			in.From = cp.StartCommitted
 		}
 		j := judge.Judge(in)
 		cp.Verdict = j.Verdict

@@ -22,7 +22,7 @@ const InspectSchema = "kstranded.inspect/v2"
 const InspectWatchSchema = "kstranded.inspect-changes/v2"
 
 // NoEvidenceNote is what an inspection without --delivered says about loss.
-const NoEvidenceNote = "loss cannot be judged without delivery evidence (--delivered FILE)"
+const NoEvidenceNote = "NOT JUDGED: no delivery evidence, so nothing is said about lost or stranded records (lag 0 is not an all-clear); give --delivered FILE to judge"
 
 // Inspect is the JSON document of `kstranded inspect`.
 type Inspect struct {
@@ -298,7 +298,7 @@ func inspectSummaryLine(st render.Styles, v Inspect) string {
 func inspectVerdictLine(st render.Styles, v Inspect) string {
 	s := v.Summary
 	if v.Evidence == nil {
-		return fmt.Sprintf("%d partitions, total lag %d. %s", s.Partitions, s.Lag, st.Dim.Render("Note: "+NoEvidenceNote+"."))
+		return fmt.Sprintf("%s\n%d partitions, total lag %d.", st.Warn.Render(NoEvidenceNote+"."), s.Partitions, s.Lag)
 	}
 	incomplete := ""
 	if !v.Complete {
