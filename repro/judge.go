@@ -163,6 +163,8 @@ func (r *Result) incomplete() {
 		p := &r.Partitions[i]
 		if p.Verdict != verdict.Lost {
 			p.Verdict = verdict.Incomplete
+			p.Judgement.Verdict = verdict.Incomplete
+			p.Judgement.Reason = "the run stopped before the phase ended: no judgement of what it did not reach"
 		}
 		worst = verdict.Worse(worst, p.Verdict)
 	}

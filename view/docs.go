@@ -214,6 +214,9 @@ func judgementDoc(j *inspect.Judgement) *JudgementDoc {
 
 // JudgeDoc is the one judge's answer as every command's JSON carries it.
 func JudgeDoc(j judge.Judgement) *JudgementDoc {
+	if j.Verdict == "" {
+		return nil // not judged by the judge (a document built by hand)
+	}
 	return &JudgementDoc{Delivered: j.Delivered, Duplicates: j.Duplicates,
 		Lost: nonNil(j.Lost), LostCount: j.LostCount, Stranded: nonNil(j.Stranded), StrandedCount: j.StrandedCount,
 		Unrecoverable: nonNil(j.Unrecoverable), UnrecoverableCount: j.UnrecoverableCount,

@@ -125,6 +125,9 @@ type ReproPartition struct {
 	StrandedCount    int                `json:"stranded_count"`
 	SafeRewind       *int64             `json:"safe_rewind"`
 	Verdict          verdict.Verdict    `json:"verdict"`
+	// Judgement is the one judge's answer at the end of the run, the same document
+	// inspect and trace parse give.
+	Judgement *JudgementDoc `json:"judgement"`
 }
 
 // NewRepro builds the view of one or more runs.
@@ -175,7 +178,7 @@ func NewRepro(results []*repro.Result) Repro {
 				Partition: p.Partition, Produced: p.Produced, Delivered: p.Delivered, Duplicates: p.Duplicates,
 				CommittedByPhase: nonNil(p.CommittedByPhase), FrontierByPhase: nonNil(p.FrontierByPhase), VerdictByPhase: nonNil(p.VerdictByPhase), High: p.High,
 				Lost: nonNil(p.Lost), LostCount: p.LostCount(), Stranded: nonNil(p.Stranded), StrandedCount: p.StrandedCount(),
-				Verdict: p.Verdict,
+				Verdict: p.Verdict, Judgement: JudgeDoc(p.Judgement),
 			}
 			if len(p.Lost) > 0 {
 				rp.SafeRewind = ptr(p.Lost[0].First)
