@@ -236,3 +236,54 @@ func TestEveryCommandGivesTheSameVerdictOnTheSameEvidence(t *testing.T) {
 		})
 	}
 }
+
+// TestTheReprosVerdictIsEveryCommandsOnItsTrace: issue 21 §1 on the repro trace. What
+// repro judged of its own run (the producer's acknowledgements, its deliveries, the
+// commit read back) is what inspect and trace parse --group judge from the trace it wrote
+// and the group it left, and what trace parse judges from the trace alone.
+func TestTheReprosVerdictIsEveryCommandsOnItsTrace(t *testing.T) {
+	f := lossRun(t)
+	r82 := int64(82)
+	want := answer{"LOST", []rangeJSON{{82, 199, 118}}, &r82}
+	conn := []string{"--brokers", env.Brokers, "--group", f.run.Group, "--timeout", "20s", "-o", "json"}
+	got := map[string]answer{}
+	in := kstranded(t, time.Minute, append([]string{"inspect", "--delivered", f.trace}, conn...)...)
+	id := decode[struct {
+		Partitions []struct {
+			Judgement *judgementJSON `json:"judgement"`
+		} `json:"partitions"`
+	}](t, in)
+	if len(id.Partitions) != 1 || id.Partitions[0].Judgement == nil {
+		t.Fatalf("inspect: %s", in)
+	}
+	j := id.Partitions[0].Judgement
+	got["inspect"] = answer{j.Verdict, j.Lost, j.SafeRewind}
+	type traceDoc struct {
+		Partitions []struct {
+			Judgement *judgementJSON `json:"judgement"`
+		} `json:"partitions"`
+	}
+	for name, args := range map[string][]string{
+		"trace parse --group": append([]string{"trace", "parse", f.trace}, conn...),
+		"trace parse":         {"trace", "parse", f.trace, "-o", "json"},
+	} {
+		r := kstranded(t, time.Minute, args...)
+		d := decode[traceDoc](t, r)
+		if len(d.Partitions) != 1 || d.Partitions[0].Judgement == nil {
+			t.Fatalf("%s: %s", name, r)
+		}
+		j := d.Partitions[0].Judgement
+		got[name] = answer{j.Verdict, j.Lost, j.SafeRewind}
+		if r.Code != in.Code {
+			t.Errorf("%s exit %d, inspect %d", name, r.Code, in.Code)
+		}
+	}
+	for cmd, a := range got {
+		if !reflect.DeepEqual(a, want) {
+			t.Errorf("%s says %s, repro says %s", cmd, a, want)
+		}
+	}
+	if p := f.run.Partitions; len(p) != 1 || len(p[0].Lost) != 1 || p[0].Lost[0].First != 82 || p[0].Lost[0].Last != 199 {
+		t.Errorf("repro's own partitions %+v, want LOST 82-199", p)
+	}
+}
