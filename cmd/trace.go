@@ -67,6 +67,8 @@ were lost and why. Each FILE (or - for stdin; gzip is accepted) is one of:
               timestamp or time), one object a line; other lines are the application's
   pattern     an application's delivery log, one line per record handed to the handler, read
               with --pattern REGEXP naming the groups partition and offset (topic, time optional)
+  deliveries  a delivery log as inspect --delivered reads it, without --pattern: JSON lines with
+              partition and offset (pino, winston, bunyan), text TOPIC PARTITION OFFSET lines
 
 The format is detected per file (--format forces it), from the first line that decides it
 (up to 16 MiB in; with --pattern and no other format, the whole file is read with the
@@ -79,13 +81,14 @@ CACHE-EXPIRY (time since fetch and serve against max.poll.interval.ms; a kstrand
 trace's durations are scaled by its settings' time_scale and are compared as such), HOT-SPIN,
 COMMIT-REGRESSION, POSITION-PAST-UNDELIVERED, MAX-POLL-EXCEEDED.
 
-Verdicts per partition: LOST, STRANDED (dropped undelivered, the commit known and not
-past them), OK, NO EVIDENCE (no delivery in the inputs: add the application's log with
---pattern) and NO COMMIT EVIDENCE (deliveries but no commit seen: a partition the logs
-never show committed cannot be judged). --group GROUP with --brokers (and -X/--config)
-completes the inputs with the group's committed offsets read live, for the partitions the
-inputs name; the timeline marks them "read live". librdkafka logs its commits with
-debug=cgrp.
+Verdicts per partition, from the one judge every command uses (README "One judge"): LOST,
+STRANDED (dropped undelivered, the commit known and not past them), OK, NO EVIDENCE (no
+delivery in the inputs: add the application's log), NO COMMIT EVIDENCE (deliveries but no
+commit seen) and NO RECORD EVIDENCE (the commit passed undelivered offsets no fetch line
+describes). --group GROUP with --brokers (and -X/--config) judges as inspect does: the
+group's committed offsets and what the partitions' offsets hold, read live, for every
+partition of the topics the inputs name; the timeline marks them "read live". librdkafka
+logs its commits with debug=cgrp.
 
 Limits (memory stays under 256 MB whatever the input): ` + strconv.Itoa(trace.DefaultMaxPartitions) + ` partitions are tracked
 (--max-partitions); events about partitions named after them are counted, not tracked, and
@@ -100,7 +103,7 @@ it read so far marked INTERRUPTED (JSON "interrupted": true). See docs/trace-for
 			exitCodes{exitcode.Usage, ""},
 			exitCodes{exitcode.Lost, "a LOST finding exists"},
 			exitCodes{exitcode.Stranded, "records dropped undelivered, not yet committed past; none lost"},
-			exitCodes{exitcode.NoEvidence, "a partition NO EVIDENCE or NO COMMIT EVIDENCE, or an input mostly malformed"},
+			exitCodes{exitcode.NoEvidence, "a partition NO EVIDENCE, NO COMMIT EVIDENCE or NO RECORD EVIDENCE, an empty input, or a delivery log mostly malformed or ambiguous"},
 			exitCodes{exitcode.Interrupted, "the partial result printed is marked INTERRUPTED"}),
 		Example: `  kstranded trace parse repro.trace
   kstranded trace parse --max-poll-interval 15m --timeline consumer.trace
