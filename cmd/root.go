@@ -192,6 +192,7 @@ SASL work as for any librdkafka client. Secrets are never printed.
 		newSimulateCmd(g, nil),
 		newTraceCmd(g),
 		newVersionCmd(g, nil),
+		newWatchCmd(g, nil),
 	)
 	usageArgs(root)
 	root.Version = buildinfo.Version()

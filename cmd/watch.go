@@ -1,0 +1,328 @@
+package cmd
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/kstranded/kstranded/evidence"
+	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/internal/exitcode"
+	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/watch"
+)
+
+type watchOptions struct {
+	Groups     []string
+	GroupRegex string
+	Delivered  []string
+	Pattern    string
+	Listen     string
+	Interval   time.Duration
+	StallAfter time.Duration
+	Checkpoint string
+	MaxScan    int64
+	Count      int
+}
+
+// newWatchCmd builds `kstranded watch`; runF, when not nil (tests), receives the
+// validated options.
+func newWatchCmd(g *Globals, runF func(context.Context, *watchOptions) error) *cobra.Command {
+	o := &watchOptions{}
+	c := &cobra.Command{
+		Use:   "watch",
+		Short: "Judge groups continuously from their commits and the application's evidence; serve Prometheus metrics",
+		Long: `Follow consumer groups and the application's delivery evidence as it is written, and
+judge every partition at each --interval with the rule inspect uses (the one judge): LOST,
+STRANDED, OK, or not judged (NO EVIDENCE, NO COMMIT EVIDENCE, NO RECORD EVIDENCE). Lag says
+nothing of what was delivered: a commit that jumped past stranded records shows lag 0, and
+this is the alarm that fires then.
+
+A partition is STALLED when records wait past its committed offset and neither a delivery
+nor a commit came for --stall-after: a signal of its own, apart from loss.
+
+Evidence: each --delivered FILE is followed like tail -F (rotation and truncation survived;
+a FILE ending in .gz, a rotated log, is read once); - reads standard input. Every format
+inspect --delivered reads is accepted (JSON lines, text lines, repro traces, --pattern).
+Without --delivered nothing is judged, and commits and stalls are still watched.
+
+Metrics on http://--listen/metrics (Prometheus text format): kstranded_records_lost,
+kstranded_records_lost_total, kstranded_records_stranded, kstranded_partition_stalled,
+kstranded_partition_stalled_seconds, kstranded_committed_offset, kstranded_delivered_offset,
+kstranded_partition_judged (why not in the label "why"), kstranded_partition_verdict,
+kstranded_evidence_age_seconds, kstranded_evidence_lines_total, kstranded_up,
+kstranded_evaluation_duration_seconds, kstranded_evaluation_errors_total. Alert rules:
+docs/alerts/kstranded.rules.yml. A verdict change prints one line (one JSON object with
+-o json). --checkpoint FILE keeps the deliveries and verdicts across restarts (written
+atomically after each evaluation and at SIGTERM; a corrupt one is reported and ignored).
+
+` + exitHelp(exitCodes{exitcode.OK, "--count evaluations done with no loss"},
+			exitCodes{exitcode.Error, "the listener could not be bound, an evidence file unreadable"},
+			exitCodes{exitcode.Usage, ""},
+			exitCodes{exitcode.Lost, "--count evaluations done and the last found records lost"},
+			exitCodes{exitcode.Interrupted, "stopped by Ctrl-C or SIGTERM (the checkpoint is written)"}),
+		Example: `  kstranded watch --brokers kafka:9092 --group billing --delivered /var/log/app/deliveries.log
+  kstranded watch --brokers kafka:9092 --group-regex '^payments-' --delivered app.log \
+      --pattern 'processed partition=(?P<partition>\d+) offset=(?P<offset>\d+)' --listen :9638`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if len(o.Groups) == 0 && o.GroupRegex == "" {
+				return exitcode.Usagef("give --group (repeatable) or --group-regex")
+			}
+			if o.GroupRegex != "" {
+				if _, err := regexp.Compile(o.GroupRegex); err != nil {
+					return exitcode.Usagef("--group-regex: %v", err)
+				}
+			}
+			if err := positiveDur("interval", o.Interval, false); err != nil {
+				return err
+			}
+			if o.StallAfter < 0 {
+				return exitcode.Usagef("--stall-after must be >= 0, got %s", o.StallAfter)
+			}
+			if o.Count < 0 {
+				return exitcode.Usagef("--count must be >= 0, got %d", o.Count)
+			}
+			if o.Pattern != "" {
+				if len(o.Delivered) == 0 {
+					return exitcode.Usagef("--pattern reads --delivered FILE; give one")
+				}
+				if _, err := evidence.CompilePattern(o.Pattern); err != nil {
+					return exitcode.Usagef("%v", err)
+				}
+			}
+			stdin := 0
+			for _, d := range o.Delivered {
+				if d == "-" {
+					stdin++
+				}
+			}
+			if stdin > 1 {
+				return exitcode.Usagef("--delivered - (stdin) can be given once")
+			}
+			k, err := g.Kafka()
+			if err != nil {
+				return err
+			}
+			if k.Brokers == "" {
+				return exitcode.Usagef("--brokers is required (watch reads a live cluster)")
+			}
+			if runF != nil {
+				return runF(c.Context(), o)
+			}
+			return runWatch(c.Context(), g, o)
+		},
+	}
+	f := c.Flags()
+	f.StringArrayVarP(&o.Groups, "group", "g", nil, "consumer group to watch (repeatable)")
+	f.StringVar(&o.GroupRegex, "group-regex", "", "also watch every group whose name matches (listed at each evaluation)")
+	f.StringArrayVar(&o.Delivered, "delivered", nil, "delivery evidence to follow (repeatable; - for stdin)")
+	f.StringVar(&o.Pattern, "pattern", "", "read --delivered with this regular expression (named groups partition, offset; topic optional)")
+	f.StringVar(&o.Listen, "listen", "127.0.0.1:9638", "HTTP address for /metrics")
+	f.DurationVar(&o.Interval, "interval", 30*time.Second, "time between evaluations")
+	f.DurationVar(&o.StallAfter, "stall-after", 5*time.Minute, "records waiting this long with no delivery and no commit make a partition STALLED (0: never)")
+	f.StringVar(&o.Checkpoint, "checkpoint", "", "file that keeps deliveries and verdicts across restarts")
+	f.Int64Var(&o.MaxScan, "max-scan", 10_000_000, "most offsets to read per partition when classifying undelivered offsets")
+	f.IntVar(&o.Count, "count", 0, "stop after this many evaluations (0: until interrupted)")
+	return c
+}
+
+// watchCluster is inspect's cluster with the group listing --group-regex needs.
+type watchCluster struct {
+	*inspect.Kafka
+	adm *kadm.Client
+}
+
+func (c watchCluster) ListGroups(ctx context.Context) ([]string, error) {
+	ls, err := c.adm.ListGroups(ctx)
+	if err != nil {
+		return nil, c.Explain("listing groups", err)
+	}
+	return ls.Groups(), nil
+}
+
+func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
+	opts, err := g.KgoOpts()
+	if err != nil {
+		return err
+	}
+	k, err := inspect.NewKafka(opts, g.Timeout)
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	out, err := g.Format()
+	if err != nil {
+		return err
+	}
+	wo := watch.Options{Groups: o.Groups, StallAfter: o.StallAfter, MaxScan: o.MaxScan, NoEvidence: len(o.Delivered) == 0}
+	if o.GroupRegex != "" {
+		wo.GroupRegex = regexp.MustCompile(o.GroupRegex)
+	}
+	if o.Pattern != "" {
+		p, _ := evidence.CompilePattern(o.Pattern)
+		wo.Configure = func(s *evidence.Set) { s.Pattern = p }
+	}
+	var cp *watch.Checkpoint
+	if o.Checkpoint != "" {
+		if cp, err = watch.LoadCheckpoint(o.Checkpoint); err != nil {
+			fmt.Fprintf(g.IO.Err, "kstranded: watch: %v; starting without it\n", err)
+			cp = nil
+		}
+	}
+	stdin := false
+	for _, d := range o.Delivered {
+		if d == "-" {
+			stdin = true
+			continue
+		}
+		wo.Sources = append(wo.Sources, cp.Source(d))
+	}
+	w := watch.New(watchCluster{k, kadm.NewClient(k.Client())}, wo)
+	cp.Restore(w)
+	var mu sync.Mutex
+	if stdin {
+		go feedStdin(ctx, g.IO.In, w, &mu)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(watch.NewCollector(w, &mu))
+	ln, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	fmt.Fprintf(g.IO.Err, "kstranded watch: metrics on http://%s/metrics, every %s\n", ln.Addr(), o.Interval)
+	save := func() {
+		if o.Checkpoint == "" {
+			return
+		}
+		mu.Lock()
+		err := watch.SaveCheckpoint(o.Checkpoint, w)
+		mu.Unlock()
+		if err != nil {
+			fmt.Fprintf(g.IO.Err, "kstranded: watch: checkpoint: %v\n", err)
+		}
+	}
+	defer save()
+	lost := false
+	for n := 0; o.Count == 0 || n < o.Count; n++ {
+		if n > 0 {
+			select {
+			case <-ctx.Done():
+				return exitcode.ErrInterrupted
+			case <-time.After(o.Interval):
+			}
+		}
+		mu.Lock()
+		changes, err := w.Evaluate(ctx)
+		lost = false
+		for _, p := range w.Partitions() {
+			lost = lost || (p.Seen && p.Judgement.LostCount+p.Judgement.UnrecoverableCount > 0)
+		}
+		mu.Unlock()
+		if ctx.Err() != nil {
+			return exitcode.ErrInterrupted
+		}
+		if err != nil {
+			fmt.Fprintf(g.IO.Err, "kstranded: watch: evaluation: %v (kstranded_up 0; no verdicts until the cluster answers)\n", err)
+		}
+		for _, c := range changes {
+			if out == render.JSON {
+				writeChangeLine(g.IO.Out, c)
+			} else {
+				fmt.Fprintf(g.IO.Out, "%s %s %s/%d %s -> %s (lost %d, stranded %d, committed %d)%s\n", c.Time.UTC().Format(time.RFC3339),
+					c.Group, c.Topic, c.Partition, orDash(string(c.From)), c.To, c.Lost, c.Stranded, c.Committed, reasonSuffix(c.Reason))
+			}
+		}
+		save()
+	}
+	if lost {
+		return exitcode.Reported(exitcode.ErrLost)
+	}
+	return nil
+}
+
+// WatchChangeSchema names the JSON line watch prints per verdict change.
+const WatchChangeSchema = "kstranded.watch-change/v1"
+
+// writeChangeLine prints one verdict change as one JSON object on one line, for systems
+// that alert on logs. from is null at a partition's first judgement.
+func writeChangeLine(w io.Writer, c watch.Change) {
+	var from *string
+	if c.From != "" {
+		s := string(c.From)
+		from = &s
+	}
+	b, _ := json.Marshal(struct {
+		Schema string `json:"schema"`
+		watch.Change
+		From   *string `json:"from"`
+		Reason *string `json:"reason"`
+	}{WatchChangeSchema, c, from, nilIfEmpty(c.Reason)})
+	fmt.Fprintf(w, "%s\n", b)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func reasonSuffix(r string) string {
+	if r == "" {
+		return ""
+	}
+	return ": " + r
+}
+
+// feedStdin hands complete lines of r to the watcher as they arrive.
+func feedStdin(ctx context.Context, r io.Reader, w *watch.Watcher, mu *sync.Mutex) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
+	flush := func() {
+		if len(buf) == 0 {
+			return
+		}
+		mu.Lock()
+		w.Feed("stdin", buf)
+		mu.Unlock()
+		buf = buf[:0]
+	}
+	for ctx.Err() == nil {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			for errors.Is(err, bufio.ErrBufferFull) { // over-long: dropped
+				_, err = br.ReadSlice('\n')
+			}
+			continue
+		}
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			buf = append(buf, line...)
+			if br.Buffered() == 0 || len(buf) > 1<<20 {
+				flush()
+			}
+		}
+		if err != nil {
+			flush()
+			return
+		}
+	}
+}

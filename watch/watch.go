@@ -1,0 +1,401 @@
+// Package watch is kstranded's continuous alarm: it follows consumer groups and the
+// application's delivery evidence as it is written, and judges each partition at every
+// evaluation with the one judge (package judge, the rule inspect uses): LOST, STRANDED,
+// OK or not judged, plus STALLED (records waiting past the committed offset, no delivery
+// and no commit for a while: the shape of a consumer that silently stopped), a signal of
+// its own apart from loss. Lag says nothing of what was delivered: a group whose commit
+// jumped past stranded records shows lag 0, and this package is what notices.
+//
+// Memory is bounded over days: deliveries are kept as ranges, and a partition's ranges
+// below its judged floor (the committed offset, once everything below it was judged
+// delivered) are forgotten. A checkpoint (Save, Load) lets a restart remember the
+// deliveries and verdicts it saw.
+//
+// What it deliberately does not do: serve HTTP, parse flags or print (cmd does, with the
+// Prometheus collector in metrics.go), or write to the cluster.
+package watch
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/kstranded/kstranded/evidence"
+	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/internal/verdict"
+	"github.com/kstranded/kstranded/judge"
+)
+
+// Stalled is the word for a partition with records waiting and no progress.
+const Stalled = "STALLED"
+
+// Cluster is what watch needs from Kafka: inspect's snapshot and scan, and the groups.
+type Cluster interface {
+	inspect.Cluster
+	ListGroups(ctx context.Context) ([]string, error)
+}
+
+// Options configures a Watcher.
+type Options struct {
+	Groups     []string
+	GroupRegex *regexp.Regexp
+	// Sources are the delivery evidence files followed; Stdin, when set, delivers lines
+	// read from standard input (the caller feeds them with Feed).
+	Sources []*Source
+	// Configure sets up each evidence set before a chunk is read (--pattern, the
+	// delivery filter).
+	Configure func(*evidence.Set)
+	// NoEvidence: no delivery evidence was given: nothing is judged, commits and stalls
+	// are still watched.
+	NoEvidence bool
+	StallAfter time.Duration
+	MaxScan    int64
+	Now        func() time.Time
+}
+
+// Partition is the state of one watched partition.
+type Partition struct {
+	Group     string
+	Topic     string
+	Partition int32
+	// Floor: offsets below it were judged delivered (or holding no record) and their
+	// deliveries forgotten.
+	Floor     int64
+	Delivered kpart.RangeSet
+	// LostTotal counts records seen lost, over the watcher's life (a counter).
+	LostTotal  int64
+	lostNow    int64
+	Committed  int64
+	LastStable int64
+	// LastProgress is when a delivery or a commit change was last seen.
+	LastProgress time.Time
+	StalledSince time.Time
+	Judgement    judge.Judgement
+	Verdict      verdict.Verdict
+	Judged       bool
+	Seen         bool // judged at the last evaluation (the group still has it)
+}
+
+// Key names a partition of a group.
+type Key struct {
+	Group string
+	kpart.TopicPartition
+}
+
+// Change is a verdict change, one line for systems that alert on logs.
+type Change struct {
+	Time      time.Time       `json:"time"`
+	Group     string          `json:"group"`
+	Topic     string          `json:"topic"`
+	Partition int32           `json:"partition"`
+	From      verdict.Verdict `json:"from"`
+	To        verdict.Verdict `json:"to"`
+	Lost      int64           `json:"lost"`
+	Stranded  int64           `json:"stranded"`
+	Committed int64           `json:"committed"`
+	Stalled   bool            `json:"stalled"`
+	Reason    string          `json:"reason,omitempty"`
+}
+
+// SourceStats counts what a followed source gave.
+type SourceStats struct {
+	Path                    string
+	Lines, Counted, Ignored int64
+	Malformed, Skipped      int64
+	LastLine                time.Time
+}
+
+// Evaluation is the outcome of one Evaluate.
+type Evaluation struct {
+	At       time.Time
+	Duration time.Duration
+	Up       bool   // the cluster answered
+	Err      string // why not
+	Groups   int
+}
+
+// Watcher holds the state across evaluations.
+type Watcher struct {
+	opt     Options
+	cl      Cluster
+	parts   map[Key]*Partition
+	pending map[kpart.TopicPartition]kpart.RangeSet // deliveries read, by partition (topic "" when the evidence names none)
+	stats   map[string]*SourceStats
+	last    Evaluation
+	errors  int64
+	evals   int64
+}
+
+// New returns a watcher over cl.
+func New(cl Cluster, opt Options) *Watcher {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	w := &Watcher{opt: opt, cl: cl, parts: map[Key]*Partition{}, pending: map[kpart.TopicPartition]kpart.RangeSet{}, stats: map[string]*SourceStats{}}
+	for _, s := range opt.Sources {
+		w.stats[s.Path] = &SourceStats{Path: s.Path}
+	}
+	return w
+}
+
+// Feed reads lines (complete, newline-terminated) of delivery evidence from source name.
+func (w *Watcher) Feed(name string, lines []byte) {
+	if len(lines) == 0 {
+		return
+	}
+	st := w.stats[name]
+	if st == nil {
+		st = &SourceStats{Path: name}
+		w.stats[name] = st
+	}
+	set := evidence.NewSet()
+	if w.opt.Configure != nil {
+		w.opt.Configure(set)
+	}
+	if err := set.Read(bytes.NewReader(lines), name); err != nil {
+		st.Malformed += int64(bytes.Count(lines, []byte{'\n'}))
+		return
+	}
+	for _, src := range set.Sources {
+		st.Lines += int64(src.Lines + src.Ignored + src.Malformed)
+		st.Counted += int64(src.Lines)
+		st.Ignored += int64(src.Ignored)
+		st.Malformed += int64(src.Malformed)
+	}
+	if set.Sources[len(set.Sources)-1].Lines > 0 {
+		st.LastLine = w.opt.Now()
+	}
+	for tp, p := range set.Parts {
+		rs := w.pending[tp]
+		for _, r := range p.Delivered {
+			rs.Add(r.First, r.Last)
+		}
+		w.pending[tp] = rs
+	}
+}
+
+// poll reads every followed source.
+func (w *Watcher) poll() []string {
+	var errs []string
+	for _, s := range w.opt.Sources {
+		b, err := s.Poll()
+		w.Feed(s.Path, b)
+		if st := w.stats[s.Path]; st != nil {
+			st.Skipped = s.Skipped
+		}
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", s.Path, err))
+		}
+	}
+	return errs
+}
+
+// groups lists the groups to watch now.
+func (w *Watcher) groups(ctx context.Context) ([]string, error) {
+	out := append([]string(nil), w.opt.Groups...)
+	if w.opt.GroupRegex != nil {
+		all, err := w.cl.ListGroups(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range all {
+			if w.opt.GroupRegex.MatchString(g) {
+				out = append(out, g)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Evaluate reads the evidence written since the last one, then judges every partition of
+// every watched group. It returns the verdict changes. When the cluster does not answer,
+// the partitions keep their state but are marked not seen: metrics then say the broker is
+// down and give no verdict from stale data.
+func (w *Watcher) Evaluate(ctx context.Context) ([]Change, error) {
+	start := w.opt.Now()
+	w.evals++
+	srcErrs := w.poll()
+	ev := Evaluation{At: start, Up: true}
+	defer func() {
+		ev.Duration = w.opt.Now().Sub(start)
+		w.last = ev
+	}()
+	for _, p := range w.parts {
+		p.Seen = false
+	}
+	groups, err := w.groups(ctx)
+	if err != nil {
+		w.errors++
+		ev.Up, ev.Err = false, err.Error()
+		return nil, err
+	}
+	ev.Groups = len(groups)
+	var changes []Change
+	for _, g := range groups {
+		snap, err := w.cl.Snapshot(ctx, g, nil)
+		if err != nil {
+			w.errors++
+			ev.Up, ev.Err = false, err.Error()
+			return changes, fmt.Errorf("group %s: %w", g, err)
+		}
+		topics := map[string]bool{}
+		for _, o := range snap.Partitions {
+			topics[o.Topic] = true
+		}
+		for _, o := range snap.Partitions {
+			c, err := w.judge(ctx, g, o, len(topics) == 1, start)
+			if err != nil {
+				w.errors++
+				ev.Up, ev.Err = false, err.Error()
+				return changes, err
+			}
+			if c != nil {
+				changes = append(changes, *c)
+			}
+		}
+	}
+	// every watched partition took its deliveries: they are kept there (and forgotten
+	// below its floor), not here
+	clear(w.pending)
+	if len(srcErrs) > 0 {
+		ev.Err = fmt.Sprint(srcErrs)
+	}
+	return changes, ctx.Err()
+}
+
+// judge judges one partition of group g.
+func (w *Watcher) judge(ctx context.Context, g string, o inspect.Offsets, single bool, now time.Time) (*Change, error) {
+	k := Key{g, kpart.TopicPartition{Topic: o.Topic, Partition: o.Partition}}
+	p := w.parts[k]
+	if p == nil {
+		p = &Partition{Group: g, Topic: o.Topic, Partition: o.Partition, Floor: -1, Committed: -2, LastProgress: now}
+		w.parts[k] = p
+	}
+	p.Seen = true
+	// deliveries read since the last evaluation join the partition's ranges
+	grew := false
+	for _, tp := range []kpart.TopicPartition{k.TopicPartition, {Partition: o.Partition}} {
+		if tp.Topic == "" && !single {
+			continue
+		}
+		for _, r := range w.pending[tp] {
+			if p.Delivered.Contains(r.First) && p.Delivered.Contains(r.Last) {
+				continue
+			}
+			p.Delivered.Add(r.First, r.Last)
+			grew = true
+		}
+	}
+	if o.Committed != p.Committed {
+		if p.Committed != -2 {
+			grew = true
+		}
+		p.Committed = o.Committed
+	}
+	p.LastStable = o.LastStable
+	if grew {
+		p.LastProgress = now
+	}
+	before := p.Verdict
+	var j judge.Judgement
+	switch {
+	case o.Err != "":
+		j = judge.NotJudged(verdict.Error, o.Err)
+	case w.opt.NoEvidence:
+		j = judge.NotJudged(verdict.NoEvidence, "no delivery evidence given (--delivered): commits and stalls only")
+	default:
+		win := o
+		if p.Floor > win.LogStart {
+			win.LogStart = p.Floor
+		}
+		ro, sc := inspect.Read(ctx, w.cl, win, p.Delivered, w.opt.MaxScan)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		o.Err = ro.Err
+		var ev *evidence.Partition
+		if len(p.Delivered) > 0 {
+			ev = &evidence.Partition{Delivered: p.Delivered}
+		}
+		in := inspect.Input(o, ev, sc, "the followed delivery evidence")
+		if p.Floor > 0 {
+			in.From = p.Floor
+		}
+		j = judge.Judge(in)
+	}
+	p.Judgement, p.Verdict, p.Judged = j, j.Verdict, j.Verdict.Judged()
+	if j.LostCount+j.UnrecoverableCount > p.lostNow {
+		p.LostTotal += j.LostCount + j.UnrecoverableCount - p.lostNow
+	}
+	p.lostNow = j.LostCount + j.UnrecoverableCount
+	// forget what is judged: everything below the committed offset was delivered or
+	// holds no record
+	if p.Judged && j.LostCount == 0 && j.UnjudgedCount == 0 && j.UnrecoverableCount == 0 && o.Committed > p.Floor {
+		p.Floor = o.Committed
+		p.Delivered = p.Delivered.Within(p.Floor, 1<<62)
+	}
+	// stalled: records waiting past the commit, and no delivery and no commit for a while
+	waiting := o.Err == "" && o.Committed >= 0 && o.LastStable > o.Committed
+	if waiting && w.opt.StallAfter > 0 && now.Sub(p.LastProgress) >= w.opt.StallAfter {
+		if p.StalledSince.IsZero() {
+			p.StalledSince = p.LastProgress
+		}
+	} else {
+		p.StalledSince = time.Time{}
+	}
+	to := p.Verdict
+	wasStalled := before == Stalled
+	if !p.StalledSince.IsZero() && (to == verdict.OK || to == verdict.Stranded || !to.Judged()) && to != verdict.Lost {
+		to = Stalled
+	}
+	if to == before || (wasStalled && to == Stalled) {
+		p.Verdict = to
+		return nil, nil
+	}
+	p.Verdict = to
+	return &Change{Time: now, Group: g, Topic: o.Topic, Partition: o.Partition, From: before, To: to, Lost: j.LostCount + j.UnrecoverableCount,
+		Stranded: j.StrandedCount, Committed: o.Committed, Stalled: !p.StalledSince.IsZero(), Reason: j.Reason}, nil
+}
+
+// Partitions returns the partitions' state, in group, topic, partition order.
+func (w *Watcher) Partitions() []Partition {
+	out := make([]Partition, 0, len(w.parts))
+	for _, p := range w.parts {
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(i, k int) bool {
+		a, b := out[i], out[k]
+		if a.Group != b.Group {
+			return a.Group < b.Group
+		}
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		return a.Partition < b.Partition
+	})
+	return out
+}
+
+// Sources returns the evidence sources' counts.
+func (w *Watcher) Sources() []SourceStats {
+	out := make([]SourceStats, 0, len(w.stats))
+	for _, s := range w.stats {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, k int) bool { return out[i].Path < out[k].Path })
+	return out
+}
+
+// Last is the last evaluation; Errors and Evaluations count them all.
+func (w *Watcher) Last() Evaluation { return w.last }
+
+// Errors is the number of evaluations that failed.
+func (w *Watcher) Errors() int64 { return w.errors }
+
+// Evaluations is the number of evaluations run.
+func (w *Watcher) Evaluations() int64 { return w.evals }

@@ -1,0 +1,269 @@
+package watch
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/internal/verdict"
+)
+
+// fakeCluster is one topic's partition 0 in one group: the seed's 200 transactional
+// records, the marker at 200, and whatever more the test appends.
+type fakeCluster struct {
+	committed int64
+	high      int64
+	down      bool
+	scans     int
+}
+
+func (f *fakeCluster) Snapshot(ctx context.Context, group string, topics []string) (*inspect.Snapshot, error) {
+	if f.down {
+		return nil, errors.New("broker unreachable")
+	}
+	return &inspect.Snapshot{Group: inspect.Group{ID: group, State: "Empty"},
+		Partitions: []inspect.Offsets{{Topic: "t", Partition: 0, Committed: f.committed, LogStart: 0, LastStable: f.high, HighWatermark: f.high}}}, nil
+}
+
+func (f *fakeCluster) Scan(ctx context.Context, topic string, partition int32, from, to int64) (*inspect.Scan, error) {
+	f.scans++
+	sc := &inspect.Scan{From: from, To: to}
+	for _, s := range []inspect.Span{{First: 0, Last: 199, Kind: inspect.Record}, {First: 200, Last: 200, Kind: inspect.CommitMarker}, {First: 201, Last: 1 << 40, Kind: inspect.Record}} {
+		if s.Last >= from && s.First < to {
+			s.First, s.Last = max(s.First, from), min(s.Last, to-1)
+			sc.Spans = append(sc.Spans, s)
+		}
+	}
+	return sc, nil
+}
+
+func (f *fakeCluster) ListGroups(ctx context.Context) ([]string, error) { return []string{"g"}, nil }
+
+func lines(first, last int64) []byte {
+	var b bytes.Buffer
+	for o := first; o <= last; o++ {
+		b.WriteString("t 0 ")
+		b.WriteString(itoa(o))
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+func itoa(o int64) string {
+	if o == 0 {
+		return "0"
+	}
+	var d []byte
+	for ; o > 0; o /= 10 {
+		d = append([]byte{byte('0' + o%10)}, d...)
+	}
+	return string(d)
+}
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func TestALossIsFoundAtTheFirstEvaluationAfterTheCommitPassesTheStrandedRecords(t *testing.T) {
+	cl := &fakeCluster{committed: 82, high: 201}
+	ck := &clock{time.Unix(1_800_000_000, 0)}
+	w := New(cl, Options{Groups: []string{"g"}, Now: ck.now, StallAfter: time.Hour})
+	w.Feed("app.log", lines(0, 81))
+	ch, err := w.Evaluate(context.Background())
+	if err != nil || len(ch) != 1 || ch[0].To != verdict.Stranded || ch[0].Stranded != 118 {
+		t.Fatalf("phase 1: %+v %v", ch, err)
+	}
+	// the seed's phase 2: one more record, delivered, and the commit jumps to 202
+	cl.high, cl.committed = 202, 202
+	w.Feed("app.log", lines(201, 201))
+	ck.t = ck.t.Add(time.Second)
+	ch, err = w.Evaluate(context.Background())
+	if err != nil || len(ch) != 1 || ch[0].From != verdict.Stranded || ch[0].To != verdict.Lost || ch[0].Lost != 118 {
+		t.Fatalf("phase 2: %+v %v", ch, err)
+	}
+	// the metrics say so
+	var mu sync.Mutex
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(NewCollector(w, &mu))
+	want := `# HELP kstranded_records_lost Records committed past but never delivered, now (0 once a rewind re-delivers them).
+# TYPE kstranded_records_lost gauge
+kstranded_records_lost{group="g",partition="0",topic="t"} 118
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "kstranded_records_lost"); err != nil {
+		t.Fatal(err)
+	}
+	// a rewind to 82 makes the lost records stranded again; their counter stays
+	cl.committed = 82
+	ch, _ = w.Evaluate(context.Background())
+	if len(ch) != 1 || ch[0].To != verdict.Stranded {
+		t.Fatalf("after the rewind: %+v", ch)
+	}
+	if p := w.Partitions()[0]; p.LostTotal != 118 {
+		t.Fatalf("lost total %d, want 118", p.LostTotal)
+	}
+}
+
+func TestDeliveriesBelowAJudgedCommitAreForgotten(t *testing.T) {
+	cl := &fakeCluster{committed: 100, high: 201}
+	w := New(cl, Options{Groups: []string{"g"}})
+	w.Feed("app.log", lines(0, 99))
+	if _, err := w.Evaluate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p := w.Partitions()[0]
+	if p.Floor != 100 || len(p.Delivered) != 0 || p.Verdict != verdict.Stranded {
+		t.Fatalf("floor %d delivered %v verdict %s, want 100, none, STRANDED", p.Floor, p.Delivered, p.Verdict)
+	}
+	// what lies below the floor is not read again
+	cl.committed = 150
+	w.Feed("app.log", lines(100, 149))
+	scans := cl.scans
+	if _, err := w.Evaluate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if p := w.Partitions()[0]; p.Floor != 150 || p.Verdict != verdict.Stranded || p.Judgement.LostCount != 0 || cl.scans != scans+1 {
+		t.Fatalf("%+v", p)
+	}
+}
+
+func TestAPartitionWithRecordsWaitingAndNoProgressIsStalled(t *testing.T) {
+	cl := &fakeCluster{committed: 82, high: 201}
+	ck := &clock{time.Unix(1_800_000_000, 0)}
+	w := New(cl, Options{Groups: []string{"g"}, Now: ck.now, StallAfter: 5 * time.Minute})
+	w.Feed("app.log", lines(0, 81))
+	w.Evaluate(context.Background())
+	ck.t = ck.t.Add(4 * time.Minute)
+	if ch, _ := w.Evaluate(context.Background()); len(ch) != 0 {
+		t.Fatalf("stalled too early: %+v", ch)
+	}
+	ck.t = ck.t.Add(2 * time.Minute)
+	ch, _ := w.Evaluate(context.Background())
+	if len(ch) != 1 || ch[0].To != Stalled || !ch[0].Stalled {
+		t.Fatalf("%+v", ch)
+	}
+	// a delivery is progress
+	w.Feed("app.log", lines(82, 82))
+	ch, _ = w.Evaluate(context.Background())
+	if len(ch) != 1 || ch[0].To != verdict.Stranded {
+		t.Fatalf("after a delivery: %+v", ch)
+	}
+}
+
+func TestABrokerThatDoesNotAnswerGivesNoVerdictFromStaleData(t *testing.T) {
+	cl := &fakeCluster{committed: 202, high: 202}
+	w := New(cl, Options{Groups: []string{"g"}})
+	w.Feed("app.log", lines(0, 81))
+	w.Evaluate(context.Background())
+	cl.down = true
+	if _, err := w.Evaluate(context.Background()); err == nil {
+		t.Fatal("no error from a broker that is down")
+	}
+	var mu sync.Mutex
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(NewCollector(w, &mu))
+	n, err := testutil.GatherAndCount(reg, "kstranded_records_lost")
+	if err != nil || n != 0 {
+		t.Fatalf("%d lost series while the broker is down (%v)", n, err)
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader("# HELP kstranded_up 1 when the last evaluation read the cluster; 0 when the broker did not answer (no verdict is then given).\n# TYPE kstranded_up gauge\nkstranded_up 0\n"), "kstranded_up"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestASourceSurvivesRotationTruncationAndPartialLines(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.log")
+	write := func(p, s string, flag int) {
+		f, err := os.OpenFile(p, flag|os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(s)
+		f.Close()
+	}
+	s := NewSource(path, 0, 0)
+	if b, err := s.Poll(); err != nil || len(b) != 0 {
+		t.Fatalf("a file not yet there: %q %v", b, err)
+	}
+	write(path, "t 0 1\nt 0 2\nt 0 ", os.O_TRUNC)
+	if b, _ := s.Poll(); string(b) != "t 0 1\nt 0 2\n" {
+		t.Fatalf("first poll %q", b)
+	}
+	write(path, "3\n", os.O_APPEND)
+	if b, _ := s.Poll(); string(b) != "t 0 3\n" {
+		t.Fatalf("the partial line completed: %q", b)
+	}
+	// rotation: the old file renamed, a new one created; the old one's tail is read first
+	write(path, "t 0 4\n", os.O_APPEND)
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	write(path, "t 0 5\n", os.O_TRUNC)
+	if b, _ := s.Poll(); string(b) != "t 0 4\nt 0 5\n" {
+		t.Fatalf("after rotation %q", b)
+	}
+	// truncation in place (copytruncate): the file is shorter than what was read
+	write(path, "t 0 55\n", os.O_APPEND)
+	if b, _ := s.Poll(); string(b) != "t 0 55\n" {
+		t.Fatalf("before truncation %q", b)
+	}
+	write(path, "t 0 6\n", os.O_TRUNC)
+	if b, _ := s.Poll(); string(b) != "t 0 6\n" {
+		t.Fatalf("after truncation %q", b)
+	}
+	// a gzip rotated file is read once
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("t 0 7\nt 0 8"))
+	zw.Close()
+	os.WriteFile(path+".2.gz", gz.Bytes(), 0o644)
+	g := NewSource(path+".2.gz", 0, 0)
+	if b, _ := g.Poll(); string(b) != "t 0 7\nt 0 8\n" {
+		t.Fatalf("gzip %q", b)
+	}
+	if b, _ := g.Poll(); len(b) != 0 {
+		t.Fatalf("gzip read twice: %q", b)
+	}
+}
+
+func TestACheckpointRestoresDeliveriesAndACorruptOneIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cp.json")
+	cl := &fakeCluster{committed: 202, high: 202}
+	w := New(cl, Options{Groups: []string{"g"}})
+	w.Feed("app.log", lines(0, 81))
+	w.Feed("app.log", lines(201, 201))
+	w.Evaluate(context.Background())
+	if err := SaveCheckpoint(path, w); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := LoadCheckpoint(path)
+	if err != nil || cp == nil {
+		t.Fatal(err)
+	}
+	w2 := New(cl, Options{Groups: []string{"g"}})
+	cp.Restore(w2)
+	ch, _ := w2.Evaluate(context.Background())
+	if p := w2.Partitions()[0]; p.Verdict != verdict.Lost || p.Judgement.LostCount != 118 || p.LostTotal != 118 || len(ch) != 0 {
+		t.Fatalf("restored: %+v, changes %+v (the verdict it gave is remembered: no change)", p, ch)
+	}
+	os.WriteFile(path, []byte(`{"schema":"kstranded.watch-checkpoint/v1","partitions":[{"delivered":[{"first":5,"last":1}]}]}`), 0o644)
+	if _, err := LoadCheckpoint(path); err == nil {
+		t.Fatal("a corrupt checkpoint was trusted")
+	}
+	os.WriteFile(path, []byte("{not json"), 0o644)
+	if _, err := LoadCheckpoint(path); err == nil {
+		t.Fatal("a corrupt checkpoint was trusted")
+	}
+}
