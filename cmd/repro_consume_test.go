@@ -79,9 +79,10 @@ func TestReproConsumeInAGroupItDidNotCreate(t *testing.T) {
 				t.Fatalf("exit %d, want %d\n%s\n%s", code, c.code, out, errs)
 			}
 			if c.code != 0 {
+				// -o json: the refusal is the one JSON document on stdout
 				for _, s := range c.stderr {
-					if !strings.Contains(errs, s) {
-						t.Errorf("the refusal does not say %q:\n%s", s, errs)
+					if !strings.Contains(out+errs, s) {
+						t.Errorf("the refusal does not say %q:\n%s%s", s, out, errs)
 					}
 				}
 				return

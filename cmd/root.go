@@ -242,7 +242,21 @@ func Main(args []string, in io.Reader, out, errw io.Writer) int {
 	return run(ctx, args, IO{In: in, Out: out, Err: errw})
 }
 
+// countingWriter remembers whether anything was written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
 func run(ctx context.Context, args []string, streams IO) int {
+	out := &countingWriter{w: streams.Out}
+	streams.Out = out
 	g := &Globals{IO: streams}
 	root := NewRoot(g)
 	root.SetArgs(args)
@@ -263,8 +277,15 @@ func run(ctx context.Context, args []string, streams IO) int {
 			msg = kafkaconf.ExplainError(k.Props, msg)
 		}
 		if wantsJSON(g, args) {
+			// every outcome is one JSON document on stdout: the error is that document
+			// when the command printed none (a command that printed its document and
+			// then failed says so on stderr, keeping stdout one document)
 			command := strings.TrimSpace(strings.TrimPrefix(c.CommandPath(), root.Name()))
-			_ = render.WriteJSON(streams.Err, ErrorDoc{Meta: render.NewMeta(ErrorSchema, command), Error: msg, ExitCode: exitcode.Code(err)})
+			to := io.Writer(out)
+			if out.n > 0 {
+				to = streams.Err
+			}
+			_ = render.WriteJSON(to, ErrorDoc{Meta: render.NewMeta(ErrorSchema, command), Error: msg, ExitCode: exitcode.Code(err)})
 		} else {
 			fmt.Fprintln(streams.Err, "kstranded: "+msg)
 		}
@@ -272,10 +293,11 @@ func run(ctx context.Context, args []string, streams IO) int {
 	return exitcode.Code(err)
 }
 
-// ErrorSchema names the JSON document of an error (with -o json, on stderr).
+// ErrorSchema names the JSON document of an error (with -o json: on stdout when the
+// command printed nothing there, else on stderr).
 const ErrorSchema = "kstranded.error/v1"
 
-// ErrorDoc is what a failed command writes to stderr with -o json.
+// ErrorDoc is what a failed command writes with -o json.
 type ErrorDoc struct {
 	render.Meta
 	Error    string `json:"error"`
