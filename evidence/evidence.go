@@ -24,7 +24,9 @@
 // line numbers.
 //
 // No verdict without evidence: Insufficient says when a set cannot support one (no
-// delivery read at all, or a file whose lines are mostly malformed), so that the caller
+// delivery read at all, a file whose lines are mostly malformed, or an application log
+// whose lines with a partition and an offset are of several kinds and no When says which
+// one means delivered: Ambiguity), so that the caller
 // says NO EVIDENCE instead of a false all-clear. An empty file reads as no evidence;
 // binary data and a truncated gzip are errors.
 //
@@ -41,6 +43,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -114,8 +117,116 @@ type Source struct {
 	Gzip      bool
 	Records   int64 // deliveries read (before de-duplication)
 	Lines     int   // lines (or trace parse entries) that named deliveries
-	Ignored   int   // well-formed lines that name no delivery (other log lines)
+	Ignored   int   // well-formed lines that name no delivery (other log lines, lines --delivered-when left out)
 	Malformed int
+	// Kinds says what was counted and what was ignored, per kind of line, in the order
+	// the kinds first appear: the sum of their Lines is Lines + Ignored.
+	Kinds []Kind
+}
+
+// Kind is one kind of line in a source, and whether its lines were counted as
+// deliveries. JSON log lines that carry a partition and an offset are told apart by
+// their message (the top-level msg or message string: MessageOf), so that a log with
+// "processing" and "processed" lines, or heartbeats that mention an offset, shows each
+// kind with its count and offsets; other lines are one kind per format ("serve events",
+// "text (ranges)", "other log lines", ...).
+type Kind struct {
+	Name string // `msg=processed`, `msg="heartbeat ok, lag check"`, "serve events", ...
+	// Field and Value: the message field (msg or message) and its value, for a kind of
+	// JSON log line told apart by its message; empty otherwise.
+	Field, Value string
+	// AppLog: a kind of application log line that carries deliveries (JSON lines, lines
+	// read through --pattern). When one source has more than one such kind and no When
+	// picks among them, the evidence is ambiguous (Ambiguity).
+	AppLog  bool
+	Counted bool // its lines were read as deliveries
+	Lines   int
+	// First and Last are the lowest and highest offset its lines name, over all
+	// partitions; -1 when its lines name none.
+	First, Last int64
+	Sample      string // the first line of the kind, cut to 120 bytes
+	Why         string // for a kind not counted: why its lines were ignored
+}
+
+// Ambiguity says why a source's deliveries cannot be taken as they are, or "": more than
+// one kind of application log line carries a partition and an offset, and nothing (no
+// When) said which one means "delivered". Counting them all would count a record the
+// handler started but never finished ("processing" without "processed"), or a heartbeat
+// that mentions an offset, as delivered: a rewind planned from it skips records. The
+// reason lists each kind with its line count and offsets and names the flag.
+func Ambiguity(source string, kinds []Kind) string {
+	var app []Kind
+	for _, k := range kinds {
+		if k.AppLog && k.Counted {
+			app = append(app, k)
+		}
+	}
+	if len(app) < 2 {
+		return ""
+	}
+	parts := make([]string, len(app))
+	for i, k := range app {
+		parts[i] = fmt.Sprintf("%s (%s)", k.Name, k.Tally())
+	}
+	return fmt.Sprintf("%s: %d kinds of line carry a partition and an offset: %s; counting them all could count records "+
+		"the handler never finished as delivered: say which kind means delivered with %s", source, len(app),
+		strings.Join(parts, ", "), suggestWhen(app))
+}
+
+// Tally is "83 lines, offsets 0-201" ("3 lines" when they name no offset).
+func (k Kind) Tally() string {
+	s := fmt.Sprintf("%d lines", k.Lines)
+	if k.First >= 0 {
+		if k.First == k.Last {
+			s += fmt.Sprintf(", offset %d", k.First)
+		} else {
+			s += fmt.Sprintf(", offsets %d-%d", k.First, k.Last)
+		}
+	}
+	return s
+}
+
+// looksDone is a message that says a handler finished a record.
+var looksDone = regexp.MustCompile(`(?i)\b(processed|handled|delivered|consumed|done|completed?|finished|succeeded|success)\b`)
+
+// suggestWhen is the flag for the kind that reads most like a finished record (else
+// the first), or the flag's grammar when the kinds have no message.
+func suggestWhen(kinds []Kind) string {
+	pick := -1
+	for i, k := range kinds {
+		if k.Field != "" && looksDone.MatchString(k.Value) {
+			pick = i
+			break
+		}
+	}
+	if pick < 0 {
+		for i, k := range kinds {
+			if k.Field != "" {
+				pick = i
+				break
+			}
+		}
+	}
+	if pick < 0 {
+		return WhenFlag + " FIELD=VALUE (or FIELD~REGEXP, or ~REGEXP on the whole line)"
+	}
+	return fmt.Sprintf("%s %s (or FIELD=VALUE, FIELD~REGEXP, ~REGEXP on the whole line)", WhenFlag, shellWord(kinds[pick].Field+"="+kinds[pick].Value))
+}
+
+// shellWord quotes s for a shell when it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// messageKindName names a kind by its message: msg=processed, msg="two words".
+func messageKindName(field, value string) string {
+	if value != "" && strings.Trim(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:/-") == "" {
+		return field + "=" + value
+	}
+	return field + "=" + strconv.Quote(value)
 }
 
 // Set is the evidence from all files.
@@ -125,13 +236,17 @@ type Set struct {
 	Parts     map[kpart.TopicPartition]*Partition
 	// Pattern, when set before reading, reads every line through it (--pattern).
 	Pattern *Pattern
+	// When, when set before reading, picks the application log lines that are
+	// deliveries (--delivered-when); the others are ignored, counted under their kind.
+	When *When
 }
 
 // Insufficient says why the set cannot support a verdict, or "" when it can: no
 // delivery read from any file (an empty file, only other log lines, a pattern that
 // matched nothing, every line malformed), or a file with more malformed lines than
 // delivery lines (the reader did not understand it: what it missed may be what was
-// delivered). The caller says NO EVIDENCE, with Hint, instead of judging.
+// delivered), or, without a When, a source whose deliveries come from more than one kind
+// of application log line (Ambiguity). The caller says NO EVIDENCE, with Hint, instead of judging.
 func (s *Set) Insufficient() string {
 	if len(s.Sources) == 0 {
 		return "no evidence file was read"
@@ -148,7 +263,17 @@ func (s *Set) Insufficient() string {
 		if s.Pattern != nil {
 			why += fmt.Sprintf(", --pattern %s matched no delivery", quoteShort(s.Pattern.String()))
 		}
+		if s.When != nil {
+			why += fmt.Sprintf(", %s %s matched no delivery line", WhenFlag, quoteShort(s.When.String()))
+		}
 		return why + ")"
+	}
+	if s.When == nil {
+		for _, src := range s.Sources {
+			if why := Ambiguity(src.Name, src.Kinds); why != "" {
+				return why
+			}
+		}
 	}
 	for _, src := range s.Sources {
 		if src.Malformed > src.Lines {
@@ -351,6 +476,9 @@ func (s *Set) Parse(data []byte, name string) {
 	default:
 		p.lines(data)
 	}
+	for _, k := range p.kinds {
+		src.Kinds = append(src.Kinds, *k)
+	}
 	s.Sources = append(s.Sources, src)
 }
 
@@ -360,10 +488,80 @@ type parser struct {
 	shown   int
 	topic   string // trace header topic
 	inTrace bool   // a kstranded.trace/v1 line was seen: JSON lines are trace events
+	kinds   []*Kind
+	byKey   map[string]*Kind
+	// pend: the offsets the line being read named (add and span widen it), for its
+	// kind's First and Last once the line's kind is known.
+	pend    kpart.Range
+	hasPend bool
+}
+
+// The kinds of line that are not told apart by a message.
+const (
+	kindServe       = "serve events"
+	kindTraceOther  = "other trace events"
+	kindTraceParse  = "trace parse partition entries"
+	kindOtherLog    = "other log lines (no partition and offset)"
+	kindPattern     = "lines matching --pattern"
+	kindNoPattern   = "lines --pattern does not match"
+	kindJSONNoMsg   = "JSON lines without a msg or message"
+	whyNoDelivery   = "name no partition and offset"
+	whyTraceOther   = "not serve events"
+	whyNoPatternHit = "not matched by --pattern"
+)
+
+// kind counts one line as being of kind k (Name, Field, Value, AppLog, Counted and Why
+// set) with the offsets the line named (add, span).
+func (p *parser) kind(k Kind, line string) {
+	if p.byKey == nil {
+		p.byKey = map[string]*Kind{}
+	}
+	key := fmt.Sprintf("%s\x00%s\x00%s\x00%t", k.Name, k.Field, k.Value, k.Counted)
+	e := p.byKey[key]
+	if e == nil {
+		e = &k
+		e.First, e.Last = -1, -1
+		if len(line) > 120 {
+			line = line[:120] + "..."
+		}
+		e.Sample = line
+		p.byKey[key] = e
+		p.kinds = append(p.kinds, e)
+	}
+	e.Lines++
+	if p.hasPend {
+		if e.First < 0 || p.pend.First < e.First {
+			e.First = p.pend.First
+		}
+		if p.pend.Last > e.Last {
+			e.Last = p.pend.Last
+		}
+	}
+	p.hasPend = false
+}
+
+// span notes that the line being read names the offsets iv (add calls it; a reader
+// calls it for a line it ignores, so that its kind still shows its offsets).
+func (p *parser) span(iv kpart.Range) {
+	if !p.hasPend {
+		p.pend, p.hasPend = iv, true
+		return
+	}
+	p.pend.First = min(p.pend.First, iv.First)
+	p.pend.Last = max(p.pend.Last, iv.Last)
+}
+
+// messageKind is the kind of a JSON application log line that carries a delivery.
+func messageKind(top map[string]any, counted bool, why string) Kind {
+	if f, v, ok := MessageOf(top); ok {
+		return Kind{Name: messageKindName(f, v), Field: f, Value: v, AppLog: true, Counted: counted, Why: why}
+	}
+	return Kind{Name: kindJSONNoMsg, AppLog: true, Counted: counted, Why: why}
 }
 
 func (p *parser) bad(line int, text, reason string) {
 	p.src.Malformed++
+	p.hasPend = false
 	if p.shown < MaxShownMalformed {
 		p.shown++
 		if len(text) > 120 {
@@ -374,6 +572,7 @@ func (p *parser) bad(line int, text, reason string) {
 }
 
 func (p *parser) add(topic string, partition int32, iv kpart.Range) {
+	p.span(iv)
 	p.src.Records += iv.Len()
 	p.set.add(kpart.TopicPartition{Topic: topic, Partition: partition}, iv)
 }
@@ -411,6 +610,7 @@ func (p *parser) lines(data []byte) {
 		if k := p.textLine(n, line); k != "" {
 			p.src.Lines++
 			kinds["text ("+k+")"] = true
+			p.kind(Kind{Name: "text (" + k + ")", Counted: true}, line)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -448,19 +648,69 @@ func joinKinds(kinds map[string]bool) string {
 	return strings.Join(other, " + ")
 }
 
+// patternLine reads one line through --pattern, and through --delivered-when when set
+// (a line must match both). A matched line that is a JSON object is of the kind of its
+// message, as a JSON line is, so that a pattern over a JSON log is told apart the same way.
 func (p *parser) patternLine(pat *Pattern, n int, line []byte) {
 	d, matched, err := pat.Match(line)
-	switch {
-	case !matched:
-		if len(bytes.TrimSpace(line)) > 0 {
+	text := strings.TrimSpace(string(line))
+	if !matched {
+		if text != "" {
 			p.src.Ignored++
+			p.kind(Kind{Name: kindNoPattern, Why: whyNoPatternHit}, text)
 		}
-	case err != nil:
-		p.bad(n, string(line), err.Error())
-	default:
-		p.src.Lines++
-		p.add(d.Topic, d.Partition, kpart.Range{First: d.Offset, Last: d.Offset})
+		return
 	}
+	var top, nested map[string]any
+	if strings.HasPrefix(text, "{") {
+		top, _ = decodeObject(text)
+		if top != nil && !hasDelivery(top) {
+			nested = nestedDelivery(top)
+		}
+	}
+	kindOf := func(counted bool, why string) Kind {
+		if top != nil {
+			return messageKind(top, counted, why)
+		}
+		return Kind{Name: kindPattern, AppLog: true, Counted: counted, Why: why}
+	}
+	if w := p.set.When; w != nil && !w.Match(line, top, nested) {
+		p.src.Ignored++
+		if err == nil {
+			p.span(kpart.Range{First: d.Offset, Last: d.Offset})
+		}
+		p.kind(kindOf(false, "not "+WhenFlag+" "+w.String()), text)
+		return
+	}
+	if err != nil {
+		p.bad(n, string(line), err.Error())
+		return
+	}
+	p.src.Lines++
+	p.add(d.Topic, d.Partition, kpart.Range{First: d.Offset, Last: d.Offset})
+	p.kind(kindOf(true, ""), text)
+}
+
+// decodeObject decodes one JSON object line, numbers as json.Number.
+func decodeObject(line string) (map[string]any, error) {
+	d := json.NewDecoder(strings.NewReader(line))
+	d.UseNumber()
+	var top map[string]any
+	if err := d.Decode(&top); err != nil {
+		return nil, err
+	}
+	return top, nil
+}
+
+// nestedDelivery is the object one level under top (msg, message, record, kafka) that
+// names a partition and an offset, or nil.
+func nestedDelivery(top map[string]any) map[string]any {
+	for _, k := range nestKeys {
+		if m, ok := top[k].(map[string]any); ok && hasDelivery(m) {
+			return m
+		}
+	}
+	return nil
 }
 
 func isTraceLine(line string) bool {
@@ -506,8 +756,10 @@ func (p *parser) traceLine(n int, line string) bool {
 		for _, o := range e.Offsets {
 			p.add(p.topic, *e.Partition, kpart.Range{First: o, Last: o})
 		}
+		p.kind(Kind{Name: kindServe, Counted: true}, line)
 	default:
 		p.src.Ignored++
+		p.kind(Kind{Name: kindTraceOther, Why: whyTraceOther}, line)
 	}
 	return true
 }
@@ -519,32 +771,38 @@ var nestKeys = []string{"msg", "message", "record", "kafka"}
 
 // jsonLine reads one JSON object that is not a trace event; it reports whether the line
 // named a delivery.
+//
+// A line that names a delivery is of the kind of its message (MessageOf); with a When,
+// a line it does not match is ignored, under its kind, before its numbers are checked
+// (it is no delivery line, so it cannot be a malformed one).
 func (p *parser) jsonLine(n int, line string) bool {
-	d := json.NewDecoder(strings.NewReader(line))
-	d.UseNumber()
-	var top map[string]any
-	if err := d.Decode(&top); err != nil {
+	top, err := decodeObject(line)
+	if err != nil {
 		p.bad(n, line, "not JSON: "+jsonReason(err))
 		return false
 	}
-	obj := top
+	obj, nested := top, map[string]any(nil)
 	if !hasDelivery(obj) {
-		obj = nil
-		for _, k := range nestKeys {
-			if m, ok := top[k].(map[string]any); ok && hasDelivery(m) {
-				obj = m
-				break
-			}
-		}
+		obj = nestedDelivery(top)
+		nested = obj
 	}
 	if obj == nil {
 		p.src.Ignored++ // another log line: names no partition and offset
+		p.kind(Kind{Name: kindOtherLog, Why: whyNoDelivery}, line)
 		return false
 	}
 	ps, ok1 := numberText(obj["partition"])
 	os, ok2 := numberText(obj["offset"])
 	part, err1 := parsePartition(ps)
 	off, err2 := parseOffset(os)
+	if w := p.set.When; w != nil && !w.Match([]byte(line), top, nested) {
+		p.src.Ignored++
+		if ok2 && err2 == nil {
+			p.span(kpart.Range{First: off, Last: off})
+		}
+		p.kind(messageKind(top, false, "not "+WhenFlag+" "+w.String()), line)
+		return false
+	}
 	if !ok1 || !ok2 || err1 != nil || err2 != nil {
 		p.bad(n, line, fmt.Sprintf("partition %v and offset %v must be numbers >= 0 (or strings holding them)", obj["partition"], obj["offset"]))
 		return false
@@ -559,6 +817,7 @@ func (p *parser) jsonLine(n int, line string) bool {
 	}
 	p.src.Lines++
 	p.add(topic, part, kpart.Range{First: off, Last: off})
+	p.kind(messageKind(top, true, ""), line)
 	return true
 }
 
