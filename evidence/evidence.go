@@ -119,8 +119,9 @@ type Source struct {
 	Lines     int   // lines (or trace parse entries) that named deliveries
 	Ignored   int   // well-formed lines that name no delivery (other log lines, lines --delivered-when left out)
 	Malformed int
-	// Kinds says what was counted and what was ignored, per kind of line, in the order
-	// the kinds first appear: the sum of their Lines is Lines + Ignored.
+	// Kinds says what was counted and what was ignored, per kind of line: the counted
+	// kinds first, each in the order they first appear. Their Lines add up to Lines +
+	// Ignored.
 	Kinds []Kind
 }
 
@@ -479,6 +480,15 @@ func (s *Set) Parse(data []byte, name string) {
 	for _, k := range p.kinds {
 		src.Kinds = append(src.Kinds, *k)
 	}
+	slices.SortStableFunc(src.Kinds, func(a, b Kind) int { // counted first
+		if a.Counted == b.Counted {
+			return 0
+		}
+		if a.Counted {
+			return -1
+		}
+		return 1
+	})
 	s.Sources = append(s.Sources, src)
 }
 
@@ -501,13 +511,13 @@ const (
 	kindServe       = "serve events"
 	kindTraceOther  = "other trace events"
 	kindTraceParse  = "trace parse partition entries"
-	kindOtherLog    = "other log lines (no partition and offset)"
+	kindOtherLog    = "other log lines"
 	kindPattern     = "lines matching --pattern"
-	kindNoPattern   = "lines --pattern does not match"
+	kindNoPattern   = "other lines"
 	kindJSONNoMsg   = "JSON lines without a msg or message"
-	whyNoDelivery   = "name no partition and offset"
-	whyTraceOther   = "not serve events"
-	whyNoPatternHit = "not matched by --pattern"
+	whyNoDelivery   = "no partition and offset"
+	whyTraceOther   = "only serve events name deliveries"
+	whyNoPatternHit = "--pattern does not match them"
 )
 
 // kind counts one line as being of kind k (Name, Field, Value, AppLog, Counted and Why
