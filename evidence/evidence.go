@@ -19,6 +19,14 @@
 //   - with a Pattern (--pattern REGEXP), every line of every file is read through it
 //     instead, as `trace parse --pattern` reads it: lines it does not match are ignored.
 //
+// Every line is of a kind (Kind), and each source lists its kinds with what was
+// counted and what was ignored. JSON log lines that carry a delivery are told apart by
+// their message (the top-level msg or message string); a source whose deliveries come
+// from more than one such kind (pino's "processing" and "processed", a heartbeat that
+// mentions an offset) is ambiguous (Ambiguity) until a When (--delivered-when) picks the
+// lines that mean delivered. Traces, trace parse output and text lines are never
+// ambiguous, and a When does not filter them.
+//
 // Lines that name no topic get the empty topic; the caller resolves it (inspect uses the
 // only topic in scope). Malformed lines are counted and the first few kept with their
 // line numbers.
@@ -174,9 +182,13 @@ func Ambiguity(source string, kinds []Kind) string {
 		strings.Join(parts, ", "), suggestWhen(app))
 }
 
-// Tally is "83 lines, offsets 0-201" ("3 lines" when they name no offset).
+// Tally is "83 lines, offsets 0-201" ("3 lines" when they name no offset; "1 line,
+// offset 82").
 func (k Kind) Tally() string {
 	s := fmt.Sprintf("%d lines", k.Lines)
+	if k.Lines == 1 {
+		s = "1 line"
+	}
 	if k.First >= 0 {
 		if k.First == k.Last {
 			s += fmt.Sprintf(", offset %d", k.First)
@@ -282,6 +294,20 @@ func (s *Set) Insufficient() string {
 		}
 	}
 	return ""
+}
+
+// Settle says what would let the set support a verdict, for a caller that says NO
+// EVIDENCE with Insufficient's reason: for ambiguous kinds of line, the flag that picks
+// one (the reason lists them); else what evidence this package reads (Hint).
+func (s *Set) Settle() string {
+	if s.When == nil {
+		for _, src := range s.Sources {
+			if Ambiguity(src.Name, src.Kinds) != "" {
+				return "to judge, name the kind of line that means delivered with " + WhenFlag
+			}
+		}
+	}
+	return "to judge, " + Hint
 }
 
 // NewSet returns an empty set.

@@ -98,7 +98,7 @@ func NewInspect(r *inspect.Report) Inspect {
 		v.Note = NoEvidenceNote
 	} else {
 		if v.Verdict != nil && *v.Verdict == verdict.NoEvidence {
-			v.Settle = inspect.SettleHint
+			v.Settle = Text(r.Evidence.Settle())
 			if v.NoEvidence == "" {
 				v.Settle = "to judge every partition, give evidence that names its topic, or limit the inspection with --topic"
 			}
@@ -400,14 +400,11 @@ func printEvidence(w io.Writer, st render.Styles, ev *InspectEvidence, group str
 //	ignored msg=processing: 83 lines, offsets 0-201 (not --delivered-when msg=processed)
 func printKinds(w io.Writer, st render.Styles, ks []KindDoc) {
 	for _, k := range ks {
-		tally := fmt.Sprintf("%d lines", k.Lines)
+		ek := evidence.Kind{Lines: k.Lines, First: -1, Last: -1}
 		if k.First != nil {
-			if *k.First == *k.Last {
-				tally += fmt.Sprintf(", offset %d", *k.First)
-			} else {
-				tally += fmt.Sprintf(", offsets %d-%d", *k.First, *k.Last)
-			}
+			ek.First, ek.Last = *k.First, *k.Last
 		}
+		tally := ek.Tally()
 		if k.Counted {
 			fmt.Fprintf(w, "  counted %s: %s\n", k.Name, tally)
 			continue
