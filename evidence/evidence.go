@@ -142,8 +142,11 @@ type Source struct {
 type Kind struct {
 	Name string // `msg=processed`, `msg="heartbeat ok, lag check"`, "serve events", ...
 	// Field and Value: the message field (msg or message) and its value, for a kind of
-	// JSON log line told apart by its message; empty otherwise.
+	// JSON log line told apart by its message; empty otherwise. Varies: the kind's lines
+	// hold many messages that differ in words holding a digit ("processed order 81",
+	// "processed order 82"), and Value shows those words as <n>.
 	Field, Value string
+	Varies       bool
 	// AppLog: a kind of application log line that carries deliveries (JSON lines, lines
 	// read through --pattern). When one source has more than one such kind and no When
 	// picks among them, the evidence is ambiguous (Ambiguity).
@@ -173,9 +176,14 @@ func Ambiguity(source string, kinds []Kind) string {
 	if len(app) < 2 {
 		return ""
 	}
-	parts := make([]string, len(app))
+	const shown = 6
+	var parts []string
 	for i, k := range app {
-		parts[i] = fmt.Sprintf("%s (%s)", k.Name, k.Tally())
+		if i == shown && len(app) > shown+1 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(app)-shown))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", k.Name, k.Tally()))
 	}
 	return fmt.Sprintf("%s: %d kinds of line carry a partition and an offset: %s; counting them all could count records "+
 		"the handler never finished as delivered: say which kind means delivered with %s", source, len(app),
@@ -223,7 +231,16 @@ func suggestWhen(kinds []Kind) string {
 	if pick < 0 {
 		return WhenFlag + " FIELD=VALUE (or FIELD~REGEXP, or ~REGEXP on the whole line)"
 	}
-	return fmt.Sprintf("%s %s (or FIELD=VALUE, FIELD~REGEXP, ~REGEXP on the whole line)", WhenFlag, shellWord(kinds[pick].Field+"="+kinds[pick].Value))
+	k := kinds[pick]
+	expr := k.Field + "=" + k.Value
+	if k.Varies {
+		parts := strings.Split(k.Value, "<n>")
+		for i := range parts {
+			parts[i] = regexp.QuoteMeta(parts[i])
+		}
+		expr = k.Field + "~^" + strings.Join(parts, `\S+`) + "$"
+	}
+	return fmt.Sprintf("%s %s (or FIELD=VALUE, FIELD~REGEXP, ~REGEXP on the whole line)", WhenFlag, shellWord(expr))
 }
 
 // shellWord quotes s for a shell when it needs it.
@@ -503,18 +520,7 @@ func (s *Set) Parse(data []byte, name string) {
 	default:
 		p.lines(data)
 	}
-	for _, k := range p.kinds {
-		src.Kinds = append(src.Kinds, *k)
-	}
-	slices.SortStableFunc(src.Kinds, func(a, b Kind) int { // counted first
-		if a.Counted == b.Counted {
-			return 0
-		}
-		if a.Counted {
-			return -1
-		}
-		return 1
-	})
+	src.Kinds = listKinds(p.kinds)
 	s.Sources = append(s.Sources, src)
 }
 
@@ -524,8 +530,8 @@ type parser struct {
 	shown   int
 	topic   string // trace header topic
 	inTrace bool   // a kstranded.trace/v1 line was seen: JSON lines are trace events
-	kinds   []*Kind
-	byKey   map[string]*Kind
+	kinds   []*tally
+	byKey   map[string]*tally
 	// pend: the offsets the line being read named (add and span widen it), for its
 	// kind's First and Last once the line's kind is known.
 	pend    kpart.Range
@@ -534,46 +540,143 @@ type parser struct {
 
 // The kinds of line that are not told apart by a message.
 const (
-	kindServe       = "serve events"
-	kindTraceOther  = "other trace events"
-	kindTraceParse  = "trace parse partition entries"
-	kindOtherLog    = "other log lines"
-	kindPattern     = "lines matching --pattern"
-	kindNoPattern   = "other lines"
-	kindJSONNoMsg   = "JSON lines without a msg or message"
-	whyNoDelivery   = "no partition and offset"
-	whyTraceOther   = "only serve events name deliveries"
-	whyNoPatternHit = "--pattern does not match them"
+	kindServe         = "serve events"
+	kindTraceOther    = "other trace events"
+	kindTraceParse    = "trace parse partition entries"
+	kindOtherLog      = "other log lines"
+	kindPattern       = "lines matching --pattern"
+	kindNoPattern     = "other lines"
+	kindJSONNoMsg     = "JSON lines without a msg or message"
+	kindOtherMessages = "JSON lines with other messages"
+	whyNoDelivery     = "no partition and offset"
+	whyTraceOther     = "only serve events name deliveries"
+	whyNoPatternHit   = "--pattern does not match them"
 )
 
 // kind counts one line as being of kind k (Name, Field, Value, AppLog, Counted and Why
 // set) with the offsets the line named (add, span).
+//
+// Messages that differ only in words holding a digit ("processed order 81", "processed
+// order 82") are one shape: up to maxShapeValues different messages of a shape stay
+// kinds of their own ("stage 1 done" and "stage 2 done" may well mean different things),
+// more are one kind whose Value shows the words as <n> (Varies). A source keeps at most
+// maxKinds kinds; the lines of any more are one kind, "other messages".
 func (p *parser) kind(k Kind, line string) {
 	if p.byKey == nil {
-		p.byKey = map[string]*Kind{}
+		p.byKey = map[string]*tally{}
 	}
-	key := fmt.Sprintf("%s\x00%s\x00%s\x00%t", k.Name, k.Field, k.Value, k.Counted)
-	e := p.byKey[key]
-	if e == nil {
-		e = &k
-		e.First, e.Last = -1, -1
-		if len(line) > 120 {
-			line = line[:120] + "..."
-		}
-		e.Sample = line
-		p.byKey[key] = e
-		p.kinds = append(p.kinds, e)
+	shape := k.Value
+	if k.Field != "" {
+		shape = varyingWord.ReplaceAllString(k.Value, "<n>")
 	}
-	e.Lines++
-	if p.hasPend {
-		if e.First < 0 || p.pend.First < e.First {
-			e.First = p.pend.First
+	key := fmt.Sprintf("%s\x00%s\x00%t", k.Field, shape, k.Counted)
+	if k.Field == "" {
+		key = fmt.Sprintf("%s\x00%t", k.Name, k.Counted)
+	}
+	t := p.byKey[key]
+	if t == nil && len(p.kinds) >= maxKinds && k.Field != "" {
+		k = Kind{Name: kindOtherMessages, AppLog: true, Counted: k.Counted, Why: k.Why}
+		key, shape = fmt.Sprintf("\x00other\x00%t", k.Counted), ""
+		t = p.byKey[key]
+	}
+	if t == nil {
+		t = &tally{shape: shape}
+		t.Kind = *newKind(k, line)
+		p.byKey[key] = t
+		p.kinds = append(p.kinds, t)
+	}
+	p.widen(&t.Kind)
+	if k.Field != "" && !t.overflow {
+		var sub *Kind
+		for _, e := range t.subs {
+			if e.Value == k.Value {
+				sub = e
+			}
 		}
-		if p.pend.Last > e.Last {
-			e.Last = p.pend.Last
+		switch {
+		case sub != nil:
+			p.widen(sub)
+		case len(t.subs) < maxShapeValues:
+			sub = newKind(k, line)
+			p.widen(sub)
+			t.subs = append(t.subs, sub)
+		default:
+			t.overflow, t.subs = true, nil
 		}
 	}
 	p.hasPend = false
+}
+
+// maxShapeValues is how many different messages of one shape stay kinds of their own;
+// maxKinds how many kinds a source keeps.
+const (
+	maxShapeValues = 4
+	maxKinds       = 64
+)
+
+// varyingWord is a word of a message that holds a digit: an id, a count, an offset.
+var varyingWord = regexp.MustCompile(`[A-Za-z0-9_.:#-]*[0-9][A-Za-z0-9_.:#-]*`)
+
+// tally is a kind being counted: the messages of one shape, each counted apart (subs)
+// until there are more than maxShapeValues of them (overflow).
+type tally struct {
+	Kind
+	shape    string
+	subs     []*Kind
+	overflow bool
+}
+
+func newKind(k Kind, line string) *Kind {
+	k.First, k.Last = -1, -1
+	if len(line) > 120 {
+		line = line[:120] + "..."
+	}
+	k.Sample = line
+	return &k
+}
+
+// widen counts the line being read in k, with its offsets.
+func (p *parser) widen(k *Kind) {
+	k.Lines++
+	if p.hasPend {
+		if k.First < 0 || p.pend.First < k.First {
+			k.First = p.pend.First
+		}
+		if p.pend.Last > k.Last {
+			k.Last = p.pend.Last
+		}
+	}
+}
+
+// listKinds lists the tallies as kinds: a shape of few messages as one kind per message,
+// a shape of many as one kind with the varying words shown as <n>; counted kinds first.
+func listKinds(ts []*tally) []Kind {
+	var out []Kind
+	for _, t := range ts {
+		switch {
+		case t.Field == "" || len(t.subs) == 1:
+			out = append(out, t.Kind)
+		case t.overflow:
+			k := t.Kind
+			k.Value, k.Varies = t.shape, true
+			k.Name = messageKindName(k.Field, k.Value)
+			out = append(out, k)
+		default:
+			for _, sub := range t.subs {
+				out = append(out, *sub)
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Kind) int { // counted first
+		if a.Counted == b.Counted {
+			return 0
+		}
+		if a.Counted {
+			return -1
+		}
+		return 1
+	})
+	return out
 }
 
 // span notes that the line being read names the offsets iv (add calls it; a reader

@@ -599,3 +599,53 @@ func TestParseWhen(t *testing.T) {
 		}
 	}
 }
+
+func TestMessagesThatDifferInTheirNumbersAreOneKindWhenThereAreMany(t *testing.T) {
+	var b strings.Builder
+	for o := 0; o < 50; o++ {
+		fmt.Fprintf(&b, `{"msg":"processed order %d","partition":0,"offset":%d}`+"\n", 1000+o, o)
+	}
+	s := readWhen(t, "", b.String())
+	if why := s.Insufficient(); why != "" {
+		t.Fatalf("one message with an id per line is one kind: %s", why)
+	}
+	if ks := s.Sources[0].Kinds; len(ks) != 1 || ks[0].Name != `msg="processed order <n>"` || !ks[0].Varies || ks[0].Lines != 50 || ks[0].Last != 49 {
+		t.Fatalf("kinds %+v", ks)
+	}
+
+	// with processing lines too: two kinds, and the suggested filter works
+	for o := 0; o < 50; o++ {
+		fmt.Fprintf(&b, `{"msg":"processing order %d","partition":0,"offset":%d}`+"\n", 1000+o, o)
+	}
+	why := readWhen(t, "", b.String()).Insufficient()
+	const flag = `--delivered-when 'msg~^processed order \S+$'`
+	if !strings.Contains(why, `msg="processing order <n>" (50 lines, offsets 0-49)`) || !strings.Contains(why, flag) {
+		t.Fatalf("Insufficient() = %q", why)
+	}
+	s = readWhen(t, `msg~^processed order \S+$`, b.String())
+	if why := s.Insufficient(); why != "" || s.Sources[0].Lines != 50 || s.Sources[0].Ignored != 50 {
+		t.Fatalf("%q %+v", why, s.Sources[0])
+	}
+
+	// a few messages that differ in a number may mean different things
+	few := `{"msg":"stage 1 done","partition":0,"offset":1}` + "\n" + `{"msg":"stage 2 done","partition":0,"offset":1}` + "\n"
+	if why := readWhen(t, "", few).Insufficient(); !strings.Contains(why, `msg="stage 1 done" (1 line, offset 1), msg="stage 2 done" (1 line, offset 1)`) {
+		t.Fatalf("Insufficient() = %q", why)
+	}
+}
+
+func TestASourceKeepsABoundedNumberOfKinds(t *testing.T) {
+	var b strings.Builder
+	for o := 0; o < 500; o++ {
+		word := strings.Repeat(string(rune('a'+o%26)), 1+o/26)
+		fmt.Fprintf(&b, `{"msg":"handled %s","partition":0,"offset":%d}`+"\n", word, o)
+	}
+	s := readWhen(t, "", b.String())
+	ks := s.Sources[0].Kinds
+	if len(ks) != maxKinds+1 || ks[maxKinds].Name != "JSON lines with other messages" || ks[maxKinds].Lines != 500-maxKinds {
+		t.Fatalf("%d kinds, last %+v", len(ks), ks[len(ks)-1])
+	}
+	if why := s.Insufficient(); !strings.Contains(why, "65 kinds of line") || !strings.Contains(why, "and 59 more") {
+		t.Fatalf("Insufficient() = %q", why)
+	}
+}

@@ -125,6 +125,9 @@ type KindDoc struct {
 	// kind not told apart by a message.
 	Field Text    `json:"field"`
 	Value *string `json:"value"`
+	// Varies: the lines hold many messages that differ in words holding a digit (an
+	// id, a count), which value shows as <n>.
+	Varies bool `json:"varies"`
 	// AppLog: application log lines that carry a partition and an offset, the kinds
 	// --delivered-when picks among.
 	AppLog  bool `json:"app_log"`
@@ -243,7 +246,7 @@ func sourcesDoc(ss []evidence.Source) []SourceDoc {
 func kindsDoc(ks []evidence.Kind) []KindDoc {
 	out := make([]KindDoc, len(ks))
 	for i, k := range ks {
-		d := KindDoc{Name: k.Name, Field: Text(k.Field), AppLog: k.AppLog, Counted: k.Counted, Lines: k.Lines, Sample: k.Sample, Why: Text(k.Why)}
+		d := KindDoc{Name: k.Name, Field: Text(k.Field), Varies: k.Varies, AppLog: k.AppLog, Counted: k.Counted, Lines: k.Lines, Sample: k.Sample, Why: Text(k.Why)}
 		if k.Field != "" {
 			v := k.Value
 			d.Value = &v
