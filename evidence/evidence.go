@@ -511,6 +511,9 @@ func looksBinary(data []byte) bool {
 func (s *Set) Parse(data []byte, name string) {
 	src := Source{Name: name}
 	p := &parser{set: s, src: &src}
+	if s.When != nil {
+		p.notWhen = "not " + WhenFlag + " " + s.When.String()
+	}
 	trimmed := bytes.TrimSpace(data)
 	switch {
 	case len(trimmed) == 0:
@@ -531,7 +534,9 @@ type parser struct {
 	topic   string // trace header topic
 	inTrace bool   // a kstranded.trace/v1 line was seen: JSON lines are trace events
 	kinds   []*tally
-	byKey   map[string]*tally
+	byKey   map[tallyKey]*tally
+	shapes  map[string]string // shapeOf's memory
+	notWhen string            // why a line the When does not match is ignored
 	// pend: the offsets the line being read named (add and span widen it), for its
 	// kind's First and Last once the line's kind is known.
 	pend    kpart.Range
@@ -562,30 +567,28 @@ const (
 // more are one kind whose Value shows the words as <n> (Varies). A source keeps at most
 // maxKinds kinds; the lines of any more are one kind, "other messages".
 func (p *parser) kind(k Kind, line string) {
-	if p.byKey == nil {
-		p.byKey = map[string]*tally{}
-	}
-	shape := k.Value
-	if k.Field != "" {
-		shape = varyingWord.ReplaceAllString(k.Value, "<n>")
-	}
-	key := fmt.Sprintf("%s\x00%s\x00%t", k.Field, shape, k.Counted)
 	if k.Field == "" {
-		key = fmt.Sprintf("%s\x00%t", k.Name, k.Counted)
+		if !p.countPlain(k) {
+			p.newTally(k, "", line)
+		}
+		return
 	}
+	shape := p.shapeOf(k.Value)
+	key := tallyKey{field: k.Field, shape: shape, counted: k.Counted}
 	t := p.byKey[key]
-	if t == nil && len(p.kinds) >= maxKinds && k.Field != "" {
+	if t == nil && len(p.kinds) >= maxKinds {
 		k = Kind{Name: kindOtherMessages, AppLog: true, Counted: k.Counted, Why: k.Why}
-		key, shape = fmt.Sprintf("\x00other\x00%t", k.Counted), ""
-		t = p.byKey[key]
+		if !p.countPlain(k) {
+			p.newTally(k, "", line)
+		}
+		return
 	}
 	if t == nil {
-		t = &tally{shape: shape}
-		t.Kind = *newKind(k, line)
+		t = p.newTally(k, shape, line)
 		p.byKey[key] = t
-		p.kinds = append(p.kinds, t)
+	} else {
+		p.widen(&t.Kind)
 	}
-	p.widen(&t.Kind)
 	if k.Field != "" && !t.overflow {
 		var sub *Kind
 		for _, e := range t.subs {
@@ -607,6 +610,58 @@ func (p *parser) kind(k Kind, line string) {
 	p.hasPend = false
 }
 
+// shapeOf is the message with its words that hold a digit as <n>, remembered for the
+// messages seen most (a log repeats its messages).
+func (p *parser) shapeOf(msg string) string {
+	if sh, ok := p.shapes[msg]; ok {
+		return sh
+	}
+	sh := maskDigitWords(msg)
+	if p.shapes == nil {
+		p.shapes = map[string]string{}
+	}
+	if len(p.shapes) < 4096 {
+		p.shapes[msg] = sh
+	}
+	return sh
+}
+
+// tallyKey finds the tally of a kind: one not told apart by a message by its name,
+// one told apart by its message by the field and the message's shape.
+type tallyKey struct {
+	name, field, shape string
+	counted            bool
+}
+
+// countPlain counts the line being read in the kind named k.Name (not told apart by a
+// message), without copying the line; it reports false when there is no such kind yet.
+func (p *parser) countPlain(k Kind) bool {
+	t := p.byKey[tallyKey{name: k.Name, counted: k.Counted}]
+	if t == nil {
+		return false
+	}
+	p.widen(&t.Kind)
+	p.hasPend = false
+	return true
+}
+
+// newTally starts counting kind k with the line being read.
+func (p *parser) newTally(k Kind, shape, line string) *tally {
+	if p.byKey == nil {
+		p.byKey = map[tallyKey]*tally{}
+	}
+	t := &tally{Kind: *newKind(k, line), shape: shape}
+	if k.Field == "" {
+		p.byKey[tallyKey{name: k.Name, counted: k.Counted}] = t
+	}
+	p.kinds = append(p.kinds, t)
+	p.widen(&t.Kind)
+	if k.Field == "" {
+		p.hasPend = false
+	}
+	return t
+}
+
 // maxShapeValues is how many different messages of one shape stay kinds of their own;
 // maxKinds how many kinds a source keeps.
 const (
@@ -614,8 +669,35 @@ const (
 	maxKinds       = 64
 )
 
-// varyingWord is a word of a message that holds a digit: an id, a count, an offset.
-var varyingWord = regexp.MustCompile(`[A-Za-z0-9_.:#-]*[0-9][A-Za-z0-9_.:#-]*`)
+// maskDigitWords writes each word of msg that holds a digit (an id, a count, an
+// offset) as <n>; a word is a run of letters, digits and _ . : # -.
+func maskDigitWords(msg string) string {
+	if !strings.ContainsAny(msg, "0123456789") {
+		return msg
+	}
+	isWord := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_.:#-", c) >= 0
+	}
+	var b strings.Builder
+	for i := 0; i < len(msg); {
+		if !isWord(msg[i]) {
+			b.WriteByte(msg[i])
+			i++
+			continue
+		}
+		j, digit := i, false
+		for ; j < len(msg) && isWord(msg[j]); j++ {
+			digit = digit || msg[j] >= '0' && msg[j] <= '9'
+		}
+		if digit {
+			b.WriteString("<n>")
+		} else {
+			b.WriteString(msg[i:j])
+		}
+		i = j
+	}
+	return b.String()
+}
 
 // tally is a kind being counted: the messages of one shape, each counted apart (subs)
 // until there are more than maxShapeValues of them (overflow).
@@ -627,6 +709,9 @@ type tally struct {
 }
 
 func newKind(k Kind, line string) *Kind {
+	if k.Field != "" {
+		k.Name = messageKindName(k.Field, k.Value)
+	}
 	k.First, k.Last = -1, -1
 	if len(line) > 120 {
 		line = line[:120] + "..."
@@ -693,7 +778,7 @@ func (p *parser) span(iv kpart.Range) {
 // messageKind is the kind of a JSON application log line that carries a delivery.
 func messageKind(top map[string]any, counted bool, why string) Kind {
 	if f, v, ok := MessageOf(top); ok {
-		return Kind{Name: messageKindName(f, v), Field: f, Value: v, AppLog: true, Counted: counted, Why: why}
+		return Kind{Field: f, Value: v, AppLog: true, Counted: counted, Why: why} // named by newKind
 	}
 	return Kind{Name: kindJSONNoMsg, AppLog: true, Counted: counted, Why: why}
 }
@@ -792,19 +877,27 @@ func joinKinds(kinds map[string]bool) string {
 // message, as a JSON line is, so that a pattern over a JSON log is told apart the same way.
 func (p *parser) patternLine(pat *Pattern, n int, line []byte) {
 	d, matched, err := pat.Match(line)
-	text := strings.TrimSpace(string(line))
+	trimmed := bytes.TrimSpace(line)
 	if !matched {
-		if text != "" {
+		if len(trimmed) > 0 {
 			p.src.Ignored++
-			p.kind(Kind{Name: kindNoPattern, Why: whyNoPatternHit}, text)
+			// most lines of a log: counted without a copy
+			if k := (Kind{Name: kindNoPattern, Why: whyNoPatternHit}); !p.countPlain(k) {
+				p.kind(k, string(trimmed))
+			}
 		}
 		return
 	}
 	var top, nested map[string]any
-	if strings.HasPrefix(text, "{") {
-		top, _ = decodeObject(text)
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		top, _ = decodeObject(string(trimmed))
 		if top != nil && !hasDelivery(top) {
 			nested = nestedDelivery(top)
+		}
+	}
+	count := func(k Kind) {
+		if k.Field != "" || !p.countPlain(k) {
+			p.kind(k, string(trimmed))
 		}
 	}
 	kindOf := func(counted bool, why string) Kind {
@@ -818,7 +911,7 @@ func (p *parser) patternLine(pat *Pattern, n int, line []byte) {
 		if err == nil {
 			p.span(kpart.Range{First: d.Offset, Last: d.Offset})
 		}
-		p.kind(kindOf(false, "not "+WhenFlag+" "+w.String()), text)
+		count(kindOf(false, p.notWhen))
 		return
 	}
 	if err != nil {
@@ -827,7 +920,7 @@ func (p *parser) patternLine(pat *Pattern, n int, line []byte) {
 	}
 	p.src.Lines++
 	p.add(d.Topic, d.Partition, kpart.Range{First: d.Offset, Last: d.Offset})
-	p.kind(kindOf(true, ""), text)
+	count(kindOf(true, ""))
 }
 
 // decodeObject decodes one JSON object line, numbers as json.Number.
@@ -939,7 +1032,7 @@ func (p *parser) jsonLine(n int, line string) bool {
 		if ok2 && err2 == nil {
 			p.span(kpart.Range{First: off, Last: off})
 		}
-		p.kind(messageKind(top, false, "not "+WhenFlag+" "+w.String()), line)
+		p.kind(messageKind(top, false, p.notWhen), line)
 		return false
 	}
 	if !ok1 || !ok2 || err1 != nil || err2 != nil {

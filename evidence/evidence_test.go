@@ -203,17 +203,24 @@ func FuzzPattern(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	f.Add([]byte(`{"msg":"processing","line":"handled order from stranded[0]@70"}` + "\n" + `{"msg":"processed","line":"handled order from stranded[0]@70"}` + "\n"))
+	when, err := ParseWhen("msg=processed")
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := NewSet()
-		s.Pattern = p
-		if err := s.Read(bytes.NewReader(data), "fuzz"); !readErrOK(err) {
-			t.Fatal(err)
-		} else if err != nil {
-			return
-		}
-		checkSet(t, s)
-		if f := s.Sources[0].Format; f != FormatPattern && f != FormatEmpty {
-			t.Fatalf("format %q with a pattern", s.Sources[0].Format)
+		for _, w := range []*When{nil, when} {
+			s := NewSet()
+			s.Pattern, s.When = p, w
+			if err := s.Read(bytes.NewReader(data), "fuzz"); !readErrOK(err) {
+				t.Fatal(err)
+			} else if err != nil {
+				return
+			}
+			checkSet(t, s)
+			if f := s.Sources[0].Format; f != FormatPattern && f != FormatEmpty {
+				t.Fatalf("format %q with a pattern", s.Sources[0].Format)
+			}
 		}
 	})
 }
