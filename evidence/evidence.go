@@ -276,7 +276,7 @@ type Set struct {
 // matched nothing, every line malformed), or a file with more malformed lines than
 // delivery lines (the reader did not understand it: what it missed may be what was
 // delivered), or, without a When, a source whose deliveries come from more than one kind
-// of application log line (Ambiguity). The caller says NO EVIDENCE, with Hint, instead of judging.
+// of application log line (Ambiguity). The caller says NO EVIDENCE, with Settle, instead of judging.
 func (s *Set) Insufficient() string {
 	if len(s.Sources) == 0 {
 		return "no evidence file was read"
