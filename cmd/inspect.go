@@ -23,6 +23,7 @@ type inspectOptions struct {
 	Topics    []string
 	Delivered []string
 	Pattern   string
+	When      string // --delivered-when
 	MaxScan   int64
 	Watch     time.Duration
 	Count     int
@@ -64,9 +65,20 @@ or kafka; other log lines are ignored), and text lines "TOPIC PARTITION OFFSET",
 read through the expression instead, as trace parse reads it: named groups partition
 and offset (topic optional); lines it does not match are ignored.
 
+What was counted and what was ignored is shown per kind of line. JSON log lines that
+carry a partition and an offset are told apart by their message (msg, or winston's
+message): a log with "processing" and "processed" lines, or heartbeats that mention an
+offset, has several kinds, and counting them all would call a record the handler never
+finished delivered. Such evidence is refused (NO EVIDENCE, exit 6, each kind listed with
+its lines and offsets) until --delivered-when names the kind that means delivered:
+FIELD=VALUE (msg=processed; a dotted path for a nested field), FIELD~REGEXP, or ~REGEXP
+on the whole line. It applies to JSON log lines and --pattern lines (a line must match
+both); traces, trace parse output and text offset lines are read whole.
+
 No verdict without evidence: when no delivery was read (an empty file, only other log
-lines, a pattern that matched nothing) or a file has more malformed lines than delivery
-lines, no partition is judged: NO EVIDENCE, exit 6, with what would settle it. Binary
+lines, a pattern that matched nothing), a file has more malformed lines than delivery
+lines, or a log has several kinds of delivery line and no --delivered-when, no partition
+is judged: NO EVIDENCE, exit 6, with what would settle it. Binary
 data and a truncated gzip are errors (exit 1).
 
 ` + exitHelp(
@@ -75,12 +87,13 @@ data and a truncated gzip are errors (exit 1).
 			exitCodes{exitcode.Usage, ""},
 			exitCodes{exitcode.Lost, "even if some other partition could not be judged"},
 			exitCodes{exitcode.Stranded, "none lost"},
-			exitCodes{exitcode.NoEvidence, "no delivery read, evidence mostly malformed, or partitions whose topic the evidence does not name"},
+			exitCodes{exitcode.NoEvidence, "no delivery read, evidence mostly malformed, several kinds of delivery line without --delivered-when, or partitions whose topic the evidence does not name"},
 			exitCodes{exitcode.Interrupted, "the partial report is marked INTERRUPTED"}),
 		Example: `  kstranded inspect --brokers kafka:9092 --group billing
   kstranded inspect --brokers kafka:9092 --group billing --delivered trace.jsonl
   kstranded inspect --brokers kafka:9092 --group billing --delivered app.log.gz \
       --pattern 'handled (?P<topic>\S+)\[(?P<partition>\d+)\]@(?P<offset>\d+)'
+  kstranded inspect --brokers kafka:9092 --group billing --delivered app.log --delivered-when msg=processed
   app-offsets.sh | kstranded inspect --brokers kafka:9092 --group billing --topic orders --delivered -
   kstranded inspect --brokers kafka:9092 --group billing --watch 5s --count 12`,
 		Args: cobra.NoArgs,
@@ -109,13 +122,8 @@ data and a truncated gzip are errors (exit 1).
 			if stdin > 1 {
 				return exitcode.Usagef("--delivered - (stdin) can be given once")
 			}
-			if o.Pattern != "" {
-				if len(o.Delivered) == 0 {
-					return exitcode.Usagef("--pattern reads --delivered FILE; give one")
-				}
-				if _, err := evidence.CompilePattern(o.Pattern); err != nil {
-					return exitcode.Usagef("%v", err)
-				}
+			if err := checkEvidenceFlags(o.Delivered, o.Pattern, o.When); err != nil {
+				return err
 			}
 			if stdin == 1 && o.Watch > 0 {
 				return exitcode.Usagef("--watch re-reads the evidence each time; stdin cannot be re-read")
@@ -138,15 +146,43 @@ data and a truncated gzip are errors (exit 1).
 	f.StringArrayVarP(&o.Topics, "topic", "t", nil, "limit to these topics and show all their partitions (repeatable)")
 	f.StringArrayVar(&o.Delivered, "delivered", nil, "delivery evidence file (repeatable; - for stdin; gzip accepted)")
 	f.StringVar(&o.Pattern, "pattern", "", "read --delivered through this regular expression, with named groups partition, offset (topic optional), as trace parse does")
+	f.StringVar(&o.When, "delivered-when", "", deliveredWhenHelp)
 	f.Int64Var(&o.MaxScan, "max-scan", 10_000_000, "most offsets to read per partition when classifying undelivered offsets")
 	f.DurationVar(&o.Watch, "watch", 0, "re-inspect at this interval and print what changed")
 	f.IntVar(&o.Count, "count", 0, "with --watch: number of inspections (0: until interrupted)")
 	return c
 }
 
-// readEvidence reads --delivered files, through --pattern when given (pattern was
-// validated with the flags).
-func readEvidence(g *Globals, files []string, pattern string) (*evidence.Set, error) {
+// deliveredWhenHelp is --delivered-when's help, for every command that reads evidence.
+const deliveredWhenHelp = "which log lines of --delivered mean delivered, when the log names a record in more than one kind of line " +
+	"(\"processing\" and \"processed\", heartbeats with an offset): FIELD=VALUE (a JSON field, dotted for a nested one: msg=processed), " +
+	"FIELD~REGEXP (the field matches), or ~REGEXP (the whole line matches; with --pattern a line must match both); " +
+	"the other lines with an offset are ignored and counted"
+
+// checkEvidenceFlags validates --pattern and --delivered-when, which read --delivered.
+func checkEvidenceFlags(delivered []string, pattern, when string) error {
+	if pattern != "" {
+		if len(delivered) == 0 {
+			return exitcode.Usagef("--pattern reads --delivered FILE; give one")
+		}
+		if _, err := evidence.CompilePattern(pattern); err != nil {
+			return exitcode.Usagef("%v", err)
+		}
+	}
+	if when != "" {
+		if len(delivered) == 0 {
+			return exitcode.Usagef("%s picks lines of --delivered FILE; give one", evidence.WhenFlag)
+		}
+		if _, err := evidence.ParseWhen(when); err != nil {
+			return exitcode.Usagef("%v", err)
+		}
+	}
+	return nil
+}
+
+// readEvidence reads --delivered files, through --pattern and --delivered-when when
+// given (both were validated with the flags).
+func readEvidence(g *Globals, files []string, pattern, when string) (*evidence.Set, error) {
 	if len(files) == 0 {
 		return nil, nil
 	}
@@ -157,6 +193,13 @@ func readEvidence(g *Globals, files []string, pattern string) (*evidence.Set, er
 			return nil, exitcode.Usagef("%v", err)
 		}
 		s.Pattern = p
+	}
+	if when != "" {
+		w, err := evidence.ParseWhen(when)
+		if err != nil {
+			return nil, exitcode.Usagef("%v", err)
+		}
+		s.When = w
 	}
 	for _, name := range files {
 		var r io.Reader
@@ -197,7 +240,7 @@ func inspectLoop(ctx context.Context, g *Globals, o *inspectOptions, cl inspect.
 	var prev *inspect.Report
 	var last error
 	for i := 0; ; i++ {
-		ev, err := readEvidence(g, o.Delivered, o.Pattern)
+		ev, err := readEvidence(g, o.Delivered, o.Pattern, o.When)
 		if err != nil {
 			return err
 		}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
 	"github.com/kstranded/kstranded/internal/buildinfo"
 	"github.com/kstranded/kstranded/internal/exitcode"
@@ -25,6 +24,7 @@ type rewindOptions struct {
 	Topics       []string
 	Delivered    []string
 	Pattern      string
+	When         string // --delivered-when
 	To           []string
 	FromFile     string
 	Execute      bool
@@ -84,8 +84,11 @@ original metadata instead), so that a second rewind or a consumer committing in 
 reported rather than a DONE.
 
 --delivered reads the same evidence as inspect (gzip accepted; --pattern REGEXP reads an
-application's own log). Evidence that names no delivery, or whose lines are mostly
-malformed, makes no plan: NO EVIDENCE, exit 6.
+application's own log; --delivered-when FIELD=VALUE picks the log lines that mean
+delivered, e.g. msg=processed), and shows what it counted and ignored per kind of line.
+Evidence that names no delivery, whose lines are mostly malformed, or whose log names
+records in several kinds of line ("processing" and "processed") without
+--delivered-when, makes no plan: NO EVIDENCE, exit 6.
 
 ` + exitHelp(
 			exitCodes{exitcode.OK, "plan shown, or applied and verified, or nothing to rewind"},
@@ -93,7 +96,7 @@ malformed, makes no plan: NO EVIDENCE, exit 6.
 			exitCodes{exitcode.Lost, "records never delivered were deleted below the log start: no rewind restores them (the plan is still shown or applied)"},
 			exitCodes{exitcode.Usage, "--to syntax, unknown partition, conflicting flags, a file that is not a plan or undo file"},
 			exitCodes{exitcode.Refused, "also beyond the high watermark, or a saved plan whose offsets moved"},
-			exitCodes{exitcode.NoEvidence, "--delivered names no delivery, or its lines are mostly malformed: no plan made"}),
+			exitCodes{exitcode.NoEvidence, "--delivered names no delivery, its lines are mostly malformed, or it has several kinds of delivery line and no --delivered-when: no plan made"}),
 		Example: `  kstranded rewind --brokers kafka:9092 --group billing --delivered trace.jsonl
   kstranded rewind --brokers kafka:9092 --group billing --delivered trace.jsonl --execute
   kstranded rewind --brokers kafka:9092 --group billing --to orders/3=1200,orders/7=880
@@ -116,6 +119,7 @@ malformed, makes no plan: NO EVIDENCE, exit 6.
 	f.StringArrayVarP(&o.Topics, "topic", "t", nil, "with --delivered: limit the plan to these topics (repeatable)")
 	f.StringArrayVar(&o.Delivered, "delivered", nil, "delivery evidence file, as for inspect (repeatable; - for stdin; gzip accepted)")
 	f.StringVar(&o.Pattern, "pattern", "", "read --delivered through this regular expression (named groups partition, offset, topic optional), as inspect and trace parse do")
+	f.StringVar(&o.When, "delivered-when", "", deliveredWhenHelp)
 	f.StringArrayVar(&o.To, "to", nil, "target TOPIC/PARTITION=OFFSET (repeatable, or comma separated)")
 	f.StringVar(&o.FromFile, "from-file", "", "apply a saved plan (rewind -o json) or an undo file")
 	f.BoolVar(&o.Execute, "execute", false, "apply the plan (default: dry run)")
@@ -147,13 +151,8 @@ func (o *rewindOptions) validate(g *Globals) error {
 	if o.MaxScan <= 0 {
 		return exitcode.Usagef("--max-scan must be > 0, got %d", o.MaxScan)
 	}
-	if o.Pattern != "" {
-		if len(o.Delivered) == 0 {
-			return exitcode.Usagef("--pattern reads --delivered FILE; give one")
-		}
-		if _, err := evidence.CompilePattern(o.Pattern); err != nil {
-			return exitcode.Usagef("%v", err)
-		}
+	if err := checkEvidenceFlags(o.Delivered, o.Pattern, o.When); err != nil {
+		return err
 	}
 	stdin := 0
 	for _, d := range o.Delivered {
@@ -221,7 +220,7 @@ func runRewind(ctx context.Context, g *Globals, o *rewindOptions) error {
 // rewindWith plans against cl, prints the plan, and with --execute applies it.
 func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Cluster) error {
 	format, _ := g.Format()
-	ev, err := readEvidence(g, o.Delivered, o.Pattern)
+	ev, err := readEvidence(g, o.Delivered, o.Pattern, o.When)
 	if err != nil {
 		return err
 	}
@@ -232,7 +231,7 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 			if err := view.PrintEvidenceRead(g.IO.Err, ev); err != nil {
 				return err
 			}
-			return fmt.Errorf("%w: NO EVIDENCE: %s; no plan made; %s", exitcode.ErrNoEvidence, why, inspect.SettleHint)
+			return fmt.Errorf("%w: NO EVIDENCE: %s; no plan made; %s", exitcode.ErrNoEvidence, why, ev.Settle())
 		}
 	}
 	plan, err := rewind.NewPlan(ctx, cl, rewind.Options{

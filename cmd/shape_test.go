@@ -49,12 +49,12 @@ func TestInspectFlagsReachTheOptions(t *testing.T) {
 	g := &Globals{Brokers: "127.0.0.1:1"}
 	c := newInspectCmd(g, func(_ context.Context, o *inspectOptions) error { got = o; return nil })
 	err := execWith(t, c, "--group", "billing", "-t", "orders", "-t", "refunds", "--delivered", "a.jsonl",
-		"--max-scan", "500", "--watch", "5s", "--count", "3")
+		"--max-scan", "500", "--watch", "5s", "--count", "3", "--delivered-when", "msg=processed")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Group != "billing" || !slices.Equal(got.Topics, []string{"orders", "refunds"}) || !slices.Equal(got.Delivered, []string{"a.jsonl"}) ||
-		got.MaxScan != 500 || got.Watch != 5*time.Second || got.Count != 3 {
+		got.MaxScan != 500 || got.Watch != 5*time.Second || got.Count != 3 || got.When != "msg=processed" {
 		t.Fatalf("%+v", got)
 	}
 }
@@ -84,11 +84,12 @@ func TestInspectNeedsAGroupAndBrokersBeforeRunning(t *testing.T) {
 func TestRewindFlagsReachTheOptions(t *testing.T) {
 	var got *rewindOptions
 	c := newRewindCmd(&Globals{Brokers: "127.0.0.1:1"}, func(_ context.Context, o *rewindOptions) error { got = o; return nil })
-	err := execWith(t, c, "--group", "billing", "--to", "orders/3=1200,orders/7=880", "--execute", "--undo-file", "u.json")
+	err := execWith(t, c, "--group", "billing", "--to", "orders/3=1200,orders/7=880", "--execute", "--undo-file", "u.json",
+		"--delivered", "app.log", "--delivered-when", "msg~^processed$")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Group != "billing" || !got.Execute || got.UndoFile != "u.json" || len(got.targets) != 2 {
+	if got.Group != "billing" || !got.Execute || got.UndoFile != "u.json" || len(got.targets) != 2 || got.When != "msg~^processed$" {
 		t.Fatalf("%+v", got)
 	}
 }

@@ -19,12 +19,22 @@
 //   - with a Pattern (--pattern REGEXP), every line of every file is read through it
 //     instead, as `trace parse --pattern` reads it: lines it does not match are ignored.
 //
+// Every line is of a kind (Kind), and each source lists its kinds with what was
+// counted and what was ignored. JSON log lines that carry a delivery are told apart by
+// their message (the top-level msg or message string); a source whose deliveries come
+// from more than one such kind (pino's "processing" and "processed", a heartbeat that
+// mentions an offset) is ambiguous (Ambiguity) until a When (--delivered-when) picks the
+// lines that mean delivered. Traces, trace parse output and text lines are never
+// ambiguous, and a When does not filter them.
+//
 // Lines that name no topic get the empty topic; the caller resolves it (inspect uses the
 // only topic in scope). Malformed lines are counted and the first few kept with their
 // line numbers.
 //
 // No verdict without evidence: Insufficient says when a set cannot support one (no
-// delivery read at all, or a file whose lines are mostly malformed), so that the caller
+// delivery read at all, a file whose lines are mostly malformed, or an application log
+// whose lines with a partition and an offset are of several kinds and no When says which
+// one means delivered: Ambiguity), so that the caller
 // says NO EVIDENCE instead of a false all-clear. An empty file reads as no evidence;
 // binary data and a truncated gzip are errors.
 //
@@ -41,6 +51,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -114,8 +125,138 @@ type Source struct {
 	Gzip      bool
 	Records   int64 // deliveries read (before de-duplication)
 	Lines     int   // lines (or trace parse entries) that named deliveries
-	Ignored   int   // well-formed lines that name no delivery (other log lines)
+	Ignored   int   // well-formed lines that name no delivery (other log lines, lines --delivered-when left out)
 	Malformed int
+	// Kinds says what was counted and what was ignored, per kind of line: the counted
+	// kinds first, each in the order they first appear. Their Lines add up to Lines +
+	// Ignored.
+	Kinds []Kind
+}
+
+// Kind is one kind of line in a source, and whether its lines were counted as
+// deliveries. JSON log lines that carry a partition and an offset are told apart by
+// their message (the top-level msg or message string: MessageOf), so that a log with
+// "processing" and "processed" lines, or heartbeats that mention an offset, shows each
+// kind with its count and offsets; other lines are one kind per format ("serve events",
+// "text (ranges)", "other log lines", ...).
+type Kind struct {
+	Name string // `msg=processed`, `msg="heartbeat ok, lag check"`, "serve events", ...
+	// Field and Value: the message field (msg or message) and its value, for a kind of
+	// JSON log line told apart by its message; empty otherwise. Varies: the kind's lines
+	// hold many messages that differ in words holding a digit ("processed order 81",
+	// "processed order 82"), and Value shows those words as <n>.
+	Field, Value string
+	Varies       bool
+	// AppLog: a kind of application log line that carries deliveries (JSON lines, lines
+	// read through --pattern). When one source has more than one such kind and no When
+	// picks among them, the evidence is ambiguous (Ambiguity).
+	AppLog  bool
+	Counted bool // its lines were read as deliveries
+	Lines   int
+	// First and Last are the lowest and highest offset its lines name, over all
+	// partitions; -1 when its lines name none.
+	First, Last int64
+	Sample      string // the first line of the kind, cut to 120 bytes
+	Why         string // for a kind not counted: why its lines were ignored
+}
+
+// Ambiguity says why a source's deliveries cannot be taken as they are, or "": more than
+// one kind of application log line carries a partition and an offset, and nothing (no
+// When) said which one means "delivered". Counting them all would count a record the
+// handler started but never finished ("processing" without "processed"), or a heartbeat
+// that mentions an offset, as delivered: a rewind planned from it skips records. The
+// reason lists each kind with its line count and offsets and names the flag.
+func Ambiguity(source string, kinds []Kind) string {
+	var app []Kind
+	for _, k := range kinds {
+		if k.AppLog && k.Counted {
+			app = append(app, k)
+		}
+	}
+	if len(app) < 2 {
+		return ""
+	}
+	const shown = 6
+	var parts []string
+	for i, k := range app {
+		if i == shown && len(app) > shown+1 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(app)-shown))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", k.Name, k.Tally()))
+	}
+	return fmt.Sprintf("%s: %d kinds of line carry a partition and an offset: %s; counting them all could count records "+
+		"the handler never finished as delivered: say which kind means delivered with %s", source, len(app),
+		strings.Join(parts, ", "), suggestWhen(app))
+}
+
+// Tally is "83 lines, offsets 0-201" ("3 lines" when they name no offset; "1 line,
+// offset 82").
+func (k Kind) Tally() string {
+	s := fmt.Sprintf("%d lines", k.Lines)
+	if k.Lines == 1 {
+		s = "1 line"
+	}
+	if k.First >= 0 {
+		if k.First == k.Last {
+			s += fmt.Sprintf(", offset %d", k.First)
+		} else {
+			s += fmt.Sprintf(", offsets %d-%d", k.First, k.Last)
+		}
+	}
+	return s
+}
+
+// looksDone is a message that says a handler finished a record.
+var looksDone = regexp.MustCompile(`(?i)\b(processed|handled|delivered|consumed|done|completed?|finished|succeeded|success)\b`)
+
+// suggestWhen is the flag for the kind that reads most like a finished record (else
+// the first), or the flag's grammar when the kinds have no message.
+func suggestWhen(kinds []Kind) string {
+	pick := -1
+	for i, k := range kinds {
+		if k.Field != "" && looksDone.MatchString(k.Value) {
+			pick = i
+			break
+		}
+	}
+	if pick < 0 {
+		for i, k := range kinds {
+			if k.Field != "" {
+				pick = i
+				break
+			}
+		}
+	}
+	if pick < 0 {
+		return WhenFlag + " FIELD=VALUE (or FIELD~REGEXP, or ~REGEXP on the whole line)"
+	}
+	k := kinds[pick]
+	expr := k.Field + "=" + k.Value
+	if k.Varies {
+		parts := strings.Split(k.Value, "<n>")
+		for i := range parts {
+			parts[i] = regexp.QuoteMeta(parts[i])
+		}
+		expr = k.Field + "~^" + strings.Join(parts, `\S+`) + "$"
+	}
+	return fmt.Sprintf("%s %s (or FIELD=VALUE, FIELD~REGEXP, ~REGEXP on the whole line)", WhenFlag, shellWord(expr))
+}
+
+// shellWord quotes s for a shell when it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// messageKindName names a kind by its message: msg=processed, msg="two words".
+func messageKindName(field, value string) string {
+	if value != "" && strings.Trim(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:/-") == "" {
+		return field + "=" + value
+	}
+	return field + "=" + strconv.Quote(value)
 }
 
 // Set is the evidence from all files.
@@ -125,13 +266,17 @@ type Set struct {
 	Parts     map[kpart.TopicPartition]*Partition
 	// Pattern, when set before reading, reads every line through it (--pattern).
 	Pattern *Pattern
+	// When, when set before reading, picks the application log lines that are
+	// deliveries (--delivered-when); the others are ignored, counted under their kind.
+	When *When
 }
 
 // Insufficient says why the set cannot support a verdict, or "" when it can: no
 // delivery read from any file (an empty file, only other log lines, a pattern that
 // matched nothing, every line malformed), or a file with more malformed lines than
 // delivery lines (the reader did not understand it: what it missed may be what was
-// delivered). The caller says NO EVIDENCE, with Hint, instead of judging.
+// delivered), or, without a When, a source whose deliveries come from more than one kind
+// of application log line (Ambiguity). The caller says NO EVIDENCE, with Settle, instead of judging.
 func (s *Set) Insufficient() string {
 	if len(s.Sources) == 0 {
 		return "no evidence file was read"
@@ -148,7 +293,17 @@ func (s *Set) Insufficient() string {
 		if s.Pattern != nil {
 			why += fmt.Sprintf(", --pattern %s matched no delivery", quoteShort(s.Pattern.String()))
 		}
+		if s.When != nil {
+			why += fmt.Sprintf(", %s %s matched no delivery line", WhenFlag, quoteShort(s.When.String()))
+		}
 		return why + ")"
+	}
+	if s.When == nil {
+		for _, src := range s.Sources {
+			if why := Ambiguity(src.Name, src.Kinds); why != "" {
+				return why
+			}
+		}
 	}
 	for _, src := range s.Sources {
 		if src.Malformed > src.Lines {
@@ -168,6 +323,20 @@ func (s *Set) Describe() string {
 		return "no evidence file"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Settle says what would let the set support a verdict, for a caller that says NO
+// EVIDENCE with Insufficient's reason: for ambiguous kinds of line, the flag that picks
+// one (the reason lists them); else what evidence this package reads (Hint).
+func (s *Set) Settle() string {
+	if s.When == nil {
+		for _, src := range s.Sources {
+			if Ambiguity(src.Name, src.Kinds) != "" {
+				return "to judge, name the kind of line that means delivered with " + WhenFlag
+			}
+		}
+	}
+	return "to judge, " + Hint
 }
 
 // NewSet returns an empty set.
@@ -354,6 +523,9 @@ func looksBinary(data []byte) bool {
 func (s *Set) Parse(data []byte, name string) {
 	src := Source{Name: name}
 	p := &parser{set: s, src: &src}
+	if s.When != nil {
+		p.notWhen = "not " + WhenFlag + " " + s.When.String()
+	}
 	trimmed := bytes.TrimSpace(data)
 	switch {
 	case len(trimmed) == 0:
@@ -363,6 +535,7 @@ func (s *Set) Parse(data []byte, name string) {
 	default:
 		p.lines(data)
 	}
+	src.Kinds = listKinds(p.kinds)
 	s.Sources = append(s.Sources, src)
 }
 
@@ -372,10 +545,259 @@ type parser struct {
 	shown   int
 	topic   string // trace header topic
 	inTrace bool   // a kstranded.trace/v1 line was seen: JSON lines are trace events
+	kinds   []*tally
+	byKey   map[tallyKey]*tally
+	shapes  map[string]string // shapeOf's memory
+	notWhen string            // why a line the When does not match is ignored
+	// pend: the offsets the line being read named (add and span widen it), for its
+	// kind's First and Last once the line's kind is known.
+	pend    kpart.Range
+	hasPend bool
+}
+
+// The kinds of line that are not told apart by a message.
+const (
+	kindServe         = "serve events"
+	kindTraceOther    = "other trace events"
+	kindTraceParse    = "trace parse partition entries"
+	kindOtherLog      = "other log lines"
+	kindPattern       = "lines matching --pattern"
+	kindNoPattern     = "other lines"
+	kindJSONNoMsg     = "JSON lines without a msg or message"
+	kindOtherMessages = "JSON lines with other messages"
+	whyNoDelivery     = "no partition and offset"
+	whyTraceOther     = "only serve events name deliveries"
+	whyNoPatternHit   = "--pattern does not match them"
+)
+
+// kind counts one line as being of kind k (Name, Field, Value, AppLog, Counted and Why
+// set) with the offsets the line named (add, span).
+//
+// Messages that differ only in words holding a digit ("processed order 81", "processed
+// order 82") are one shape: up to maxShapeValues different messages of a shape stay
+// kinds of their own ("stage 1 done" and "stage 2 done" may well mean different things),
+// more are one kind whose Value shows the words as <n> (Varies). A source keeps at most
+// maxKinds kinds; the lines of any more are one kind, "other messages".
+func (p *parser) kind(k Kind, line string) {
+	if k.Field == "" {
+		if !p.countPlain(k) {
+			p.newTally(k, "", line)
+		}
+		return
+	}
+	shape := p.shapeOf(k.Value)
+	key := tallyKey{field: k.Field, shape: shape, counted: k.Counted}
+	t := p.byKey[key]
+	if t == nil && len(p.kinds) >= maxKinds {
+		k = Kind{Name: kindOtherMessages, AppLog: true, Counted: k.Counted, Why: k.Why}
+		if !p.countPlain(k) {
+			p.newTally(k, "", line)
+		}
+		return
+	}
+	if t == nil {
+		t = p.newTally(k, shape, line)
+		p.byKey[key] = t
+	} else {
+		p.widen(&t.Kind)
+	}
+	if k.Field != "" && !t.overflow {
+		var sub *Kind
+		for _, e := range t.subs {
+			if e.Value == k.Value {
+				sub = e
+			}
+		}
+		switch {
+		case sub != nil:
+			p.widen(sub)
+		case len(t.subs) < maxShapeValues:
+			sub = newKind(k, line)
+			p.widen(sub)
+			t.subs = append(t.subs, sub)
+		default:
+			t.overflow, t.subs = true, nil
+		}
+	}
+	p.hasPend = false
+}
+
+// shapeOf is the message with its words that hold a digit as <n>, remembered for the
+// messages seen most (a log repeats its messages).
+func (p *parser) shapeOf(msg string) string {
+	if sh, ok := p.shapes[msg]; ok {
+		return sh
+	}
+	sh := maskDigitWords(msg)
+	if p.shapes == nil {
+		p.shapes = map[string]string{}
+	}
+	if len(p.shapes) < 4096 {
+		p.shapes[msg] = sh
+	}
+	return sh
+}
+
+// tallyKey finds the tally of a kind: one not told apart by a message by its name,
+// one told apart by its message by the field and the message's shape.
+type tallyKey struct {
+	name, field, shape string
+	counted            bool
+}
+
+// countPlain counts the line being read in the kind named k.Name (not told apart by a
+// message), without copying the line; it reports false when there is no such kind yet.
+func (p *parser) countPlain(k Kind) bool {
+	t := p.byKey[tallyKey{name: k.Name, counted: k.Counted}]
+	if t == nil {
+		return false
+	}
+	p.widen(&t.Kind)
+	p.hasPend = false
+	return true
+}
+
+// newTally starts counting kind k with the line being read.
+func (p *parser) newTally(k Kind, shape, line string) *tally {
+	if p.byKey == nil {
+		p.byKey = map[tallyKey]*tally{}
+	}
+	t := &tally{Kind: *newKind(k, line), shape: shape}
+	if k.Field == "" {
+		p.byKey[tallyKey{name: k.Name, counted: k.Counted}] = t
+	}
+	p.kinds = append(p.kinds, t)
+	p.widen(&t.Kind)
+	if k.Field == "" {
+		p.hasPend = false
+	}
+	return t
+}
+
+// maxShapeValues is how many different messages of one shape stay kinds of their own;
+// maxKinds how many kinds a source keeps.
+const (
+	maxShapeValues = 4
+	maxKinds       = 64
+)
+
+// maskDigitWords writes each word of msg that holds a digit (an id, a count, an
+// offset) as <n>; a word is a run of letters, digits and _ . : # -.
+func maskDigitWords(msg string) string {
+	if !strings.ContainsAny(msg, "0123456789") {
+		return msg
+	}
+	isWord := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_.:#-", c) >= 0
+	}
+	var b strings.Builder
+	for i := 0; i < len(msg); {
+		if !isWord(msg[i]) {
+			b.WriteByte(msg[i])
+			i++
+			continue
+		}
+		j, digit := i, false
+		for ; j < len(msg) && isWord(msg[j]); j++ {
+			digit = digit || msg[j] >= '0' && msg[j] <= '9'
+		}
+		if digit {
+			b.WriteString("<n>")
+		} else {
+			b.WriteString(msg[i:j])
+		}
+		i = j
+	}
+	return b.String()
+}
+
+// tally is a kind being counted: the messages of one shape, each counted apart (subs)
+// until there are more than maxShapeValues of them (overflow).
+type tally struct {
+	Kind
+	shape    string
+	subs     []*Kind
+	overflow bool
+}
+
+func newKind(k Kind, line string) *Kind {
+	if k.Field != "" {
+		k.Name = messageKindName(k.Field, k.Value)
+	}
+	k.First, k.Last = -1, -1
+	if len(line) > 120 {
+		line = line[:120] + "..."
+	}
+	k.Sample = line
+	return &k
+}
+
+// widen counts the line being read in k, with its offsets.
+func (p *parser) widen(k *Kind) {
+	k.Lines++
+	if p.hasPend {
+		if k.First < 0 || p.pend.First < k.First {
+			k.First = p.pend.First
+		}
+		if p.pend.Last > k.Last {
+			k.Last = p.pend.Last
+		}
+	}
+}
+
+// listKinds lists the tallies as kinds: a shape of few messages as one kind per message,
+// a shape of many as one kind with the varying words shown as <n>; counted kinds first.
+func listKinds(ts []*tally) []Kind {
+	var out []Kind
+	for _, t := range ts {
+		switch {
+		case t.Field == "" || len(t.subs) == 1:
+			out = append(out, t.Kind)
+		case t.overflow:
+			k := t.Kind
+			k.Value, k.Varies = t.shape, true
+			k.Name = messageKindName(k.Field, k.Value)
+			out = append(out, k)
+		default:
+			for _, sub := range t.subs {
+				out = append(out, *sub)
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Kind) int { // counted first
+		if a.Counted == b.Counted {
+			return 0
+		}
+		if a.Counted {
+			return -1
+		}
+		return 1
+	})
+	return out
+}
+
+// span notes that the line being read names the offsets iv (add calls it; a reader
+// calls it for a line it ignores, so that its kind still shows its offsets).
+func (p *parser) span(iv kpart.Range) {
+	if !p.hasPend {
+		p.pend, p.hasPend = iv, true
+		return
+	}
+	p.pend.First = min(p.pend.First, iv.First)
+	p.pend.Last = max(p.pend.Last, iv.Last)
+}
+
+// messageKind is the kind of a JSON application log line that carries a delivery.
+func messageKind(top map[string]any, counted bool, why string) Kind {
+	if f, v, ok := MessageOf(top); ok {
+		return Kind{Field: f, Value: v, AppLog: true, Counted: counted, Why: why} // named by newKind
+	}
+	return Kind{Name: kindJSONNoMsg, AppLog: true, Counted: counted, Why: why}
 }
 
 func (p *parser) bad(line int, text, reason string) {
 	p.src.Malformed++
+	p.hasPend = false
 	if p.shown < MaxShownMalformed {
 		p.shown++
 		if len(text) > 120 {
@@ -386,6 +808,7 @@ func (p *parser) bad(line int, text, reason string) {
 }
 
 func (p *parser) add(topic string, partition int32, iv kpart.Range) {
+	p.span(iv)
 	p.src.Records += iv.Len()
 	p.set.add(kpart.TopicPartition{Topic: topic, Partition: partition}, iv)
 }
@@ -423,6 +846,7 @@ func (p *parser) lines(data []byte) {
 		if k := p.textLine(n, line); k != "" {
 			p.src.Lines++
 			kinds["text ("+k+")"] = true
+			p.kind(Kind{Name: "text (" + k + ")", Counted: true}, line)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -460,19 +884,77 @@ func joinKinds(kinds map[string]bool) string {
 	return strings.Join(other, " + ")
 }
 
+// patternLine reads one line through --pattern, and through --delivered-when when set
+// (a line must match both). A matched line that is a JSON object is of the kind of its
+// message, as a JSON line is, so that a pattern over a JSON log is told apart the same way.
 func (p *parser) patternLine(pat *Pattern, n int, line []byte) {
 	d, matched, err := pat.Match(line)
-	switch {
-	case !matched:
-		if len(bytes.TrimSpace(line)) > 0 {
+	trimmed := bytes.TrimSpace(line)
+	if !matched {
+		if len(trimmed) > 0 {
 			p.src.Ignored++
+			// most lines of a log: counted without a copy
+			if k := (Kind{Name: kindNoPattern, Why: whyNoPatternHit}); !p.countPlain(k) {
+				p.kind(k, string(trimmed))
+			}
 		}
-	case err != nil:
-		p.bad(n, string(line), err.Error())
-	default:
-		p.src.Lines++
-		p.add(d.Topic, d.Partition, kpart.Range{First: d.Offset, Last: d.Offset})
+		return
 	}
+	var top, nested map[string]any
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		top, _ = decodeObject(string(trimmed))
+		if top != nil && !hasDelivery(top) {
+			nested = nestedDelivery(top)
+		}
+	}
+	count := func(k Kind) {
+		if k.Field != "" || !p.countPlain(k) {
+			p.kind(k, string(trimmed))
+		}
+	}
+	kindOf := func(counted bool, why string) Kind {
+		if top != nil {
+			return messageKind(top, counted, why)
+		}
+		return Kind{Name: kindPattern, AppLog: true, Counted: counted, Why: why}
+	}
+	if w := p.set.When; w != nil && !w.Match(line, top, nested) {
+		p.src.Ignored++
+		if err == nil {
+			p.span(kpart.Range{First: d.Offset, Last: d.Offset})
+		}
+		count(kindOf(false, p.notWhen))
+		return
+	}
+	if err != nil {
+		p.bad(n, string(line), err.Error())
+		return
+	}
+	p.src.Lines++
+	p.add(d.Topic, d.Partition, kpart.Range{First: d.Offset, Last: d.Offset})
+	count(kindOf(true, ""))
+}
+
+// decodeObject decodes one JSON object line, numbers as json.Number.
+func decodeObject(line string) (map[string]any, error) {
+	d := json.NewDecoder(strings.NewReader(line))
+	d.UseNumber()
+	var top map[string]any
+	if err := d.Decode(&top); err != nil {
+		return nil, err
+	}
+	return top, nil
+}
+
+// nestedDelivery is the object one level under top (msg, message, record, kafka) that
+// names a partition and an offset, or nil.
+func nestedDelivery(top map[string]any) map[string]any {
+	for _, k := range nestKeys {
+		if m, ok := top[k].(map[string]any); ok && hasDelivery(m) {
+			return m
+		}
+	}
+	return nil
 }
 
 func isTraceLine(line string) bool {
@@ -518,8 +1000,10 @@ func (p *parser) traceLine(n int, line string) bool {
 		for _, o := range e.Offsets {
 			p.add(p.topic, *e.Partition, kpart.Range{First: o, Last: o})
 		}
+		p.kind(Kind{Name: kindServe, Counted: true}, line)
 	default:
 		p.src.Ignored++
+		p.kind(Kind{Name: kindTraceOther, Why: whyTraceOther}, line)
 	}
 	return true
 }
@@ -531,32 +1015,38 @@ var nestKeys = []string{"msg", "message", "record", "kafka"}
 
 // jsonLine reads one JSON object that is not a trace event; it reports whether the line
 // named a delivery.
+//
+// A line that names a delivery is of the kind of its message (MessageOf); with a When,
+// a line it does not match is ignored, under its kind, before its numbers are checked
+// (it is no delivery line, so it cannot be a malformed one).
 func (p *parser) jsonLine(n int, line string) bool {
-	d := json.NewDecoder(strings.NewReader(line))
-	d.UseNumber()
-	var top map[string]any
-	if err := d.Decode(&top); err != nil {
+	top, err := decodeObject(line)
+	if err != nil {
 		p.bad(n, line, "not JSON: "+jsonReason(err))
 		return false
 	}
-	obj := top
+	obj, nested := top, map[string]any(nil)
 	if !hasDelivery(obj) {
-		obj = nil
-		for _, k := range nestKeys {
-			if m, ok := top[k].(map[string]any); ok && hasDelivery(m) {
-				obj = m
-				break
-			}
-		}
+		obj = nestedDelivery(top)
+		nested = obj
 	}
 	if obj == nil {
 		p.src.Ignored++ // another log line: names no partition and offset
+		p.kind(Kind{Name: kindOtherLog, Why: whyNoDelivery}, line)
 		return false
 	}
 	ps, ok1 := numberText(obj["partition"])
 	os, ok2 := numberText(obj["offset"])
 	part, err1 := parsePartition(ps)
 	off, err2 := parseOffset(os)
+	if w := p.set.When; w != nil && !w.Match([]byte(line), top, nested) {
+		p.src.Ignored++
+		if ok2 && err2 == nil {
+			p.span(kpart.Range{First: off, Last: off})
+		}
+		p.kind(messageKind(top, false, p.notWhen), line)
+		return false
+	}
 	if !ok1 || !ok2 || err1 != nil || err2 != nil {
 		p.bad(n, line, fmt.Sprintf("partition %v and offset %v must be numbers >= 0 (or strings holding them)", obj["partition"], obj["offset"]))
 		return false
@@ -571,6 +1061,7 @@ func (p *parser) jsonLine(n int, line string) bool {
 	}
 	p.src.Lines++
 	p.add(topic, part, kpart.Range{First: off, Last: off})
+	p.kind(messageKind(top, true, ""), line)
 	return true
 }
 

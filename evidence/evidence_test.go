@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -145,6 +146,16 @@ func checkSet(t *testing.T, s *Set) {
 	var records int64
 	for _, src := range s.Sources {
 		records += src.Records
+		lines := 0
+		for _, k := range src.Kinds {
+			lines += k.Lines
+			if k.Lines <= 0 || (k.First < 0) != (k.Last < 0) || k.Last < k.First {
+				t.Fatalf("%s: kind %+v", src.Name, k)
+			}
+		}
+		if lines != src.Lines+src.Ignored {
+			t.Fatalf("%s: kinds %+v add up to %d lines, want %d delivery + %d ignored", src.Name, src.Kinds, lines, src.Lines, src.Ignored)
+		}
 	}
 	if records == 0 && s.Insufficient() == "" {
 		t.Fatalf("no delivery read, yet the evidence is sufficient: %+v", s.Sources)
@@ -165,14 +176,23 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"ev":"run","schema":"kstranded.trace/v1","topic":"s"}` + "\n" + `{"ev":"serve","partition":0,"offsets":[1,2]}`))
 	f.Add([]byte(`{"schema":"kstranded.trace-parse/v2","topic":"s","partitions":[{"partition":0,"delivered":[{"first":0,"last":3,"count":4}]}]}`))
 	f.Add(gz(f, traceText))
+	f.Add([]byte(`{"msg":"processing","partition":0,"offset":"70"}` + "\n" + `{"msg":"processed","partition":0,"offset":"70"}` + "\n" + `{"msg":"heartbeat ok, lag check","partition":0,"offset":82}`))
+	f.Add([]byte(`{"message":"handled","record":{"kind":"done","partition":1,"offset":2}}` + "\n" + `{"message":"handled","record":{"kind":"start","partition":1,"offset":"x"}}`))
+	when, err := ParseWhen("msg=processed")
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := NewSet()
-		if err := s.Read(bytes.NewReader(data), "fuzz"); !readErrOK(err) {
-			t.Fatal(err)
-		} else if err != nil {
-			return
+		for _, w := range []*When{nil, when} {
+			s := NewSet()
+			s.When = w
+			if err := s.Read(bytes.NewReader(data), "fuzz"); !readErrOK(err) {
+				t.Fatal(err)
+			} else if err != nil {
+				return
+			}
+			checkSet(t, s)
 		}
-		checkSet(t, s)
 	})
 }
 
@@ -183,17 +203,24 @@ func FuzzPattern(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	f.Add([]byte(`{"msg":"processing","line":"handled order from stranded[0]@70"}` + "\n" + `{"msg":"processed","line":"handled order from stranded[0]@70"}` + "\n"))
+	when, err := ParseWhen("msg=processed")
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := NewSet()
-		s.Pattern = p
-		if err := s.Read(bytes.NewReader(data), "fuzz"); !readErrOK(err) {
-			t.Fatal(err)
-		} else if err != nil {
-			return
-		}
-		checkSet(t, s)
-		if f := s.Sources[0].Format; f != FormatPattern && f != FormatEmpty {
-			t.Fatalf("format %q with a pattern", s.Sources[0].Format)
+		for _, w := range []*When{nil, when} {
+			s := NewSet()
+			s.Pattern, s.When = p, w
+			if err := s.Read(bytes.NewReader(data), "fuzz"); !readErrOK(err) {
+				t.Fatal(err)
+			} else if err != nil {
+				return
+			}
+			checkSet(t, s)
+			if f := s.Sources[0].Format; f != FormatPattern && f != FormatEmpty {
+				t.Fatalf("format %q with a pattern", s.Sources[0].Format)
+			}
 		}
 	})
 }
@@ -321,5 +348,311 @@ func TestPatternReadsAnApplicationLogAndIgnoresOtherLines(t *testing.T) {
 	}
 	if _, err := CompilePattern(`(?P<offset>\d+)`); err == nil {
 		t.Fatal("a pattern without a partition group must be refused")
+	}
+}
+
+// pinoLog is the issue's log: for each offset 0-81 and 201 of stranded/0, a
+// "processing" line when the handler starts and a "processed" line when it is done,
+// except the processed lines of the offsets in crashed; then the heartbeat lines, each
+// naming an offset.
+func pinoLog(crashed func(int64) bool, heartbeats ...int64) string {
+	var b strings.Builder
+	line := func(msg string, o int64) {
+		fmt.Fprintf(&b, `{"level":30,"time":1767225600000,"pid":7,"hostname":"h","msg":%q,"topic":"stranded","partition":0,"offset":"%d"}`+"\n", msg, o)
+	}
+	offsets := []int64{}
+	for o := int64(0); o <= 81; o++ {
+		offsets = append(offsets, o)
+	}
+	offsets = append(offsets, 201)
+	b.WriteString(`{"level":30,"time":1767225600000,"msg":"consumer connected"}` + "\n")
+	for _, o := range offsets {
+		line("processing", o)
+		if crashed == nil || !crashed(o) {
+			line("processed", o)
+		}
+	}
+	for _, o := range heartbeats {
+		line("heartbeat ok, lag check", o)
+	}
+	return b.String()
+}
+
+func readWhen(t *testing.T, when, text string) *Set {
+	t.Helper()
+	s := NewSet()
+	if when != "" {
+		w, err := ParseWhen(when)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.When = w
+	}
+	if err := s.Read(strings.NewReader(text), "app.log"); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func kindsOf(s *Set) map[string]Kind {
+	m := map[string]Kind{}
+	for _, k := range s.Sources[0].Kinds {
+		m[fmt.Sprintf("%s counted=%t", k.Name, k.Counted)] = k
+	}
+	return m
+}
+
+func TestALogWithProcessingAndProcessedLinesIsAmbiguousUntilOneIsPicked(t *testing.T) {
+	s := readWhen(t, "", pinoLog(nil))
+	why := s.Insufficient()
+	for _, want := range []string{
+		"app.log: 2 kinds of line carry a partition and an offset",
+		"msg=processing (83 lines, offsets 0-201)",
+		"msg=processed (83 lines, offsets 0-201)",
+		"--delivered-when msg=processed",
+	} {
+		if !strings.Contains(why, want) {
+			t.Errorf("Insufficient() = %q, lacks %q", why, want)
+		}
+	}
+	k := kindsOf(s)
+	if k["msg=processing counted=true"].Lines != 83 || k["other log lines counted=false"].Lines != 1 {
+		t.Fatalf("kinds %+v", s.Sources[0].Kinds)
+	}
+
+	s = readWhen(t, "msg=processed", pinoLog(nil))
+	if why := s.Insufficient(); why != "" {
+		t.Fatalf("with the filter: %s", why)
+	}
+	src := s.Sources[0]
+	if src.Lines != 83 || src.Ignored != 84 || src.Records != 83 {
+		t.Fatalf("source %+v, want 83 delivery lines and 84 ignored", src)
+	}
+	p := s.Parts[kpart.TopicPartition{Topic: "stranded", Partition: 0}]
+	if p.Duplicates != 0 || p.Count != 83 {
+		t.Fatalf("partition %+v, want 83 distinct deliveries and no duplicates", p)
+	}
+	k = kindsOf(s)
+	if got := k["msg=processing counted=false"]; got.Lines != 83 || got.First != 0 || got.Last != 201 || got.Why != "not --delivered-when msg=processed" || !got.AppLog {
+		t.Fatalf("ignored kind %+v", got)
+	}
+	if got := k["msg=processed counted=true"]; got.Lines != 83 || got.Field != "msg" || got.Value != "processed" || !strings.Contains(got.Sample, `"offset":"0"`) {
+		t.Fatalf("counted kind %+v", got)
+	}
+}
+
+func TestAHandlerCrashBetweenProcessingAndProcessedIsNotADelivery(t *testing.T) {
+	crashed := func(o int64) bool { return o >= 70 && o <= 81 }
+	// counting every line would call 70-81 delivered: that is what must be refused
+	if why := readWhen(t, "", pinoLog(crashed)).Insufficient(); !strings.Contains(why, "msg=processed (71 lines, offsets 0-201)") {
+		t.Fatalf("Insufficient() = %q", why)
+	}
+	s := readWhen(t, "msg=processed", pinoLog(crashed))
+	if why := s.Insufficient(); why != "" {
+		t.Fatal(why)
+	}
+	p := s.Parts[kpart.TopicPartition{Topic: "stranded", Partition: 0}]
+	want := []kpart.Range{{First: 0, Last: 69}, {First: 201, Last: 201}}
+	if !slices.Equal(p.Delivered, want) {
+		t.Fatalf("delivered %v, want %v", p.Delivered, want)
+	}
+	for o := int64(70); o <= 81; o++ {
+		if p.Contains(o) {
+			t.Fatalf("%d delivered: the handler never finished it", o)
+		}
+	}
+}
+
+func TestHeartbeatLinesWithAnOffsetAreAKindOfTheirOwn(t *testing.T) {
+	onlyProcessed := func(text string) string {
+		var keep []string
+		for _, l := range strings.SplitAfter(text, "\n") {
+			if !strings.Contains(l, `"processing"`) {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "")
+	}
+	log := onlyProcessed(pinoLog(nil, 82, 83, 84))
+	why := readWhen(t, "", log).Insufficient()
+	if !strings.Contains(why, `msg="heartbeat ok, lag check" (3 lines, offsets 82-84)`) || !strings.Contains(why, "--delivered-when msg=processed") {
+		t.Fatalf("Insufficient() = %q", why)
+	}
+	for _, when := range []string{"msg=processed", "msg~^processed$", `~"msg":"processed"`} {
+		t.Run(when, func(t *testing.T) {
+			s := readWhen(t, when, log)
+			if why := s.Insufficient(); why != "" {
+				t.Fatal(why)
+			}
+			p := s.Parts[kpart.TopicPartition{Topic: "stranded", Partition: 0}]
+			if p.Contains(82) || p.Count != 83 {
+				t.Fatalf("delivered %v", p.Delivered)
+			}
+			hb := kindsOf(s)[`msg="heartbeat ok, lag check" counted=false`]
+			if hb.Lines != 3 || hb.First != 82 || hb.Last != 84 {
+				t.Fatalf("heartbeat kind %+v in %+v", hb, s.Sources[0].Kinds)
+			}
+		})
+	}
+}
+
+func TestOneKindOfLineIsNamedAndOtherFormatsAreNeverAmbiguous(t *testing.T) {
+	s := readWhen(t, "", `{"msg":"processed","partition":0,"offset":1}`+"\n"+`{"msg":"processed","partition":1,"offset":5}`+"\n")
+	if why := s.Insufficient(); why != "" {
+		t.Fatal(why)
+	}
+	if ks := s.Sources[0].Kinds; len(ks) != 1 || ks[0].Name != "msg=processed" || !ks[0].Counted || ks[0].Lines != 2 || ks[0].First != 1 || ks[0].Last != 5 {
+		t.Fatalf("kinds %+v", ks)
+	}
+	for name, text := range map[string]string{
+		"trace":         traceText + `{"ev":"fetch","ranges":[]}` + "\n",
+		"text":          "stranded/0:0-9\n0:12\nstranded 0 14\n",
+		"trace parse":   `{"schema":"kstranded.trace-parse/v2","topic":"s","partitions":[{"partition":0,"delivered":[{"first":0,"last":3,"count":4}]},{"partition":1,"delivered_offsets":[2]}]}`,
+		"winston mixed": `{"level":"info","message":"handled","record":{"topic":"stranded","partition":"2","offset":"7"}}` + "\n" + `{"level":"info","message":"handled","record":{"topic":"stranded","partition":"2","offset":"8"}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := readWhen(t, "", text)
+			if why := s.Insufficient(); why != "" {
+				t.Fatal(why)
+			}
+			lines := 0
+			for _, k := range s.Sources[0].Kinds {
+				lines += k.Lines
+			}
+			if src := s.Sources[0]; lines != src.Lines+src.Ignored {
+				t.Fatalf("kinds %+v do not add up to %d lines + %d ignored", src.Kinds, src.Lines, src.Ignored)
+			}
+		})
+	}
+	s = readWhen(t, "", "stranded/0:0-9\n0:12\n")
+	if ks := s.Sources[0].Kinds; len(ks) != 2 || ks[0].Name != "text (ranges)" || ks[0].First != 0 || ks[0].Last != 9 || ks[1].Name != "text (partition:offset)" {
+		t.Fatalf("text kinds %+v", ks)
+	}
+}
+
+func TestAFilterThatMatchesNothingSaysSoAndDoesNotFilterTraces(t *testing.T) {
+	s := readWhen(t, "msg=done", pinoLog(nil))
+	if why := s.Insufficient(); !strings.Contains(why, `--delivered-when "msg=done" matched no delivery line`) {
+		t.Fatalf("Insufficient() = %q", why)
+	}
+	s = readWhen(t, "msg=done", traceText)
+	if s.Sources[0].Records != 3 || s.Insufficient() != "" {
+		t.Fatalf("a trace read with a filter: %+v %q", s.Sources[0], s.Insufficient())
+	}
+}
+
+func TestPatternLogsAreFilteredAndToldApartToo(t *testing.T) {
+	p, err := CompilePattern(`(?P<topic>stranded)\[(?P<partition>\d+)\]@(?P<offset>\d+)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "start stranded[0]@1\nend stranded[0]@1\nstart stranded[0]@2\nnoise\n"
+	s := NewSet()
+	s.Pattern = p
+	s.When, _ = ParseWhen(`~^end `)
+	if err := s.Read(strings.NewReader(text), "app.log"); err != nil {
+		t.Fatal(err)
+	}
+	part := s.Parts[kpart.TopicPartition{Topic: "stranded", Partition: 0}]
+	if part == nil || !slices.Equal(part.Delivered, []kpart.Range{{First: 1, Last: 1}}) {
+		t.Fatalf("parts %+v", s.Parts)
+	}
+	k := kindsOf(s)
+	if k["lines matching --pattern counted=true"].Lines != 1 || k["lines matching --pattern counted=false"].Lines != 2 || k["other lines counted=false"].Lines != 1 {
+		t.Fatalf("kinds %+v", s.Sources[0].Kinds)
+	}
+	// a pattern over a JSON log tells its messages apart like a JSON line
+	s = NewSet()
+	s.Pattern, _ = CompilePattern(`"partition":(?P<partition>\d+),"offset":"(?P<offset>\d+)"`)
+	if err := s.Read(strings.NewReader(pinoLog(nil)), "app.log"); err != nil {
+		t.Fatal(err)
+	}
+	if why := s.Insufficient(); !strings.Contains(why, "msg=processing (83 lines") {
+		t.Fatalf("Insufficient() = %q", why)
+	}
+}
+
+func TestParseWhen(t *testing.T) {
+	line := []byte(`{"level":30,"msg":"processed","record":{"kind":"order","partition":0,"offset":1},"a.b":"dotted"}`)
+	for expr, want := range map[string]bool{
+		"msg=processed":       true,
+		"msg=processing":      false,
+		"level=30":            true,
+		"record.kind=order":   true,
+		"kind=order":          true, // under the object that carries the delivery
+		"a.b=dotted":          true,
+		"msg~^proc":           true,
+		"msg~ing$":            false,
+		`~"level":30`:         true,
+		"missing=x":           false,
+		"record=x":            false, // an object is no value
+		"msg=":                false,
+		"msg=processed extra": false,
+	} {
+		w, err := ParseWhen(expr)
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		if got := w.MatchLine(line); got != want {
+			t.Errorf("%s matches = %v, want %v", expr, got, want)
+		}
+	}
+	if w, _ := ParseWhen("msg=processed"); w.MatchLine([]byte("msg=processed")) {
+		t.Error("a field filter matched a text line")
+	}
+	for _, bad := range []string{"", "processed", "=x", "~", "msg~(", "a..b=x", "a.=x", "1 2=x"} {
+		if _, err := ParseWhen(bad); err == nil || !strings.Contains(err.Error(), "--delivered-when") {
+			t.Errorf("ParseWhen(%q) = %v, want an error naming the flag", bad, err)
+		}
+	}
+}
+
+func TestMessagesThatDifferInTheirNumbersAreOneKindWhenThereAreMany(t *testing.T) {
+	var b strings.Builder
+	for o := 0; o < 50; o++ {
+		fmt.Fprintf(&b, `{"msg":"processed order %d","partition":0,"offset":%d}`+"\n", 1000+o, o)
+	}
+	s := readWhen(t, "", b.String())
+	if why := s.Insufficient(); why != "" {
+		t.Fatalf("one message with an id per line is one kind: %s", why)
+	}
+	if ks := s.Sources[0].Kinds; len(ks) != 1 || ks[0].Name != `msg="processed order <n>"` || !ks[0].Varies || ks[0].Lines != 50 || ks[0].Last != 49 {
+		t.Fatalf("kinds %+v", ks)
+	}
+
+	// with processing lines too: two kinds, and the suggested filter works
+	for o := 0; o < 50; o++ {
+		fmt.Fprintf(&b, `{"msg":"processing order %d","partition":0,"offset":%d}`+"\n", 1000+o, o)
+	}
+	why := readWhen(t, "", b.String()).Insufficient()
+	const flag = `--delivered-when 'msg~^processed order \S+$'`
+	if !strings.Contains(why, `msg="processing order <n>" (50 lines, offsets 0-49)`) || !strings.Contains(why, flag) {
+		t.Fatalf("Insufficient() = %q", why)
+	}
+	s = readWhen(t, `msg~^processed order \S+$`, b.String())
+	if why := s.Insufficient(); why != "" || s.Sources[0].Lines != 50 || s.Sources[0].Ignored != 50 {
+		t.Fatalf("%q %+v", why, s.Sources[0])
+	}
+
+	// a few messages that differ in a number may mean different things
+	few := `{"msg":"stage 1 done","partition":0,"offset":1}` + "\n" + `{"msg":"stage 2 done","partition":0,"offset":1}` + "\n"
+	if why := readWhen(t, "", few).Insufficient(); !strings.Contains(why, `msg="stage 1 done" (1 line, offset 1), msg="stage 2 done" (1 line, offset 1)`) {
+		t.Fatalf("Insufficient() = %q", why)
+	}
+}
+
+func TestASourceKeepsABoundedNumberOfKinds(t *testing.T) {
+	var b strings.Builder
+	for o := 0; o < 500; o++ {
+		word := strings.Repeat(string(rune('a'+o%26)), 1+o/26)
+		fmt.Fprintf(&b, `{"msg":"handled %s","partition":0,"offset":%d}`+"\n", word, o)
+	}
+	s := readWhen(t, "", b.String())
+	ks := s.Sources[0].Kinds
+	if len(ks) != maxKinds+1 || ks[maxKinds].Name != "JSON lines with other messages" || ks[maxKinds].Lines != 500-maxKinds {
+		t.Fatalf("%d kinds, last %+v", len(ks), ks[len(ks)-1])
+	}
+	if why := s.Insufficient(); !strings.Contains(why, "65 kinds of line") || !strings.Contains(why, "and 59 more") {
+		t.Fatalf("Insufficient() = %q", why)
 	}
 }

@@ -88,6 +88,7 @@ func (p *parser) tryTraceParse(data []byte) bool {
 			}
 			p.add(doc.Topic, *tp.Partition, kpart.Range{First: o, Last: o})
 		}
+		p.kind(Kind{Name: kindTraceParse, Counted: true}, "")
 		if tp.Duplicates > 0 && tp.Duplicates < 1<<62 {
 			part := p.set.Parts[kpart.TopicPartition{Topic: doc.Topic, Partition: *tp.Partition}]
 			if part != nil {

@@ -120,6 +120,35 @@ type SourceDoc struct {
 	Lines     int             `json:"lines"`
 	Ignored   int             `json:"ignored"`
 	Malformed int             `json:"malformed"`
+	// Kinds says what was counted and what was ignored, per kind of line (their lines
+	// add up to lines + ignored).
+	Kinds []KindDoc `json:"kinds"`
+}
+
+// KindDoc is one kind of line of an evidence file (evidence.Kind).
+type KindDoc struct {
+	// Name: msg=processed for JSON log lines told apart by their message, else what the
+	// lines are ("serve events", "text (ranges)", "other log lines").
+	Name string `json:"name"`
+	// Field and Value: the message field (msg or message) and its value; null for a
+	// kind not told apart by a message.
+	Field Text    `json:"field"`
+	Value *string `json:"value"`
+	// Varies: the lines hold many messages that differ in words holding a digit (an
+	// id, a count), which value shows as <n>.
+	Varies bool `json:"varies"`
+	// AppLog: application log lines that carry a partition and an offset, the kinds
+	// --delivered-when picks among.
+	AppLog  bool `json:"app_log"`
+	Counted bool `json:"counted"`
+	Lines   int  `json:"lines"`
+	// First and Last: the lowest and highest offset its lines name (over all
+	// partitions); null when they name none.
+	First  *int64 `json:"first_offset"`
+	Last   *int64 `json:"last_offset"`
+	Sample string `json:"sample"`
+	// Why: for a kind not counted, why its lines were ignored; else null.
+	Why Text `json:"ignored_because"`
 }
 
 // MoveDoc is one partition of a rewind plan.
@@ -229,7 +258,24 @@ func sourcesDoc(ss []evidence.Source) []SourceDoc {
 	out := make([]SourceDoc, len(ss))
 	for i, s := range ss {
 		out[i] = SourceDoc{Name: s.Name, Format: s.Format, Topic: Text(s.Topic), Group: Text(s.Group), Gzip: s.Gzip,
-			Records: s.Records, Lines: s.Lines, Ignored: s.Ignored, Malformed: s.Malformed}
+			Records: s.Records, Lines: s.Lines, Ignored: s.Ignored, Malformed: s.Malformed, Kinds: kindsDoc(s.Kinds)}
+	}
+	return out
+}
+
+func kindsDoc(ks []evidence.Kind) []KindDoc {
+	out := make([]KindDoc, len(ks))
+	for i, k := range ks {
+		d := KindDoc{Name: k.Name, Field: Text(k.Field), Varies: k.Varies, AppLog: k.AppLog, Counted: k.Counted, Lines: k.Lines, Sample: k.Sample, Why: Text(k.Why)}
+		if k.Field != "" {
+			v := k.Value
+			d.Value = &v
+		}
+		if k.First >= 0 {
+			first, last := k.First, k.Last
+			d.First, d.Last = &first, &last
+		}
+		out[i] = d
 	}
 	return out
 }

@@ -98,15 +98,12 @@ func NewInspect(r *inspect.Report) Inspect {
 		v.Note = NoEvidenceNote
 	} else {
 		if v.Verdict != nil && *v.Verdict == verdict.NoEvidence {
-			v.Settle = inspect.SettleHint
+			v.Settle = Text(r.Evidence.Settle())
 			if v.NoEvidence == "" {
 				v.Settle = "to judge every partition, give evidence that names its topic, or limit the inspection with --topic"
 			}
 		}
-		v.Evidence = &InspectEvidence{Sources: sourcesDoc(r.Evidence.Sources), MalformedTotal: r.Evidence.MalformedTotal(), Malformed: r.Evidence.Malformed}
-		if v.Evidence.Malformed == nil {
-			v.Evidence.Malformed = []evidence.Malformed{}
-		}
+		v.Evidence = newInspectEvidence(r.Evidence)
 	}
 	return v
 }
@@ -384,9 +381,10 @@ func printEvidence(w io.Writer, st render.Styles, ev *InspectEvidence, group str
 		}
 		ignored := ""
 		if s.Ignored > 0 {
-			ignored = fmt.Sprintf(", %d other lines", s.Ignored)
+			ignored = fmt.Sprintf(", %d lines ignored", s.Ignored)
 		}
 		fmt.Fprintf(w, "evidence %s: %s%s, %d deliveries%s, %d malformed lines\n", s.Name, s.Format, extra, s.Records, ignored, s.Malformed)
+		printKinds(w, st, s.Kinds)
 	}
 	for _, m := range ev.Malformed {
 		fmt.Fprintf(w, "  %s:%d: %s: %q\n", m.Source, m.Line, m.Reason, m.Text)
@@ -396,12 +394,43 @@ func printEvidence(w io.Writer, st render.Styles, ev *InspectEvidence, group str
 	}
 }
 
+// printKinds says, per kind of line, what was counted and what was ignored:
+//
+//	counted msg=processed: 71 lines, offsets 0-201
+//	ignored msg=processing: 83 lines, offsets 0-201 (not --delivered-when msg=processed)
+func printKinds(w io.Writer, st render.Styles, ks []KindDoc) {
+	for _, k := range ks {
+		ek := evidence.Kind{Lines: k.Lines, First: -1, Last: -1}
+		if k.First != nil {
+			ek.First, ek.Last = *k.First, *k.Last
+		}
+		tally := ek.Tally()
+		if k.Counted {
+			fmt.Fprintf(w, "  counted %s: %s\n", k.Name, tally)
+			continue
+		}
+		why := ""
+		if k.Why != "" {
+			why = " (" + string(k.Why) + ")"
+		}
+		fmt.Fprintf(w, "  %s %s: %s%s\n", st.Dim.Render("ignored"), k.Name, tally, why)
+	}
+}
+
 // PrintEvidenceRead says what was read from evidence files, for a command that stops
 // before its own report (rewind with evidence that cannot support a plan).
 func PrintEvidenceRead(w io.Writer, s *evidence.Set) error {
-	ev := &InspectEvidence{Sources: sourcesDoc(s.Sources), MalformedTotal: s.MalformedTotal(), Malformed: s.Malformed}
-	printEvidence(w, render.NewStyles(w), ev, "")
+	printEvidence(w, render.NewStyles(w), newInspectEvidence(s), "")
 	return nil
+}
+
+// newInspectEvidence is the document of what was read from evidence files.
+func newInspectEvidence(s *evidence.Set) *InspectEvidence {
+	ev := &InspectEvidence{Sources: sourcesDoc(s.Sources), MalformedTotal: s.MalformedTotal(), Malformed: s.Malformed}
+	if ev.Malformed == nil {
+		ev.Malformed = []evidence.Malformed{}
+	}
+	return ev
 }
 
 // verdictOrNull is nil for no verdict, so JSON says null rather than "".

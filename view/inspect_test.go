@@ -27,6 +27,13 @@ func lossReport() *inspect.Report {
 		Sources: []evidence.Source{
 			{Name: "trace.jsonl", Format: evidence.FormatTrace, Topic: "stranded", Group: "g", Records: 83},
 			{Name: "app.txt", Format: evidence.FormatText, Group: "other", Records: 10, Malformed: 3},
+			{Name: "app.log", Format: evidence.FormatJSONLines, Records: 71, Lines: 71, Ignored: 86, Kinds: []evidence.Kind{
+				{Name: "msg=processed", Field: "msg", Value: "processed", AppLog: true, Counted: true, Lines: 71, First: 0, Last: 201,
+					Sample: `{"level":30,"msg":"processed","topic":"stranded","partition":0,"offset":"0"}`},
+				{Name: "other log lines", Lines: 3, First: -1, Last: -1, Sample: `{"level":30,"msg":"consumer connected"}`, Why: "no partition and offset"},
+				{Name: "msg=processing", Field: "msg", Value: "processing", AppLog: true, Lines: 83, First: 0, Last: 201,
+					Sample: `{"level":30,"msg":"processing","topic":"stranded","partition":0,"offset":"0"}`, Why: "not --delivered-when msg=processed"},
+			}},
 		},
 		Malformed: []evidence.Malformed{{Source: "app.txt", Line: 7, Text: "not a line", Reason: "want TOPIC PARTITION OFFSET"}},
 		Parts:     map[kpart.TopicPartition]*evidence.Partition{},

@@ -21,12 +21,14 @@ const RewindSchema = rewind.PlanSchema
 // was done.
 type Rewind struct {
 	render.Meta
-	At        time.Time `json:"at"`
-	Mode      string    `json:"mode"` // dry-run or execute
-	Group     GroupDoc  `json:"group"`
-	Moves     []MoveDoc `json:"moves"`
-	Unchanged int       `json:"unchanged"`
-	Notes     []string  `json:"notes"`
+	At    time.Time `json:"at"`
+	Mode  string    `json:"mode"` // dry-run or execute
+	Group GroupDoc  `json:"group"`
+	// Evidence is what --delivered read, per file and per kind of line; null without it.
+	Evidence  *InspectEvidence `json:"evidence"`
+	Moves     []MoveDoc        `json:"moves"`
+	Unchanged int              `json:"unchanged"`
+	Notes     []string         `json:"notes"`
 	// Unrecoverable: what no move restores, per partition (deleted below the log start).
 	Unrecoverable []rewind.Unrecoverable `json:"unrecoverable"`
 	Summary       RewindSummary          `json:"summary"`
@@ -102,6 +104,9 @@ func newRewind(p *rewind.Plan, mode string) Rewind {
 		Unrecoverable: append([]rewind.Unrecoverable{}, p.Unrecoverable...),
 	}
 	v.Summary.Unrecoverable = p.UnrecoverableCount()
+	if p.Evidence != nil {
+		v.Evidence = newInspectEvidence(p.Evidence)
+	}
 	if v.Notes == nil {
 		v.Notes = []string{}
 	}
@@ -132,6 +137,9 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 	nw := render.NotesOf(w) // prose: with the table on a terminal, to stderr on a pipe
 	st := render.NewStyles(nw)
 	printGroup(nw, st, v.group)
+	if v.Evidence != nil {
+		printEvidence(nw, st, v.Evidence, v.group.ID)
+	}
 	if len(v.Moves) == 0 {
 		for _, n := range v.Notes {
 			fmt.Fprintf(nw, "%s %s\n", st.Warn.Render("note:"), n)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/render"
@@ -26,6 +27,11 @@ func dryRunPlan() *rewind.Plan {
 		},
 		Unchanged: 2,
 		Notes:     []string{"stranded/4: not judged (INCOMPLETE): the scan stopped at --max-scan; not planned"},
+		Evidence: &evidence.Set{Sources: []evidence.Source{{Name: "trace.jsonl", Format: evidence.FormatTrace, Topic: "stranded", Group: "g", Records: 83, Lines: 5, Ignored: 2,
+			Kinds: []evidence.Kind{
+				{Name: "serve events", Counted: true, Lines: 5, First: 0, Last: 201, Sample: `{"ev":"serve","partition":0,"offsets":[0,1,2]}`},
+				{Name: "other trace events", Lines: 2, First: -1, Last: -1, Sample: `{"ev":"run","schema":"kstranded.trace/v1","topic":"stranded","group":"g"}`, Why: "only serve events name deliveries"},
+			}}}},
 	}
 }
 
