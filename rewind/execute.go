@@ -132,16 +132,23 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 		}
 	}
 	perr := map[kpart.TopicPartition]error{}
+	// interrupted: the run was interrupted (ctx canceled) once the commit was sent; the
+	// commit may have been applied, so the offsets are still read back.
+	var interrupted error
 	if len(commits) > 0 {
 		pe, err := h.Commit(ctx, commits)
-		if err != nil {
+		if err != nil && ctx.Err() != nil {
+			interrupted = err
+		} else if err != nil {
 			return res, fmt.Errorf("the commit failed, offsets may be unchanged or partly changed (compare with the undo file %s): %w", o.UndoPath, err)
 		}
 		maps.Copy(perr, pe)
 	}
-	if len(deletes) > 0 {
+	if len(deletes) > 0 && interrupted == nil {
 		pe, err := cl.DeleteOffsets(ctx, p.Group.ID, deletes)
-		if err != nil {
+		if err != nil && ctx.Err() != nil {
+			interrupted = err
+		} else if err != nil {
 			if groupBusy(err) {
 				return res, refusal{ErrGroupActive, fmt.Sprintf("the broker refused to delete the committed offsets, answering %v; nothing says more about why (describe the group: kstranded inspect --group %s); compare with the undo file %s", err, p.Group.ID, o.UndoPath)}
 			}
@@ -149,7 +156,14 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 		}
 		maps.Copy(perr, pe)
 	}
-	got, rerr := cl.Committed(ctx, p.Group.ID)
+	if ctx.Err() != nil && interrupted == nil {
+		interrupted = ctx.Err()
+	}
+	rctx := ctx
+	if interrupted != nil {
+		rctx = context.WithoutCancel(ctx) // Committed is bounded by the client's timeout
+	}
+	got, rerr := cl.Committed(rctx, p.Group.ID)
 	var rejected, failed, intervened []string
 	for _, m := range active {
 		c := Check{Topic: m.Topic, Partition: m.Partition, Before: m.Committed, Target: m.Target, Now: -1}
@@ -183,6 +197,9 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 		}
 		return a.Partition < b.Partition
 	})
+	if interrupted != nil {
+		return res, interruptedErr(p, res, o.UndoPath, interrupted, rerr)
+	}
 	switch {
 	case len(rejected) > 0:
 		// The broker's answer is quoted, not explained: the codes groupBusy matches
@@ -198,6 +215,37 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 	}
 	return res, nil
 }
+
+// interruptedErr says what an interruption after the commit was sent leaves: the commit
+// may have been applied; what the broker answered to the read-back; the undo file.
+func interruptedErr(p *Plan, res *Result, undo string, cause, rerr error) error {
+	var now string
+	if rerr != nil {
+		now = fmt.Sprintf("the committed offsets could not be read back (%v): describe the group (kstranded inspect --group %s)", rerr, p.Group.ID)
+	} else {
+		parts := make([]string, len(res.Checks))
+		for i, c := range res.Checks {
+			word := "the target"
+			if !c.OK {
+				word = "not the target " + kpart.OffsetWord(c.Target)
+			}
+			parts[i] = fmt.Sprintf("%s/%d at %s (%s)", c.Topic, c.Partition, kpart.OffsetWord(c.Now), word)
+		}
+		now = "read back after the interruption: " + strings.Join(parts, ", ")
+	}
+	restore := ""
+	if res.Undo.Restore != "" {
+		restore = "; to restore: " + res.Undo.Restore
+	}
+	return interruptedError(fmt.Sprintf("interrupted after the commit was sent (%v): it may have been applied; %s; the offsets before it are in the undo file %s%s", cause, now, undo, restore))
+}
+
+// interruptedError is an interruption after the commit was sent; it matches
+// context.Canceled.
+type interruptedError string
+
+func (e interruptedError) Error() string { return string(e) }
+func (e interruptedError) Unwrap() error { return context.Canceled }
 
 // unmoved reads the group's committed offsets while this run holds it and refuses the
 // plan if any active move's partition is no longer where the plan found it (offset and

@@ -195,6 +195,9 @@ type fakeCluster struct {
 	// between this run's commit and its read-back.
 	afterCommit func(f *fakeCluster)
 	beforeHold  func(f *fakeCluster)
+	// interruptCommit: the commit is applied, then this runs (cancelling the run) and
+	// the commit's answer never arrives.
+	interruptCommit func()
 	holds       int
 	released    int
 }
@@ -227,6 +230,14 @@ func (f *fakeCluster) Hold(ctx context.Context, group string) (Holder, error) {
 type fakeHold struct{ f *fakeCluster }
 
 func (h fakeHold) Commit(ctx context.Context, moves []Move) (map[kpart.TopicPartition]error, error) {
+	if h.f.interruptCommit != nil {
+		// the commit reaches the broker and is applied; the run is interrupted before
+		// the answer arrives
+		_, _ = h.f.commit(moves)
+		h.f.interruptCommit()
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
 	return h.f.commit(moves)
 }
 
@@ -651,5 +662,33 @@ func TestAWriterBetweenThePlanAndTheHoldRefusesTheRewind(t *testing.T) {
 	}
 	if _, err := os.Stat(undo); !os.IsNotExist(err) {
 		t.Fatalf("an undo file was written for a rewind that changed nothing: %v", err)
+	}
+}
+
+// TestAnExecuteInterruptedAfterItsCommitWasSentReadsBack: issue 27 §6. Interrupted once
+// the commit was sent, Execute used to say only "interrupted", with nothing verified.
+// It says the commit may have been applied, reads the offsets back, and names the undo
+// file.
+func TestAnExecuteInterruptedAfterItsCommitWasSentReadsBack(t *testing.T) {
+	cl := seedCluster()
+	p, err := NewPlan(context.Background(), cl, Options{Group: "g", Evidence: seedEvidence(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cl.interruptCommit = cancel
+	undo := filepath.Join(t.TempDir(), "undo.json")
+	res, err := Execute(ctx, cl, p, ExecOptions{UndoPath: undo, Version: "test", Restore: func(p string) string { return "kstranded rewind --from-file " + p }})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want an interruption", err)
+	}
+	for _, want := range []string{"interrupted after the commit was sent", "it may have been applied", "stranded/0 at 82 (the target)", "undo file " + undo, "to restore: kstranded rewind --from-file " + undo} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err, want)
+		}
+	}
+	if res == nil || len(res.Checks) != 1 || res.Checks[0].Now != 82 || !res.Checks[0].OK || cl.released != 1 {
+		t.Fatalf("result %+v released %d, want the offset read back (82) and the hold released", res, cl.released)
 	}
 }
