@@ -198,8 +198,8 @@ type fakeCluster struct {
 	// interruptCommit: the commit is applied, then this runs (cancelling the run) and
 	// the commit's answer never arrives.
 	interruptCommit func()
-	holds       int
-	released    int
+	holds           int
+	released        int
 }
 
 func (f *fakeCluster) Snapshot(ctx context.Context, group string, topics []string) (*inspect.Snapshot, error) {
