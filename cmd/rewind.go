@@ -275,7 +275,7 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 	case rewind.IsRefusal(xerr):
 		return fmt.Errorf("%w: %v", exitcode.ErrRefused, xerr)
 	case errors.Is(xerr, context.Canceled):
-		return exitcode.ErrInterrupted
+		return fmt.Errorf("%w: %v", exitcode.ErrInterrupted, xerr)
 	}
 	return xerr
 }

@@ -359,3 +359,53 @@ func TestMalformedInputExits2NamingTheFlagAndTouchesNoGroup(t *testing.T) {
 		t.Fatalf("the group's offsets moved: %v -> %v", before, after)
 	}
 }
+
+// TestAPlainReproConsumeEndsWithinTimeoutOfTheBrokerDying: issue 27 §5. Without
+// --until-quiescent, `repro consume` used to say nothing for over 30 s after the broker
+// was killed (a 180 s run needed SIGKILL); with it, it took three times --timeout. Both
+// end with exit 1 within about --timeout of the kill, naming the unreachable broker, and
+// no partition is STRANDED without a commit read back.
+func TestAPlainReproConsumeEndsWithinTimeoutOfTheBrokerDying(t *testing.T) {
+	const timeout = 6 * time.Second
+	for _, mode := range [][]string{nil, {"--until-quiescent", "--time-scale", "0.05"}} {
+		t.Run(fmt.Sprintf("repro consume %s", strings.Join(mode, " ")), func(t *testing.T) {
+			b := startBroker(t)
+			adm := adminOn(t, b.addr)
+			topic := "kstranded-fault-consume-killed"
+			conn := []string{"--brokers", b.addr, "--timeout", timeout.String()}
+			if r := kstranded(t, time.Minute, append([]string{"repro", "produce", "--topic", topic, "--partitions", "1"}, conn...)...); r.Code != 0 {
+				t.Fatalf("produce: %s", r)
+			}
+			args := append([]string{"repro", "consume", "--topic", topic, "--group", topic, "--partitions", "1", "-o", "json"}, conn...)
+			cmd, wait := started(t, append(args, mode...)...)
+			until(t, 60*time.Second, "the consumer joined its group", func() bool { return hasMember(adm, topic) })
+			if err := b.cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			at := time.Now()
+			limit := time.AfterFunc(30*time.Second, func() { _ = cmd.Process.Kill() })
+			defer limit.Stop()
+			r := wait()
+			after := time.Since(at)
+			if after >= 30*time.Second {
+				t.Fatalf("still running %s after the broker was killed (killed by the test)\n%s", after.Round(time.Second), r)
+			}
+			if r.Code != 1 || !strings.Contains(r.Stderr, "broker unreachable") {
+				t.Fatalf("exit %d, want 1 naming the unreachable broker\n%s", r.Code, r)
+			}
+			if after > timeout+time.Second {
+				t.Errorf("the run ended %s after the broker was killed, beyond --timeout %s", after.Round(time.Millisecond), timeout)
+			}
+			doc := decode[struct {
+				Partitions []struct {
+					Verdict string `json:"verdict"`
+				} `json:"partitions"`
+			}](t, r)
+			for _, p := range doc.Partitions {
+				if p.Verdict == "STRANDED" {
+					t.Errorf("a partition is STRANDED with no commit read back\n%s", r)
+				}
+			}
+		})
+	}
+}

@@ -204,10 +204,31 @@ func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*Co
 		committed, runErr = o.settle(ctx, lp, func() []*consumer { return members }, nil, target)
 		res.Quiescent = runErr == nil
 	} else {
-		runErr = lp.Run(ctx, func() bool { return src.fatal != nil })
-		if src.fatal != nil {
-			runErr = src.fatal
+		// Until interrupted, but not past a broker that stopped answering: the same
+		// watch as a phase's (no answer for half of --timeout ends the run).
+		var unreachable error
+		check := max(o.scale(o.AutoCommitInterval), 10*time.Millisecond)
+		var watch func()
+		watch = func() {
+			if unreachable = src.unreachable(o.unreachableAfter(), o.probeTimeout()); unreachable == nil {
+				lp.After(check, watch)
+			}
 		}
+		lp.After(check, watch)
+		runErr = lp.Run(ctx, func() bool { return src.fatal != nil || unreachable != nil })
+		switch {
+		case src.fatal != nil:
+			runErr = src.fatal
+		case unreachable != nil:
+			runErr = unreachable
+		}
+	}
+	// The clean-up after a broker that stopped answering is bounded by a second each
+	// (close, the committed offsets' read-back), as a phase's: the run ends within about
+	// --timeout of the broker's last answer.
+	cleanup := o.Timeout
+	if errors.Is(runErr, ErrUnreachable) {
+		cleanup = min(cleanup, time.Second)
 	}
 	if runErr != nil && ctx.Err() != nil {
 		res.Interrupted = true
@@ -232,10 +253,10 @@ func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*Co
 	// commits what is stored (auto-commit), so a read before it shows an offset lower
 	// than the group's real one (issue 16 §1).
 	closed = true
-	if err := src.close(o.Timeout); err != nil {
+	if err := src.close(cleanup); err != nil {
 		res.Warnings = append(res.Warnings, err.Error())
 	}
-	if c, err := GroupCommitted(context.WithoutCancel(ctx), o.Kafka, o.Group, o.Topic, o.Timeout); err == nil {
+	if c, err := GroupCommitted(context.WithoutCancel(ctx), o.Kafka, o.Group, o.Topic, cleanup); err == nil {
 		committed = c
 	} else {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("committed offsets not read back after close: %v", err))

@@ -76,8 +76,10 @@ func stampToken(p *Plan, token string) {
 // written the Result is returned even with an error, so the caller can say how to
 // restore.
 func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, error) {
-	if busy := p.Busy(); busy != "" {
-		return nil, refusal{ErrGroupActive, busy + "; stop every consumer of the group first: a live member commits its own position and would overwrite the rewound offset (and Kafka accepts an admin offset commit only for an empty group)"}
+	const stopThem = "; stop every consumer of the group first: a live member commits its own position and would overwrite the rewound offset (and Kafka accepts an admin offset commit only for an empty group)"
+	busy := p.Busy()
+	if busy != "" && !MayBeHeld(p.Group) {
+		return nil, refusal{ErrGroupActive, busy + stopThem}
 	}
 	if ref := p.Refused(); len(ref) > 0 {
 		parts := make([]string, len(ref))
@@ -95,6 +97,19 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 	}
 	stampToken(p, o.Token)
 	active = p.Active()
+	// Hold the group, then compare it with the plan: the compare-and-set the broker
+	// enforces (see the package doc).
+	h, err := cl.Hold(ctx, p.Group.ID)
+	if err != nil {
+		if busy != "" && errors.Is(err, ErrGroupActive) {
+			return nil, refusal{ErrGroupActive, busy + stopThem + " (" + err.Error() + ")"}
+		}
+		return nil, err
+	}
+	defer func() { _ = h.Release(ctx) }()
+	if err := unmoved(ctx, cl, p, active); err != nil {
+		return nil, err
+	}
 	f, path, err := createUndoFile(o.UndoPath, o.UniqueUndo)
 	if err != nil {
 		return nil, err
@@ -117,16 +132,23 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 		}
 	}
 	perr := map[kpart.TopicPartition]error{}
+	// interrupted: the run was interrupted (ctx canceled) once the commit was sent; the
+	// commit may have been applied, so the offsets are still read back.
+	var interrupted error
 	if len(commits) > 0 {
-		pe, err := cl.Commit(ctx, p.Group.ID, commits)
-		if err != nil {
+		pe, err := h.Commit(ctx, commits)
+		if err != nil && ctx.Err() != nil {
+			interrupted = err
+		} else if err != nil {
 			return res, fmt.Errorf("the commit failed, offsets may be unchanged or partly changed (compare with the undo file %s): %w", o.UndoPath, err)
 		}
 		maps.Copy(perr, pe)
 	}
-	if len(deletes) > 0 {
+	if len(deletes) > 0 && interrupted == nil {
 		pe, err := cl.DeleteOffsets(ctx, p.Group.ID, deletes)
-		if err != nil {
+		if err != nil && ctx.Err() != nil {
+			interrupted = err
+		} else if err != nil {
 			if groupBusy(err) {
 				return res, refusal{ErrGroupActive, fmt.Sprintf("the broker refused to delete the committed offsets, answering %v; nothing says more about why (describe the group: kstranded inspect --group %s); compare with the undo file %s", err, p.Group.ID, o.UndoPath)}
 			}
@@ -134,14 +156,21 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 		}
 		maps.Copy(perr, pe)
 	}
-	got, rerr := cl.Committed(ctx, p.Group.ID)
-	var busy, failed, intervened []string
+	if ctx.Err() != nil && interrupted == nil {
+		interrupted = ctx.Err()
+	}
+	rctx := ctx
+	if interrupted != nil {
+		rctx = context.WithoutCancel(ctx) // Committed is bounded by the client's timeout
+	}
+	got, rerr := cl.Committed(rctx, p.Group.ID)
+	var rejected, failed, intervened []string
 	for _, m := range active {
 		c := Check{Topic: m.Topic, Partition: m.Partition, Before: m.Committed, Target: m.Target, Now: -1}
 		if e := perr[m.TP()]; e != nil {
 			c.Err = e.Error()
 			if groupBusy(e) {
-				busy = append(busy, fmt.Sprintf("%s: %v", m.TP(), e))
+				rejected = append(rejected, fmt.Sprintf("%s: %v", m.TP(), e))
 			} else {
 				failed = append(failed, fmt.Sprintf("%s: %v", m.TP(), e))
 			}
@@ -168,11 +197,14 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 		}
 		return a.Partition < b.Partition
 	})
+	if interrupted != nil {
+		return res, interruptedErr(p, res, o.UndoPath, interrupted, rerr)
+	}
 	switch {
-	case len(busy) > 0:
+	case len(rejected) > 0:
 		// The broker's answer is quoted, not explained: the codes groupBusy matches
 		// also come from a group the check could not see members of.
-		return res, refusal{ErrGroupActive, fmt.Sprintf("the broker rejected the commit, answering %s; before the commit the group was described as %s, with no members; describe it again (kstranded inspect --group %s) and stop its consumers", strings.Join(busy, "; "), groupWords(p), p.Group.ID)}
+		return res, refusal{ErrGroupActive, fmt.Sprintf("the broker rejected the commit this run made as the member holding the group, answering %s, so the broker no longer counted this run as the member of the generation it held the group in; before the commit the group was described as %s; describe it again (kstranded inspect --group %s) and stop its consumers; compare with the undo file %s", strings.Join(rejected, "; "), groupWords(p), p.Group.ID, o.UndoPath)}
 	case len(failed) > 0:
 		return res, fmt.Errorf("the broker rejected the commit for %s", strings.Join(failed, "; "))
 	case rerr != nil:
@@ -182,6 +214,73 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 		return res, fmt.Errorf("%w: another writer intervened between this run's commit and its read-back (a consumer of the group, or a second rewind): %s; describe the group (kstranded inspect --group %s) and compare with the undo file %s", ErrMismatch, strings.Join(intervened, "; "), p.Group.ID, o.UndoPath)
 	}
 	return res, nil
+}
+
+// interruptedErr says what an interruption after the commit was sent leaves: the commit
+// may have been applied; what the broker answered to the read-back; the undo file.
+func interruptedErr(p *Plan, res *Result, undo string, cause, rerr error) error {
+	var now string
+	if rerr != nil {
+		now = fmt.Sprintf("the committed offsets could not be read back (%v): describe the group (kstranded inspect --group %s)", rerr, p.Group.ID)
+	} else {
+		parts := make([]string, len(res.Checks))
+		for i, c := range res.Checks {
+			word := "the target"
+			if !c.OK {
+				word = "not the target " + kpart.OffsetWord(c.Target)
+			}
+			parts[i] = fmt.Sprintf("%s/%d at %s (%s)", c.Topic, c.Partition, kpart.OffsetWord(c.Now), word)
+		}
+		now = "read back after the interruption: " + strings.Join(parts, ", ")
+	}
+	restore := ""
+	if res.Undo.Restore != "" {
+		restore = "; to restore: " + res.Undo.Restore
+	}
+	return interruptedError(fmt.Sprintf("interrupted after the commit was sent (%v): it may have been applied; %s; the offsets before it are in the undo file %s%s", cause, now, undo, restore))
+}
+
+// interruptedError is an interruption after the commit was sent; it matches
+// context.Canceled.
+type interruptedError string
+
+func (e interruptedError) Error() string { return string(e) }
+func (e interruptedError) Unwrap() error { return context.Canceled }
+
+// unmoved reads the group's committed offsets while this run holds it and refuses the
+// plan if any active move's partition is no longer where the plan found it (offset and
+// metadata): another rewind, or a consumer, committed since.
+func unmoved(ctx context.Context, cl Cluster, p *Plan, active []Move) error {
+	now, err := cl.Committed(ctx, p.Group.ID)
+	if err != nil {
+		return fmt.Errorf("reading the committed offsets before the commit: %w; nothing was changed", err)
+	}
+	var moved []string
+	for _, m := range active {
+		c, ok := now[m.TP()]
+		if !ok {
+			c = CommittedOffset{Offset: -1}
+		}
+		if c.Offset == m.Committed && (!ok || c.Metadata == m.CommittedMetadata) {
+			continue
+		}
+		moved = append(moved, fmt.Sprintf("%s: planned against %s, now %s%s", m.TP(), kpart.OffsetWord(m.Committed), kpart.OffsetWord(c.Offset), whose(c.Metadata)))
+	}
+	if len(moved) == 0 {
+		return nil
+	}
+	return refusal{ErrUnsafe, fmt.Sprintf("group %s changed after this plan was made, before this run held it: %s; nothing was changed; the group's committed offsets are the ones named now (describe it: kstranded inspect --group %s); make a new plan if a rewind is still wanted", p.Group.ID, strings.Join(moved, "; "), p.Group.ID)}
+}
+
+// whose says who committed an offset with metadata meta.
+func whose(meta string) string {
+	switch {
+	case strings.HasPrefix(meta, TokenPrefix):
+		return fmt.Sprintf(" (committed by another kstranded rewind, token %s)", meta)
+	case meta != "":
+		return fmt.Sprintf(" (metadata %q)", meta)
+	}
+	return " (a consumer's or an admin's commit, no metadata)"
 }
 
 // groupWords names the group's protocol and state as described before the commit.

@@ -17,9 +17,10 @@ import (
 // the group, deleting them, and reading them back.
 type Cluster interface {
 	inspect.Cluster
-	// Commit commits offsets for group (as an admin: no member, generation -1) and
-	// returns the per-partition errors.
-	Commit(ctx context.Context, group string, moves []Move) (map[kpart.TopicPartition]error, error)
+	// Hold makes this run the one writer of group until Holder.Release: it joins the
+	// group as a member (protocol HoldProtocol), waits while another rewind holds it, and
+	// commits as the leader of its generation (see the package doc).
+	Hold(ctx context.Context, group string) (Holder, error)
 	// DeleteOffsets deletes group's committed offsets on tps (OffsetDelete, Kafka 2.4+;
 	// the broker accepts it for an empty group) and returns the per-partition errors.
 	DeleteOffsets(ctx context.Context, group string, tps []kpart.TopicPartition) (map[kpart.TopicPartition]error, error)
@@ -34,9 +35,8 @@ type CommittedOffset struct {
 	Metadata string
 }
 
-// Kafka implements Cluster with inspect's franz-go client: the analysis and the offset
-// commit go through one client (one set of connections and metadata), with kadm on top
-// for the commit.
+// Kafka implements Cluster with inspect's franz-go client: the analysis, the hold and
+// the offset commit go through one client (one set of connections and metadata).
 type Kafka struct {
 	*inspect.Kafka
 	adm     *kadm.Client
@@ -51,27 +51,6 @@ func NewKafka(opts []kgo.Opt, timeout time.Duration) (*Kafka, error) {
 		return nil, err
 	}
 	return &Kafka{Kafka: ik, adm: kadm.NewClient(ik.Client()), timeout: timeout}, nil
-}
-
-// Commit implements Cluster.
-func (k *Kafka) Commit(ctx context.Context, group string, moves []Move) (map[kpart.TopicPartition]error, error) {
-	os := kadm.Offsets{}
-	for _, m := range moves {
-		os.Add(kadm.Offset{Topic: m.Topic, Partition: m.Partition, At: m.Target, LeaderEpoch: m.TargetEpoch, Metadata: m.TargetMetadata})
-	}
-	c, cancel := context.WithTimeout(ctx, k.timeout)
-	defer cancel()
-	resp, err := k.adm.CommitOffsets(c, group, os)
-	if err != nil {
-		return nil, k.Explain("committing offsets", err)
-	}
-	out := map[kpart.TopicPartition]error{}
-	for t, ps := range resp {
-		for p, r := range ps {
-			out[kpart.TopicPartition{Topic: t, Partition: p}] = r.Err
-		}
-	}
-	return out, nil
 }
 
 // DeleteOffsets implements Cluster.

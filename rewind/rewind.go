@@ -13,6 +13,27 @@
 // member would overwrite it with its own position at its next commit), writes the undo
 // file before committing, and reads the committed offsets back.
 //
+// Two writers at once. A read-back alone cannot tell two rewinds apart: both plan
+// against the same offsets, each commits and reads its own commit back before the other
+// commits, and both would report DONE while the group holds only the second one's
+// target. Kafka accepts an admin offset commit (no member, generation -1) for any empty
+// group from anyone, so nothing orders them. Execute therefore makes the commit a
+// compare-and-set the broker enforces: it first holds the group (Cluster.Hold) by
+// joining it as a classic member of protocol HoldProtocol and leading a generation; it
+// then reads the committed offsets and refuses (nothing written, no undo file) unless
+// they are still the ones planned against; only then it writes the undo file, commits
+// with its member ID and generation, reads back and leaves. Only the leader of a
+// generation commits, and a generation ends only when its leader leaves or its session
+// expires, after which the broker rejects commits carrying it (ILLEGAL_GENERATION,
+// UNKNOWN_MEMBER_ID): so between one rewind's compare and its commit no other rewind's
+// compare can pass, and a second rewind waits in the group (bounded by the hold's
+// session) and then finds the first one's commit, refusing with the offset and token
+// the group holds. A consumer cannot join the held group (its assignors do not include
+// HoldProtocol: INCONSISTENT_GROUP_PROTOCOL). This is the broker's own rule on both
+// kfake and Kafka, not a delay; no sleep decides who won. The per-run token still
+// tells this run's commit apart on read-back from a writer that ignores the hold (an
+// admin commit made after the group emptied).
+//
 // What it deliberately does not do: it does not stop consumers, reset offsets by
 // timestamp, or touch groups it was not asked about; it parses no flags and prints
 // nothing. Its refusals and errors are shown to operators as they are, so they name the

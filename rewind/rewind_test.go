@@ -194,6 +194,12 @@ type fakeCluster struct {
 	// afterCommit runs after each commit is applied: another writer committing
 	// between this run's commit and its read-back.
 	afterCommit func(f *fakeCluster)
+	beforeHold  func(f *fakeCluster)
+	// interruptCommit: the commit is applied, then this runs (cancelling the run) and
+	// the commit's answer never arrives.
+	interruptCommit func()
+	holds           int
+	released        int
 }
 
 func (f *fakeCluster) Snapshot(ctx context.Context, group string, topics []string) (*inspect.Snapshot, error) {
@@ -211,7 +217,33 @@ func (f *fakeCluster) Scan(ctx context.Context, topic string, partition int32, f
 	return &inspect.Scan{From: from, To: to, Spans: out}, nil
 }
 
-func (f *fakeCluster) Commit(ctx context.Context, group string, moves []Move) (map[kpart.TopicPartition]error, error) {
+// Hold implements Cluster: beforeHold, when set, runs first (another writer committing
+// between the plan and the hold).
+func (f *fakeCluster) Hold(ctx context.Context, group string) (Holder, error) {
+	if f.beforeHold != nil {
+		f.beforeHold(f)
+	}
+	f.holds++
+	return fakeHold{f}, nil
+}
+
+type fakeHold struct{ f *fakeCluster }
+
+func (h fakeHold) Commit(ctx context.Context, moves []Move) (map[kpart.TopicPartition]error, error) {
+	if h.f.interruptCommit != nil {
+		// the commit reaches the broker and is applied; the run is interrupted before
+		// the answer arrives
+		_, _ = h.f.commit(moves)
+		h.f.interruptCommit()
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return h.f.commit(moves)
+}
+
+func (h fakeHold) Release(ctx context.Context) error { h.f.released++; return nil }
+
+func (f *fakeCluster) commit(moves []Move) (map[kpart.TopicPartition]error, error) {
 	if f.commitErr != nil {
 		return f.commitErr, nil
 	}
@@ -340,8 +372,9 @@ func TestExecute(t *testing.T) {
 }
 
 // TestACommitTheBrokerRejectsQuotesTheBrokersAnswer: the check saw no member, the
-// broker answered UNKNOWN_MEMBER_ID anyway; the message quotes that answer and the
-// state the check saw, and does not invent a consumer that joined in between.
+// broker answered UNKNOWN_MEMBER_ID to the holding member's commit anyway; the message
+// quotes that answer and the state the check saw, and does not invent a consumer that
+// joined in between.
 func TestACommitTheBrokerRejectsQuotesTheBrokersAnswer(t *testing.T) {
 	cl := seedCluster()
 	cl.group.GroupProtocol = inspect.ProtocolClassic
@@ -354,7 +387,7 @@ func TestACommitTheBrokerRejectsQuotesTheBrokersAnswer(t *testing.T) {
 	if !errors.Is(err, ErrGroupActive) {
 		t.Fatalf("err %v, want ErrGroupActive", err)
 	}
-	for _, want := range []string{"answering stranded/0: " + kerr.UnknownMemberID.Error(), "a classic group in state Empty, with no members"} {
+	for _, want := range []string{"answering stranded/0: " + kerr.UnknownMemberID.Error(), "a classic group in state Empty"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not say %q", err, want)
 		}
@@ -606,5 +639,56 @@ func TestARewindCommitsItsTokenAndAnUndoRestoresTheOriginalMetadataExactly(t *te
 	}
 	if cl.off.Committed != 202 || cl.off.Metadata != "the application's own" {
 		t.Fatalf("after the restore: %d %q, want 202 with the original metadata", cl.off.Committed, cl.off.Metadata)
+	}
+}
+
+// TestAWriterBetweenThePlanAndTheHoldRefusesTheRewind: issue 27 §1. Two rewinds planned
+// against 202 at once: the one that holds the group second finds the first one's commit
+// and changes nothing, naming the offset and token the group holds now.
+func TestAWriterBetweenThePlanAndTheHoldRefusesTheRewind(t *testing.T) {
+	cl := seedCluster()
+	p, err := NewPlan(context.Background(), cl, Options{Group: "g", Evidence: seedEvidence(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.beforeHold = func(f *fakeCluster) { f.off.Committed, f.off.Metadata = 60, TokenPrefix+"0123456789abcdef" }
+	undo := filepath.Join(t.TempDir(), "undo.json")
+	res, err := Execute(context.Background(), cl, p, ExecOptions{UndoPath: undo, Version: "test"})
+	if !errors.Is(err, ErrUnsafe) || !IsRefusal(err) || !strings.Contains(err.Error(), "planned against 202, now 60 (committed by another kstranded rewind, token kstranded-rewind:0123456789abcdef)") {
+		t.Fatalf("err %v, want a refusal naming the offset and token the group holds now", err)
+	}
+	if res != nil || len(cl.committed) != 0 || cl.released != 1 {
+		t.Fatalf("result %+v, commits %v, released %d: want nothing committed and the hold released", res, cl.committed, cl.released)
+	}
+	if _, err := os.Stat(undo); !os.IsNotExist(err) {
+		t.Fatalf("an undo file was written for a rewind that changed nothing: %v", err)
+	}
+}
+
+// TestAnExecuteInterruptedAfterItsCommitWasSentReadsBack: issue 27 §6. Interrupted once
+// the commit was sent, Execute used to say only "interrupted", with nothing verified.
+// It says the commit may have been applied, reads the offsets back, and names the undo
+// file.
+func TestAnExecuteInterruptedAfterItsCommitWasSentReadsBack(t *testing.T) {
+	cl := seedCluster()
+	p, err := NewPlan(context.Background(), cl, Options{Group: "g", Evidence: seedEvidence(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cl.interruptCommit = cancel
+	undo := filepath.Join(t.TempDir(), "undo.json")
+	res, err := Execute(ctx, cl, p, ExecOptions{UndoPath: undo, Version: "test", Restore: func(p string) string { return "kstranded rewind --from-file " + p }})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want an interruption", err)
+	}
+	for _, want := range []string{"interrupted after the commit was sent", "it may have been applied", "stranded/0 at 82 (the target)", "undo file " + undo, "to restore: kstranded rewind --from-file " + undo} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err, want)
+		}
+	}
+	if res == nil || len(res.Checks) != 1 || res.Checks[0].Now != 82 || !res.Checks[0].OK || cl.released != 1 {
+		t.Fatalf("result %+v released %d, want the offset read back (82) and the hold released", res, cl.released)
 	}
 }

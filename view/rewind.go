@@ -60,6 +60,9 @@ type RewindExecuted struct {
 	Restore  string     `json:"restore_command"`
 	Verified []CheckDoc `json:"verified"`
 	OK       bool       `json:"ok"`
+	// Error is why the execution is not verified (an interruption after the commit was
+	// sent says the commit may have been applied and what was read back).
+	Error Text `json:"error,omitempty"`
 }
 
 // NewRewindPlan builds the view of a dry run: the plan, and why it would be refused.
@@ -81,6 +84,9 @@ func NewRewindExecution(p *rewind.Plan, res *rewind.Result, err error) Rewind {
 	v := newRewind(p, "execute")
 	if res != nil {
 		v.Executed = &RewindExecuted{UndoFile: res.UndoPath, Restore: res.Undo.Restore, Verified: checksDoc(res.Checks), OK: err == nil}
+		if err != nil && !rewind.IsRefusal(err) {
+			v.Executed.Error = Text(err.Error())
+		}
 	}
 	if rewind.IsRefusal(err) {
 		v.Refused = Text(err.Error())
