@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
 	"github.com/kstranded/kstranded/internal/exitcode"
 	"github.com/kstranded/kstranded/internal/render"
@@ -43,6 +44,7 @@ type traceParseOptions struct {
 	Group           string
 	MaxPartitions   int
 	MaxScan         int64
+	When            string // --delivered-when
 }
 
 // newTraceParseCmd builds `kstranded trace parse`; runF, when not nil (tests), receives
@@ -129,6 +131,7 @@ it read so far marked INTERRUPTED (JSON "interrupted": true). See docs/trace-for
 	f.StringVar(&o.SVG, "svg", "", "also draw the timeline as SVG into this file")
 	f.DurationVar(&o.MaxPollInterval, "max-poll-interval", 0, "the consumer's max.poll.interval.ms (e.g. 15m) when the trace does not carry it")
 	f.StringVarP(&o.Group, "group", "g", "", "with --brokers: judge with this group's committed offsets and the partitions' records, read live (as inspect does)")
+	f.StringVar(&o.When, "delivered-when", "", deliveredWhenHelp)
 	f.Int64Var(&o.MaxScan, "max-scan", 10_000_000, "with --group: most offsets to read per partition when classifying undelivered offsets")
 	f.IntVar(&o.MaxPartitions, "max-partitions", trace.DefaultMaxPartitions, "partitions tracked; events about more are counted, not tracked (memory grows with it: about 5 KB a partition)")
 	return c
@@ -169,6 +172,14 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 		opt.Pattern = re
 	} else if format == trace.FormatPattern {
 		return exitcode.Usagef("--format pattern needs --pattern")
+	}
+	if o.When != "" {
+		w, err := evidence.ParseWhen(o.When)
+		if err != nil {
+			return exitcode.Usagef("%v", err)
+		}
+		opt.When = w
+		opt.Delivered = func(s *evidence.Set) { s.When = w }
 	}
 	out, err := g.Format()
 	if err != nil {

@@ -228,3 +228,57 @@ func TestTraceParseAtThePartitionLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestTraceParseRefusesToGuessBetweenKindsOfDeliveryLine: issue 21 §2 in trace parse. The
+// librdkafka log of a v1.10.0 repro (fetches 0-201, commits to 202) beside a pino log with
+// "processing" lines (0-81, 201) and "processed" lines (0-69, 201: a crash mid-handler):
+// counted together they would put the repair at 82 and skip 70-81. Without a filter the
+// log is ambiguous (exit 6, both kinds named, the flag named); --delivered-when
+// msg=processed gives LOST 70-199, safe rewind 70.
+func TestTraceParseRefusesToGuessBetweenKindsOfDeliveryLine(t *testing.T) {
+	var b strings.Builder
+	line := func(msg string, o int) {
+		fmt.Fprintf(&b, `{"level":30,"msg":%q,"topic":"stranded","partition":0,"offset":"%d"}`+"\n", msg, o)
+	}
+	for o := 0; o <= 81; o++ {
+		line("processing", o)
+		if o < 70 {
+			line("processed", o)
+		}
+	}
+	line("processing", 201)
+	line("processed", 201)
+	app := filepath.Join(t.TempDir(), "app.log")
+	if err := os.WriteFile(app, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCmd(t, "", "trace", "parse", fixture("repro-v1.10.0-rdkafka.log"), app)
+	if code != exitcode.NoEvidence || !strings.Contains(out+errs, "msg=processing") || !strings.Contains(out+errs, "msg=processed") || !strings.Contains(out+errs, "--delivered-when") {
+		t.Fatalf("without a filter: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = runCmd(t, "", "trace", "parse", "-o", "json", "--delivered-when", "msg=processed", fixture("repro-v1.10.0-rdkafka.log"), app)
+	var d struct {
+		Partitions []struct {
+			Partition int32 `json:"partition"`
+			Judgement struct {
+				Verdict    string `json:"verdict"`
+				SafeRewind *int64 `json:"safe_rewind_offset"`
+				Lost       []struct{ First, Last int64 }
+			} `json:"judgement"`
+		} `json:"partitions"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errs)
+	}
+	for _, p := range d.Partitions {
+		if p.Partition != 0 {
+			continue
+		}
+		j := p.Judgement
+		if code != exitcode.Lost || j.Verdict != "LOST" || j.SafeRewind == nil || *j.SafeRewind != 70 || len(j.Lost) != 1 || j.Lost[0].First != 70 || j.Lost[0].Last != 199 {
+			t.Fatalf("with msg=processed: exit %d %+v", code, j)
+		}
+		return
+	}
+	t.Fatalf("no partition 0: %s", out)
+}

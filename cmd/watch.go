@@ -36,6 +36,7 @@ type watchOptions struct {
 	Checkpoint string
 	MaxScan    int64
 	Count      int
+	When       string
 }
 
 // newWatchCmd builds `kstranded watch`; runF, when not nil (tests), receives the
@@ -104,6 +105,9 @@ atomically after each evaluation and at SIGTERM; a corrupt one is reported and i
 					return exitcode.Usagef("%v", err)
 				}
 			}
+			if err := checkEvidenceFlags(o.Delivered, o.Pattern, o.When); err != nil {
+				return err
+			}
 			stdin := 0
 			for _, d := range o.Delivered {
 				if d == "-" {
@@ -136,6 +140,7 @@ atomically after each evaluation and at SIGTERM; a corrupt one is reported and i
 	f.DurationVar(&o.StallAfter, "stall-after", 5*time.Minute, "records waiting this long with no delivery and no commit make a partition STALLED (0: never)")
 	f.StringVar(&o.Checkpoint, "checkpoint", "", "file that keeps deliveries and verdicts across restarts")
 	f.Int64Var(&o.MaxScan, "max-scan", 10_000_000, "most offsets to read per partition when classifying undelivered offsets")
+	f.StringVar(&o.When, "delivered-when", "", deliveredWhenHelp)
 	f.IntVar(&o.Count, "count", 0, "stop after this many evaluations (0: until interrupted)")
 	return c
 }
@@ -172,10 +177,15 @@ func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 	if o.GroupRegex != "" {
 		wo.GroupRegex = regexp.MustCompile(o.GroupRegex)
 	}
+	var pat *evidence.Pattern
+	var when *evidence.When
 	if o.Pattern != "" {
-		p, _ := evidence.CompilePattern(o.Pattern)
-		wo.Configure = func(s *evidence.Set) { s.Pattern = p }
+		pat, _ = evidence.CompilePattern(o.Pattern)
 	}
+	if o.When != "" {
+		when, _ = evidence.ParseWhen(o.When)
+	}
+	wo.Configure = func(s *evidence.Set) { s.Pattern, s.When = pat, when }
 	var cp *watch.Checkpoint
 	if o.Checkpoint != "" {
 		if cp, err = watch.LoadCheckpoint(o.Checkpoint); err != nil {

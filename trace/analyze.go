@@ -34,6 +34,9 @@ type Options struct {
 	// Delivered, when set, configures the evidence reader for delivery logs (format
 	// deliveries) before each is read: the delivery filter the commands share.
 	Delivered func(*evidence.Set)
+	// When (--delivered-when) keeps, of the lines --pattern matches, those that mean
+	// delivered; the evidence reader applies it to delivery logs too (Delivered).
+	When *evidence.When
 }
 
 // The limits that keep memory bounded whatever the input (issue 16 §7: a trace naming 10^6
@@ -411,6 +414,15 @@ func (a *Analyzer) storedCommitted(topic string, p int32) (int64, int64) {
 		return ps.stored, ps.committed
 	}
 	return Unknown, Unknown
+}
+
+// patternScan is the --pattern reader of the JS client's logs, with --delivered-when.
+func (a *Analyzer) patternScan() *patternScan {
+	ps := newPatternScan(a.opt.Pattern)
+	if ps != nil {
+		ps.when = a.opt.When
+	}
+	return ps
 }
 
 func (a *Analyzer) knownCommitted(topic string, p int32, off int64) {

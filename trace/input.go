@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kstranded/kstranded/evidence"
 	"io"
 	"os"
 	"regexp"
@@ -346,6 +347,9 @@ type FileStats struct {
 	FirstErrors    []Malformed `json:"first_malformed,omitempty"`
 	// Stopped: the file was not read to its end (an interrupt or a limit).
 	Stopped bool `json:"stopped,omitempty"`
+	// Kinds: for a delivery log (format deliveries), what the evidence reader counted
+	// and ignored, per kind of line (in JSON as the trace document's files[].kinds).
+	Kinds []evidence.Kind `json:"-"`
 }
 
 const keepMalformed = 5
@@ -454,6 +458,7 @@ func (a *Analyzer) parseFormat(ctx context.Context, name string, br *bufio.Reade
 		if err != nil {
 			return err
 		}
+		pp.when = a.opt.When
 		return a.parseLines(ctx, name, br, st, pp)
 	case FormatLibrdkafka:
 		// the formats of multi-gigabyte logs: scanned in chunks, concurrently, folded in order
@@ -466,7 +471,7 @@ func (a *Analyzer) parseFormat(ctx context.Context, name string, br *bufio.Reade
 			}
 			f.fold(r, emit)
 		}
-		return a.parseChunks(ctx, name, br, st, jsChunks{json: st.Format == FormatJSClientJSON, pattern: newPatternScan(a.opt.Pattern)}, fold)
+		return a.parseChunks(ctx, name, br, st, jsChunks{json: st.Format == FormatJSClientJSON, pattern: a.patternScan()}, fold)
 	}
 	return fmt.Errorf("%s: unknown format %q", name, st.Format)
 }

@@ -31,6 +31,7 @@ func (a *Analyzer) parseDeliveries(ctx context.Context, name string, br *bufio.R
 	}
 	src := set.Sources[len(set.Sources)-1]
 	st.Lines, st.Ignored, st.Malformed, st.Matched = src.Lines+src.Ignored+src.Malformed, src.Ignored, src.Malformed, src.Lines
+	st.Kinds = src.Kinds
 	for _, m := range set.Malformed {
 		if len(st.FirstErrors) < keepMalformed {
 			st.FirstErrors = append(st.FirstErrors, Malformed{Line: m.Line, Text: m.Text, Reason: m.Reason})

@@ -113,6 +113,7 @@ type patternScan struct {
 	re                         *regexp.Regexp
 	fast                       *fastPattern // nil: the regexp reads every line
 	iPart, iOff, iTopic, iTime int
+	when                       *evidence.When // --delivered-when: the lines that mean delivered
 }
 
 func newPatternScan(re *regexp.Regexp) *patternScan {
@@ -752,6 +753,9 @@ func (s *jsScanner) appLine(c *rdChunk, line []byte) {
 	}
 	if m == nil {
 		return
+	}
+	if p.when != nil && !p.when.MatchLine(line) {
+		return // a line that carries an offset but does not mean delivered
 	}
 	group := func(i int) []byte {
 		if i < 0 || m[2*i] < 0 {

@@ -17,6 +17,7 @@ import (
 type patternParser struct {
 	p    *evidence.Pattern
 	last time.Time
+	when *evidence.When // --delivered-when: the lines that mean delivered
 }
 
 // CheckPattern validates a --pattern: it must name the partition and offset groups.
@@ -57,7 +58,7 @@ func ParseLogTime(s string) (time.Time, bool) {
 
 func (p *patternParser) Line(line []byte, emit func(Event)) error {
 	d, matched, err := p.p.Match(line)
-	if !matched {
+	if !matched || (p.when != nil && !p.when.MatchLine(line)) {
 		return nil // not a delivery line: ignored
 	}
 	if err != nil {

@@ -229,6 +229,7 @@ func WriteHeader(w io.Writer, d Trace, st render.Styles) {
 			fmt.Fprintf(w, ", %s", st.Warn.Render(fmt.Sprintf("%d malformed", f.Malformed)))
 		}
 		fmt.Fprintln(w)
+		printKinds(w, st, kindsDoc(f.Kinds))
 		for _, m := range f.FirstErrors {
 			fmt.Fprintf(w, "  %s:%d: %s: %s\n", f.Name, m.Line, m.Reason, m.Text)
 		}

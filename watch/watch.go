@@ -107,6 +107,11 @@ type SourceStats struct {
 	Lines, Counted, Ignored int64
 	Malformed, Skipped      int64
 	LastLine                time.Time
+	// Ambiguous says why the source's deliveries are not counted: its lines that carry
+	// an offset are of several kinds (seen over every chunk read), and no
+	// --delivered-when picks one. Sticky: a source once ambiguous stays so.
+	Ambiguous string
+	kinds     map[string]evidence.Kind // the application-log kinds counted so far
 }
 
 // Evaluation is the outcome of one Evaluate.
@@ -165,6 +170,34 @@ func (w *Watcher) Feed(name string, lines []byte) {
 		st.Counted += int64(src.Lines)
 		st.Ignored += int64(src.Ignored)
 		st.Malformed += int64(src.Malformed)
+		if set.When != nil {
+			continue
+		}
+		for _, k := range src.Kinds {
+			if !k.AppLog || !k.Counted {
+				continue
+			}
+			if st.kinds == nil {
+				st.kinds = map[string]evidence.Kind{}
+			}
+			prev := st.kinds[k.Name]
+			k.Lines += prev.Lines
+			if prev.Lines > 0 {
+				k.First, k.Last = min(k.First, prev.First), max(k.Last, prev.Last)
+			}
+			st.kinds[k.Name] = k
+		}
+		if st.Ambiguous == "" && len(st.kinds) > 1 {
+			var ks []evidence.Kind
+			for _, k := range st.kinds {
+				ks = append(ks, k)
+			}
+			sort.Slice(ks, func(i, j int) bool { return ks[i].Name < ks[j].Name })
+			st.Ambiguous = evidence.Ambiguity(name, ks)
+		}
+	}
+	if st.Ambiguous != "" {
+		return // not a delivery is counted from a source that does not say which lines mean delivered
 	}
 	if set.Sources[len(set.Sources)-1].Lines > 0 {
 		st.LastLine = w.opt.Now()
@@ -308,6 +341,8 @@ func (w *Watcher) judge(ctx context.Context, g string, o inspect.Offsets, single
 		j = judge.NotJudged(verdict.Error, o.Err)
 	case w.opt.NoEvidence:
 		j = judge.NotJudged(verdict.NoEvidence, "no delivery evidence given (--delivered): commits and stalls only")
+	case w.ambiguous() != "":
+		j = judge.NotJudged(verdict.NoEvidence, w.ambiguous())
 	default:
 		win := o
 		if p.Floor > win.LogStart {
@@ -360,6 +395,16 @@ func (w *Watcher) judge(ctx context.Context, g string, o inspect.Offsets, single
 	p.Verdict = to
 	return &Change{Time: now, Group: g, Topic: o.Topic, Partition: o.Partition, From: before, To: to, Lost: j.LostCount + j.UnrecoverableCount,
 		Stranded: j.StrandedCount, Committed: o.Committed, Stalled: !p.StalledSince.IsZero(), Reason: j.Reason}, nil
+}
+
+// ambiguous says why a source's deliveries are not counted ("" when every source's are).
+func (w *Watcher) ambiguous() string {
+	for _, st := range w.Sources() {
+		if st.Ambiguous != "" {
+			return st.Ambiguous
+		}
+	}
+	return ""
 }
 
 // Partitions returns the partitions' state, in group, topic, partition order.

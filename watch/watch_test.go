@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
 	"github.com/kstranded/kstranded/internal/verdict"
 )
@@ -265,5 +266,38 @@ func TestACheckpointRestoresDeliveriesAndACorruptOneIsRefused(t *testing.T) {
 	os.WriteFile(path, []byte("{not json"), 0o644)
 	if _, err := LoadCheckpoint(path); err == nil {
 		t.Fatal("a corrupt checkpoint was trusted")
+	}
+}
+
+// TestTwoKindsOfDeliveryLineJudgeNothingUntilOneIsPicked: issue 21 §2 in watch. A pino
+// log whose "processing" lines come in one chunk and "processed" lines in a later one is
+// ambiguous over the two: nothing is judged (no false repair offset) until
+// --delivered-when picks the kind that means delivered.
+func TestTwoKindsOfDeliveryLineJudgeNothingUntilOneIsPicked(t *testing.T) {
+	pino := func(msg string, first, last int64) []byte {
+		var b bytes.Buffer
+		for o := first; o <= last; o++ {
+			b.WriteString(`{"level":30,"msg":"` + msg + `","topic":"t","partition":0,"offset":"` + itoa(o) + `"}` + "\n")
+		}
+		return b.Bytes()
+	}
+	cl := &fakeCluster{committed: 202, high: 202}
+	w := New(cl, Options{Groups: []string{"g"}})
+	w.Feed("app.log", pino("processing", 0, 81))
+	w.Feed("app.log", pino("processed", 0, 69))
+	w.Evaluate(context.Background())
+	if p := w.Partitions()[0]; p.Verdict != verdict.NoEvidence || !strings.Contains(p.Judgement.Reason, "--delivered-when") {
+		t.Fatalf("%s: %s", p.Verdict, p.Judgement.Reason)
+	}
+	when, err := evidence.ParseWhen("msg=processed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w = New(cl, Options{Groups: []string{"g"}, Configure: func(s *evidence.Set) { s.When = when }})
+	w.Feed("app.log", pino("processing", 0, 81))
+	w.Feed("app.log", pino("processed", 0, 69))
+	w.Evaluate(context.Background())
+	if p := w.Partitions()[0]; p.Verdict != verdict.Lost || *p.Judgement.SafeRewind != 70 {
+		t.Fatalf("%+v", p.Judgement)
 	}
 }
