@@ -18,9 +18,9 @@ import (
 // escaped: no terminal control sequence of theirs reaches the terminal, in tables and in
 // prose, and the SVG stays XML (issue 27, item 11).
 const (
-	evilClient = "evil\x1b]0;pwned\x07"          // OSC: retitles the terminal
+	evilClient = "evil\x1b]0;pwned\x07"         // OSC: retitles the terminal
 	evilTopic  = "t\x1b[2J\x1b]8;;http://x\x07" // clears the screen, a hyperlink
-	evilFile   = "app\x1b[31m.log\u009b2J"       // CSI in C1 form too
+	evilFile   = "app\x1b[31m.log\u009b2J"      // CSI in C1 form too
 )
 
 // rawControl reports the first control byte in out that Safe would have escaped.
@@ -80,7 +80,9 @@ func TestOutsideStringsReachNoTerminalRaw(t *testing.T) {
 		print func(w io.Writer, pretty bool) error
 		want  []string // what stays visible
 	}{
-		{"inspect", func(w io.Writer, pretty bool) error { return PrintInspect(w, NewInspect(evilInspect()), render.Table, pretty) },
+		{"inspect", func(w io.Writer, pretty bool) error {
+			return PrintInspect(w, NewInspect(evilInspect()), render.Table, pretty)
+		},
 			[]string{`client evil\x1b]0;pwned\x07`, `t\x1b[2J\x1b]8;;http://x\x07`, `evidence app\x1b[31m.log\x9b2J`, `meta\x1b]52;c;cGFzdGU=\x07`}},
 		{"member text", func(w io.Writer, _ bool) error {
 			_, err := io.WriteString(w, MemberText(evilInspect().Group.Members[0]))
@@ -96,9 +98,13 @@ func TestOutsideStringsReachNoTerminalRaw(t *testing.T) {
 			p.Notes = []string{evilTopic + "/4: not planned"}
 			return PrintRewind(w, NewRewindPlan(p), render.Table, pretty)
 		}, []string{`client evil\x1b]0;pwned\x07`, `REFUSED:`}},
-		{"trace parse", func(w io.Writer, pretty bool) error { return PrintTrace(w, NewTrace(tr, "trace parse", false), render.Table, pretty, false) },
+		{"trace parse", func(w io.Writer, pretty bool) error {
+			return PrintTrace(w, NewTrace(tr, "trace parse", false), render.Table, pretty, false)
+		},
 			[]string{`str\x1b]0;pwned\x07anded[0]`, `app\x1b[31m.log\x9b2J`}},
-		{"trace parse --timeline", func(w io.Writer, pretty bool) error { return PrintTrace(w, NewTrace(tr, "trace parse", true), render.Table, pretty, true) },
+		{"trace parse --timeline", func(w io.Writer, pretty bool) error {
+			return PrintTrace(w, NewTrace(tr, "trace parse", true), render.Table, pretty, true)
+		},
 			[]string{`str\x1b]0;pwned\x07anded`}},
 	} {
 		for _, pretty := range []bool{false, true} {
