@@ -13,6 +13,8 @@ import (
 
 	"github.com/pavlo-v-chernykh/keystore-go/v4"
 	"software.sslmate.com/src/go-pkcs12"
+
+	"github.com/kstranded/kstranded/internal/exitcode"
 )
 
 // Operators keep Java client properties files for kafka-consumer-groups.sh
@@ -190,12 +192,13 @@ func translateTrustStore(props map[string]string) error {
 	return nil
 }
 
-// MaxStoreFile bounds a JKS or PKCS#12 key or trust store read for translation: a store
-// of a few certificates is kilobytes; a bigger file is the wrong one, and is not read
-// into memory whole.
+// MaxStoreFile bounds every key, certificate and store file kstranded reads itself (JKS
+// and PKCS#12 stores, PEM CA, certificate and key files): a store of a few certificates
+// is kilobytes; a bigger file is the wrong one, and is not read into memory whole.
 const MaxStoreFile = 10 << 20
 
-// readStore reads the store named by key (its location loc), at most MaxStoreFile bytes.
+// readStore reads the file named by key (its location loc), at most MaxStoreFile bytes;
+// a bigger one is a usage error (the setting names the wrong file).
 func readStore(key, loc string) ([]byte, error) {
 	f, err := os.Open(loc)
 	if err != nil {
@@ -203,14 +206,14 @@ func readStore(key, loc string) ([]byte, error) {
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxStoreFile {
-		return nil, fmt.Errorf("%s %s: %d bytes, over the %d MiB a key or trust store may hold: is it the store?", key, loc, fi.Size(), MaxStoreFile>>20)
+		return nil, exitcode.Usagef("%s %s: %d bytes, over the %d MiB a key, certificate or store file may hold: is it the right file?", key, loc, fi.Size(), MaxStoreFile>>20)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxStoreFile+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
 	if len(data) > MaxStoreFile {
-		return nil, fmt.Errorf("%s %s: over the %d MiB a key or trust store may hold: is it the store?", key, loc, MaxStoreFile>>20)
+		return nil, exitcode.Usagef("%s %s: over the %d MiB a key, certificate or store file may hold: is it the right file?", key, loc, MaxStoreFile>>20)
 	}
 	return data, nil
 }

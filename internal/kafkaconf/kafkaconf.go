@@ -11,6 +11,7 @@
 package kafkaconf
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -78,6 +79,9 @@ func Load(brokers string, files []string, xs []string) (Config, error) {
 		c.Props[k] = v
 	}
 	if err := translateJava(c.Props); err != nil {
+		if errors.Is(err, exitcode.ErrUsage) {
+			return Config{}, err
+		}
 		return Config{}, fmt.Errorf("%w: %v", exitcode.ErrUsage, err)
 	}
 	if c.Brokers == "" {

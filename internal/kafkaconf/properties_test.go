@@ -95,6 +95,13 @@ func TestAKeyOrTrustStoreOverTheLimitIsNotRead(t *testing.T) {
 			t.Errorf("%s: err %v, want a usage error naming it and the 10 MiB limit", key, err)
 		}
 	}
+	// the franz-go paths read PKCS#12 key stores and PEM files themselves: bounded too
+	for _, key := range []string{"ssl.keystore.location", "ssl.ca.location"} {
+		c := Config{Props: map[string]string{"security.protocol": "SSL", "ssl.keystore.type": "PKCS12", key: big}}
+		if _, err := c.tlsConfig(); !errors.Is(err, exitcode.ErrUsage) || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "10 MiB") {
+			t.Errorf("franz-go %s: err %v", key, err)
+		}
+	}
 	// the same through a \u escape and a key value separator: the fixture's password
 	c, err := loadProps(t, "ssl.truststore.location "+javaFixture("truststore.jks")+"\nssl.truststore.password=tr\\u0075stpass\n")
 	if err != nil || c.Props["ssl.ca.pem"] == "" {
