@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -358,5 +359,24 @@ func TestInspectFlagsAreValidated(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
 		})
+	}
+}
+
+// A delivery log of every record with a UTF-8 byte-order mark on line 1 is read as
+// without it: OK, exit 0; not "LOST 0, safe rewind offset 0" (issue 27, item 3).
+func TestADeliveryLogWithAByteOrderMarkIsReadWhole(t *testing.T) {
+	b := strandedBroker(t)
+	var log strings.Builder
+	for o := 0; o <= 201; o++ {
+		if o != 200 { // the transaction marker
+			fmt.Fprintf(&log, `{"msg":"delivered","topic":"stranded","partition":0,"offset":%d}`+"\n", o)
+		}
+	}
+	for _, bom := range []string{"", "\uFEFF"} {
+		f := writeFile(t, "d.jsonl", bom+log.String())
+		code, out, errs := runCmd(t, "", "inspect", "--brokers", b.Addr(), "--group", "g", "--delivered", f)
+		if code != exitcode.OK || strings.Contains(out+errs, "safe rewind") || !strings.Contains(out+errs, "201 deliveries, 0 malformed lines") {
+			t.Errorf("BOM %q: exit %d\n%s%s", bom, code, out, errs)
+		}
 	}
 }

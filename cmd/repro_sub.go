@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kstranded/kstranded/internal/exitcode"
+	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/repro"
 	"github.com/kstranded/kstranded/view"
 	"github.com/kstranded/kstranded/workload"
@@ -124,7 +125,7 @@ is for repro and simulate). Use it with ` + "`repro produce`" + ` against your o
 			}
 			if existing != "" {
 				// before the run, so that whoever watches knows what it is about to do
-				fmt.Fprintln(g.IO.Err, "kstranded: warning: "+existing)
+				fmt.Fprintln(g.IO.Err, "kstranded: warning: "+render.Safe(existing))
 			}
 			closeTrace, err := o.openTrace()
 			if err != nil {

@@ -76,7 +76,7 @@ func (g *Globals) warnIgnoredProperties(command string) {
 	}
 	if ign := k.IgnoredByKgo(); len(ign) > 0 {
 		fmt.Fprintf(g.IO.Err, "kstranded %s: note: %s not read by this command (it uses only bootstrap.servers, security.protocol, ssl.* and sasl.* connection properties); check the spelling if you meant one of those\n",
-			command, strings.Join(ign, ", ")+map[bool]string{true: " is", false: " are"}[len(ign) == 1])
+			command, render.Safe(strings.Join(ign, ", "))+map[bool]string{true: " is", false: " are"}[len(ign) == 1]) // -X keys are the user's
 	}
 }
 
@@ -287,7 +287,9 @@ func run(ctx context.Context, args []string, streams IO) int {
 			}
 			_ = render.WriteJSON(to, ErrorDoc{Meta: render.NewMeta(ErrorSchema, command), Error: msg, ExitCode: exitcode.Code(err)})
 		} else {
-			fmt.Fprintln(streams.Err, "kstranded: "+msg)
+			// an error quotes what came from outside (a client.id, a topic, a file
+			// name): escaped for the terminal as the tables are
+			fmt.Fprintln(streams.Err, "kstranded: "+render.Safe(msg))
 		}
 	}
 	return exitcode.Code(err)

@@ -60,8 +60,9 @@ client from polling for twice --max-poll-interval (the JS client's setting, doub
 What the model leaves out (fetch latency, fetch sizes in bytes, broker errors, session
 timeouts) is listed in BENCHMARKS.md under "live and simulated".
 
-` + exitHelp(exitCodes{exitcode.OK, "no records lost (a finished sweep exits 0)"}, exitCodes{exitcode.Usage, ""},
-			exitCodes{exitcode.Lost, "the model loses records at these settings (also --advise)"},
+` + exitHelp(exitCodes{exitcode.OK, "no records lost (a sweep: at any point swept)"}, exitCodes{exitcode.Error, "a run or a sweep point never settled (INCOMPLETE)"},
+			exitCodes{exitcode.Usage, ""},
+			exitCodes{exitcode.Lost, "the model loses records at these settings (a sweep: at any point; also --advise)"},
 			exitCodes{exitcode.Stranded, ""}, exitCodes{exitcode.Interrupted, "a sweep prints the rows finished"}),
 		Example: `  kstranded simulate
   kstranded simulate --policy v1.10.1 --spread 0:100,1:40 --concurrency 1 --batch-size -1
@@ -149,7 +150,17 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 		if runErr != nil && ctx.Err() != nil {
 			return fmt.Errorf("%w: %v", exitcode.ErrInterrupted, runErr)
 		}
-		return runErr
+		if runErr != nil {
+			return runErr
+		}
+		// The sweep's verdict is the worst of its points', INCOMPLETE included.
+		switch v := res.Verdict(); v {
+		case verdict.Incomplete:
+			stalled, points := res.Stalled()
+			return exitcode.ForVerdict(v, fmt.Sprintf("sweep: %d of %d points never settled (no verdict there)", stalled, points))
+		default:
+			return exitcode.Reported(exitcode.ForVerdict(v, ""))
+		}
 	case o.Advise:
 		if len(scases) > 1 {
 			return exitcode.Usagef("--advise takes one --policy and one --commit (yours)")

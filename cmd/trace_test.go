@@ -282,3 +282,18 @@ func TestTraceParseRefusesToGuessBetweenKindsOfDeliveryLine(t *testing.T) {
 	}
 	t.Fatalf("no partition 0: %s", out)
 }
+
+// An error names what it was given (a file name, a group, a -X key): escaped for the
+// terminal on stderr, raw (JSON-escaped) in -o json's error document (issue 27, item 11).
+func TestAnErrorPrintsAFileNameEscaped(t *testing.T) {
+	name := "evil\x1b]0;pwned\x07.log"
+	code, _, errs := runCmd(t, "", "trace", "parse", filepath.Join(t.TempDir(), name))
+	if code != exitcode.Error || strings.ContainsAny(errs, "\x1b\x07") || !strings.Contains(errs, `evil\x1b]0;pwned\x07.log`) {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	// -o json: the error is the one document on stdout
+	code, out, errs := runCmd(t, "", "trace", "parse", filepath.Join(t.TempDir(), name), "-o", "json")
+	if code != exitcode.Error || !strings.Contains(out, `evil\u001b]0;pwned\u0007.log`) {
+		t.Fatalf("json: exit %d, stdout %q stderr %q", code, out, errs)
+	}
+}

@@ -60,6 +60,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/internal/textenc"
 	"github.com/kstranded/kstranded/traceevent"
 )
 
@@ -474,6 +475,11 @@ func (s *Set) Read(r io.Reader, name string) error {
 		if data, err = gunzip(data); err != nil {
 			return fmt.Errorf("%s: gzip: %w", name, err)
 		}
+	}
+	// A UTF-8 byte-order mark would make the first line malformed; UTF-16 is an error
+	// that names the encoding (not "binary data").
+	if data, err = textenc.StripBOM(data); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	if looksBinary(data) {
 		return fmt.Errorf("%s: %w", name, ErrBinary)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/repro"
 	"github.com/kstranded/kstranded/workload"
 )
@@ -242,6 +243,10 @@ type Cell struct {
 	// max.poll.interval become stale and are delivered again, forever); Lost and Stranded
 	// are as of the phase limit.
 	Stalled bool
+	// Verdict is the judge's verdict of the point's run (repro.Result.Verdict): a
+	// stalled point is INCOMPLETE unless a committed offset already passed undelivered
+	// records (LOST).
+	Verdict verdict.Verdict
 	Err     error
 }
 
@@ -258,6 +263,35 @@ type Result struct {
 	Rows        []Row // the finished rows, in sweep order (all of them unless Interrupted)
 	Boundaries  []Boundary
 	Interrupted bool
+}
+
+// Verdict is the sweep's verdict: the worst of its points' (verdict.Worse), so a sweep
+// none of whose points settled is INCOMPLETE, never OK. A sweep without rows (cut short
+// before any finished) is INCOMPLETE.
+func (r *Result) Verdict() verdict.Verdict {
+	if len(r.Rows) == 0 {
+		return verdict.Incomplete
+	}
+	worst := verdict.OK
+	for _, row := range r.Rows {
+		for _, c := range row.Cells {
+			worst = verdict.Worse(worst, c.Verdict)
+		}
+	}
+	return worst
+}
+
+// Stalled counts the points (value and case) that never settled.
+func (r *Result) Stalled() (stalled, points int) {
+	for _, row := range r.Rows {
+		for _, c := range row.Cells {
+			points++
+			if c.Stalled {
+				stalled++
+			}
+		}
+	}
+	return stalled, points
 }
 
 // Boundary says where a case starts or stops losing records.
@@ -349,9 +383,10 @@ func simulateCell(ctx context.Context, o repro.Options, c Case) Cell {
 	case errors.Is(err, repro.ErrPhaseTimeout) && r != nil:
 		cell.Stalled = true
 	case err != nil:
-		cell.Err = err
+		cell.Err, cell.Verdict = err, verdict.Error
 		return cell
 	}
+	cell.Verdict = r.Verdict
 	cell.Lost = r.Lost()
 	for _, p := range r.Partitions {
 		if p.LostCount() > 0 {
@@ -383,6 +418,9 @@ func boundary(ctx context.Context, base repro.Options, c Case, sw Sweep, rows []
 			stalled = append(stalled, r.Value.Text)
 		}
 	}
+	if len(stalled) == len(rows) && len(rows) > 0 {
+		return fmt.Sprintf("%s never settles (stale batches delivered again and again) at any %s swept: no verdict (%s)", c.Policy, name, verdict.Incomplete)
+	}
 	if len(stalled) > 0 {
 		return fmt.Sprintf("%s never settles (stale batches delivered again and again) at %s %s; %s", c.Policy, name,
 			shortList(stalled), boundaryText(ctx, base, c, sw, rows, ci, name))
@@ -392,12 +430,18 @@ func boundary(ctx context.Context, base repro.Options, c Case, sw Sweep, rows []
 
 func boundaryText(ctx context.Context, base repro.Options, c Case, sw Sweep, rows []Row, ci int, name string) string {
 	var losing []int
+	stalled := 0
 	for i, r := range rows {
 		if r.Cells[ci].Lost > 0 {
 			losing = append(losing, i)
 		}
+		if r.Cells[ci].Stalled {
+			stalled++
+		}
 	}
 	switch {
+	case len(losing) == 0 && stalled > 0:
+		return fmt.Sprintf("%s loses no records at the other %d of %d values of %s swept", c.Policy, len(rows)-stalled, len(rows), name)
 	case len(losing) == 0:
 		return fmt.Sprintf("%s loses no records at any %s swept", c.Policy, name)
 	case len(losing) == len(rows):

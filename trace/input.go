@@ -12,6 +12,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/kstranded/kstranded/internal/textenc"
 )
 
 // Format names an input format.
@@ -198,6 +200,16 @@ func open(ctx context.Context, r io.Reader) (*bufio.Reader, error) {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
 		br = bufio.NewReaderSize(gzipReader{zr}, 256<<10)
+	}
+	// A UTF-8 byte-order mark would hide the header line (a trace's "run" line) from
+	// every reader; UTF-16 is an error naming the encoding.
+	head, _ := br.Peek(4)
+	skip, err := textenc.BOM(head)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := br.Discard(skip); err != nil {
+		return nil, err
 	}
 	return br, nil
 }

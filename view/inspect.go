@@ -126,9 +126,9 @@ func PrintInspect(w io.Writer, v Inspect, f render.Format, pretty bool) error {
 	}
 	// Details: the ranges and what the scan found, per partition that has any.
 	for _, p := range v.Partitions {
-		name := fmt.Sprintf("%s/%d", p.Topic, p.Partition)
+		name := render.Safef("%s/%d", p.Topic, p.Partition)
 		if p.Err != "" {
-			fmt.Fprintf(nw, "%s: %s %s\n", name, st.Bad.Render("error:"), p.Err)
+			fmt.Fprintf(nw, "%s: %s %s\n", name, st.Bad.Render("error:"), render.Safe(string(p.Err)))
 		}
 		j := p.Judgement
 		if j == nil {
@@ -145,20 +145,20 @@ func PrintInspect(w io.Writer, v Inspect, f render.Format, pretty bool) error {
 			fmt.Fprintf(nw, "%s: stranded %s (%d records, not yet committed past: the consumer will still get them)\n", name, kpart.Join(j.Stranded), j.StrandedCount)
 		}
 		for _, n := range j.NotDeliverable {
-			fmt.Fprintf(nw, "%s: %s: %s, not lost\n", name, kpart.Range{First: n.First, Last: n.Last}, n.What)
+			fmt.Fprintf(nw, "%s: %s: %s, not lost\n", name, kpart.Range{First: n.First, Last: n.Last}, render.Safe(n.What))
 		}
 		for _, n := range j.InvalidEvidence {
-			fmt.Fprintf(nw, "%s: %s %s: %s\n", name, st.Warn.Render("invalid evidence"), kpart.Range{First: n.First, Last: n.Last}, n.What)
+			fmt.Fprintf(nw, "%s: %s %s: %s\n", name, st.Warn.Render("invalid evidence"), kpart.Range{First: n.First, Last: n.Last}, render.Safe(n.What))
 		}
 		if j.Reason != nil && p.Err == "" && j.Verdict != verdict.NoEvidence {
-			fmt.Fprintf(nw, "%s: %s\n", name, *j.Reason)
+			fmt.Fprintf(nw, "%s: %s\n", name, render.Safe(*j.Reason))
 		}
 	}
 	for _, n := range v.StrayEvidence {
-		fmt.Fprintf(nw, "%s %s\n", st.Warn.Render("invalid evidence:"), n.What)
+		fmt.Fprintf(nw, "%s %s\n", st.Warn.Render("invalid evidence:"), render.Safe(n.What))
 	}
 	for _, t := range v.DeletedTopics {
-		fmt.Fprintf(nw, "%s topic %s no longer exists; the group still has committed offsets for it\n", st.Bad.Render("error:"), t)
+		fmt.Fprintf(nw, "%s topic %s no longer exists; the group still has committed offsets for it\n", st.Bad.Render("error:"), render.Safe(t))
 	}
 	fmt.Fprintln(nw, inspectSummaryLine(st, v))
 	return nil
@@ -213,7 +213,7 @@ func MemberText(m inspect.Member) string {
 	if m.Target != nil {
 		s += "; target " + m.Target.String()
 	}
-	return s
+	return render.Safe(s) // ID, client.id, host and instance are the consumer's own words
 }
 
 // inspectGrid is the table of partitions: the offsets, and with evidence the judgement.
@@ -261,11 +261,11 @@ func inspectGrid(st render.Styles, v Inspect, pretty bool) render.Grid {
 		if owner == "" {
 			owner = "-"
 		}
-		row := []string{p.Topic, strconv.Itoa(int(p.Partition)), kpart.OffsetText(p.Committed), epoch}
+		row := []string{render.Safe(p.Topic), strconv.Itoa(int(p.Partition)), kpart.OffsetText(p.Committed), epoch}
 		if hasMeta {
-			row = append(row, p.Metadata)
+			row = append(row, render.Safe(p.Metadata))
 		}
-		row = append(row, kpart.OffsetText(p.LogStart), kpart.OffsetText(p.LastStable), kpart.OffsetText(p.HighWatermark), lag, owner)
+		row = append(row, kpart.OffsetText(p.LogStart), kpart.OffsetText(p.LastStable), kpart.OffsetText(p.HighWatermark), lag, render.Safe(owner))
 		if v.Evidence != nil {
 			j := p.Judgement
 			rewind := "-"
@@ -356,7 +356,7 @@ func PrintInspectChanges(w io.Writer, v InspectChanges, f render.Format) error {
 		return err
 	}
 	for _, c := range v.Changes {
-		if _, err := fmt.Fprintf(w, "%s %s\n", v.Clock, c); err != nil {
+		if _, err := fmt.Fprint(w, render.Safef("%s %s\n", v.Clock, c)); err != nil {
 			return err
 		}
 	}
@@ -371,10 +371,10 @@ func printEvidence(w io.Writer, st render.Styles, ev *InspectEvidence, group str
 			extra = " (gzip)"
 		}
 		if s.Topic != "" {
-			extra += ", topic " + string(s.Topic)
+			extra += ", topic " + render.Safe(string(s.Topic))
 		}
 		if s.Group != "" {
-			extra += ", group " + string(s.Group)
+			extra += ", group " + render.Safe(string(s.Group))
 			if group != "" && string(s.Group) != group {
 				extra += " " + st.Warn.Render("(not the inspected group)")
 			}
@@ -383,11 +383,11 @@ func printEvidence(w io.Writer, st render.Styles, ev *InspectEvidence, group str
 		if s.Ignored > 0 {
 			ignored = fmt.Sprintf(", %d lines ignored", s.Ignored)
 		}
-		fmt.Fprintf(w, "evidence %s: %s%s, %d deliveries%s, %d malformed lines\n", s.Name, s.Format, extra, s.Records, ignored, s.Malformed)
+		fmt.Fprintf(w, "evidence %s: %s%s, %d deliveries%s, %d malformed lines\n", render.Safe(s.Name), render.Safe(string(s.Format)), extra, s.Records, ignored, s.Malformed)
 		printKinds(w, st, s.Kinds)
 	}
 	for _, m := range ev.Malformed {
-		fmt.Fprintf(w, "  %s:%d: %s: %q\n", m.Source, m.Line, m.Reason, m.Text)
+		fmt.Fprint(w, render.Safef("  %s:%d: %s: %s\n", m.Source, m.Line, m.Reason, strconv.Quote(m.Text)))
 	}
 	if shown := len(ev.Malformed); ev.MalformedTotal > shown {
 		fmt.Fprintf(w, "  ... %d more malformed lines\n", ev.MalformedTotal-shown)
@@ -447,9 +447,9 @@ func printGroup(w io.Writer, st render.Styles, grp inspect.Group) {
 	if state == "" {
 		state = "-"
 	}
-	fmt.Fprintf(w, "group %s  state %s  protocol %s  members %d\n", st.Bold.Render(grp.ID), state, GroupProtocolText(grp), len(grp.Members))
+	fmt.Fprintf(w, "group %s  state %s  protocol %s  members %d\n", st.Bold.Render(render.Safe(grp.ID)), render.Safe(state), render.Safe(GroupProtocolText(grp)), len(grp.Members))
 	if grp.Err != "" {
-		fmt.Fprintf(w, "  group description failed: %s\n", grp.Err)
+		fmt.Fprintf(w, "  group description failed: %s\n", render.Safe(grp.Err))
 	}
 	for _, m := range grp.Members {
 		fmt.Fprintf(w, "  member %s\n", MemberText(m))

@@ -211,20 +211,20 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 		}
 		for _, r := range v.Runs {
 			for _, wn := range r.Warnings {
-				fmt.Fprintln(nw, st.Warn.Render("warning: ")+r.Policy+"/"+handlerName(r.Handler)+"/"+r.Commit+": "+wn)
+				fmt.Fprintln(nw, st.Warn.Render("warning: ")+r.Policy+"/"+handlerName(r.Handler)+"/"+r.Commit+": "+render.Safe(wn))
 			}
 		}
 		return nil
 	}
 	for _, r := range v.Runs {
 		fmt.Fprintln(nw, render.Wrap(verdictLine(st, r), render.Width(nw), "  "))
-		where := fmt.Sprintf("brokers %s%s", r.Brokers, map[bool]string{true: " (embedded)", false: ""}[r.Embedded])
+		where := fmt.Sprintf("brokers %s%s", render.Safe(r.Brokers), map[bool]string{true: " (embedded)", false: ""}[r.Embedded])
 		if r.Simulated {
 			where = "simulated (no broker, virtual time)"
 		}
 		// on a terminal the subtitle wraps at word boundaries to the terminal's width
 		subtitle := render.Wrap(fmt.Sprintf("topic %s · group %s · %s · commit %s · workload %s · %s",
-			r.Topic, r.Group, where, r.Commit, workloadLine(r.Workload), settingsLine(r.Settings)), render.Width(nw), "  ")
+			render.Safe(r.Topic), render.Safe(r.Group), where, r.Commit, workloadLine(r.Workload), render.Safe(settingsLine(r.Settings))), render.Width(nw), "  ")
 		for _, l := range strings.Split(subtitle, "\n") {
 			fmt.Fprintln(nw, st.Dim.Render(l)) // a line at a time: a styled block pads its lines
 		}
@@ -238,7 +238,7 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 			fmt.Fprintln(nw, st.Dim.Render(membersLine(r.Members)))
 		}
 		for _, wn := range r.Warnings {
-			fmt.Fprintln(nw, st.Warn.Render("warning: ")+wn)
+			fmt.Fprintln(nw, st.Warn.Render("warning: ")+render.Safe(wn))
 		}
 	}
 	return nil
@@ -294,7 +294,7 @@ func verdictLine(st render.Styles, r ReproRun) string {
 	case r.Interrupted:
 		prefix = st.Warn.Render("INTERRUPTED") + " (partial) "
 	case !r.Complete:
-		prefix = st.Warn.Render("INCOMPLETE") + fmt.Sprintf(" (stopped in phase %d: %s) ", len(r.Phases)+1, r.Error)
+		prefix = st.Warn.Render("INCOMPLETE") + fmt.Sprintf(" (stopped in phase %d: %s) ", len(r.Phases)+1, render.Safe(string(r.Error)))
 	}
 	lossAt := ""
 	if r.LossAtMs != nil {
@@ -627,7 +627,7 @@ func PrintConsume(w io.Writer, v Consume, f render.Format, pretty bool) error {
 	if v.Interrupted {
 		state = "interrupted"
 	}
-	fmt.Fprintf(nw, "consumed %s in group %s with policy %s: %s after %.1fs\n", v.Topic, v.Group, v.Policy, state, v.ElapsedMs/1000)
+	fmt.Fprintf(nw, "consumed %s in group %s with policy %s: %s after %.1fs\n", render.Safe(v.Topic), render.Safe(v.Group), v.Policy, state, v.ElapsedMs/1000)
 	if v.ExistingGroup {
 		var from []string
 		for _, p := range v.Partitions {
@@ -648,7 +648,7 @@ func PrintConsume(w io.Writer, v Consume, f render.Format, pretty bool) error {
 		return err
 	}
 	for _, wn := range v.Warnings {
-		fmt.Fprintln(w, st.Warn.Render("warning: ")+wn)
+		fmt.Fprintln(w, st.Warn.Render("warning: ")+render.Safe(wn))
 	}
 	return nil
 }
@@ -691,7 +691,7 @@ func PrintProduced(w io.Writer, v Produced, f render.Format) error {
 	}
 	for _, p := range v.Workload.Partitions {
 		fmt.Fprintf(w, "produced %d records to %s/%d %s: offsets %d-%d, high watermark %d\n",
-			p.Count, v.Topic, p.Partition, how, p.First, p.Last, p.High)
+			p.Count, render.Safe(v.Topic), p.Partition, how, p.First, p.Last, p.High)
 	}
 	return nil
 }

@@ -148,7 +148,7 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 	}
 	if len(v.Moves) == 0 {
 		for _, n := range v.Notes {
-			fmt.Fprintf(nw, "%s %s\n", st.Warn.Render("note:"), n)
+			fmt.Fprintf(nw, "%s %s\n", st.Warn.Render("note:"), render.Safe(string(n)))
 		}
 		fmt.Fprintf(nw, "Nothing to rewind: no records lost on %d judged partitions.\n", v.Unchanged)
 		return nil
@@ -158,11 +158,11 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 		Align:  []render.Align{render.Left, render.Right, render.Right, render.Right, render.Right, render.Right, render.Right, render.Left},
 	}
 	for _, m := range v.moves {
-		action := rewindAction(m)
+		action := render.Safe(rewindAction(m))
 		if pretty && m.Refused != "" {
 			action = st.Bad.Render(action)
 		}
-		grid.Rows = append(grid.Rows, []string{m.Topic, strconv.Itoa(int(m.Partition)), kpart.OffsetText(m.Committed), kpart.OffsetText(m.Target),
+		grid.Rows = append(grid.Rows, []string{render.Safe(m.Topic), strconv.Itoa(int(m.Partition)), kpart.OffsetText(m.Committed), kpart.OffsetText(m.Target),
 			strconv.FormatInt(m.Redeliver, 10), countOrDash(m.Lost), countOrDash(m.AlreadyDelivered), action})
 	}
 	if err := render.WriteGrid(w, grid, pretty); err != nil {
@@ -172,11 +172,11 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 		fmt.Fprintln(nw, moveLine(st, m))
 	}
 	for _, n := range v.Notes {
-		fmt.Fprintf(nw, "%s %s\n", st.Warn.Render("note:"), n)
+		fmt.Fprintf(nw, "%s %s\n", st.Warn.Render("note:"), render.Safe(string(n)))
 	}
 	for _, u := range v.Unrecoverable {
 		fmt.Fprintf(w, "%s/%d: %s %s (%s never delivered, deleted below the log start %d): no rewind restores them\n",
-			u.Topic, u.Partition, st.Bad.Render("UNRECOVERABLE"), kpart.Join(u.Ranges), countWord(u.Count, "offset", "offsets"), u.LogStart)
+			render.Safe(u.Topic), u.Partition, st.Bad.Render("UNRECOVERABLE"), kpart.Join(u.Ranges), countWord(u.Count, "offset", "offsets"), u.LogStart)
 	}
 	defer func() {
 		if v.Summary.Unrecoverable > 0 {
@@ -195,7 +195,7 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 			fmt.Fprintf(nw, "DRY RUN: %s would move; %s delivered again (%d lost). Nothing was changed; add --execute to apply.\n",
 				countWord(int64(s.Partitions), "partition", "partitions"), countWord(s.Redeliver, "record", "records"), s.Lost)
 			if v.Busy != "" {
-				fmt.Fprintf(nw, "%s %s: --execute refuses until every consumer of the group is stopped.\n", st.Warn.Render("warning:"), v.Busy)
+				fmt.Fprintf(nw, "%s %s: --execute refuses until every consumer of the group is stopped.\n", st.Warn.Render("warning:"), render.Safe(string(v.Busy)))
 			}
 		}
 		return nil
@@ -203,13 +203,13 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 	x := v.Executed
 	if x == nil {
 		if v.Refused != "" {
-			fmt.Fprintln(nw, st.Bad.Render("REFUSED:")+" "+string(v.Refused))
+			fmt.Fprintln(nw, st.Bad.Render("REFUSED:")+" "+render.Safe(string(v.Refused)))
 		} else if s.Partitions == 0 {
 			fmt.Fprintln(nw, "Nothing to change: every partition is already at its target.")
 		}
 		return nil
 	}
-	fmt.Fprintf(nw, "undo file: %s (the committed offsets before this change)\n", x.UndoFile)
+	fmt.Fprintf(nw, "undo file: %s (the committed offsets before this change)\n", render.Safe(string(x.UndoFile)))
 	if len(x.Verified) > 0 {
 		fmt.Fprintln(nw, "read back after the commit:")
 		vg := render.Grid{
@@ -221,10 +221,10 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 			if !c.OK {
 				match = "NO"
 				if c.Err != "" {
-					match += ": " + string(c.Err)
+					match += ": " + render.Safe(string(c.Err))
 				}
 			}
-			vg.Rows = append(vg.Rows, []string{c.Topic, strconv.Itoa(int(c.Partition)), kpart.OffsetText(c.Before), kpart.OffsetText(c.Target), kpart.OffsetText(c.Now), match})
+			vg.Rows = append(vg.Rows, []string{render.Safe(c.Topic), strconv.Itoa(int(c.Partition)), kpart.OffsetText(c.Before), kpart.OffsetText(c.Target), kpart.OffsetText(c.Now), match})
 		}
 		if err := render.WriteGrid(w, vg, pretty); err != nil {
 			return err
@@ -234,20 +234,20 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 		fmt.Fprintln(nw, st.Good.Render(fmt.Sprintf("DONE: committed offsets read back match the plan on %s.", countWord(int64(len(x.Verified)), "partition", "partitions")))+
 			" The group's next consumer starts at the targets.")
 	}
-	fmt.Fprintf(nw, "to restore the previous offsets: %s\n", x.Restore)
+	fmt.Fprintf(nw, "to restore the previous offsets: %s\n", render.Safe(string(x.Restore)))
 	return nil
 }
 
 // moveLine says what one move does, in words.
 func moveLine(st render.Styles, m rewind.Move) string {
-	name := fmt.Sprintf("%s/%d", m.Topic, m.Partition)
+	name := render.Safef("%s/%d", m.Topic, m.Partition)
 	approx := ""
 	if m.CountTruncated {
 		approx = "at least "
 	}
 	switch {
 	case m.Refused != "":
-		return fmt.Sprintf("%s: %s %s", name, st.Bad.Render("REFUSED:"), m.Refused)
+		return fmt.Sprintf("%s: %s %s", name, st.Bad.Render("REFUSED:"), render.Safe(m.Refused))
 	case m.Direction == rewind.Back:
 		line := fmt.Sprintf("%s: %d -> %d: %s%s will be delivered again", name, m.Committed, m.Target, approx, countWord(m.Redeliver, "record", "records"))
 		if m.Lost != nil {

@@ -10,17 +10,22 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/simulate"
 )
 
 // Sweep is the JSON document of `kstranded simulate --sweep`.
 type Sweep struct {
 	render.Meta
-	Flag        string     `json:"flag"`
-	Simulated   bool       `json:"simulated"`
-	Rows        []SweepRow `json:"rows"`
-	Boundaries  []string   `json:"boundaries"`
-	Interrupted bool       `json:"interrupted"`
+	Flag      string `json:"flag"`
+	Simulated bool   `json:"simulated"`
+	// Verdict is the worst of the points' verdicts: INCOMPLETE where a point never
+	// settled (and nothing worse was found), never OK unless every point judged OK.
+	Verdict     verdict.Verdict `json:"verdict"`
+	Stalled     int             `json:"stalled"` // points (value and case) that never settled
+	Rows        []SweepRow      `json:"rows"`
+	Boundaries  []string        `json:"boundaries"`
+	Interrupted bool            `json:"interrupted"`
 }
 
 // SweepRow is one value of the swept setting.
@@ -37,17 +42,20 @@ type SweepCell struct {
 	LostPartitions int    `json:"lost_partitions"`
 	Stranded       int    `json:"stranded"`
 	Stalled        bool   `json:"stalled"`
+	// Verdict is the judge's verdict of the point's run.
+	Verdict verdict.Verdict `json:"verdict"`
 }
 
 // NewSweep builds the view of a sweep.
 func NewSweep(r *simulate.Result) Sweep {
 	v := Sweep{Meta: render.NewMeta("kstranded.sweep/v1", "simulate"), Flag: r.Sweep.Flag, Simulated: true,
-		Rows: []SweepRow{}, Boundaries: []string{}, Interrupted: r.Interrupted}
+		Rows: []SweepRow{}, Boundaries: []string{}, Interrupted: r.Interrupted, Verdict: r.Verdict()}
+	v.Stalled, _ = r.Stalled()
 	for _, row := range r.Rows {
 		sr := SweepRow{Value: row.Value.Text}
 		for _, c := range row.Cells {
 			sr.Cells = append(sr.Cells, SweepCell{Policy: string(c.Policy), Commit: string(c.Commit), Lost: c.Lost,
-				LostPartitions: c.LostPartitions, Stranded: c.Stranded, Stalled: c.Stalled})
+				LostPartitions: c.LostPartitions, Stranded: c.Stranded, Stalled: c.Stalled, Verdict: c.Verdict})
 		}
 		v.Rows = append(v.Rows, sr)
 	}
@@ -104,7 +112,18 @@ func PrintSweep(w io.Writer, v Sweep, f render.Format, pretty bool) error {
 	for _, b := range v.Boundaries {
 		fmt.Fprintln(nw, b)
 	}
+	if v.Verdict == verdict.Incomplete && !v.Interrupted {
+		fmt.Fprintf(nw, "%s: %d of %d points never settled: the sweep has no verdict there\n", v.Verdict, v.Stalled, points(v))
+	}
 	return nil
+}
+
+func points(v Sweep) int {
+	n := 0
+	for _, r := range v.Rows {
+		n += len(r.Cells)
+	}
+	return n
 }
 
 // SweepSVG plots lost records against the swept value, one line per case.

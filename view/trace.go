@@ -167,7 +167,7 @@ func partName(topic string, p *int32) string {
 	if topic == "" {
 		return strconv.Itoa(int(*p))
 	}
-	return fmt.Sprintf("%s[%d]", topic, *p)
+	return render.Safef("%s[%d]", topic, *p)
 }
 
 // SummaryGrid is the per-partition table.
@@ -206,7 +206,7 @@ func WriteHeader(w io.Writer, d Trace, st render.Styles) {
 		fmt.Fprintln(w, st.Warn.Render("INCOMPLETE")+" (partial result: the inputs exceed the analysis limits)")
 	}
 	for _, why := range d.Incomplete {
-		fmt.Fprintf(w, "  %s\n", why)
+		fmt.Fprintf(w, "  %s\n", render.Safe(why))
 	}
 	for _, f := range d.Files {
 		how := "forced"
@@ -216,7 +216,7 @@ func WriteHeader(w io.Writer, d Trace, st render.Styles) {
 		if f.Detected && f.DetectedAtLine > 1 {
 			how = fmt.Sprintf("detected at line %d", f.DetectedAtLine)
 		}
-		fmt.Fprintf(w, "%s: %s (%s), %d lines, %d events", f.Name, f.Format, how, f.Lines, f.Events)
+		fmt.Fprint(w, render.Safef("%s: %s (%s), %d lines, %d events", f.Name, f.Format, how, f.Lines, f.Events))
 		if f.Stopped {
 			fmt.Fprint(w, ", "+st.Warn.Render("not read to the end"))
 		}
@@ -231,14 +231,14 @@ func WriteHeader(w io.Writer, d Trace, st render.Styles) {
 		fmt.Fprintln(w)
 		printKinds(w, st, kindsDoc(f.Kinds))
 		for _, m := range f.FirstErrors {
-			fmt.Fprintf(w, "  %s:%d: %s: %s\n", f.Name, m.Line, m.Reason, m.Text)
+			fmt.Fprint(w, render.Safef("  %s:%d: %s: %s\n", f.Name, m.Line, m.Reason, m.Text))
 		}
 		if f.Malformed > len(f.FirstErrors) {
 			fmt.Fprintf(w, "  ... %d more malformed lines\n", f.Malformed-len(f.FirstErrors))
 		}
 	}
 	if d.MaxPollIntervalMs != nil {
-		fmt.Fprintf(w, "max.poll.interval.ms: %d (from %s)\n", *d.MaxPollIntervalMs, d.MaxPollSource)
+		fmt.Fprint(w, render.Safef("max.poll.interval.ms: %d (from %s)\n", *d.MaxPollIntervalMs, d.MaxPollSource))
 	}
 	if !d.DeliveryEvidence {
 		fmt.Fprintln(w, st.Dim.Render("no delivery evidence in these inputs: LOST and STRANDED need what the handler received (add the application's log with --pattern)"))
@@ -250,7 +250,7 @@ func WriteHeader(w io.Writer, d Trace, st render.Styles) {
 		fmt.Fprintf(w, "timeline: %d entries left out in the middle (kept the first and the last)\n", d.TimelineDropped)
 	}
 	if d.TimelineFilter != "" {
-		fmt.Fprintf(w, "timeline: %s only, and the events about every partition\n", d.TimelineFilter)
+		fmt.Fprint(w, render.Safef("timeline: %s only, and the events about every partition\n", d.TimelineFilter))
 	}
 	fmt.Fprintln(w)
 }
@@ -273,12 +273,12 @@ func WriteFindings(w io.Writer, d Trace, st render.Styles) {
 			rule = st.Warn.Render(rule)
 		}
 		head, details := findingLines(f.Message)
-		fmt.Fprintf(w, "\n%s  %s\n", rule, render.Wrap(head, 100, "  "))
+		fmt.Fprintf(w, "\n%s  %s\n", rule, render.Wrap(render.Safe(head), 100, "  "))
 		for _, d := range details {
-			fmt.Fprintf(w, "  - %s\n", render.Wrap(d, 96, "    "))
+			fmt.Fprintf(w, "  - %s\n", render.Wrap(render.Safe(d), 96, "    "))
 		}
 		for _, e := range f.Evidence {
-			fmt.Fprintf(w, "    %s  %s\n", st.Dim.Render(e.Ref.String()), e.What)
+			fmt.Fprintf(w, "    %s  %s\n", st.Dim.Render(render.Safe(e.Ref.String())), render.Safe(e.What))
 		}
 	}
 }
@@ -324,7 +324,7 @@ func writeTraceVerdict(w io.Writer, d Trace, st render.Styles) {
 			}
 			why = Text(fmt.Sprintf("%d of %d partitions could not be judged", n, len(d.Partitions)))
 		}
-		fmt.Fprintf(w, "%s: %s\n", word, why)
+		fmt.Fprintf(w, "%s: %s\n", word, render.Safe(string(why)))
 	case verdict.Lost, verdict.Stranded:
 		var lost, stranded int64
 		var lp, sp int
@@ -349,6 +349,6 @@ func writeTraceVerdict(w io.Writer, d Trace, st render.Styles) {
 		fmt.Fprintf(w, "%s\n", word)
 	}
 	for _, s := range d.Settle {
-		fmt.Fprintf(w, "  to settle it: %s\n", s)
+		fmt.Fprintf(w, "  to settle it: %s\n", render.Safe(string(s)))
 	}
 }

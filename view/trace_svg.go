@@ -11,7 +11,6 @@ package view
 
 import (
 	"fmt"
-	"html"
 	"io"
 	"math"
 	"sort"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/trace"
 )
 
@@ -587,7 +587,7 @@ func drawLane(b *strings.Builder, r *trace.Report, p trace.PartitionSummary, ax 
 			}
 		case trace.KindCommit:
 			committed = append(committed, pt{ex, yOf(e.Offset)})
-			fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="#1565c0"><title>committed %d %s (%s)</title></circle>`+"\n", ex, yOf(e.Offset), e.Offset, esc(Clock(e.Time)), e.Ref)
+			fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="#1565c0"><title>committed %d %s (%s)</title></circle>`+"\n", ex, yOf(e.Offset), e.Offset, esc(Clock(e.Time)), esc(e.Ref.String()))
 		case trace.KindPosition, trace.KindSeek, trace.KindRewind:
 			if e.Offset >= 0 {
 				position = append(position, pt{ex, yOf(e.Offset)})
@@ -606,7 +606,7 @@ func drawLane(b *strings.Builder, r *trace.Report, p trace.PartitionSummary, ax 
 		cx, cy := ax.x(commitPass.Time), yOf(commitPass.Offset)
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#b71c1c" stroke-width="2"/>`+"\n", cx, py, cx, py+plotH)
 		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="7" fill="none" stroke="#b71c1c" stroke-width="2.5"><title>commit %d at %s passes undelivered records (%s)</title></circle>`+"\n",
-			cx, cy, commitPass.Offset, esc(Clock(commitPass.Time)), commitPass.Ref)
+			cx, cy, commitPass.Offset, esc(Clock(commitPass.Time)), esc(commitPass.Ref.String()))
 	}
 	// labels in their rows, each with a leader down to the plot
 	for i, l := range labels {
@@ -777,7 +777,10 @@ func swatch(b *strings.Builder, s string, x, y float64) {
 
 type pt struct{ x, y float64 }
 
-func esc(s string) string { return html.EscapeString(s) }
+// esc escapes a string from outside (a topic, a file name) for XML text and attributes,
+// control characters written visibly: html.EscapeString leaves ESC in, and no XML
+// parser reads the document then.
+func esc(s string) string { return render.XML(s) }
 
 func bar(b *strings.Builder, x, y1, y2 float64, color, title string) {
 	h := y2 - y1

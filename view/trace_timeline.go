@@ -197,7 +197,7 @@ func TimelineGrid(d Trace) render.Grid {
 				}
 			}
 		}
-		g.Rows = append(g.Rows, []string{e.Time, part, e.Event, detail, src})
+		g.Rows = append(g.Rows, []string{render.Safe(e.Time), render.Safe(part), render.Safe(e.Event), render.Safe(detail), render.Safe(src)})
 	}
 	return g
 }

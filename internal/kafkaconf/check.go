@@ -6,7 +6,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -31,9 +30,9 @@ func (c Config) CheckKey() error {
 	if file == "" {
 		return nil
 	}
-	keyPEM, err := os.ReadFile(file)
+	keyPEM, err := readStore("ssl.key.location", file)
 	if err != nil {
-		return fmt.Errorf("ssl.key.location: %w", err)
+		return err
 	}
 	block, _ := pem.Decode(keyPEM)
 	if block == nil || (block.Type != "ENCRYPTED PRIVATE KEY" && !x509.IsEncryptedPEMBlock(block)) { //nolint:staticcheck // legacy keys exist

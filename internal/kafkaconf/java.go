@@ -6,12 +6,15 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
 
 	"github.com/pavlo-v-chernykh/keystore-go/v4"
 	"software.sslmate.com/src/go-pkcs12"
+
+	"github.com/kstranded/kstranded/internal/exitcode"
 )
 
 // Operators keep Java client properties files for kafka-consumer-groups.sh
@@ -146,15 +149,16 @@ func translateTrustStore(props map[string]string) error {
 	if _, set := props["ssl.ca.location"]; set {
 		return errors.New("ssl.truststore.location and ssl.ca.location both name the trusted certificates; give one")
 	}
-	data, err := os.ReadFile(loc)
+	if typ == "PEM" {
+		props["ssl.ca.location"] = loc
+		return nil
+	}
+	data, err := readStore("ssl.truststore.location", loc)
 	if err != nil {
-		return fmt.Errorf("ssl.truststore.location: %w", err)
+		return err
 	}
 	var certs []*x509.Certificate
 	switch typ {
-	case "PEM":
-		props["ssl.ca.location"] = loc
-		return nil
 	case "PKCS12":
 		certs, err = pkcs12.DecodeTrustStore(data, pass)
 		if err != nil {
@@ -186,6 +190,32 @@ func translateTrustStore(props map[string]string) error {
 	}
 	props["ssl.ca.pem"] = b.String()
 	return nil
+}
+
+// MaxStoreFile bounds every key, certificate and store file kstranded reads itself (JKS
+// and PKCS#12 stores, PEM CA, certificate and key files): a store of a few certificates
+// is kilobytes; a bigger file is the wrong one, and is not read into memory whole.
+const MaxStoreFile = 10 << 20
+
+// readStore reads the file named by key (its location loc), at most MaxStoreFile bytes;
+// a bigger one is a usage error (the setting names the wrong file).
+func readStore(key, loc string) ([]byte, error) {
+	f, err := os.Open(loc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxStoreFile {
+		return nil, exitcode.Usagef("%s %s: %d bytes, over the %d MiB a key, certificate or store file may hold: is it the right file?", key, loc, fi.Size(), MaxStoreFile>>20)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxStoreFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	if len(data) > MaxStoreFile {
+		return nil, exitcode.Usagef("%s %s: over the %d MiB a key, certificate or store file may hold: is it the right file?", key, loc, MaxStoreFile>>20)
+	}
+	return data, nil
 }
 
 func translateKeyStore(props map[string]string) error {
@@ -220,9 +250,9 @@ func translateKeyStore(props map[string]string) error {
 	if typ != "JKS" {
 		return fmt.Errorf("ssl.keystore.type %s is not supported (JKS or PKCS12); convert it to PEM and set ssl.certificate.location and ssl.key.location", typ)
 	}
-	data, err := os.ReadFile(loc)
+	data, err := readStore("ssl.keystore.location", loc)
 	if err != nil {
-		return fmt.Errorf("ssl.keystore.location: %w", err)
+		return err
 	}
 	ks := keystore.New()
 	if err := ks.Load(bytes.NewReader(data), []byte(pass)); err != nil {

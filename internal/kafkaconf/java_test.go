@@ -97,7 +97,7 @@ func TestAPKCS12KeyStoreIsLeftToLibrdkafkaAndReadByTheFranzGoPaths(t *testing.T)
 func TestJAASConfigGivesTheSASLCredentials(t *testing.T) {
 	for _, tc := range []struct{ name, props, mech, user, pass string }{
 		{"PLAIN", `sasl.mechanism=PLAIN
-sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="ops" password="p@ss \"quoted\"";`, "PLAIN", "ops", `p@ss "quoted"`},
+sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="ops" password="p@ss \\"quoted\\"";`, "PLAIN", "ops", `p@ss "quoted"`}, // \\ is the file's escape of the JAAS one
 		{"SCRAM over several lines", `sasl.mechanism=SCRAM-SHA-512
 sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \
     username="svc" \

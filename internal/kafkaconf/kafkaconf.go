@@ -11,9 +11,8 @@
 package kafkaconf
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -55,56 +54,6 @@ func colonHint(arg string) string {
 	return "; it looks like " + k + ":... with ':' where '=' belongs"
 }
 
-// ReadProperties reads a Java-style properties file of librdkafka properties:
-// key=value (or key: value) lines, '#' and '!' comments, blank lines ignored, and a
-// line ending in an odd number of backslashes continued on the next one (a multi-line
-// sasl.jaas.config). Errors name the file and line, never the line's text: it may hold a
-// secret.
-func ReadProperties(r io.Reader, name string) (map[string]string, error) {
-	props := map[string]string{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	line, start := 0, 0
-	var logical strings.Builder
-	continued := false
-	for sc.Scan() {
-		line++
-		s := sc.Text()
-		if continued {
-			s = strings.TrimLeft(s, " \t")
-		} else {
-			s = strings.TrimSpace(s)
-			if s == "" || s[0] == '#' || s[0] == '!' {
-				continue
-			}
-			start = line
-			logical.Reset()
-		}
-		trailing := len(s) - len(strings.TrimRight(s, "\\"))
-		continued = trailing%2 == 1
-		if continued {
-			s = s[:len(s)-1]
-		}
-		logical.WriteString(s)
-		if continued {
-			continue
-		}
-		text := strings.TrimSpace(logical.String())
-		i := strings.IndexAny(text, "=:")
-		if i <= 0 {
-			return nil, fmt.Errorf("%s:%d: want key=value", name, start)
-		}
-		props[strings.TrimSpace(text[:i])] = strings.TrimSpace(text[i+1:])
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if continued {
-		return nil, fmt.Errorf("%s:%d: the last line ends in a continuation backslash", name, start)
-	}
-	return props, nil
-}
-
 // Load builds a Config from --brokers, --config files and -X arguments.
 func Load(brokers string, files []string, xs []string) (Config, error) {
 	c := Config{Brokers: strings.TrimSpace(brokers), Props: map[string]string{}}
@@ -130,6 +79,9 @@ func Load(brokers string, files []string, xs []string) (Config, error) {
 		c.Props[k] = v
 	}
 	if err := translateJava(c.Props); err != nil {
+		if errors.Is(err, exitcode.ErrUsage) {
+			return Config{}, err
+		}
 		return Config{}, fmt.Errorf("%w: %v", exitcode.ErrUsage, err)
 	}
 	if c.Brokers == "" {

@@ -6,7 +6,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -62,9 +61,9 @@ func (c Config) KgoOpts() ([]kgo.Opt, error) {
 func (c Config) tlsConfig() (*tls.Config, error) {
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
 	if ca := c.Props["ssl.ca.location"]; ca != "" {
-		pemBytes, err := os.ReadFile(ca)
+		pemBytes, err := readStore("ssl.ca.location", ca)
 		if err != nil {
-			return nil, fmt.Errorf("ssl.ca.location: %w", err)
+			return nil, err
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pemBytes) {
@@ -99,9 +98,9 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 	}
 	if ks := c.Props["ssl.keystore.location"]; certFile == "" && keyFile == "" && ks != "" {
 		// a PKCS#12 keystore, which librdkafka reads itself; the franz-go paths decode it
-		data, err := os.ReadFile(ks)
+		data, err := readStore("ssl.keystore.location", ks)
 		if err != nil {
-			return nil, fmt.Errorf("ssl.keystore.location: %w", err)
+			return nil, err
 		}
 		key, leaf, chain, err := pkcs12.DecodeChain(data, c.Props["ssl.keystore.password"])
 		if err != nil {
@@ -120,13 +119,13 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 	if certFile == "" || keyFile == "" {
 		return nil, errors.New("ssl.certificate.location and ssl.key.location must be set together")
 	}
-	certPEM, err := os.ReadFile(certFile)
+	certPEM, err := readStore("ssl.certificate.location", certFile)
 	if err != nil {
-		return nil, fmt.Errorf("ssl.certificate.location: %w", err)
+		return nil, err
 	}
-	keyPEM, err := os.ReadFile(keyFile)
+	keyPEM, err := readStore("ssl.key.location", keyFile)
 	if err != nil {
-		return nil, fmt.Errorf("ssl.key.location: %w", err)
+		return nil, err
 	}
 	keyPEM, err = decryptKey(keyPEM, c.Props["ssl.key.password"])
 	if err != nil {
