@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kstranded/kstranded/internal/embedded"
+	"github.com/kstranded/kstranded/internal/testenv"
 )
 
 // bin is the kstranded binary the runbooks run, built once by TestMain.
@@ -28,7 +29,7 @@ func TestMain(m *testing.M) {
 		}
 		defer os.RemoveAll(dir)
 		bin = filepath.Join(dir, "kstranded")
-		{
+		if testenv.Live() { // only TestRunbooks, in the live tier, runs it
 			out, err := exec.Command("go", "build", "-o", bin, "github.com/kstranded/kstranded").CombinedOutput()
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "building kstranded: %v\n%s", err, out)
@@ -159,9 +160,9 @@ func startBroker(t *testing.T) string {
 // TestRunbooks runs every runbook's steps in order against the embedded broker and checks
 // each step's exit code and the lines the runbook says the operator will see.
 func TestRunbooks(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs consumers against a broker")
-	}
+	// The loss and stuck setups, and the runbooks' own steps, run live consumers at
+	// scaled time (--time-scale 0.002) and check the exact offsets they leave.
+	testenv.MustLive(t)
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("the runbooks are bash")
 	}
