@@ -2,6 +2,7 @@ package runbook
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +22,7 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	flag.Parse() // for testenv.Live (testing.Short)
 	code := func() int {
 		dir, err := os.MkdirTemp("", "kstranded-runbook-bin")
 		if err != nil {

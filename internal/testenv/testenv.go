@@ -24,7 +24,8 @@ import (
 const LiveVar = "KSTRANDED_LIVE"
 
 // Live reports whether the live tier is selected: KSTRANDED_LIVE=1 and not -short.
-// For TestMain, which has no *testing.T; tests call MustLive.
+// For TestMain, which has no *testing.T (call flag.Parse first: testing.Short panics
+// before it); tests call MustLive.
 func Live() bool {
 	return os.Getenv(LiveVar) == "1" && !testing.Short()
 }
