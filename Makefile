@@ -10,7 +10,7 @@ COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -X $(PKG)/internal/buildinfo.version=$(VERSION) -X $(PKG)/internal/buildinfo.commit=$(COMMIT) -X $(PKG)/internal/buildinfo.date=$(DATE)
 
-.PHONY: build install man run test test-short lint bench clean
+.PHONY: build install man run test test-live test-short lint bench clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
@@ -27,12 +27,21 @@ man:
 run: build
 	./$(BIN) repro; status=$$?; [ $$status -eq 0 ] || [ $$status -eq 3 ] || exit $$status
 
-## test: vet, unit tests, and integration tests against the in-process broker
+## test: vet, unit tests, simulated runs and the integration tests on the in-process
+## broker, packages in parallel (the timing-sensitive live runs skip: make test-live)
 test:
 	$(GO) vet ./...
-	$(GO) test -count=1 -p 1 ./...   # one package at a time: the live runs are timing-sensitive
+	KSTRANDED_LIVE= $(GO) test -count=1 ./...   # the live tier stays out, whatever the environment says
 
-## test-short: unit tests only (skips live consumer runs)
+# The packages with live tests (internal/testenv.MustLive), found, not listed.
+LIVE_PKGS = $(sort $(dir $(shell grep -rl --include='*_test.go' 'testenv\.MustLive' . | grep -v '^./internal/testenv/')))
+
+## test-live: the live runs of the consumer model over librdkafka at scaled time on the
+## embedded broker (KSTRANDED_LIVE=1), one package at a time: they are timing-sensitive
+test-live:
+	KSTRANDED_LIVE=1 $(GO) test -count=1 -p 1 $(LIVE_PKGS)
+
+## test-short: unit tests only, no live consumer (-short skips every run of one)
 test-short:
 	$(GO) test -count=1 -short ./...
 
@@ -49,3 +58,6 @@ clean:
 	rm -rf bin
 
 include testenv/kafka/kafka.mk
+
+# The real broker runs the live tier too.
+test-kafka: export KSTRANDED_LIVE = 1

@@ -41,10 +41,11 @@ func wideGroup(t testing.TB, n int32) (string, string) {
 	return b.Addr(), "wide-group"
 }
 
-// TestInspectingTwoThousandPartitionsTakesUnderASecond: one request per kind
+// TestInspectingTwoThousandPartitionsTakesSevenRequests: one request per kind
 // (offsets, the two group describes, metadata, three ListOffsets), whatever the
-// partition count.
-func TestInspectingTwoThousandPartitionsTakesUnderASecond(t *testing.T) {
+// partition count. How long it takes is BenchmarkInspect2000Partitions's (under a
+// second per inspect; BENCHMARKS.md).
+func TestInspectingTwoThousandPartitionsTakesSevenRequests(t *testing.T) {
 	addr, group := wideGroup(t, 2000)
 	k := newKafka(t, addr)
 	start := time.Now()
@@ -60,11 +61,10 @@ func TestInspectingTwoThousandPartitionsTakesUnderASecond(t *testing.T) {
 		t.Errorf("requests = %d, want 7", r.Requests)
 	}
 	t.Logf("inspect of 2000 partitions: %s, %d requests", d, r.Requests)
-	if d > time.Second {
-		t.Fatalf("inspect of 2000 partitions took %s", d)
-	}
 }
 
+// BenchmarkInspect2000Partitions times an inspect of 2,000 partitions and fails above a
+// second per inspect (the bound the test above once held on a shared machine).
 func BenchmarkInspect2000Partitions(b *testing.B) {
 	addr, group := wideGroup(b, 2000)
 	k := newKafka(b, addr)
@@ -73,6 +73,9 @@ func BenchmarkInspect2000Partitions(b *testing.B) {
 		if _, err := Run(context.Background(), k, Options{Group: group}); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if per := b.Elapsed() / time.Duration(b.N); per > time.Second {
+		b.Errorf("inspect of 2000 partitions took %s per run, want under a second", per)
 	}
 }
 

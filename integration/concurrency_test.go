@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kstranded/kstranded/internal/kafkaconf"
+	"github.com/kstranded/kstranded/internal/testenv"
 )
 
 // joinGroup starts a franz-go consumer in group (client ID clientID, range assignor, so
@@ -75,6 +76,7 @@ func TestAReproInAGroupWithOtherMembersIsRefusedUnlessAllowed(t *testing.T) {
 	}
 
 	t.Run("repro --allow-shared-group runs with a warning", func(t *testing.T) {
+		testenv.MustLive(t) // runs the whole repro at scaled time
 		r := kstranded(t, 3*time.Minute, append([]string{"repro", "--allow-shared-group", "-o", "json"}, conn...)...)
 		if r.Code == 5 || r.Code == 2 {
 			t.Fatalf("exit %d: --allow-shared-group must run\n%s", r.Code, r)

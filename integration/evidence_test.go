@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstranded/kstranded/internal/testenv"
 	"github.com/kstranded/kstranded/traceevent"
 )
 
@@ -100,6 +101,7 @@ func gzipFile(t *testing.T, src string) string {
 // group that lost 118 records), the same nested under "record", the run's trace
 // gzipped, and a text log read with --pattern. Each must find the 118 lost records.
 func TestInspectReadsTheEvidenceApplicationsWrite(t *testing.T) {
+	testenv.MustLive(t) // reads the group and trace of the live v1.10.0 run (lossRun)
 	f := lossRun(t)
 	pino := appLog(t, "pino.log", func(topic string, p int32, o int64) string {
 		return fmt.Sprintf(`{"level":30,"time":1767225601000,"msg":"delivered","topic":%q,"partition":%d,"offset":"%d"}`, topic, p, o)
@@ -144,6 +146,7 @@ var saysOK = regexp.MustCompile(`(?m)(^|\s)OK(:|\s|$)`)
 // malformed, an empty file, binary garbage, a truncated gzip, a pattern that matches
 // nothing) is an error or NO EVIDENCE, never OK and never exit 0.
 func TestInspectNeverSaysOKWithoutEvidence(t *testing.T) {
+	testenv.MustLive(t) // reads the group and trace of the live v1.10.0 run (lossRun)
 	f := lossRun(t)
 	dir := t.TempDir()
 	write := func(name string, data []byte) string {
@@ -192,6 +195,7 @@ func TestInspectNeverSaysOKWithoutEvidence(t *testing.T) {
 // log through --pattern and a gzipped trace, and makes no plan from evidence that names
 // no delivery (exit 6), where it once said "nothing to rewind".
 func TestRewindPlansFromTheSameEvidenceAsInspect(t *testing.T) {
+	testenv.MustLive(t) // reads the group and trace of the live v1.10.0 run (lossRun)
 	f := lossRun(t)
 	text := appLog(t, "app.log", func(topic string, p int32, o int64) string {
 		return fmt.Sprintf(`2026-01-01T00:00:01Z INFO handled order from %s[%d]@%d`, topic, p, o)
@@ -228,6 +232,7 @@ func TestRewindPlansFromTheSameEvidenceAsInspect(t *testing.T) {
 // deliveries and no commit (NO COMMIT EVIDENCE, exit 6); with --group and --brokers the
 // group's committed offset, read live and marked so in the timeline, shows the loss.
 func TestTraceParseCompletesTheLogsWithTheGroupsLiveCommits(t *testing.T) {
+	testenv.MustLive(t) // reads the group and trace of the live v1.10.0 run (lossRun)
 	f := lossRun(t)
 	// the run's trace says what was fetched and delivered; every line that carries a
 	// committed offset (commits, phase ends, the verdict) is dropped, so only the live

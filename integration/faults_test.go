@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kstranded/kstranded/internal/kafkaconf"
+	"github.com/kstranded/kstranded/internal/testenv"
 )
 
 // brokerProc is a `kstranded broker` process.
@@ -163,6 +164,7 @@ type reproFault struct {
 // must end the run within --timeout with exit 1, complete false, the error, and no
 // STRANDED/OK the run never reached.
 func TestABrokerThatDiesOrFreezesMidReproEndsTheRunWithinTimeoutWithNoVerdict(t *testing.T) {
+	testenv.MustLive(t) // a live repro at scaled time, and the run must end within --timeout of the fault
 	const timeout = 10 * time.Second
 	for _, fault := range []struct {
 		name string
@@ -212,6 +214,7 @@ func TestABrokerThatDiesOrFreezesMidReproEndsTheRunWithinTimeoutWithNoVerdict(t 
 // report 82-99 as unrecoverable (18 offsets) beside the 100 lost records a rewind
 // restores, exit 3, and the rewind moves the group from 202 to 100 only.
 func TestRecordsDeletedBelowTheLogStartAreReportedUnrecoverable(t *testing.T) {
+	testenv.MustLive(t) // a live repro at scaled time
 	trace := filepath.Join(t.TempDir(), "trace.jsonl")
 	group := "kstranded-fault-deleted"
 	run := runRepro(t, "v1.10.0", 3, reproArgs(env.Brokers, "v1.10.0", "--keep", "--trace", trace, "--group", group))
@@ -329,9 +332,9 @@ func TestAnInterruptedReproConsumeReportsTheCommitItsCloseMade(t *testing.T) {
 // TestMalformedInputExits2NamingTheFlagAndTouchesNoGroup: issue 16 §6, through the
 // binary: each input exits 2, names its flag, and the group's offsets are unchanged.
 func TestMalformedInputExits2NamingTheFlagAndTouchesNoGroup(t *testing.T) {
-	f := lossRun(t)
+	f := committedGroup(t, "malformed")
 	adm := admin(t)
-	before := committedOffsets(t, adm, f.run.Group, f.run.Topic)
+	before := committedOffsets(t, adm, f.group, f.topic)
 	conn := []string{"--brokers", env.Brokers, "--timeout", "5s"}
 	cases := []struct {
 		args []string
@@ -341,10 +344,10 @@ func TestMalformedInputExits2NamingTheFlagAndTouchesNoGroup(t *testing.T) {
 		{[]string{"repro", "--time-scale", "NaN"}, "--time-scale"},
 		{[]string{"repro", "--topic="}, "--topic"},
 		{[]string{"repro", "--partitions", "0"}, "--partitions"},
-		{[]string{"repro", "consume", "--group", f.run.Group, "--topic", f.run.Topic, "--time-scale", "Inf"}, "--time-scale"},
+		{[]string{"repro", "consume", "--group", f.group, "--topic", f.topic, "--time-scale", "Inf"}, "--time-scale"},
 		{[]string{"simulate", "--partitions", "0"}, "--partitions"},
-		{[]string{"rewind", "--group", f.run.Group, "--to", f.run.Topic + "/0=x", "--execute"}, "--to"},
-		{[]string{"inspect", "--group", f.run.Group, "-X", "sasl.password"}, "-X"},
+		{[]string{"rewind", "--group", f.group, "--to", f.topic + "/0=x", "--execute"}, "--to"},
+		{[]string{"inspect", "--group", f.group, "-X", "sasl.password"}, "-X"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
@@ -354,7 +357,7 @@ func TestMalformedInputExits2NamingTheFlagAndTouchesNoGroup(t *testing.T) {
 			}
 		})
 	}
-	after := committedOffsets(t, adm, f.run.Group, f.run.Topic)
+	after := committedOffsets(t, adm, f.group, f.topic)
 	if fmt.Sprint(before) != fmt.Sprint(after) {
 		t.Fatalf("the group's offsets moved: %v -> %v", before, after)
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kstranded/kstranded/internal/testenv"
 )
 
 // The inspect JSON document (kstranded.inspect/v2), the fields the tests read.
@@ -43,6 +45,7 @@ type inspectDoc struct {
 // TestInspectFindsTheLossOfV1100 reads the group the v1.10.0 repro run kept, with the
 // run's trace as delivery evidence, over each listener the broker has.
 func TestInspectFindsTheLossOfV1100(t *testing.T) {
+	testenv.MustLive(t) // reads the group and trace of the live v1.10.0 run (lossRun)
 	f := lossRun(t)
 	listeners := []struct {
 		name string

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kstranded/kstranded/internal/kafkaconf"
+	"github.com/kstranded/kstranded/internal/testenv"
 )
 
 // Consumer groups of KIP-848's protocol (group.protocol=consumer, Kafka 4). kfake
@@ -199,6 +200,7 @@ func mapsEqual(a, b map[int32]int64) bool {
 // TestReproUnderTheConsumerProtocolLosesTheSameRecords runs v1.10.0 with
 // group.protocol=consumer and inspects the group it leaves with the run's trace.
 func TestReproUnderTheConsumerProtocolLosesTheSameRecords(t *testing.T) {
+	testenv.MustLive(t) // a live repro at scaled time
 	trace := filepath.Join(t.TempDir(), "kip848.trace.jsonl")
 	args := reproArgs(env.Brokers, "v1.10.0", "--group-protocol", "consumer", "--keep", "--trace", trace)
 	run := runRepro(t, "v1.10.0", 3, args)

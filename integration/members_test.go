@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/kstranded/kstranded/internal/testenv"
 )
 
 // The group document of repro and simulate JSON, the fields the members test reads.
@@ -98,6 +100,7 @@ func groupShape(t *testing.T, r result) string {
 //   - two members, m3 joins at 5m and m1 leaves at 8m, ten records on each of 20
 //     partitions: both changes move partitions with records and nothing is lost.
 func TestReproMembersUnderTheConsumerProtocolAgreeWithSimulate(t *testing.T) {
+	testenv.MustLive(t) // a live repro at scaled time
 	for _, tc := range []struct {
 		name string
 		args []string

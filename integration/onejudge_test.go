@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kstranded/kstranded/internal/kafkaconf"
+	"github.com/kstranded/kstranded/internal/testenv"
 )
 
 // batch is one step of writing a partition: n plain records, or n records in a
@@ -242,6 +243,7 @@ func TestEveryCommandGivesTheSameVerdictOnTheSameEvidence(t *testing.T) {
 // commit read back) is what inspect and trace parse --group judge from the trace it wrote
 // and the group it left, and what trace parse judges from the trace alone.
 func TestTheReprosVerdictIsEveryCommandsOnItsTrace(t *testing.T) {
+	testenv.MustLive(t) // the shared v1.10.0 repro run
 	f := lossRun(t)
 	r82 := int64(82)
 	want := answer{"LOST", []rangeJSON{{82, 199, 118}}, &r82}

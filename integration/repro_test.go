@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kstranded/kstranded/internal/testenv"
 )
 
 // The repro JSON document (kstranded.repro/v2), the fields the tests read.
@@ -163,6 +165,7 @@ func lossRun(t *testing.T) *lossFixture {
 }
 
 func TestReproV1100LosesRecords82To199(t *testing.T) {
+	testenv.MustLive(t) // the live v1.10.0 run (lossRun)
 	f := lossRun(t)
 	t.Logf("ran over %s", f.brokers)
 	run := f.run
@@ -185,6 +188,7 @@ func TestReproV1100LosesRecords82To199(t *testing.T) {
 }
 
 func TestReproFixedPoliciesLoseNothing(t *testing.T) {
+	testenv.MustLive(t) // a live repro at scaled time
 	for _, policy := range []string{"v1.10.1", "head"} {
 		t.Run(policy, func(t *testing.T) {
 			run := runRepro(t, policy, 0, reproArgs(env.Brokers, policy))

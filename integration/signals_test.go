@@ -34,12 +34,9 @@ func (s *syncBuffer) String() string {
 // is observably running (its first output, or the group it consumes in has a member), and
 // expects 130: the code scripts branch on for "interrupted", in every command.
 func TestLongRunningCommandsExit130OnSIGINTAndSIGTERM(t *testing.T) {
-	f := lossRun(t)
-	conn := []string{"--brokers", f.brokers, "--timeout", "20s"}
-	if env.SSLBrokers != "" {
-		conn = append(conn, "--config", env.SSLConfig)
-	}
-	group := "kstranded-signals-" + f.run.Topic
+	f := committedGroup(t, "signals")
+	conn := append([]string{"--timeout", "20s"}, f.conn...)
+	group := "kstranded-signals-" + f.topic
 	keepGroup(group)
 	hasOutput := func(s string) func(stdout string) bool {
 		return func(stdout string) bool { return strings.Contains(stdout, s) }
@@ -60,9 +57,9 @@ func TestLongRunningCommandsExit130OnSIGINTAndSIGTERM(t *testing.T) {
 		ready func(stdout string) bool
 	}{
 		{"broker", []string{"broker"}, hasOutput("bootstrap:")},
-		{"inspect --watch", append([]string{"inspect", "--group", f.run.Group, "--watch", "1s"}, conn...), hasOutput("group " + f.run.Group)},
+		{"inspect --watch", append([]string{"inspect", "--group", f.group, "--watch", "1s"}, conn...), hasOutput("group " + f.group)},
 		// one group for every signal: from the second run on it holds the first's commits
-		{"repro consume", append([]string{"repro", "consume", "--group", group, "--use-existing-group", "--topic", f.run.Topic}, conn...), groupHasMember},
+		{"repro consume", append([]string{"repro", "consume", "--group", group, "--use-existing-group", "--topic", f.topic}, conn...), groupHasMember},
 	}
 	for _, tc := range cases {
 		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/internal/testenv"
 	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/traceevent"
 	"github.com/kstranded/kstranded/workload"
@@ -80,76 +80,153 @@ func embeddedOnly(t *testing.T) {
 	}
 }
 
+// shape is one shape of the live-versus-simulated matrix.
+type shape struct {
+	name                     string
+	spread                   string
+	concurrency, batch, hpar int
+	// live are the policies run live as well (make test-live): one per behaviour the
+	// shape shows. simulated are the shape's other policies, run simulated only: their
+	// live run would repeat a behaviour a live case here or in integration/ shows.
+	live, simulated []eachbatch.Policy
+	handler         eachbatch.Handler
+	failAt          []int64
+	// fetchTiming: which partition's fetch response reaches the live consumer's queue
+	// first is the broker's and the machine's (seen both ways on this machine under
+	// load). The outcome of these shapes depends on it, so the live run must match
+	// the simulation of one of the orders (simkafka.Client.StartAt), never another
+	// outcome.
+	fetchTiming bool
+}
+
+func (s shape) options(t *testing.T, p eachbatch.Policy) Options {
+	t.Helper()
+	parts, err := workload.ParseSpread(s.spread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.Policy = p
+	o.Workload = workload.Spec{Parts: parts, Transactions: 1}
+	o.Concurrency, o.BatchSize, o.HandlerParallel = s.concurrency, s.batch, s.hpar
+	o.Handler, o.HandlerFailAt = s.handler, s.failAt
+	return o
+}
+
+// simulatedOutcomes simulates o in the fetch orders a live run may see (only the first
+// unless the shape's outcome depends on fetch timing), checking each trace's wakes.
+func (s shape) simulatedOutcomes(t *testing.T, ctx context.Context, o Options) []string {
+	t.Helper()
+	var want []string
+	for k := 0; k == 0 || s.fetchTiming && k < len(o.Workload.Parts); k++ {
+		var trace bytes.Buffer
+		w := traceevent.NewWriter(&trace)
+		o.Trace, o.simStartAt = w, k
+		sim, err := Simulate(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		checkWakes(t, "simulated", &trace, eachbatch.WakeArrival)
+		want = append(want, outcome(sim))
+	}
+	return want
+}
+
+var shapes = []shape{
+	// v1.10.1 on the seed delivers all 201: live in integration/ (TestReproFixedPoliciesLoseNothing).
+	{name: "the seed", spread: "0:200", concurrency: 20, batch: 20, hpar: 3, live: []eachbatch.Policy{eachbatch.V1_10_0}, simulated: []eachbatch.Policy{eachbatch.V1_10_1}},
+	// v1.10.1 loses the partition it never served, head (the reporter's patch) does not.
+	{name: "two partitions, one worker, unbounded batches", spread: "0:100,1:40", concurrency: 1, batch: -1, hpar: 3,
+		live: []eachbatch.Policy{eachbatch.V1_10_1, eachbatch.Head}, fetchTiming: true},
+	{name: "8x10, two workers, one record at a time", spread: "8x10", concurrency: 2, batch: 1, hpar: 1, live: []eachbatch.Policy{eachbatch.V1_10_0}},
+	{name: "20x10, twenty workers", spread: "20x10", concurrency: 20, batch: 20, hpar: 3, live: []eachbatch.Policy{eachbatch.V1_10_0}},
+	// eachMessage keeps the partition it serves (a last-consumed entry in either
+	// version) and loses the one never served; head saves it, as it does for eachBatch
+	// in the shape above, which shows that live.
+	{name: "eachMessage, two partitions, one worker, unbounded fetches", spread: "0:100,1:40", concurrency: 1, batch: -1, hpar: 3,
+		live: []eachbatch.Policy{eachbatch.V1_10_0}, simulated: []eachbatch.Policy{eachbatch.Head}, handler: eachbatch.EachMessage, fetchTiming: true},
+	// A handler that throws once: its records come again, nothing lost.
+	{name: "eachBatch throwing at offset 30, the seed", spread: "0:200", concurrency: 20, batch: 20, hpar: 3, live: []eachbatch.Policy{eachbatch.V1_10_1}, handler: eachbatch.EachBatch, failAt: []int64{30}},
+}
+
+// simulatedShapes pins the simulated outcome of every shape and policy of the matrix, in
+// each fetch order a live run may see (in order: partition 0 served first, then 1). The
+// live policies' outcomes are the ones live runs gave on the embedded broker
+// (TestLiveAndSimulatedAgree, make test-live).
+var simulatedShapes = map[string][]string{
+	"the seed/v1.10.0": {"p0 LOST committed [82 202] delivered 83 lost 82-199 stranded -\n"},
+	"the seed/v1.10.1": {"p0 OK committed [200 202] delivered 201 lost - stranded -\n"},
+	"two partitions, one worker, unbounded batches/v1.10.1": {
+		"p0 OK committed [100 102] delivered 101 lost - stranded -\np1 LOST committed [-1 42] delivered 1 lost 0-39 stranded -\n",
+		"p0 OK committed [100 102] delivered 101 lost - stranded -\np1 OK committed [40 42] delivered 41 lost - stranded -\n",
+	},
+	"two partitions, one worker, unbounded batches/head": {
+		"p0 OK committed [100 102] delivered 101 lost - stranded -\np1 OK committed [40 42] delivered 41 lost - stranded -\n",
+		"p0 OK committed [100 102] delivered 101 lost - stranded -\np1 OK committed [40 42] delivered 41 lost - stranded -\n",
+	},
+	"8x10, two workers, one record at a time/v1.10.0": {allOK(8, "committed [10 12] delivered 11")},
+	"20x10, twenty workers/v1.10.0":                   {allOK(20, "committed [10 12] delivered 11")},
+	"eachMessage, two partitions, one worker, unbounded fetches/v1.10.0": {
+		"p0 OK committed [100 102] delivered 101 lost - stranded -\np1 LOST committed [-1 42] delivered 1 lost 0-39 stranded -\n",
+		"p0 LOST committed [-1 102] delivered 1 lost 0-99 stranded -\np1 OK committed [40 42] delivered 41 lost - stranded -\n",
+	},
+	"eachMessage, two partitions, one worker, unbounded fetches/head": {
+		"p0 OK committed [100 102] delivered 101 lost - stranded -\np1 OK committed [40 42] delivered 41 lost - stranded -\n",
+		"p0 OK committed [100 102] delivered 101 lost - stranded -\np1 OK committed [40 42] delivered 41 lost - stranded -\n",
+	},
+	"eachBatch throwing at offset 30, the seed/v1.10.1": {"p0 OK committed [200 202] delivered 201 lost - stranded -\n"},
+}
+
+// allOK is the outcome of n partitions, each OK with the same commits and deliveries.
+func allOK(n int, what string) string {
+	s := ""
+	for p := range n {
+		s += fmt.Sprintf("p%d OK %s lost - stranded -\n", p, what)
+	}
+	return s
+}
+
+// TestSimulatedShapesGiveThePinnedOutcomes runs the whole matrix simulated (virtual
+// time, milliseconds), in make test: the shapes and policies make test-live runs live
+// and the ones it does not.
+func TestSimulatedShapesGiveThePinnedOutcomes(t *testing.T) {
+	for _, s := range shapes {
+		for _, p := range append(slices.Clone(s.live), s.simulated...) {
+			name := s.name + "/" + string(p)
+			t.Run(name, func(t *testing.T) {
+				got := s.simulatedOutcomes(t, context.Background(), s.options(t, p))
+				if want := simulatedShapes[name]; !slices.Equal(got, want) {
+					t.Errorf("simulated outcomes (one per fetch order):\n%s\nwant:\n%s", strings.Join(got, "--\n"), strings.Join(want, "--\n"))
+				}
+			})
+		}
+	}
+}
+
 func TestLiveAndSimulatedAgree(t *testing.T) {
 	embeddedOnly(t)
-	if testing.Short() {
-		t.Skip("runs live consumers on the embedded broker for minutes")
-	}
-	for _, tc := range []struct {
-		name                     string
-		spread                   string
-		concurrency, batch, hpar int
-		policies                 []eachbatch.Policy
-		handler                  eachbatch.Handler
-		failAt                   []int64
-		// fetchTiming: which partition's fetch response reaches the live consumer's queue
-		// first is the broker's and the machine's (seen both ways on this machine under
-		// load). The outcome of these shapes depends on it, so the live run must match
-		// the simulation of one of the orders (simkafka.Client.StartAt), never another
-		// outcome.
-		fetchTiming bool
-	}{
-		{"the seed", "0:200", 20, 20, 3, []eachbatch.Policy{eachbatch.V1_10_0, eachbatch.V1_10_1}, "", nil, false},
-		{"two partitions, one worker, unbounded batches", "0:100,1:40", 1, -1, 3, []eachbatch.Policy{eachbatch.V1_10_1, eachbatch.Head}, "", nil, true},
-		{"8x10, two workers, one record at a time", "8x10", 2, 1, 1, []eachbatch.Policy{eachbatch.V1_10_0}, "", nil, false},
-		{"20x10, twenty workers", "20x10", 20, 20, 3, []eachbatch.Policy{eachbatch.V1_10_0}, "", nil, false},
-		// eachMessage keeps the partition it serves (a last-consumed entry in either
-		// version) and loses the one never served.
-		{"eachMessage, two partitions, one worker, unbounded fetches", "0:100,1:40", 1, -1, 3,
-			[]eachbatch.Policy{eachbatch.V1_10_0, eachbatch.Head}, eachbatch.EachMessage, nil, true},
-		// A handler that throws once: its records come again, nothing lost.
-		{"eachBatch throwing at offset 30, the seed", "0:200", 20, 20, 3, []eachbatch.Policy{eachbatch.V1_10_1}, eachbatch.EachBatch, []int64{30}, false},
-	} {
-		for _, p := range tc.policies {
-			t.Run(tc.name+"/"+string(p), func(t *testing.T) {
-				parts, err := workload.ParseSpread(tc.spread)
-				if err != nil {
-					t.Fatal(err)
-				}
-				o := DefaultOptions()
+	testenv.MustLive(t) // live consumers at scaled time on the embedded broker
+	for _, s := range shapes {
+		for _, p := range s.live {
+			t.Run(s.name+"/"+string(p), func(t *testing.T) {
+				o := s.options(t, p)
 				o.Kafka = testKafka(t)
-				o.Policy = p
-				o.Workload = workload.Spec{Parts: parts, Transactions: 1}
-				o.Concurrency, o.BatchSize, o.HandlerParallel = tc.concurrency, tc.batch, tc.hpar
-				o.Handler, o.HandlerFailAt = tc.handler, tc.failAt
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 				defer cancel()
-				var simTrace, liveTrace bytes.Buffer
-				simW, liveW := traceevent.NewWriter(&simTrace), traceevent.NewWriter(&liveTrace)
-				o.Trace = simW
-				sim, err := Simulate(ctx, o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want := []string{outcome(sim)}
-				for k := 1; tc.fetchTiming && k < len(parts); k++ {
-					o.Trace, o.simStartAt = nil, k
-					alt, err := Simulate(ctx, o)
-					if err != nil {
-						t.Fatal(err)
-					}
-					want = append(want, outcome(alt))
-				}
-				o.simStartAt = 0
-				o.Trace = liveW
+				want := s.simulatedOutcomes(t, ctx, o)
+				var liveTrace bytes.Buffer
+				liveW := traceevent.NewWriter(&liveTrace)
+				o.Trace, o.simStartAt = liveW, 0
 				live, err := Run(ctx, o)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := errors.Join(simW.Flush(), liveW.Flush()); err != nil {
+				if err := liveW.Flush(); err != nil {
 					t.Fatal(err)
 				}
-				checkWakes(t, "simulated", &simTrace, eachbatch.WakeArrival)
 				checkWakes(t, "live", &liveTrace, eachbatch.WakeValve)
 				got := outcome(live)
 				t.Logf("live:\n%s", got)
@@ -169,9 +246,7 @@ func TestLiveAndSimulatedAgree(t *testing.T) {
 // depend on which member librdkafka's roundrobin (by member id) gave which partition.
 func TestLiveAndSimulatedAgreeWhenAMemberLeaves(t *testing.T) {
 	embeddedOnly(t)
-	if testing.Short() {
-		t.Skip("runs live consumers on the embedded broker")
-	}
+	testenv.MustLive(t) // live consumers at scaled time on the embedded broker
 	o := DefaultOptions()
 	o.Kafka = testKafka(t)
 	o.Members = 2
@@ -228,9 +303,7 @@ func TestLiveAndSimulatedAgreeWhenAMemberLeaves(t *testing.T) {
 // 182 / 20 for the two partitions).
 func TestLiveAndSimulatedAgreeWhenAMemberJoins(t *testing.T) {
 	embeddedOnly(t)
-	if testing.Short() {
-		t.Skip("runs live consumers on the embedded broker")
-	}
+	testenv.MustLive(t) // live consumers at scaled time on the embedded broker
 	for _, tc := range []struct {
 		name    string
 		spread  string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/kafkaconf"
+	"github.com/kstranded/kstranded/internal/testenv"
 	"github.com/kstranded/kstranded/internal/verdict"
 )
 
@@ -24,9 +25,7 @@ func testKafka(t *testing.T) kafkaconf.Config {
 }
 
 func TestLiveLedgerCommitStrandsInsteadOfLosingAndARestartDelivers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a live consumer for ~30 s")
-	}
+	testenv.MustLive(t) // a live consumer at scaled time for ~30 s
 	o := DefaultOptions()
 	o.Kafka = testKafka(t)
 	o.Policy, o.Commit = eachbatch.V1_10_0, CommitLedger

@@ -2,6 +2,7 @@ package runbook
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,12 +15,14 @@ import (
 	"time"
 
 	"github.com/kstranded/kstranded/internal/embedded"
+	"github.com/kstranded/kstranded/internal/testenv"
 )
 
 // bin is the kstranded binary the runbooks run, built once by TestMain.
 var bin string
 
 func TestMain(m *testing.M) {
+	flag.Parse() // for testenv.Live (testing.Short)
 	code := func() int {
 		dir, err := os.MkdirTemp("", "kstranded-runbook-bin")
 		if err != nil {
@@ -28,7 +31,7 @@ func TestMain(m *testing.M) {
 		}
 		defer os.RemoveAll(dir)
 		bin = filepath.Join(dir, "kstranded")
-		{
+		if testenv.Live() { // only TestRunbooks, in the live tier, runs it
 			out, err := exec.Command("go", "build", "-o", bin, "github.com/kstranded/kstranded").CombinedOutput()
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "building kstranded: %v\n%s", err, out)
@@ -218,9 +221,9 @@ func startBroker(t *testing.T) string {
 // TestRunbooks runs every runbook's steps in order against the embedded broker and checks
 // each step's exit code and the lines the runbook says the operator will see.
 func TestRunbooks(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs consumers against a broker")
-	}
+	// The loss and stuck setups, and the runbooks' own steps, run live consumers at
+	// scaled time (--time-scale 0.002) and check the exact offsets they leave.
+	testenv.MustLive(t)
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("the runbooks are bash")
 	}
