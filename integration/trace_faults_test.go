@@ -54,10 +54,10 @@ func TestTraceParseFaults(t *testing.T) {
 		outHas []string
 		errHas []string
 	}{
-		{"an empty file is an error naming it", []string{write("empty.trace", nil)}, 1, nil, []string{"empty.trace: empty file"}},
+		{"an empty file is no evidence (exit 6), as in every command", []string{write("empty.trace", nil)}, 6, nil, []string{"empty.trace: empty", "NO EVIDENCE"}},
 		{"a missing file is an error naming it", []string{filepath.Join(dir, "missing.trace")}, 1, nil, []string{"missing.trace", "no such file"}},
 		{"a directory is an error naming it", []string{dir}, 1, nil, []string{"is a directory"}},
-		{"binary garbage is no known format", []string{write("garbage.bin", garbage)}, 1, nil, []string{"garbage.bin: no known trace format"}},
+		{"binary garbage is an error naming it", []string{write("garbage.bin", garbage)}, 1, nil, []string{"garbage.bin: binary data"}},
 		{"a truncated gzip says so", []string{write("cut.trace.gz", gz.Bytes()[:gz.Len()/2])}, 1, nil, []string{"cut.trace.gz", "gzip stream truncated"}},
 		{"a gzip header alone says so", []string{write("header.gz", gz.Bytes()[:5])}, 1, nil, []string{"header.gz", "gzip"}},
 		{"a file whose every line is malformed is NO EVIDENCE (exit 6), not 'no findings'",

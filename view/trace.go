@@ -241,7 +241,7 @@ func WriteHeader(w io.Writer, d Trace, st render.Styles) {
 		fmt.Fprint(w, render.Safef("max.poll.interval.ms: %d (from %s)\n", *d.MaxPollIntervalMs, d.MaxPollSource))
 	}
 	if !d.DeliveryEvidence {
-		fmt.Fprintln(w, st.Dim.Render("no delivery evidence in these inputs: LOST and STRANDED need what the handler received (add the application's log with --pattern)"))
+		fmt.Fprintln(w, st.Dim.Render("no delivery evidence in these inputs: LOST and STRANDED need what the handler received (add the application's own delivery log: JSON or text lines with partition and offset, or any log with --pattern)"))
 	}
 	if d.IdlePartitions > 0 {
 		fmt.Fprintf(w, "%d more partitions are named in the inputs but never had a record\n", d.IdlePartitions)
