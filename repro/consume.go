@@ -61,6 +61,8 @@ type ConsumedPartition struct {
 	Lost     kpart.RangeSet
 	Stranded kpart.RangeSet
 	Verdict  verdict.Verdict
+	// Judgement is the one judge's answer (package judge).
+	Judgement judge.Judgement
 }
 
 // Consume runs only the model consumer against data already in o.Topic, in group
@@ -323,7 +325,7 @@ func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*Co
 			in.From = cp.StartCommitted
 		}
 		j := judge.Judge(in)
-		cp.Verdict = j.Verdict
+		cp.Verdict, cp.Judgement = j.Verdict, j
 		for _, r := range j.Lost {
 			cp.Lost.Add(r.First, r.Last)
 		}
@@ -334,6 +336,7 @@ func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*Co
 			// a loss below a commit read earlier stands (auto-commit only moves
 			// forward); anything else needs the final commit: no STRANDED without it
 			cp.Verdict, cp.Stranded = verdict.NoCommitEvidence, nil
+			cp.Judgement = judge.NotJudged(verdict.NoCommitEvidence, "the committed offsets were not read back after the consumer closed")
 		}
 		res.Partitions = append(res.Partitions, cp)
 	}

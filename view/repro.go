@@ -601,6 +601,8 @@ type ConsumePartition struct {
 	Lost             kpart.RangeSet  `json:"lost"`
 	Stranded         kpart.RangeSet  `json:"stranded"`
 	Verdict          verdict.Verdict `json:"verdict"`
+	// Judgement is the one judge's answer, the document every command gives.
+	Judgement *JudgementDoc `json:"judgement"`
 }
 
 // NewConsume builds the view of a consume run.
@@ -609,7 +611,8 @@ func NewConsume(r *repro.ConsumeResult) Consume {
 		Policy: string(r.Policy), Commit: string(r.Commit), ExistingGroup: r.ExistingGroup, Quiescent: r.Quiescent, Interrupted: r.Interrupted, ElapsedMs: ms(r.Elapsed), Partitions: []ConsumePartition{}, Verdict: r.Verdict, Warnings: nonNil(r.Warnings)}
 	for _, p := range r.Partitions {
 		v.Partitions = append(v.Partitions, ConsumePartition{Partition: p.Partition, Delivered: p.Delivered, Duplicates: p.Duplicates,
-			Ranges: nonNil(p.Ranges), Committed: p.Committed, CommittedAtStart: p.StartCommitted, High: p.High, Lost: nonNil(p.Lost), Stranded: nonNil(p.Stranded), Verdict: p.Verdict})
+			Ranges: nonNil(p.Ranges), Committed: p.Committed, CommittedAtStart: p.StartCommitted, High: p.High, Lost: nonNil(p.Lost), Stranded: nonNil(p.Stranded), Verdict: p.Verdict,
+			Judgement: JudgeDoc(p.Judgement)})
 	}
 	return v
 }
