@@ -204,8 +204,11 @@ func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 	w := watch.New(watchCluster{k, kadm.NewClient(k.Client())}, wo)
 	cp.Restore(w)
 	var mu sync.Mutex
+	fed := make(chan struct{}) // closed once stdin gave its first lines, or ended
 	if stdin {
-		go feedStdin(ctx, g.IO.In, w, &mu)
+		go feedStdin(ctx, g.IO.In, w, &mu, fed)
+	} else {
+		close(fed)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(watch.NewCollector(w, &mu))
@@ -231,6 +234,14 @@ func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 		}
 	}
 	defer save()
+	// the first evaluation waits for stdin's first lines (at most an interval): judged
+	// before any delivery is read, every record would look undelivered
+	select {
+	case <-fed:
+	case <-time.After(o.Interval):
+	case <-ctx.Done():
+		return exitcode.ErrInterrupted
+	}
 	lost := false
 	for n := 0; o.Count == 0 || n < o.Count; n++ {
 		if n > 0 {
@@ -303,10 +314,14 @@ func reasonSuffix(r string) string {
 	return ": " + r
 }
 
-// feedStdin hands complete lines of r to the watcher as they arrive.
-func feedStdin(ctx context.Context, r io.Reader, w *watch.Watcher, mu *sync.Mutex) {
+// feedStdin hands complete lines of r to the watcher as they arrive; fed is closed at
+// the first lines handed over, or at the end of r.
+func feedStdin(ctx context.Context, r io.Reader, w *watch.Watcher, mu *sync.Mutex, fed chan struct{}) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var buf []byte
+	var once sync.Once
+	done := func() { once.Do(func() { close(fed) }) }
+	defer done()
 	flush := func() {
 		if len(buf) == 0 {
 			return
@@ -315,6 +330,7 @@ func feedStdin(ctx context.Context, r io.Reader, w *watch.Watcher, mu *sync.Mute
 		w.Feed("stdin", buf)
 		mu.Unlock()
 		buf = buf[:0]
+		done()
 	}
 	for ctx.Err() == nil {
 		line, err := br.ReadSlice('\n')
