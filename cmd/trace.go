@@ -339,7 +339,7 @@ func addLiveReads(ctx context.Context, a *trace.Analyzer, cl inspect.Cluster, gr
 		}
 		reads = append(reads, lr)
 	}
-	a.AddLiveReads(reads, fmt.Sprintf("group %s, read live from %s at %s", group, brokers, time.Now().UTC().Format(time.RFC3339)))
+	a.AddLiveReads(reads, fmt.Sprintf("group %s committed offsets, read live from %s at %s", group, brokers, time.Now().UTC().Format(time.RFC3339)))
 	return nil
 }
 

@@ -393,7 +393,8 @@ func TestAPlainReproConsumeEndsWithinTimeoutOfTheBrokerDying(t *testing.T) {
 			if after >= 30*time.Second {
 				t.Fatalf("still running %s after the broker was killed (killed by the test)\n%s", after.Round(time.Second), r)
 			}
-			if r.Code != 1 || !strings.Contains(r.Stderr, "broker unreachable") {
+			// -o json: the error is the one document on stdout
+			if r.Code != 1 || !strings.Contains(r.Stdout+r.Stderr, "broker unreachable") {
 				t.Fatalf("exit %d, want 1 naming the unreachable broker\n%s", r.Code, r)
 			}
 			if after > timeout+time.Second {

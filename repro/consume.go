@@ -109,12 +109,17 @@ func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*Co
 		return nil, err
 	}
 	highs := map[int32]int64{}
+	// The start-up reads share one --timeout: a broker that dies as the consumer is
+	// assigned ends the run within it, as unreachable (the clean-up is then bounded by
+	// a second, below).
+	startup := time.Now()
+	budget := func() time.Duration { return max(o.Timeout-time.Since(startup), 100*time.Millisecond) }
 	// Where the group starts on each partition: its committed offset, else the log start.
 	// A partition with offsets in [start, high watermark) is listed whatever happens.
-	startAt, _ := src.committed(o.Timeout)
+	startAt, _ := src.committed(budget())
 	withData := map[int32]bool{}
 	for _, tp := range src.assignment {
-		low, high, err := src.c.QueryWatermarkOffsets(tp.Topic, tp.Partition, int(o.Timeout/time.Millisecond))
+		low, high, err := src.c.QueryWatermarkOffsets(tp.Topic, tp.Partition, int(budget()/time.Millisecond))
 		start := low
 		if c, ok := startAt[tp]; ok && c >= 0 {
 			start = c
@@ -123,6 +128,11 @@ func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*Co
 			withData[tp.Partition] = true
 		}
 		if err != nil {
+			closed = true
+			_ = src.close(time.Second)
+			if ke, ok := err.(kafka.Error); ok && ke.Code() == kafka.ErrTimedOutQueue || ok && ke.Code() == kafka.ErrTimedOut || ok && ke.Code() == kafka.ErrTransport {
+				return nil, fmt.Errorf("%w: watermarks of %s: %v", ErrUnreachable, tp, err)
+			}
 			return nil, fmt.Errorf("watermarks of %s: %w", tp, err)
 		}
 		src.expect[tp] = high
