@@ -47,7 +47,9 @@ func TestOTLPReceiver(t *testing.T) {
 	if resp, body := post("application/json", "", []byte(otlpJSONBody)); resp.StatusCode != 200 || body != "{}" || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("JSON: %d %q", resp.StatusCode, body)
 	}
-	str := func(s string) *commonpb.AnyValue { return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: s}} }
+	str := func(s string) *commonpb.AnyValue {
+		return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: s}}
+	}
 	pb, _ := proto.Marshal(&tracepb.TracesData{ResourceSpans: []*tracepb.ResourceSpans{{ScopeSpans: []*tracepb.ScopeSpans{{Spans: []*tracepb.Span{
 		{Name: "process t", Kind: tracepb.Span_SPAN_KIND_CONSUMER, Attributes: []*commonpb.KeyValue{{Key: "messaging.destination.partition.id", Value: str("0")},
 			{Key: "messaging.kafka.offset", Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: 6}}}}}}}}}}})
