@@ -11,7 +11,7 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 cd "$root"
-KSTRANDED_OTEL_CAPTURE="$out/spans.jsonl" go test ./integration -count=1 \
+KSTRANDED_TEST_OTEL=1 KSTRANDED_OTEL_CAPTURE="$out/spans.jsonl" go test ./integration -count=1 \
   -run '^TestWatchJudgesAKafkajsConsumerFromItsOpenTelemetrySpans$'
 mkdir -p evidence/testdata/otlp
 gzip -9 -n -c "$out/spans.jsonl" >evidence/testdata/otlp/kafkajs-0.33.0.jsonl.gz
