@@ -10,7 +10,7 @@ COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -X $(PKG)/internal/buildinfo.version=$(VERSION) -X $(PKG)/internal/buildinfo.commit=$(COMMIT) -X $(PKG)/internal/buildinfo.date=$(DATE)
 
-.PHONY: build install man run test test-live test-short lint bench clean
+.PHONY: build install man run test test-live test-short test-otel lint bench clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
@@ -40,6 +40,12 @@ LIVE_PKGS = $(sort $(dir $(shell grep -rl --include='*_test.go' 'testenv\.MustLi
 ## embedded broker (KSTRANDED_LIVE=1), one package at a time: they are timing-sensitive
 test-live:
 	KSTRANDED_LIVE=1 $(GO) test -count=1 -p 1 $(LIVE_PKGS)
+
+## test-otel: the OpenTelemetry pipeline: a kafkajs consumer with
+## @opentelemetry/instrumentation-kafkajs (testenv/otel, npm ci into ~/.cache/kstranded,
+## instant once installed) exports spans to `kstranded watch --otlp`. Needs Node.js >= 20 and npm.
+test-otel:
+	KSTRANDED_TEST_OTEL=1 $(GO) test -count=1 ./integration -run 'OpenTelemetry' -v
 
 ## test-short: unit tests only, no live consumer (-short skips every run of one)
 test-short:

@@ -37,6 +37,9 @@ type watchOptions struct {
 	MaxScan    int64
 	Count      int
 	When       string
+	// OTLP serves POST /v1/traces; OTLPComplete states every delivery is exported.
+	OTLP, OTLPComplete bool
+	OTLPCapture        string
 }
 
 // newWatchCmd builds `kstranded watch`; runF, when not nil (tests), receives the
@@ -60,11 +63,21 @@ a FILE ending in .gz, a rotated log, is read once); - reads standard input. Ever
 inspect --delivered reads is accepted (JSON lines, text lines, repro traces, --pattern).
 Without --delivered nothing is judged, and commits and stalls are still watched.
 
+OpenTelemetry: --otlp also serves POST /v1/traces on --listen, an OTLP/HTTP receiver
+(protobuf or JSON bodies, gzip accepted) for an SDK's or a collector's otlphttp exporter.
+Every consumer "process" span (kafkajs with @opentelemetry/instrumentation-kafkajs, and
+the other clients' instrumentations: the semantic-convention attributes of every version)
+is a delivery. A trace stream is usually sampled: a span proves a delivery, a missing span
+proves nothing, so partitions whose only evidence is spans stay NO EVIDENCE unless
+--otlp-complete states that every delivery is exported (no sampling, nothing dropped).
+Spans always add to --delivered files. --otlp-capture FILE appends every request as a
+JSON line of TracesData (what inspect --delivered reads).
+
 Metrics on http://--listen/metrics (Prometheus text format): kstranded_records_lost,
 kstranded_records_lost_total, kstranded_records_stranded, kstranded_partition_stalled,
 kstranded_partition_stalled_seconds, kstranded_committed_offset, kstranded_delivered_offset,
 kstranded_partition_judged (why not in the label "why"), kstranded_partition_verdict,
-kstranded_evidence_age_seconds, kstranded_evidence_lines_total, kstranded_up,
+kstranded_evidence_age_seconds, kstranded_evidence_lines_total, kstranded_otlp_spans_total, kstranded_up,
 kstranded_evaluation_duration_seconds, kstranded_evaluation_errors_total. Alert rules:
 docs/alerts/kstranded.rules.yml. A verdict change prints one line (one JSON object with
 -o json). --checkpoint FILE keeps the deliveries and verdicts across restarts (written
@@ -108,6 +121,9 @@ atomically after each evaluation and at SIGTERM; a corrupt one is reported and i
 			if err := checkEvidenceFlags(o.Delivered, o.Pattern, o.When); err != nil {
 				return err
 			}
+			if (o.OTLPComplete || o.OTLPCapture != "") && !o.OTLP {
+				return exitcode.Usagef("--otlp-complete and --otlp-capture go with --otlp")
+			}
 			stdin := 0
 			for _, d := range o.Delivered {
 				if d == "-" {
@@ -142,6 +158,9 @@ atomically after each evaluation and at SIGTERM; a corrupt one is reported and i
 	f.Int64Var(&o.MaxScan, "max-scan", 10_000_000, "most offsets to read per partition when classifying undelivered offsets")
 	f.StringVar(&o.When, "delivered-when", "", deliveredWhenHelp)
 	f.IntVar(&o.Count, "count", 0, "stop after this many evaluations (0: until interrupted)")
+	f.BoolVar(&o.OTLP, "otlp", false, "also serve POST /v1/traces (OTLP/HTTP): consumer process spans are deliveries")
+	f.BoolVar(&o.OTLPComplete, "otlp-complete", false, "every delivery is exported as a span (no sampling): spans alone can prove a loss")
+	f.StringVar(&o.OTLPCapture, "otlp-capture", "", "append every OTLP request to FILE as a JSON line of TracesData")
 	return c
 }
 
@@ -173,7 +192,8 @@ func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 	if err != nil {
 		return err
 	}
-	wo := watch.Options{Groups: o.Groups, StallAfter: o.StallAfter, MaxScan: o.MaxScan, NoEvidence: len(o.Delivered) == 0}
+	wo := watch.Options{Groups: o.Groups, StallAfter: o.StallAfter, MaxScan: o.MaxScan, NoEvidence: len(o.Delivered) == 0 && !o.OTLPComplete,
+		SampledSpans: o.OTLP && !o.OTLPComplete}
 	if o.GroupRegex != "" {
 		wo.GroupRegex = regexp.MustCompile(o.GroupRegex)
 	}
@@ -218,6 +238,19 @@ func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if o.OTLP {
+		rcv := &otlpReceiver{w: w, mu: &mu}
+		if o.OTLPCapture != "" {
+			f, err := openCapture(o.OTLPCapture)
+			if err != nil {
+				return fmt.Errorf("--otlp-capture: %w", err)
+			}
+			defer f.Close()
+			rcv.capture = f
+		}
+		mux.Handle("/v1/traces", rcv)
+		fmt.Fprintf(g.IO.Err, "kstranded watch: OTLP/HTTP traces on http://%s/v1/traces\n", ln.Addr())
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()

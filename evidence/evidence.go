@@ -16,6 +16,11 @@
 //     other log lines: ignored, and counted as such.
 //   - text lines, any mix of: "TOPIC PARTITION OFFSET", "[TOPIC/]PARTITION:OFFSET" and
 //     ranges "[TOPIC/]PARTITION:FIRST-LAST" (inclusive). '#' starts a comment.
+//   - OpenTelemetry traces as OTLP JSON (the collector's file exporter: one TracesData
+//     per line, or one document), detected by the resourceSpans key: every consumer
+//     "process" span (kafkajs instrumentation and the others) gives a delivery, read from
+//     the semantic-convention attributes of every version (otlp.go). Other spans are
+//     ignored and counted. A sampled trace proves deliveries only: see otlp.go.
 //   - with a Pattern (--pattern REGEXP), every line of every file is read through it
 //     instead, as `trace parse --pattern` reads it: lines it does not match are ignored.
 //
@@ -125,7 +130,8 @@ type Source struct {
 	Group     string // the trace's group, when the file names one
 	Gzip      bool
 	Records   int64 // deliveries read (before de-duplication)
-	Lines     int   // lines (or trace parse entries) that named deliveries
+	Lines     int   // lines (or trace parse entries, or OTLP spans) that named deliveries
+	Spans     int   // OTLP JSON: spans read (Lines of them gave a delivery, Ignored did not)
 	Ignored   int   // well-formed lines that name no delivery (other log lines, lines --delivered-when left out)
 	Malformed int
 	// Kinds says what was counted and what was ignored, per kind of line: the counted
@@ -318,6 +324,11 @@ func (s *Set) Insufficient() string {
 func (s *Set) Describe() string {
 	var parts []string
 	for _, src := range s.Sources {
+		if src.Format == FormatOTLP {
+			parts = append(parts, fmt.Sprintf("%s (%s: %d spans, %d counted as deliveries, %d ignored, %d malformed)",
+				src.Name, src.Format, src.Spans, src.Lines, src.Ignored, src.Malformed))
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%s (%s)", src.Name, src.Format))
 	}
 	if len(parts) == 0 {
@@ -536,6 +547,8 @@ func (s *Set) Parse(data []byte, name string) {
 	switch {
 	case len(trimmed) == 0:
 		src.Format = FormatEmpty
+	case trimmed[0] == '{' && isOTLP(trimmed):
+		p.otlpFile(trimmed)
 	case trimmed[0] == '{' && p.tryTraceParse(trimmed):
 		src.Format = FormatTraceParse
 	default:

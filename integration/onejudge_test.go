@@ -25,8 +25,9 @@ type batch struct {
 	abort bool
 }
 
-// writePartition writes the batches to partition 0 of topic in order.
-func writePartition(t *testing.T, topic string, batches []batch) {
+// writePartition writes the batches to partition 0 of topic in order; extra options go
+// to the producers (kafkajs reads no snappy, franz-go's default: kgo.NoCompression()).
+func writePartition(t *testing.T, topic string, batches []batch, extra ...kgo.Opt) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -34,7 +35,7 @@ func writePartition(t *testing.T, topic string, batches []batch) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := append(opts, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	base := append(append(opts, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner())), extra...)
 	plain, err := kgo.NewClient(base...)
 	if err != nil {
 		t.Fatal(err)

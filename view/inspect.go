@@ -379,6 +379,11 @@ func printEvidence(w io.Writer, st render.Styles, ev *InspectEvidence, group str
 				extra += " " + st.Warn.Render("(not the inspected group)")
 			}
 		}
+		if s.Format == evidence.FormatOTLP {
+			fmt.Fprintf(w, "evidence %s: %s%s, %d deliveries from %d consumer process spans, %d other spans ignored, %d malformed (lines or spans)\n",
+				s.Name, s.Format, extra, s.Records, s.Lines, s.Ignored, s.Malformed)
+			continue
+		}
 		ignored := ""
 		if s.Ignored > 0 {
 			ignored = fmt.Sprintf(", %d lines ignored", s.Ignored)

@@ -35,6 +35,7 @@ var (
 	descVerdict       = prometheus.NewDesc("kstranded_partition_verdict", "1 for the partition's current verdict.", append(partLabels, "verdict"), nil)
 	descEvidenceAge   = prometheus.NewDesc("kstranded_evidence_age_seconds", "Seconds since a source last gave a delivery line (-1: never).", []string{"source"}, nil)
 	descEvidenceLines = prometheus.NewDesc("kstranded_evidence_lines_total", "Evidence lines read, by what became of them.", []string{"source", "kind"}, nil)
+	descSpans         = prometheus.NewDesc("kstranded_otlp_spans_total", "OpenTelemetry spans received (watch --otlp), by what became of them: counted (a consumer process span: a delivery), ignored (other spans), malformed (a process span without partition or offset).", []string{"source", "kind"}, nil)
 	descUp            = prometheus.NewDesc("kstranded_up", "1 when the last evaluation read the cluster; 0 when the broker did not answer (no verdict is then given).", nil, nil)
 	descEvalDuration  = prometheus.NewDesc("kstranded_evaluation_duration_seconds", "How long the last evaluation took.", nil, nil)
 	descEvalErrors    = prometheus.NewDesc("kstranded_evaluation_errors_total", "Evaluations that failed.", nil, nil)
@@ -44,7 +45,7 @@ var (
 // Describe sends every descriptor.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descLost, descLostTotal, descStranded, descStalled, descStalledSecs, descCommitted, descDelivered,
-		descJudged, descVerdict, descEvidenceAge, descEvidenceLines, descUp, descEvalDuration, descEvalErrors, descEvals} {
+		descJudged, descVerdict, descEvidenceAge, descEvidenceLines, descSpans, descUp, descEvalDuration, descEvalErrors, descEvals} {
 		ch <- d
 	}
 }
@@ -90,6 +91,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			age = now.Sub(s.LastLine).Seconds()
 		}
 		gauge(descEvidenceAge, age, s.Path)
+		if s.Spans {
+			for kind, n := range map[string]int64{"counted": s.Counted, "ignored": s.Ignored, "malformed": s.Malformed} {
+				ch <- prometheus.MustNewConstMetric(descSpans, prometheus.CounterValue, float64(n), s.Path, kind)
+			}
+			continue
+		}
 		for kind, n := range map[string]int64{"counted": s.Counted, "ignored": s.Ignored, "malformed": s.Malformed, "too_long": s.Skipped} {
 			ch <- prometheus.MustNewConstMetric(descEvidenceLines, prometheus.CounterValue, float64(n), s.Path, kind)
 		}

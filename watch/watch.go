@@ -49,12 +49,17 @@ type Options struct {
 	// Configure sets up each evidence set before a chunk is read (--pattern, the
 	// delivery filter).
 	Configure func(*evidence.Set)
-	// NoEvidence: no delivery evidence was given: nothing is judged, commits and stalls
-	// are still watched.
+	// NoEvidence: no complete delivery evidence was given: nothing is judged, commits
+	// and stalls are still watched.
 	NoEvidence bool
-	StallAfter time.Duration
-	MaxScan    int64
-	Now        func() time.Time
+	// SampledSpans: OpenTelemetry spans are fed (FeedDeliveries) and may be sampled: a
+	// span proves a delivery, a missing span proves nothing. They join the partitions'
+	// deliveries (kstranded_delivered_offset), and with NoEvidence (no file, spans not
+	// stated complete) the reason a partition is not judged says so.
+	SampledSpans bool
+	StallAfter   time.Duration
+	MaxScan      int64
+	Now          func() time.Time
 }
 
 // Partition is the state of one watched partition.
@@ -112,6 +117,8 @@ type SourceStats struct {
 	// --delivered-when picks one. Sticky: a source once ambiguous stays so.
 	Ambiguous string
 	kinds     map[string]evidence.Kind // the application-log kinds counted so far
+	// Spans: the source is an OTLP receiver; its counts are spans, not lines.
+	Spans bool
 }
 
 // Evaluation is the outcome of one Evaluate.
@@ -210,6 +217,34 @@ func (w *Watcher) Feed(name string, lines []byte) {
 		w.pending[tp] = rs
 	}
 }
+
+// FeedDeliveries takes the deliveries OpenTelemetry spans gave (an OTLP receiver, source
+// name) and counts the spans. Like Feed, the caller holds the lock Evaluate runs under.
+func (w *Watcher) FeedDeliveries(name string, ds []evidence.SpanDelivery, c evidence.SpanCounts) {
+	st := w.stats[name]
+	if st == nil {
+		st = &SourceStats{Path: name, Spans: true}
+		w.stats[name] = st
+	}
+	st.Lines += int64(c.Spans)
+	st.Counted += int64(c.Deliveries)
+	st.Ignored += int64(c.Ignored)
+	st.Malformed += int64(c.Malformed)
+	if len(ds) > 0 {
+		st.LastLine = w.opt.Now()
+	}
+	for _, d := range ds {
+		tp := kpart.TopicPartition{Topic: d.Topic, Partition: d.Partition}
+		rs := w.pending[tp]
+		rs.Add(d.Offset, d.Offset)
+		w.pending[tp] = rs
+	}
+}
+
+// SampledReason is why a partition whose only evidence is a sampled trace stream is not
+// judged.
+const SampledReason = "the only delivery evidence is an OpenTelemetry trace stream, which may be sampled: a span proves a delivery, " +
+	"a missing span proves nothing, so no record can be judged lost; pass --otlp-complete if every delivery is exported"
 
 // poll reads every followed source.
 func (w *Watcher) poll() []string {
@@ -339,6 +374,8 @@ func (w *Watcher) judge(ctx context.Context, g string, o inspect.Offsets, single
 	switch {
 	case o.Err != "":
 		j = judge.NotJudged(verdict.Error, o.Err)
+	case w.opt.NoEvidence && w.opt.SampledSpans:
+		j = judge.NotJudged(verdict.NoEvidence, SampledReason)
 	case w.opt.NoEvidence:
 		j = judge.NotJudged(verdict.NoEvidence, "no delivery evidence given (--delivered): commits and stalls only")
 	case w.ambiguous() != "":

@@ -301,3 +301,50 @@ func TestTwoKindsOfDeliveryLineJudgeNothingUntilOneIsPicked(t *testing.T) {
 		t.Fatalf("%+v", p.Judgement)
 	}
 }
+
+func spanDeliveries(first, last int64) []evidence.SpanDelivery {
+	var ds []evidence.SpanDelivery
+	for o := first; o <= last; o++ {
+		ds = append(ds, evidence.SpanDelivery{Topic: "t", Partition: 0, Offset: o})
+	}
+	return ds
+}
+
+// TestSpansAloneAreNotJudgedUnlessComplete: the seed's loss (0-81 and 201 delivered,
+// commit 202) told by spans only. A sampled stream (no --otlp-complete) leaves the
+// partition NO EVIDENCE with the reason, its deliveries still shown; stated complete,
+// the same spans judge LOST 118. The span counts reach the metrics.
+func TestSpansAloneAreNotJudgedUnlessComplete(t *testing.T) {
+	for _, complete := range []bool{false, true} {
+		cl := &fakeCluster{committed: 202, high: 202}
+		w := New(cl, Options{Groups: []string{"g"}, NoEvidence: !complete, SampledSpans: !complete})
+		w.FeedDeliveries("otlp", spanDeliveries(0, 81), evidence.SpanCounts{Spans: 90, Deliveries: 82, Ignored: 8})
+		w.FeedDeliveries("otlp", spanDeliveries(201, 201), evidence.SpanCounts{Spans: 1, Deliveries: 1})
+		ch, err := w.Evaluate(context.Background())
+		if err != nil || len(ch) != 1 {
+			t.Fatalf("complete=%v: %+v %v", complete, ch, err)
+		}
+		p := w.Partitions()[0]
+		if !complete {
+			if ch[0].To != verdict.NoEvidence || ch[0].Reason != SampledReason || p.Judged || len(p.Delivered) != 2 {
+				t.Fatalf("sampled: %+v %+v", ch[0], p)
+			}
+			continue
+		}
+		if ch[0].To != verdict.Lost || ch[0].Lost != 118 {
+			t.Fatalf("complete: %+v", ch[0])
+		}
+		var mu sync.Mutex
+		reg := prometheus.NewPedanticRegistry()
+		reg.MustRegister(NewCollector(w, &mu))
+		want := `# HELP kstranded_otlp_spans_total OpenTelemetry spans received (watch --otlp), by what became of them: counted (a consumer process span: a delivery), ignored (other spans), malformed (a process span without partition or offset).
+# TYPE kstranded_otlp_spans_total counter
+kstranded_otlp_spans_total{kind="counted",source="otlp"} 83
+kstranded_otlp_spans_total{kind="ignored",source="otlp"} 8
+kstranded_otlp_spans_total{kind="malformed",source="otlp"} 0
+`
+		if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "kstranded_otlp_spans_total"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
