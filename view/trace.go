@@ -29,7 +29,7 @@ type Trace struct {
 	Complete          bool              `json:"complete"`
 	Incomplete        []string          `json:"incomplete"`
 	StoppedAt         *trace.Ref        `json:"stopped_at"`
-	Files             []trace.FileStats `json:"files"`
+	Files             []TraceFile       `json:"files"`
 	Settings          map[string]string `json:"settings"`
 	MaxPollIntervalMs *int64            `json:"max_poll_interval_ms"`
 	MaxPollSource     Text              `json:"max_poll_interval_source"`
@@ -49,6 +49,21 @@ type Trace struct {
 	// TimelineFilter names the one partition the timeline was narrowed to (--partition).
 	TimelineFilter Text `json:"timeline_partition"`
 	IdlePartitions int  `json:"idle_partitions"`
+}
+
+// TraceFile is one input as it was read; a delivery log says, per kind of line, what was
+// counted and what was ignored (kinds, as inspect's evidence sources do).
+type TraceFile struct {
+	trace.FileStats
+	KindDocs []KindDoc `json:"kinds"`
+}
+
+func traceFiles(fs []trace.FileStats) []TraceFile {
+	out := make([]TraceFile, len(fs))
+	for i, f := range fs {
+		out[i] = TraceFile{FileStats: f, KindDocs: kindsDoc(f.Kinds)}
+	}
+	return out
 }
 
 // TracePartition is one partition's end state.
@@ -107,7 +122,7 @@ func Clock(t time.Time) string {
 
 // NewTrace makes the JSON document; timeline adds the chronological entries.
 func NewTrace(r *trace.Report, command string, timeline bool) Trace {
-	d := Trace{Meta: render.NewMeta(TraceSchema, command), Files: r.Files, Settings: r.Settings, DeliveryEvidence: r.DeliveryEvidence,
+	d := Trace{Meta: render.NewMeta(TraceSchema, command), Files: traceFiles(r.Files), Settings: r.Settings, DeliveryEvidence: r.DeliveryEvidence,
 		Lost: r.Lost(), Verdict: r.Verdict, NoEvidence: Text(r.NoEvidence), Settle: nonNil(r.Settle), Findings: nonNil(r.Findings), Counters: nonNil(r.Counters), MaxPollSource: Text(r.MaxPollSource), IdlePartitions: r.IdlePartitions}
 	d.Interrupted, d.Complete, d.Incomplete = r.Interrupted, r.Complete(), nonNil(r.Incomplete)
 	if r.Partial {
@@ -229,7 +244,7 @@ func WriteHeader(w io.Writer, d Trace, st render.Styles) {
 			fmt.Fprintf(w, ", %s", st.Warn.Render(fmt.Sprintf("%d malformed", f.Malformed)))
 		}
 		fmt.Fprintln(w)
-		printKinds(w, st, kindsDoc(f.Kinds))
+		printKinds(w, st, f.KindDocs)
 		for _, m := range f.FirstErrors {
 			fmt.Fprint(w, render.Safef("  %s:%d: %s: %s\n", f.Name, m.Line, m.Reason, m.Text))
 		}
