@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/internal/ctxio"
 	"github.com/kstranded/kstranded/internal/exitcode"
 	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/view"
@@ -182,7 +182,9 @@ func checkEvidenceFlags(delivered []string, pattern, when string) error {
 
 // readEvidence reads --delivered files, through --pattern and --delivered-when when
 // given (both were validated with the flags).
-func readEvidence(g *Globals, files []string, pattern, when string) (*evidence.Set, error) {
+// readEvidence reads --delivered files, each read ending at ctx's end (a pipe gone quiet,
+// a FIFO with no writer, /dev/zero: an interrupt stops them within a read).
+func readEvidence(ctx context.Context, g *Globals, files []string, pattern, when string) (*evidence.Set, error) {
 	if len(files) == 0 {
 		return nil, nil
 	}
@@ -206,14 +208,20 @@ func readEvidence(g *Globals, files []string, pattern, when string) (*evidence.S
 		if name == "-" {
 			r, name = g.IO.In, "stdin"
 		} else {
-			fh, err := os.Open(name)
+			fh, err := ctxio.Open(ctx, name)
 			if err != nil {
+				if ctx.Err() != nil {
+					return nil, fmt.Errorf("%w: opening --delivered %s", exitcode.ErrInterrupted, name)
+				}
 				return nil, fmt.Errorf("--delivered: %w", err)
 			}
 			defer fh.Close()
 			r = fh
 		}
-		if err := s.Read(r, name); err != nil {
+		if err := s.Read(ctxio.Interruptible(ctx, r), name); err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("%w: reading --delivered %s", exitcode.ErrInterrupted, name)
+			}
 			return nil, fmt.Errorf("--delivered: %w", err)
 		}
 	}
@@ -240,7 +248,7 @@ func inspectLoop(ctx context.Context, g *Globals, o *inspectOptions, cl inspect.
 	var prev *inspect.Report
 	var last error
 	for i := 0; ; i++ {
-		ev, err := readEvidence(g, o.Delivered, o.Pattern, o.When)
+		ev, err := readEvidence(ctx, g, o.Delivered, o.Pattern, o.When)
 		if err != nil {
 			return err
 		}

@@ -220,7 +220,7 @@ func runRewind(ctx context.Context, g *Globals, o *rewindOptions) error {
 // rewindWith plans against cl, prints the plan, and with --execute applies it.
 func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Cluster) error {
 	format, _ := g.Format()
-	ev, err := readEvidence(g, o.Delivered, o.Pattern, o.When)
+	ev, err := readEvidence(ctx, g, o.Delivered, o.Pattern, o.When)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
+	"github.com/kstranded/kstranded/internal/ctxio"
 	"github.com/kstranded/kstranded/internal/exitcode"
 	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/internal/verdict"
@@ -222,8 +223,11 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 			}
 			stdinUsed, r, name = true, g.IO.In, "<stdin>"
 		} else {
-			fh, err := os.Open(name)
+			fh, err := ctxio.Open(ctx, name) // a FIFO with no writer blocks in open: not past an interrupt
 			if err != nil {
+				if ctx.Err() != nil {
+					return fmt.Errorf("%w: opening %s", exitcode.ErrInterrupted, name)
+				}
 				return err
 			}
 			defer fh.Close()

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -97,5 +99,69 @@ func TestLongRunningCommandsExit130OnSIGINTAndSIGTERM(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestAnInterruptEndsAReadOfEvidenceWithinASecond: issue 27 item 8. A FIFO with no writer
+// (open blocks), a pipe that stays quiet (stdin) and /dev/zero (never ends): inspect,
+// rewind and trace parse exit 130 within a second of SIGINT, whatever they were reading.
+func TestAnInterruptEndsAReadOfEvidenceWithinASecond(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conn := []string{"--brokers", env.Brokers, "--group", "kstranded-nobody", "--timeout", "20s"}
+	cases := []struct {
+		name  string
+		args  []string
+		stdin bool
+	}{
+		{"inspect on a FIFO with no writer", append([]string{"inspect", "--delivered", fifo}, conn...), false},
+		{"rewind on a FIFO with no writer", append([]string{"rewind", "--delivered", fifo}, conn...), false},
+		{"trace parse on a FIFO with no writer", []string{"trace", "parse", fifo}, false},
+		{"inspect on a quiet stdin", append([]string{"inspect", "--delivered", "-"}, conn...), true},
+		{"inspect on /dev/zero", append([]string{"inspect", "--delivered", "/dev/zero"}, conn...), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(bin, c.args...)
+			if c.stdin {
+				pr, pw, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer pw.Close() // a writer that never writes
+				defer pr.Close()
+				cmd.Stdin = pr
+			}
+			var out syncBuffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// the command is in its read (or open) once it has had time to get there; the
+			// check below is what matters: the exit after the signal, not when it came
+			time.Sleep(time.Second)
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			at := time.Now()
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				var exit *exec.ExitError
+				if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+					t.Fatalf("exit %v, want 130\n%s", err, out.String())
+				}
+				if after := time.Since(at); after > 2*time.Second {
+					t.Errorf("exited %s after SIGINT, want within a second or so\n%s", after.Round(time.Millisecond), out.String())
+				}
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatalf("still running 10 s after SIGINT\n%s", out.String())
+			}
+		})
 	}
 }

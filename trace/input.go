@@ -8,10 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"github.com/kstranded/kstranded/evidence"
+	"github.com/kstranded/kstranded/internal/ctxio"
 	"io"
-	"os"
 	"regexp"
-	"strings"
 
 	"github.com/kstranded/kstranded/internal/textenc"
 )
@@ -90,110 +89,9 @@ const (
 	maxLine     = 1 << 20 // longer lines are malformed and skipped
 )
 
-// ctxReader ends a read once its context is done: every reader of trace parse reads
-// through it, so an interrupt stops a parse within one buffer (256 KiB) of input, whatever
-// the format (issue 16 §1: an 84 MB trace used to be read to its end after Ctrl-C).
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
-
-// asyncReader reads r in its own goroutine, so that a read blocked on a pipe (stdin fed
-// by a producer that went quiet) does not hold an interrupt: Read returns ctx's error as
-// soon as it is done, and the goroutine ends at the blocked read's return.
-type asyncReader struct {
-	ctx  context.Context
-	ch   chan asyncChunk
-	free chan []byte
-	cur  asyncChunk
-}
-
-type asyncChunk struct {
-	buf []byte
-	n   int
-	off int
-	err error
-}
-
-func newAsyncReader(ctx context.Context, r io.Reader) *asyncReader {
-	a := &asyncReader{ctx: ctx, ch: make(chan asyncChunk, 2), free: make(chan []byte, 3)}
-	for range cap(a.free) {
-		a.free <- make([]byte, 64<<10)
-	}
-	go func() {
-		defer close(a.ch)
-		for {
-			var buf []byte
-			select {
-			case buf = <-a.free:
-			case <-ctx.Done():
-				return
-			}
-			n, err := r.Read(buf)
-			select {
-			case a.ch <- asyncChunk{buf: buf, n: n, err: err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return a
-}
-
-func (a *asyncReader) Read(p []byte) (int, error) {
-	for a.cur.off >= a.cur.n {
-		if a.cur.err != nil {
-			return 0, a.cur.err
-		}
-		if a.cur.buf != nil {
-			a.free <- a.cur.buf
-		}
-		select {
-		case c, ok := <-a.ch:
-			if !ok {
-				return 0, a.ctx.Err()
-			}
-			a.cur = c
-		case <-a.ctx.Done():
-			return 0, a.ctx.Err()
-		}
-	}
-	n := copy(p, a.cur.buf[a.cur.off:a.cur.n])
-	a.cur.off += n
-	return n, nil
-}
-
-// interruptible wraps r so that reading it ends when ctx is done: regular files and
-// in-memory readers never block, and are checked before each read; anything else (a pipe,
-// a terminal, a socket) is read in a goroutine.
-func interruptible(ctx context.Context, r io.Reader) io.Reader {
-	switch x := r.(type) {
-	case *os.File:
-		if fi, err := x.Stat(); err == nil && fi.Mode().IsRegular() {
-			return ctxReader{ctx, r}
-		}
-	case *bytes.Reader, *strings.Reader:
-		return ctxReader{ctx, r}
-	}
-	if ctx.Done() == nil {
-		return r // never cancelled
-	}
-	return newAsyncReader(ctx, r)
-}
-
 // open wraps r: transparent gzip, a buffered reader big enough to sniff the format.
 func open(ctx context.Context, r io.Reader) (*bufio.Reader, error) {
-	br := bufio.NewReaderSize(interruptible(ctx, r), 256<<10)
+	br := bufio.NewReaderSize(ctxio.Interruptible(ctx, r), 256<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {

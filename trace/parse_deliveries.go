@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/kstranded/kstranded/internal/ctxio"
 	"sort"
 
 	"github.com/kstranded/kstranded/evidence"
@@ -21,7 +22,7 @@ func (a *Analyzer) parseDeliveries(ctx context.Context, name string, br *bufio.R
 	if a.opt.Delivered != nil {
 		a.opt.Delivered(set)
 	}
-	if err := set.Read(ctxReader{ctx, br}, name); err != nil {
+	if err := set.Read(ctxio.Reader(ctx, br), name); err != nil {
 		if ctx.Err() != nil {
 			a.partial, a.interrupted = true, true
 			a.stoppedAt = Ref{File: name}
