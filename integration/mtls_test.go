@@ -93,7 +93,7 @@ func TestMTLSRejectionsAreClearErrorsWithinTimeout(t *testing.T) {
 		}
 	}
 
-	// With -o json the error is a JSON object on stderr (franz-go writes no logs there).
+	// With -o json the error is the one JSON document on stdout.
 	t.Run("no client certificate/inspect -o json", func(t *testing.T) {
 		t.Parallel()
 		config := writeProps(t, t.TempDir(), "client.properties", noCert)
@@ -103,8 +103,8 @@ func TestMTLSRejectionsAreClearErrorsWithinTimeout(t *testing.T) {
 			Error    string `json:"error"`
 			ExitCode int    `json:"exit_code"`
 		}
-		if err := json.Unmarshal([]byte(r.Stderr), &e); err != nil || r.Code != 1 || e.ExitCode != 1 || !strings.Contains(e.Error, "certificate") {
-			t.Errorf("want exit 1 and {\"error\": ...certificate..., \"exit_code\": 1} on stderr (decode: %v)\n%s", err, r)
+		if err := json.Unmarshal([]byte(r.Stdout), &e); err != nil || r.Code != 1 || e.ExitCode != 1 || !strings.Contains(e.Error, "certificate") {
+			t.Errorf("want exit 1 and {\"error\": ...certificate..., \"exit_code\": 1} on stdout (decode: %v)\n%s", err, r)
 		}
 	})
 }
