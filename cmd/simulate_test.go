@@ -180,3 +180,22 @@ func TestSimulateOfAnOlderReleaseLosesWhat1100Loses(t *testing.T) {
 		t.Errorf("an unknown version: exit %d\n%s", code, errs)
 	}
 }
+
+// --advise names the releases, grouped by rule, that are safe at the user's settings.
+func TestSimulateAdviseListsTheSafeReleases(t *testing.T) {
+	code, out, errs := runCmd(t, "", "simulate", "--client", "1.9.1", "--advise")
+	if code != exitcode.Lost {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitcode.Lost, out, errs)
+	}
+	all := out + errs
+	for _, w := range []string{
+		"1.8.0, 1.8.2, 1.9.0, 1.9.1, 1.10.0 (policy v1.10.0): loses 118",
+		"1.10.1 (policy v1.10.1): no loss",
+		"safe at your settings: 1.10.1, head",
+		"known, not modelled (docs/releases.md): 0.2.0-1.3.0, 1.3.1-1.6.0, 1.7.0, pr518",
+	} {
+		if !strings.Contains(all, w) {
+			t.Errorf("lacks %q:\n%s", w, all)
+		}
+	}
+}
