@@ -128,7 +128,7 @@ each change revokes every partition of every member; under consumer, only the on
 			exitCodes{exitcode.Refused, "--group has other members at start (named), or cannot be described; --allow-shared-group runs anyway with a warning"}, exitCodes{exitcode.Interrupted, ""}),
 		Example: `  kstranded repro
   kstranded repro --policy all
-  kstranded repro --policy v1.10.1 --spread 0:100,1:40 --concurrency 1 --batch-size -1
+  kstranded repro --client 1.10.1 --spread 0:100,1:40 --concurrency 1 --batch-size -1
   kstranded repro --policy v1.10.1 --time-scale 1
   kstranded repro --members 2 --spread 0:100,1:100 --rebalance-at 8m:leave
   kstranded repro --brokers localhost:9092 --config client.properties --keep --trace t.jsonl`,
