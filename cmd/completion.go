@@ -26,10 +26,13 @@ func registerCompletions(root *cobra.Command, g *Globals) {
 		"commit": {"auto", "ledger", "all"},
 		"output": {"table", "json"},
 	}
-	for _, p := range eachbatch.Policies {
-		fixed["policy"] = append(fixed["policy"], string(p))
+	for _, r := range eachbatch.Releases {
+		if r.Group.Policy != "" {
+			fixed["client"] = append(fixed["client"], r.Name)
+		}
 	}
-	fixed["policy"] = append(fixed["policy"], "all")
+	fixed["client"] = append(fixed["client"], "all")
+	fixed["policy"] = fixed["client"]
 	fixed["format"] = []string{"auto"}
 	for _, f := range trace.Formats {
 		fixed["format"] = append(fixed["format"], string(f))

@@ -59,6 +59,9 @@ func (o *reproOptions) readWorkload(f *pflag.FlagSet) {
 	}
 }
 
+// clientUsage describes --client (and its alias --policy).
+const clientUsage = "the confluent-kafka-javascript version modelled: a release (1.8.0 to 1.10.1, e.g. 1.9.1 or v1.9.1; each maps to its cache clear rule, docs/releases.md), head (the reporter's patch) or pr518 (known, not modelled)"
+
 // bindScenarioFlags binds the seed consumer's settings; every default is the seed's.
 func bindScenarioFlags(f *pflag.FlagSet, o *reproOptions) {
 	f.StringVar(&o.Topic, "topic", o.Topic, "topic (on --brokers, a per-run suffix is added unless the command reads an existing topic)")
@@ -79,7 +82,8 @@ func bindScenarioFlags(f *pflag.FlagSet, o *reproOptions) {
 	f.BoolVar(&o.ReadCommitted, "read-committed", o.ReadCommitted, "isolation.level=read_committed (kafkaJS readUncommitted: false)")
 	f.BoolVar(&o.FromBeginning, "from-beginning", o.FromBeginning, "kafkaJS fromBeginning (auto.offset.reset=earliest)")
 	f.Float64Var(&o.TimeScale, "time-scale", o.TimeScale, "scale of every scenario duration (1: the real 15-minute scenario)")
-	f.StringVar(&o.Policy, "policy", string(o.Options.Policy), "cache clear policy: v1.10.0 (also 1.9.0), v1.10.1, head, or all")
+	f.StringVar(&o.Policy, "client", string(o.Options.Policy), clientUsage+", or all (every modelled policy)")
+	f.StringVar(&o.Policy, "policy", string(o.Options.Policy), "alias of --client")
 	f.StringVar(&o.Handler, "handler", string(eachbatch.EachBatch), "the application's run() callback: each-batch, each-message, or all (a row per handler)")
 	f.BoolVar(&o.AutoResolve, "auto-resolve", o.AutoResolve, "eachBatchAutoResolve; false: the handler calls resolveOffset after each round of --handler-parallel records and stops when the batch is stale")
 	f.Int64SliceVar(&o.FailAt, "handler-fail-at", nil, "offsets where the handler throws, once per partition (comma-separated)")
@@ -124,7 +128,7 @@ each change revokes every partition of every member; under consumer, only the on
 			exitCodes{exitcode.Refused, "--group has other members at start (named), or cannot be described; --allow-shared-group runs anyway with a warning"}, exitCodes{exitcode.Interrupted, ""}),
 		Example: `  kstranded repro
   kstranded repro --policy all
-  kstranded repro --policy v1.10.1 --spread 0:100,1:40 --concurrency 1 --batch-size -1
+  kstranded repro --client 1.10.1 --spread 0:100,1:40 --concurrency 1 --batch-size -1
   kstranded repro --policy v1.10.1 --time-scale 1
   kstranded repro --members 2 --spread 0:100,1:100 --rebalance-at 8m:leave
   kstranded repro --brokers localhost:9092 --config client.properties --keep --trace t.jsonl`,
@@ -179,7 +183,7 @@ func (o *reproOptions) complete(g *Globals) ([]reproCase, error) {
 	o.Kafka = k
 	o.Timeout = g.Timeout
 	o.FetchWaitMaxSet = o.fetchWaitSet
-	policies, err := oneOrAll("policy", o.Policy, eachbatch.Policies, eachbatch.ParsePolicy)
+	policies, err := oneOrAll("client/--policy", o.Policy, eachbatch.Policies, eachbatch.ParsePolicy)
 	if err != nil {
 		return nil, err
 	}

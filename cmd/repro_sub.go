@@ -95,10 +95,10 @@ only its share of the partitions.
 --commit auto (the default) is librdkafka's auto-commit of the stored offsets; --commit
 ledger switches it off and commits the ledger's frontier (the completed prefix) at the
 auto-commit interval and when the consumer stops, as repro --commit ledger does. It runs
-one consumer: --policy, --handler and --commit take one value (all is refused, exit 2; it
+one consumer: --client (alias --policy), --handler and --commit take one value (all is refused, exit 2; it
 is for repro and simulate). Use it with ` + "`repro produce`" + ` against your own cluster or ` + "`kstranded broker`" + `.
 
-` + exitHelp(exitCodes{exitcode.OK, ""}, exitCodes{exitcode.Error, ""}, exitCodes{exitcode.Usage, "also --policy/--handler/--commit all"},
+` + exitHelp(exitCodes{exitcode.OK, ""}, exitCodes{exitcode.Error, ""}, exitCodes{exitcode.Usage, "also --client/--handler/--commit all"},
 			exitCodes{exitcode.Lost, ""}, exitCodes{exitcode.Stranded, ""},
 			exitCodes{exitcode.Refused, "--group has committed offsets (without --use-existing-group), or other members at start (without --allow-shared-group)"}, exitCodes{exitcode.Interrupted, ""}),
 		Example: `  kstranded repro consume --brokers 127.0.0.1:19092 --group my-test-group --topic my-test --until-quiescent
@@ -165,7 +165,7 @@ is for repro and simulate). Use it with ` + "`repro produce`" + ` against your o
 	c.Flags().BoolVar(&o.AllowSharedGroup, "allow-shared-group", false, "consume although --group has other members at start (the result then carries a warning)")
 	c.Flags().BoolVar(&until, "until-quiescent", false, "stop once nothing is left to deliver and commits caught up")
 	for flag, usage := range map[string]string{
-		"policy":  "cache clear policy: v1.10.0 (also 1.9.0), v1.10.1 or head (one: all is for repro and simulate)",
+		"client":  clientUsage + " (one: all is for repro and simulate)",
 		"handler": "the application's run() callback: each-batch or each-message (one: all is for repro and simulate)",
 		"commit":  "who commits: auto (librdkafka's auto-commit of the stored offsets) or ledger (auto-commit off; the ledger's frontier, the completed prefix, is committed)",
 	} {
@@ -179,7 +179,7 @@ is for repro and simulate). Use it with ` + "`repro produce`" + ` against your o
 // case per value, repro consume runs one consumer (it used to run the first silently).
 func oneCase(o *reproOptions) error {
 	for _, f := range []struct{ flag, value, want string }{
-		{"policy", o.Policy, "v1.10.0, v1.10.1 or head"},
+		{"client/--policy", o.Policy, "the releases and patches in docs/releases.md"},
 		{"handler", o.Handler, "each-batch or each-message"},
 		{"commit", o.Commit, "auto or ledger"},
 	} {

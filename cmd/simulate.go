@@ -39,7 +39,7 @@ durations are the real ones (--time-scale does not apply). The output is repro's
 
 Use it to ask "am I safe with these settings?": give your own shape (--spread with the
 partitions that hold data, --concurrency, --batch-size, --handler-delay, --max-poll-interval)
-and your client version (--policy). It exits 3 when the model loses records. Which
+and your client version (--client 1.9.1, alias --policy; docs/releases.md). It exits 3 when the model loses records. Which
 partition's records the broker's first fetch answer serves first decides some shapes'
 outcome (two partitions, one worker): a single consumer over 2 to 8 partitions holding
 data is simulated once per first-served partition, the verdict is the worst of them, and a
@@ -48,7 +48,7 @@ data is simulated once per first-served partition, the verdict is the worst of t
 --sweep FLAG=VALUES runs one setting over a list (1m,5m,15m) or a range (1m..30m/1m; counts
 1..20), one row per value, and states where the loss starts; --svg FILE plots it. Spreads
 are listed with ";" (spread=1x10;4x10). --advise searches the safe range of max.poll.interval,
-batch size and concurrency at your other settings, and which versions remove the loss.
+batch size and concurrency at your other settings, and which releases are safe.
 
 --members N runs N consumers in one group, each its own engine on the shared simulated
 group (roundrobin and eager rebalances for --group-protocol classic, a sticky cooperative
@@ -65,10 +65,10 @@ timeouts) is listed in BENCHMARKS.md under "live and simulated".
 			exitCodes{exitcode.Lost, "the model loses records at these settings (a sweep: at any point; also --advise)"},
 			exitCodes{exitcode.Stranded, ""}, exitCodes{exitcode.Interrupted, "a sweep prints the rows finished"}),
 		Example: `  kstranded simulate
-  kstranded simulate --policy v1.10.1 --spread 0:100,1:40 --concurrency 1 --batch-size -1
+  kstranded simulate --client 1.10.1 --spread 0:100,1:40 --concurrency 1 --batch-size -1
   kstranded simulate --members 2 --rebalance-at 8m:leave --group-protocol consumer
   kstranded simulate --policy all --sweep max-poll-interval=10m..60m/1m --svg sweep.svg
-  kstranded simulate --policy v1.10.1 --spread 12x10 --concurrency 2 --advise`,
+  kstranded simulate --client 1.9.1 --spread 12x10 --concurrency 2 --advise`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.fetchWaitSet = c.Flags().Changed("fetch-wait-max")
@@ -163,7 +163,7 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 		}
 	case o.Advise:
 		if len(scases) > 1 {
-			return exitcode.Usagef("--advise takes one --policy and one --commit (yours)")
+			return exitcode.Usagef("--advise takes one --client and one --commit (yours)")
 		}
 		a, err := simulate.Advise(ctx, o.Options, scases[0])
 		if err != nil {

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -181,4 +182,65 @@ func firstJSON(s string) string {
 		return s
 	}
 	return string(raw)
+}
+
+// Issue 23 §2: 1.9.1 (and 1.8.2, 1.9.0) lose the seed's records exactly like 1.10.0: the
+// seed at time scale 0.01 (400 ms per record) with max.poll.interval 3 s delivers 42 of
+// 200 in both, through --client and its alias --policy.
+func TestSimulateOfAnOlderReleaseLosesWhat1100Loses(t *testing.T) {
+	lost := func(flag, client string) string {
+		code, out, errs := runCmd(t, "", "simulate", flag, client, "--max-poll-interval", "3s", "--handler-delay", "400ms", "-o", "json")
+		if code != exitcode.Lost {
+			t.Fatalf("%s %s: exit %d, want %d\n%s", flag, client, code, exitcode.Lost, errs)
+		}
+		var doc struct {
+			Runs []struct {
+				Partitions []struct {
+					Lost json.RawMessage `json:"lost"`
+				} `json:"partitions"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Runs) != 1 {
+			t.Fatalf("%s %s: %v\n%s", flag, client, err, out)
+		}
+		var b bytes.Buffer
+		for _, p := range doc.Runs[0].Partitions {
+			if err := json.Compact(&b, p.Lost); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return b.String()
+	}
+	want := lost("--client", "1.10.0")
+	if !strings.Contains(want, `"first":42,"last":199,"count":158`) {
+		t.Fatalf("1.10.0 lost %s, want 42-199", want)
+	}
+	for _, c := range []struct{ flag, client string }{{"--client", "1.9.1"}, {"--client", "v1.9.1"}, {"--policy", "1.9.1"}, {"--client", "1.8.2"}, {"--client", "1.9.0"}} {
+		if got := lost(c.flag, c.client); got != want {
+			t.Errorf("%s %s lost %s, 1.10.0 %s", c.flag, c.client, got, want)
+		}
+	}
+	code, _, errs := runCmd(t, "", "simulate", "--client", "1.9.2")
+	if code != exitcode.Usage || !strings.Contains(errs, "nearest known release: 1.9.1") || !strings.Contains(errs, "1.10.1, head, pr518") {
+		t.Errorf("an unknown version: exit %d\n%s", code, errs)
+	}
+}
+
+// --advise names the releases, grouped by rule, that are safe at the user's settings.
+func TestSimulateAdviseListsTheSafeReleases(t *testing.T) {
+	code, out, errs := runCmd(t, "", "simulate", "--client", "1.9.1", "--advise")
+	if code != exitcode.Lost {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitcode.Lost, out, errs)
+	}
+	all := out + errs
+	for _, w := range []string{
+		"1.8.0, 1.8.2, 1.9.0, 1.9.1, 1.10.0 (policy v1.10.0): loses 118",
+		"1.10.1 (policy v1.10.1): no loss",
+		"safe at your settings: 1.10.1, head",
+		"known, not modelled (docs/releases.md): 0.2.0-1.3.0, 1.3.1-1.6.0, 1.7.0, pr518",
+	} {
+		if !strings.Contains(all, w) {
+			t.Errorf("lacks %q:\n%s", w, all)
+		}
+	}
 }

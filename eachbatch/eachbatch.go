@@ -1,6 +1,6 @@
 // Package eachbatch models the kafkajs-compatible eachBatch consumer of
 // confluent-kafka-javascript (lib/kafkajs/_consumer.js and _consumer_cache.js, versions
-// 1.9.0 to 1.10.1 and the reporter's patch), closely enough that the same settings give
+// 1.8.0 to 1.10.1 and the reporter's patch; Releases and docs/releases.md map every release from 0.2.0 to its rule), closely enough that the same settings give
 // the same outcome: which records reach the handler, which offsets are stored, what the
 // cache expiry clears and where the fetch position is (or is not) rewound.
 //

@@ -12,7 +12,7 @@ type Policy string
 
 // The policies.
 const (
-	// V1_10_0 (also 1.9.0): a partition is rewound only when it has a last-consumed
+	// V1_10_0 (also 1.8.0 to 1.9.1, see Releases): a partition is rewound only when it has a last-consumed
 	// entry, and the eachBatch path never records one: every cached record is dropped
 	// and the fetch position stays past them.
 	V1_10_0 Policy = "v1.10.0"
@@ -25,21 +25,9 @@ const (
 	Head Policy = "head"
 )
 
-// Policies lists the policies in comparison order.
+// Policies lists the policies in comparison order. Releases maps each client version to
+// one (ParsePolicy).
 var Policies = []Policy{V1_10_0, V1_10_1, Head}
-
-// ParsePolicy parses a policy name (1.9.0 is an alias of v1.10.0).
-func ParsePolicy(s string) (Policy, error) {
-	switch strings.TrimPrefix(strings.ToLower(s), "v") {
-	case "1.10.0", "1.9.0":
-		return V1_10_0, nil
-	case "1.10.1":
-		return V1_10_1, nil
-	case "head":
-		return Head, nil
-	}
-	return "", fmt.Errorf("unknown policy %q (want v1.10.0, v1.10.1 or head)", s)
-}
 
 // Handler is which run() callback the application gives the consumer.
 type Handler string

@@ -26,10 +26,11 @@ type Range struct {
 	IsSafe  bool   // the current value is safe
 }
 
-// Policy is one client version at the user's settings.
+// Policy is one modelled rule at the user's settings, with the client versions it models.
 type Policy struct {
-	Policy eachbatch.Policy
-	Lost   int
+	Policy   eachbatch.Policy
+	Releases []string // the releases and patches of eachbatch.Releases with this policy
+	Lost     int
 }
 
 // Advise searches the model for the safe range of max.poll.interval (larger is safer:
@@ -172,7 +173,7 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 		if err != nil {
 			return nil, err
 		}
-		a.Policies = append(a.Policies, Policy{Policy: p, Lost: l})
+		a.Policies = append(a.Policies, Policy{Policy: p, Releases: eachbatch.ReleasesOf(p), Lost: l})
 	}
 	return a, nil
 }

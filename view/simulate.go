@@ -3,12 +3,14 @@ package view
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/simulate"
@@ -186,8 +188,9 @@ type AdviceRange struct {
 
 // AdvicePol is one version at the user's settings.
 type AdvicePol struct {
-	Policy string `json:"policy"`
-	Lost   int    `json:"lost"`
+	Policy   string   `json:"policy"`
+	Releases []string `json:"releases"` // the client versions this policy models (docs/releases.md)
+	Lost     int      `json:"lost"`
 }
 
 // NewAdvice builds the view of an advice.
@@ -198,7 +201,7 @@ func NewAdvice(a *simulate.Advice) Advice {
 		v.Settings = append(v.Settings, AdviceRange{Flag: s.Flag, Current: s.Current, Safe: s.Safe, Margin: Text(s.Margin), IsSafe: s.IsSafe})
 	}
 	for _, p := range a.Policies {
-		v.Policies = append(v.Policies, AdvicePol{Policy: string(p.Policy), Lost: p.Lost})
+		v.Policies = append(v.Policies, AdvicePol{Policy: string(p.Policy), Releases: append([]string{}, p.Releases...), Lost: p.Lost})
 	}
 	return v
 }
@@ -222,20 +225,23 @@ func PrintAdvice(w io.Writer, v Advice, f render.Format, pretty bool) error {
 	if err := render.WriteGrid(w, g, pretty); err != nil {
 		return err
 	}
-	var fixes []string
+	var safe []string
 	for _, p := range v.Policies {
 		state := "no loss"
 		if p.Lost > 0 {
 			state = fmt.Sprintf("loses %d", p.Lost)
 		} else {
-			fixes = append(fixes, p.Policy)
+			safe = append(safe, p.Releases...)
 		}
-		fmt.Fprintf(nw, "policy %s: %s\n", p.Policy, state)
+		fmt.Fprintf(nw, "%s: %s\n", releaseGroup(p), state)
 	}
-	if len(fixes) > 0 {
-		fmt.Fprintf(nw, "versions without loss at your settings: %v\n", fixes)
+	if len(safe) > 0 {
+		fmt.Fprintf(nw, "safe at your settings: %s\n", strings.Join(safe, ", "))
 	} else {
-		fmt.Fprintln(nw, "no modeled version removes the loss at your settings: change a setting")
+		fmt.Fprintln(nw, "no modelled release or patch removes the loss at your settings: change a setting")
+	}
+	if nm := notModelled(); nm != "" {
+		fmt.Fprintf(nw, "known, not modelled (docs/releases.md): %s\n", nm)
 	}
 	return nil
 }
@@ -245,4 +251,24 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// releaseGroup names a policy's row by its client versions: "1.8.0, 1.8.2, 1.9.0, 1.9.1,
+// 1.10.0 (policy v1.10.0)".
+func releaseGroup(p AdvicePol) string {
+	if len(p.Releases) == 0 {
+		return "policy " + p.Policy
+	}
+	return fmt.Sprintf("%s (policy %s)", strings.Join(p.Releases, ", "), p.Policy)
+}
+
+// notModelled lists the known versions the model cannot run, by rule group.
+func notModelled() string {
+	var out []string
+	for _, g := range eachbatch.Rules() {
+		if g.Policy == "" {
+			out = append(out, g.Name)
+		}
+	}
+	return strings.Join(out, ", ")
 }

@@ -1,0 +1,311 @@
+package eachbatch
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Rule is what a group of client versions does on a cache clear, with the evidence that
+// puts its versions together. Policy is the model's policy for it, or empty when the
+// versions differ from every modelled policy (NotModelled says how).
+type Rule struct {
+	Name        string // e.g. "1.8.0-1.10.0"
+	Policy      Policy // "" when not modelled
+	NotModelled string // why the model cannot run these versions
+	Rewind      string // #clearCacheAndResetPositions: which partitions are seeked back, and to what
+	EachBatch   string // does the eachBatch resolve path record a last-consumed offset?
+	EachMessage string // when #messageProcessor records the last-consumed offset
+	Pause       string // #pauseInternal's repair seek
+	Evidence    string // how the versions were compared
+}
+
+// SourceLines is where each rule is in a release's lib/kafkajs/_consumer.js (line numbers
+// of the npm tarball's file; "set" is the #lastConsumedOffsets.set line).
+type SourceLines struct {
+	Clear, EachBatch, EachMessage, Pause string
+}
+
+// Release is one client version the model knows by name: a published npm release of
+// @confluentinc/kafka-javascript, or a named patch.
+type Release struct {
+	Name   string // "1.9.1", or the patch's name ("head", "pr518")
+	Patch  bool   // a patch on a release, not a published release
+	Group  *Rule
+	Source SourceLines
+}
+
+// The rule groups, oldest first. The release rows below name one each.
+var (
+	groupNoValve = Rule{
+		Name: "0.2.0-1.3.0",
+		NotModelled: "its #cacheExpirationLoop has no 1 s fetch valve (maxFetchTimeout, added in 1.3.1), its clear " +
+			"also resets the fetch size (#messageCacheMaxSize = 1, #increaseCount = 0), it has neither " +
+			"#updateMaxMessageCacheSize nor #returnMessages, and its #worker and #batchProcessor differ from 1.8.0's; " +
+			"the model follows 1.8.0 to 1.10.1",
+		Rewind:      rewindLastConsumed,
+		EachBatch:   eachBatchNone,
+		EachMessage: eachMessageBefore,
+		Pause:       pauseRepair + " (passes a second argument, false, that #seekInternal ignores)",
+		Evidence: "#clearCacheAndResetPositions, #eachBatchPayload_resolveOffsets, #messageProcessor and #pauseInternal " +
+			"have the same text in these releases (0.3.0 to 1.0.0 changes #cacheExpirationLoop's wait, not the rules)",
+	}
+	groupOldFetch = Rule{
+		Name: "1.3.1-1.6.0",
+		NotModelled: "its clear also resets the fetch size (#messageCacheMaxSize = 1, #increaseCount = 0), it has " +
+			"neither #updateMaxMessageCacheSize (the adaptive fetch size the model follows) nor #returnMessages, and " +
+			"its #worker, #batchProcessor and #executePendingOperations differ from 1.8.0's; the model follows 1.8.0 to 1.10.1",
+		Rewind:      rewindLastConsumed,
+		EachBatch:   eachBatchNone,
+		EachMessage: eachMessageBefore,
+		Pause:       pauseRepair,
+		Evidence: "the four rules' functions and #cacheExpirationLoop (with the valve from 1.3.1) have the same text " +
+			"in these releases; the rewind rule is 1.10.0's, the machinery around it is not",
+	}
+	groupRound = Rule{
+		Name: "1.7.0",
+		NotModelled: "#updateMaxMessageCacheSize rounds the per-worker estimate with Math.round (line 1010) where 1.8.0 " +
+			"and later take Math.ceil: at a slow handler's rate the estimate rounds to 0 records, a fetch size the " +
+			"model does not reproduce (its rules are 1.10.0's; the fetch sizes are not)",
+		Rewind:      rewindLastConsumed,
+		EachBatch:   eachBatchNone,
+		EachMessage: eachMessageBefore,
+		Pause:       pauseRepair,
+		Evidence: "_consumer.js differs from 1.8.0 only in #updateMaxMessageCacheSize (and a comment); _consumer_cache.js " +
+			"is 1.8.0's",
+	}
+	group1100 = Rule{
+		Name:        "1.8.0-1.10.0",
+		Policy:      V1_10_0,
+		Rewind:      rewindLastConsumed,
+		EachBatch:   eachBatchNone,
+		EachMessage: eachMessageBefore,
+		Pause:       pauseRepair,
+		Evidence: "_consumer.js of 1.8.0, 1.8.2 and 1.9.0 is byte-identical, as is 1.9.1's to 1.10.0's; 1.9.0 to 1.9.1 " +
+			"changes only the event.error callback's logging; _consumer_cache.js is the same file in all five",
+	}
+	group1101 = Rule{
+		Name:        "1.10.1",
+		Policy:      V1_10_1,
+		Rewind:      "partitions with a last-consumed entry are seeked to entry + 1; the others are skipped",
+		EachBatch:   "yes: the resolve path records the resolved offset (#lastConsumedOffsets.set after the store)",
+		EachMessage: "after the handler returns and the offset is stored",
+		Pause:       pauseRepair,
+		Evidence: "1.10.0 to 1.10.1: the clear seeks to offset + 1, #eachBatchPayload_resolveOffsets sets " +
+			"#lastConsumedOffsets, #messageProcessor sets it after _offsetsStoreSingle, #returnMessages' entry has " +
+			"leader epoch -1; nothing else in _consumer.js or _consumer_cache.js",
+	}
+	groupHead = Rule{
+		Name:        "head",
+		Policy:      Head,
+		Rewind:      "as 1.10.1, and a partition with no entry is seeked to its oldest cached record (remembered before MessageCache.clear)",
+		EachBatch:   group1101.EachBatch,
+		EachMessage: group1101.EachMessage,
+		Pause:       pauseRepair,
+		Evidence:    "the reporter's patch (issue text, /work/shared/seeds): pendingHeadMessages() before clear(), modelled on 1.10.1",
+	}
+	groupPR518 = Rule{
+		Name: "pr518",
+		NotModelled: "PR #518 (open, on 1.10.0) records the last consumed offset in #eachBatchPayload_resolveOffsets " +
+			"but, as its description reads, leaves 1.10.0's clear seeking to the entry itself (no + 1) and " +
+			"#messageProcessor setting it before the handler: a clear then rewinds an eachBatch partition to its last " +
+			"resolved record, which is delivered again. No modelled policy does that (v1.10.1 seeks to entry + 1), " +
+			"and the PR's diff was not available to check",
+		Rewind:      rewindLastConsumed,
+		EachBatch:   "yes: the resolve path records the resolved offset (the PR's fix)",
+		EachMessage: eachMessageBefore,
+		Pause:       pauseRepair + " (the path PR #518 fixes for eachBatch: issue #517)",
+		Evidence:    "the PR's description on GitHub (confluentinc/confluent-kafka-javascript#518, fixes #517)",
+	}
+)
+
+const (
+	rewindLastConsumed = "partitions with a last-consumed entry are seeked to the entry itself (the record is delivered again); the others are skipped"
+	eachBatchNone      = "no: the resolve path stores the offset but never sets #lastConsumedOffsets"
+	eachMessageBefore  = "before the handler runs (the record in hand)"
+	pauseRepair        = "markStale, pause, then seek to entry + 1 where there is a last-consumed entry"
+)
+
+// Releases lists every published release from the first with the cache expiry
+// (#cacheExpirationLoop, first published in 0.1.17-devel; 0.2.0 is the first release)
+// to 1.10.1, then the named patches. A new upstream release is one row here (and one
+// in docs/releases.md, rendered by the test's -update).
+var Releases = []Release{
+	// lines: each release's npm tarball, lib/kafkajs/_consumer.js.
+	{Name: "0.2.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 250-283 (skip 261, seek 269)", EachBatch: "#eachBatchPayload_resolveOffsets 703-732 (no set)", EachMessage: "#messageProcessor 1120-1169 (set 1128)", Pause: "#pauseInternal 1631-1655 (seek 1653)"}},
+	{Name: "0.2.1", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 250-283 (skip 261, seek 269)", EachBatch: "#eachBatchPayload_resolveOffsets 703-732 (no set)", EachMessage: "#messageProcessor 1120-1169 (set 1128)", Pause: "#pauseInternal 1631-1655 (seek 1653)"}},
+	{Name: "0.3.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 250-283 (skip 261, seek 269)", EachBatch: "#eachBatchPayload_resolveOffsets 703-732 (no set)", EachMessage: "#messageProcessor 1120-1169 (set 1128)", Pause: "#pauseInternal 1631-1655 (seek 1653)"}},
+	{Name: "1.0.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 311-344 (skip 322, seek 330)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1203-1252 (set 1211)", Pause: "#pauseInternal 1738-1762 (seek 1760)"}},
+	{Name: "1.2.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 311-344 (skip 322, seek 330)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1203-1252 (set 1211)", Pause: "#pauseInternal 1738-1762 (seek 1760)"}},
+	{Name: "1.3.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 311-344 (skip 322, seek 330)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1203-1252 (set 1211)", Pause: "#pauseInternal 1738-1762 (seek 1760)"}},
+	{Name: "1.3.1", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1229-1278 (set 1237)", Pause: "#pauseInternal 1776-1800 (seek 1798)"}},
+	{Name: "1.3.2", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1229-1278 (set 1237)", Pause: "#pauseInternal 1776-1800 (seek 1798)"}},
+	{Name: "1.4.0", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 803-832 (no set)", EachMessage: "#messageProcessor 1248-1297 (set 1256)", Pause: "#pauseInternal 1795-1819 (seek 1817)"}},
+	{Name: "1.4.1", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 803-832 (no set)", EachMessage: "#messageProcessor 1248-1297 (set 1256)", Pause: "#pauseInternal 1795-1819 (seek 1817)"}},
+	{Name: "1.5.0", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 801-830 (no set)", EachMessage: "#messageProcessor 1265-1314 (set 1273)", Pause: "#pauseInternal 1812-1836 (seek 1834)"}},
+	{Name: "1.6.0", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 801-830 (no set)", EachMessage: "#messageProcessor 1265-1314 (set 1273)", Pause: "#pauseInternal 1812-1836 (seek 1834)"}},
+	{Name: "1.7.0", Group: &groupRound, Source: SourceLines{Clear: "#clearCacheAndResetPositions 326-357 (skip 335, seek 343)", EachBatch: "#eachBatchPayload_resolveOffsets 855-884 (no set)", EachMessage: "#messageProcessor 1318-1367 (set 1326)", Pause: "#pauseInternal 1844-1868 (seek 1866)"}},
+	{Name: "1.8.0", Group: &group1100, Source: SourceLines{Clear: "#clearCacheAndResetPositions 329-360 (skip 338, seek 346)", EachBatch: "#eachBatchPayload_resolveOffsets 858-887 (no set)", EachMessage: "#messageProcessor 1332-1381 (set 1340)", Pause: "#pauseInternal 1858-1882 (seek 1880)"}},
+	{Name: "1.8.2", Group: &group1100, Source: SourceLines{Clear: "#clearCacheAndResetPositions 329-360 (skip 338, seek 346)", EachBatch: "#eachBatchPayload_resolveOffsets 858-887 (no set)", EachMessage: "#messageProcessor 1332-1381 (set 1340)", Pause: "#pauseInternal 1858-1882 (seek 1880)"}},
+	{Name: "1.9.0", Group: &group1100, Source: SourceLines{Clear: "#clearCacheAndResetPositions 329-360 (skip 338, seek 346)", EachBatch: "#eachBatchPayload_resolveOffsets 858-887 (no set)", EachMessage: "#messageProcessor 1332-1381 (set 1340)", Pause: "#pauseInternal 1858-1882 (seek 1880)"}},
+	{Name: "1.9.1", Group: &group1100, Source: SourceLines{Clear: "#clearCacheAndResetPositions 329-360 (skip 338, seek 346)", EachBatch: "#eachBatchPayload_resolveOffsets 857-886 (no set)", EachMessage: "#messageProcessor 1331-1380 (set 1339)", Pause: "#pauseInternal 1857-1881 (seek 1879)"}},
+	{Name: "1.10.0", Group: &group1100, Source: SourceLines{Clear: "#clearCacheAndResetPositions 329-360 (skip 338, seek 346)", EachBatch: "#eachBatchPayload_resolveOffsets 857-886 (no set)", EachMessage: "#messageProcessor 1331-1380 (set 1339)", Pause: "#pauseInternal 1857-1881 (seek 1879)"}},
+	{Name: "1.10.1", Group: &group1101, Source: SourceLines{Clear: "#clearCacheAndResetPositions 329-360 (skip 338, seek 346)", EachBatch: "#eachBatchPayload_resolveOffsets 857-892 (set 882)", EachMessage: "#messageProcessor 1337-1386 (set 1377)", Pause: "#pauseInternal 1866-1890 (seek 1888)"}},
+	{Name: "head", Patch: true, Group: &groupHead, Source: SourceLines{Clear: "the reporter's patch: #clearCacheAndResetPositions, pendingHeadMessages (_consumer_cache.js)", EachBatch: "as 1.10.1", EachMessage: "as 1.10.1", Pause: "as 1.10.1"}},
+	{Name: "pr518", Patch: true, Group: &groupPR518, Source: SourceLines{Clear: "as 1.10.0", EachBatch: "PR #518: #eachBatchPayload_resolveOffsets sets #lastConsumedOffsets", EachMessage: "as 1.10.0", Pause: "as 1.10.0"}},
+}
+
+// patchAliases are the other spellings of the patches' names.
+var patchAliases = map[string]string{"pr-518": "pr518", "#518": "pr518", "518": "pr518", "reporter": "head"}
+
+// LookupClient finds a client version by name: a release (v1.9.1 or 1.9.1), a patch
+// (head, pr518), or a policy's own name (v1.10.0). An unknown name is an error naming
+// the known ones and, for a version number, the nearest release.
+func LookupClient(s string) (Release, error) {
+	name := strings.ToLower(strings.TrimSpace(s))
+	if a, ok := patchAliases[name]; ok {
+		name = a
+	}
+	name = strings.TrimPrefix(name, "v")
+	for _, r := range Releases {
+		if r.Name == name {
+			return r, nil
+		}
+	}
+	msg := fmt.Sprintf("unknown client version %q", s)
+	if n, ok := NearestRelease(name); ok {
+		msg += fmt.Sprintf(" (nearest known release: %s)", n.Name)
+	}
+	return Release{}, fmt.Errorf("%s; known: %s", msg, strings.Join(KnownClients(), ", "))
+}
+
+// KnownClients lists the names LookupClient accepts, releases then patches.
+func KnownClients() []string {
+	var out []string
+	for _, r := range Releases {
+		out = append(out, r.Name)
+	}
+	return out
+}
+
+// ParsePolicy parses a client version (see LookupClient) to the policy that models it.
+// A known release whose rule the model cannot run is an error saying why.
+func ParsePolicy(s string) (Policy, error) {
+	r, err := LookupClient(s)
+	if err != nil {
+		return "", err
+	}
+	if r.Group.Policy == "" {
+		return "", fmt.Errorf("client %s is known but not modelled: %s", r.Name, r.Group.NotModelled)
+	}
+	return r.Group.Policy, nil
+}
+
+// ReleasesOf lists the releases and patches a policy models, in table order.
+func ReleasesOf(p Policy) []string {
+	var out []string
+	for _, r := range Releases {
+		if r.Group.Policy == p {
+			out = append(out, r.Name)
+		}
+	}
+	return out
+}
+
+// Rules lists the rule groups in table order.
+func Rules() []*Rule {
+	var out []*Rule
+	for _, r := range Releases {
+		if len(out) == 0 || out[len(out)-1] != r.Group {
+			out = append(out, r.Group)
+		}
+	}
+	return out
+}
+
+// semver parses MAJOR.MINOR.PATCH (a pre-release or build suffix is ignored).
+func semver(s string) ([3]int, bool) {
+	var v [3]int
+	if i := strings.IndexAny(s, "-+"); i >= 0 {
+		s = s[:i]
+	}
+	parts := strings.Split(s, ".")
+	if len(parts) == 0 || len(parts) > 3 {
+		return v, false
+	}
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return v, false
+		}
+		v[i] = n
+	}
+	return v, true
+}
+
+// NearestRelease is the published release nearest to a version number, on the line of
+// versions ordered by semver (MAJOR*10^6 + MINOR*10^3 + PATCH): the nearer of the known
+// releases below and above it; the later one on a tie.
+func NearestRelease(s string) (Release, bool) {
+	want, ok := semver(strings.TrimPrefix(s, "v"))
+	if !ok {
+		return Release{}, false
+	}
+	key := func(v [3]int) int { return v[0]*1_000_000 + v[1]*1_000 + v[2] }
+	var best Release
+	bestDist := -1
+	for _, r := range Releases {
+		if r.Patch {
+			continue
+		}
+		v, _ := semver(r.Name)
+		d := key(v) - key(want)
+		if d < 0 {
+			d = -d
+		}
+		if bestDist < 0 || d <= bestDist { // the table is in version order: <= keeps the later
+			best, bestDist = r, d
+		}
+	}
+	return best, bestDist >= 0
+}
+
+// ReleaseTable renders the release table of docs/releases.md (Markdown): one row per
+// release and patch, then each rule group with its evidence.
+func ReleaseTable() string {
+	var b strings.Builder
+	cell := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	b.WriteString("| release | model | rewind rule (cache clear) | eachBatch bookkeeping | eachMessage bookkeeping | pause repair | source lines (lib/kafkajs/_consumer.js) |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, r := range Releases {
+		name := r.Name
+		if r.Patch {
+			name += " (patch)"
+		}
+		model := string(r.Group.Policy)
+		if model == "" {
+			model = "not modelled"
+		}
+		src := strings.Join([]string{r.Source.Clear, r.Source.EachBatch, r.Source.EachMessage, r.Source.Pause}, "; ")
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", cell(name), cell(model), cell(r.Group.Rewind),
+			cell(r.Group.EachBatch), cell(r.Group.EachMessage), cell(r.Group.Pause), cell(src))
+	}
+	b.WriteString("\n| rule group | releases | model | evidence | why not modelled |\n| --- | --- | --- | --- | --- |\n")
+	for _, g := range Rules() {
+		var names []string
+		for _, r := range Releases {
+			if r.Group == g {
+				names = append(names, r.Name)
+			}
+		}
+		model, why := string(g.Policy), g.NotModelled
+		if model == "" {
+			model = "not modelled"
+		}
+		if why == "" {
+			why = "-"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(g.Name), strings.Join(names, ", "), model, cell(g.Evidence), cell(why))
+	}
+	return b.String()
+}
