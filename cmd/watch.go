@@ -276,6 +276,7 @@ func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 		return exitcode.ErrInterrupted
 	}
 	lost := false
+	var groupErrs map[string]string // as the last evaluation said them: each is printed when it changes
 	for n := 0; o.Count == 0 || n < o.Count; n++ {
 		if n > 0 {
 			select {
@@ -286,6 +287,7 @@ func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 		}
 		mu.Lock()
 		changes, err := w.Evaluate(ctx)
+		ev := w.Last()
 		lost = false
 		for _, p := range w.Partitions() {
 			lost = lost || (p.Seen && p.Judgement.LostCount+p.Judgement.UnrecoverableCount > 0)
@@ -296,6 +298,13 @@ func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 		}
 		if err != nil {
 			fmt.Fprintf(g.IO.Err, "kstranded: watch: evaluation: %v (kstranded_up 0; no verdicts until the cluster answers)\n", err)
+		} else {
+			for _, gr := range ev.Watched {
+				if e := ev.GroupErrs[gr]; e != "" && e != groupErrs[gr] {
+					fmt.Fprintf(g.IO.Err, "kstranded: watch: group %s: %s (kstranded_group_up 0; its partitions get no verdict)\n", render.Safe(gr), e)
+				}
+			}
+			groupErrs = ev.GroupErrs
 		}
 		for _, c := range changes {
 			if out == render.JSON {

@@ -33,6 +33,33 @@ func TestWatchJudgesDeliveriesReadFromStdin(t *testing.T) {
 	}
 }
 
+// TestWatchGroupTheClusterDoesNotKnowLeavesTheOthersJudged: every watched group's
+// commits are read in one round of requests; a group the cluster does not know (a typo
+// in --group) is said once on stderr and gets no verdict, and the other group is judged
+// as if alone: the cluster answered (not kstranded_up 0).
+func TestWatchGroupTheClusterDoesNotKnowLeavesTheOthersJudged(t *testing.T) {
+	b := strandedBroker(t)
+	var in strings.Builder
+	for o := 0; o <= 81; o++ {
+		fmt.Fprintf(&in, "stranded 0 %d\n", o)
+	}
+	in.WriteString("stranded 0 201\n")
+	code, out, errs := runCmd(t, in.String(), "watch", "--brokers", b.Addr(), "--group", "g", "--group", "no-such-group", "--delivered", "-",
+		"--count", "2", "--interval", "100ms", "--listen", "127.0.0.1:0", "-o", "json")
+	if code != exitcode.Lost {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitcode.Lost, out, errs)
+	}
+	if !strings.Contains(out, `"group":"g"`) || !strings.Contains(out, `"lost":118`) || strings.Contains(out, "no-such-group") {
+		t.Errorf("stdout:\n%s", out)
+	}
+	if n := strings.Count(errs, "group no-such-group: group not found"); n != 1 {
+		t.Errorf("the unknown group said %d times, want once:\n%s", n, errs)
+	}
+	if strings.Contains(errs, "kstranded_up 0") {
+		t.Errorf("an unknown group is not a cluster that does not answer:\n%s", errs)
+	}
+}
+
 func TestWatchFlagsAreChecked(t *testing.T) {
 	for _, c := range []struct {
 		args []string

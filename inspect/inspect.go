@@ -163,6 +163,15 @@ type Snapshot struct {
 	Requests      int // admin requests issued
 }
 
+// Snapshots are the snapshots of many groups taken at once (Kafka.Snapshots).
+type Snapshots struct {
+	Groups map[string]*Snapshot
+	// Errs holds, per group, why it has no snapshot (unknown, no committed offsets, an
+	// error the broker gave for that group alone).
+	Errs     map[string]error
+	Requests int // admin requests issued for all of them
+}
+
 // Cluster is what inspect needs from Kafka. Implementations bound every broker
 // operation with their own timeout.
 type Cluster interface {
@@ -422,4 +431,24 @@ func (r *Report) Summarize() Summary {
 		}
 	}
 	return s
+}
+
+// SnapshotEach is Snapshots for a Cluster that reads one group at a time (test
+// clusters): a group the cluster does not know, or that has no offsets, is an error of
+// its own; any other error fails the call, as a cluster that does not answer does.
+func SnapshotEach(ctx context.Context, cl Cluster, groups []string) (*Snapshots, error) {
+	out := &Snapshots{Groups: map[string]*Snapshot{}, Errs: map[string]error{}}
+	for _, g := range groups {
+		s, err := cl.Snapshot(ctx, g, nil)
+		switch {
+		case errors.Is(err, ErrGroupNotFound) || errors.Is(err, ErrNoOffsets):
+			out.Errs[g] = err
+		case err != nil:
+			return nil, fmt.Errorf("group %s: %w", g, err)
+		default:
+			out.Groups[g] = s
+			out.Requests += s.Requests
+		}
+	}
+	return out, nil
 }

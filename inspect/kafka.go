@@ -98,10 +98,35 @@ func (k *Kafka) Explain(op string, err error) error { return k.timeoutErr(op, er
 // once), then the partitions in scope and their log start, last stable offset and high
 // watermark.
 func (k *Kafka) Snapshot(ctx context.Context, group string, topics []string) (*Snapshot, error) {
-	snap := &Snapshot{Group: Group{ID: group, Members: []Member{}}}
+	ss, err := k.snapshots(ctx, []string{group}, topics)
+	if err != nil {
+		return nil, err
+	}
+	if err := ss.Errs[group]; err != nil {
+		return nil, err
+	}
+	snap := ss.Groups[group]
+	snap.Requests = ss.Requests
+	return snap, nil
+}
+
+// Snapshots is Snapshot for many groups in the requests of one: one OffsetFetch for all
+// of them (kadm sends it per coordinator), one DescribeGroups and one
+// ConsumerGroupDescribe, then one Metadata and one ListOffsets per kind for the union of
+// their topics. What a group alone cannot answer (unknown, no offsets) is in Errs; only
+// a cluster that does not answer fails the call.
+func (k *Kafka) Snapshots(ctx context.Context, groups []string) (*Snapshots, error) {
+	return k.snapshots(ctx, groups, nil)
+}
+
+func (k *Kafka) snapshots(ctx context.Context, ids []string, topics []string) (*Snapshots, error) {
+	out := &Snapshots{Groups: map[string]*Snapshot{}, Errs: map[string]error{}}
+	if len(ids) == 0 {
+		return out, nil
+	}
 	var (
-		committed map[string]map[int32]kadm.OffsetResponse
-		owners    map[string]map[int32]string
+		committed map[string]map[string]map[int32]kadm.OffsetResponse
+		groups    map[string]*Group
 		errO      error
 		errD      error
 		wg        sync.WaitGroup
@@ -109,55 +134,91 @@ func (k *Kafka) Snapshot(ctx context.Context, group string, topics []string) (*S
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		committed, errO = k.committedOffsets(ctx, group)
+		committed, errO = k.committedOffsets(ctx, ids, out.Errs)
 	}()
 	go func() {
 		defer wg.Done()
 		var n int
-		owners, n, errD = k.describeGroup(ctx, &snap.Group)
-		snap.Requests += n
+		groups, n, errD = k.describeGroups(ctx, ids)
+		out.Requests += n
 	}()
 	wg.Wait()
-	snap.Requests++
+	out.Requests++
 	if errO != nil {
 		return nil, errO
 	}
 	if errD != nil {
 		return nil, errD
 	}
-	if len(committed) == 0 && snap.Group.State == StateUnknown && snap.Group.Err == "" {
-		return nil, fmt.Errorf("%w: %q has no members and no committed offsets on this cluster", ErrGroupNotFound, group)
+	names := map[string][]string{}
+	union := map[string]bool{}
+	for _, id := range ids {
+		g := groups[id]
+		if out.Errs[id] != nil {
+			continue
+		}
+		if len(committed[id]) == 0 && g.State == StateUnknown && g.Err == "" {
+			out.Errs[id] = fmt.Errorf("%w: %q has no members and no committed offsets on this cluster", ErrGroupNotFound, id)
+			continue
+		}
+		ns, err := topicsInScope(*g, committed[id], topics)
+		if err != nil {
+			out.Errs[id] = err
+			continue
+		}
+		names[id] = ns
+		for _, t := range ns {
+			union[t] = true
+		}
 	}
-	names, err := topicsInScope(snap.Group, committed, topics)
-	if err != nil {
-		return nil, err
+	if len(union) == 0 {
+		return out, nil
 	}
-
-	metas, err := k.metadata(ctx, names)
-	snap.Requests++
+	all := make([]string, 0, len(union))
+	for t := range union {
+		all = append(all, t)
+	}
+	sort.Strings(all)
+	metas, err := k.metadata(ctx, all)
+	out.Requests++
 	if err != nil {
 		return nil, err
 	}
 	var live []string
-	for _, t := range names {
+	for _, t := range all {
 		if _, ok := metas[t]; ok {
 			live = append(live, t)
-			continue
 		}
-		if len(topics) > 0 && len(committed[t]) == 0 {
-			return nil, fmt.Errorf("%w: topic %q does not exist (if it was deleted, the broker also dropped the group's offsets for it)", ErrUnknownTopic, t)
-		}
-		snap.DeletedTopics = append(snap.DeletedTopics, t)
 	}
-
 	ends, err := k.listOffsets(ctx, live, metas)
-	snap.Requests += len(offsetKinds)
+	out.Requests += len(offsetKinds)
 	if err != nil {
 		return nil, err
 	}
-
-	snap.Partitions = partitionOffsets(names, topics, committed, owners, metas, ends)
-	return snap, nil
+	for _, id := range ids {
+		ns, ok := names[id]
+		if !ok {
+			continue
+		}
+		g := groups[id]
+		snap := &Snapshot{Group: *g}
+		for _, t := range ns {
+			if _, ok := metas[t]; ok {
+				continue
+			}
+			if len(topics) > 0 && len(committed[id][t]) == 0 {
+				out.Errs[id] = fmt.Errorf("%w: topic %q does not exist (if it was deleted, the broker also dropped the group's offsets for it)", ErrUnknownTopic, t)
+				break
+			}
+			snap.DeletedTopics = append(snap.DeletedTopics, t)
+		}
+		if out.Errs[id] != nil {
+			continue
+		}
+		snap.Partitions = partitionOffsets(ns, topics, committed[id], g.owners(), metas, ends)
+		out.Groups[id] = snap
+	}
+	return out, nil
 }
 
 // DescribeGroup describes group alone (protocol, state, members and what they own), as
@@ -172,10 +233,13 @@ func (k *Kafka) Snapshot(ctx context.Context, group string, topics []string) (*S
 func (k *Kafka) DescribeGroup(ctx context.Context, group string) (Group, error) {
 	deadline := time.Now().Add(k.timeout)
 	for {
-		g := Group{ID: group, Members: []Member{}}
-		_, _, err := k.describeGroup(ctx, &g)
-		if err != nil || !g.coordinatorMoving || !time.Now().Before(deadline) {
-			return g, err
+		gs, _, err := k.describeGroups(ctx, []string{group})
+		if err != nil {
+			return Group{ID: group, Members: []Member{}}, err
+		}
+		g := *gs[group]
+		if !g.coordinatorMoving || !time.Now().Before(deadline) {
+			return g, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -191,43 +255,55 @@ func coordinatorMoving(err error) bool {
 	return errors.Is(err, kerr.CoordinatorNotAvailable) || errors.Is(err, kerr.CoordinatorLoadInProgress) || errors.Is(err, kerr.NotCoordinator)
 }
 
-// committedOffsets fetches the group's committed offsets, keeping only partitions with a
-// valid one. A group the coordinator does not know has none.
-func (k *Kafka) committedOffsets(ctx context.Context, group string) (map[string]map[int32]kadm.OffsetResponse, error) {
+// committedOffsets fetches the groups' committed offsets in one OffsetFetch, keeping
+// only partitions with a valid one. A group the coordinator does not know has none; an
+// error the broker gives for one group goes to errs, under the group; a request that
+// was not answered fails the call.
+func (k *Kafka) committedOffsets(ctx context.Context, ids []string, errs map[string]error) (map[string]map[string]map[int32]kadm.OffsetResponse, error) {
 	c, cancel := k.bound(ctx)
 	defer cancel()
-	offsets, err := k.adm.FetchOffsets(c, group)
-	if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
-		return nil, k.timeoutErr("fetching the group's committed offsets", err)
-	}
-	committed := map[string]map[int32]kadm.OffsetResponse{}
-	for t, ps := range offsets {
-		for p, o := range ps {
-			if o.Err != nil || o.At < 0 {
-				continue
+	fetched := k.adm.FetchManyOffsets(c, ids...)
+	out := map[string]map[string]map[int32]kadm.OffsetResponse{}
+	for _, id := range ids {
+		f := fetched[id]
+		if err := f.Err; err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
+			var ke *kerr.Error
+			if !errors.As(err, &ke) {
+				return nil, k.timeoutErr("fetching the group's committed offsets", err)
 			}
-			if committed[t] == nil {
-				committed[t] = map[int32]kadm.OffsetResponse{}
-			}
-			committed[t][p] = o
+			errs[id] = fmt.Errorf("fetching the committed offsets of %q: %w", id, err)
+			continue
 		}
+		committed := map[string]map[int32]kadm.OffsetResponse{}
+		for t, ps := range f.Fetched {
+			for p, o := range ps {
+				if o.Err != nil || o.At < 0 {
+					continue
+				}
+				if committed[t] == nil {
+					committed[t] = map[int32]kadm.OffsetResponse{}
+				}
+				committed[t][p] = o
+			}
+		}
+		out[id] = committed
 	}
-	return committed, nil
+	return out, nil
 }
 
-// describeGroup fills g (protocol, state, members and their partitions) and returns
-// the owner of each assigned partition and the requests it sent. A group is described
-// through the API that knows it: ConsumerGroupDescribe for a KIP-848 consumer-protocol
-// group, DescribeGroups for a classic one; each answers GROUP_ID_NOT_FOUND for the
-// other kind (Kafka 4's GroupMetadataManager: "Group %s is not a consumer group" /
-// "... not a classic group"), and DescribeGroups calls such a group Dead with no
-// members, which is why both are asked, at once. A group neither knows is
-// StateUnknown. An error the broker returns for the group is recorded in g.Err; only a
+// describeGroups describes the groups ids (protocol, state, members and their
+// partitions) and returns the requests it sent. A group is described through the API
+// that knows it: ConsumerGroupDescribe for a KIP-848 consumer-protocol group,
+// DescribeGroups for a classic one; each answers GROUP_ID_NOT_FOUND for the other kind
+// (Kafka 4's GroupMetadataManager: "Group %s is not a consumer group" / "... not a
+// classic group"), and DescribeGroups calls such a group Dead with no members, which is
+// why both are asked, at once, each once for all the groups. A group neither knows is
+// StateUnknown. An error the broker returns for a group is recorded in its Err; only a
 // timeout or a cancelled context is returned.
-func (k *Kafka) describeGroup(ctx context.Context, g *Group) (map[string]map[int32]string, int, error) {
+func (k *Kafka) describeGroups(ctx context.Context, ids []string) (map[string]*Group, int, error) {
 	var (
 		classic      kadm.DescribedGroups
-		consumer     *kmsg.ConsumerGroupDescribeResponseGroup
+		consumer     map[string]*kmsg.ConsumerGroupDescribeResponseGroup
 		errCl, errCo error
 		wg           sync.WaitGroup
 	)
@@ -236,11 +312,11 @@ func (k *Kafka) describeGroup(ctx context.Context, g *Group) (map[string]map[int
 		defer wg.Done()
 		c, cancel := k.bound(ctx)
 		defer cancel()
-		classic, errCl = k.adm.DescribeGroups(c, g.ID)
+		classic, errCl = k.adm.DescribeGroups(c, ids...)
 	}()
 	go func() {
 		defer wg.Done()
-		consumer, errCo = k.describeConsumerGroup(ctx, g.ID)
+		consumer, errCo = k.describeConsumerGroups(ctx, ids)
 	}()
 	wg.Wait()
 	requests := 2
@@ -249,51 +325,67 @@ func (k *Kafka) describeGroup(ctx context.Context, g *Group) (map[string]map[int
 			return nil, requests, k.timeoutErr("describing the group", err)
 		}
 	}
-	if consumer != nil && consumer.ErrorCode == 0 {
-		n, err := k.consumerGroup(ctx, g, consumer)
-		return g.owners(), requests + n, err
-	}
-	cl, clKnown := classic[g.ID]
-	clKnown = clKnown && errCl == nil && cl.Err == nil && cl.State != "Dead"
-	if clKnown {
-		classicGroup(g, cl)
-		return g.owners(), requests, nil
-	}
-	// Neither API describes the group. It is unknown unless one of them failed: then
-	// nothing says it has no members.
-	g.State = StateUnknown
-	var errs []string
-	if errCl != nil {
-		errs = append(errs, "DescribeGroups: "+kafkaconf.ExplainClosed(errCl, k.answered.Load()).Error())
-	} else if cl.Err != nil && !errors.Is(cl.Err, kerr.GroupIDNotFound) {
-		errs = append(errs, "DescribeGroups: "+cl.Err.Error())
-		g.coordinatorMoving = coordinatorMoving(cl.Err)
-	}
-	if errCo != nil && !errors.Is(errCo, errNoConsumerGroups) {
-		errs = append(errs, "ConsumerGroupDescribe: "+kafkaconf.ExplainClosed(errCo, k.answered.Load()).Error())
-	} else if consumer != nil {
-		if err := kerr.ErrorForCode(consumer.ErrorCode); !errors.Is(err, kerr.GroupIDNotFound) {
-			errs = append(errs, "ConsumerGroupDescribe: "+brokerError(err, consumer.ErrorMessage))
-			g.coordinatorMoving = g.coordinatorMoving || coordinatorMoving(err)
+	var names map[[16]byte]string
+	if needsTopicNames(consumer) {
+		var err error
+		names, err = k.topicNames(ctx)
+		requests++
+		if err != nil {
+			return nil, requests, err
 		}
 	}
-	g.Err = strings.Join(errs, "; ")
-	return g.owners(), requests, nil
+	out := make(map[string]*Group, len(ids))
+	for _, id := range ids {
+		g := &Group{ID: id, Members: []Member{}}
+		out[id] = g
+		co := consumer[id]
+		if co != nil && co.ErrorCode == 0 {
+			consumerGroup(g, co, names)
+			continue
+		}
+		cl, clKnown := classic[id]
+		if clKnown && errCl == nil && cl.Err == nil && cl.State != "Dead" {
+			classicGroup(g, cl)
+			continue
+		}
+		// Neither API describes the group. It is unknown unless one of them failed:
+		// then nothing says it has no members.
+		g.State = StateUnknown
+		var errs []string
+		if errCl != nil {
+			errs = append(errs, "DescribeGroups: "+kafkaconf.ExplainClosed(errCl, k.answered.Load()).Error())
+		} else if cl.Err != nil && !errors.Is(cl.Err, kerr.GroupIDNotFound) {
+			errs = append(errs, "DescribeGroups: "+cl.Err.Error())
+			g.coordinatorMoving = coordinatorMoving(cl.Err)
+		}
+		if errCo != nil && !errors.Is(errCo, errNoConsumerGroups) {
+			errs = append(errs, "ConsumerGroupDescribe: "+kafkaconf.ExplainClosed(errCo, k.answered.Load()).Error())
+		} else if co != nil {
+			if err := kerr.ErrorForCode(co.ErrorCode); !errors.Is(err, kerr.GroupIDNotFound) {
+				errs = append(errs, "ConsumerGroupDescribe: "+brokerError(err, co.ErrorMessage))
+				g.coordinatorMoving = g.coordinatorMoving || coordinatorMoving(err)
+			}
+		} else if errCo == nil {
+			errs = append(errs, fmt.Sprintf("ConsumerGroupDescribe: the broker did not describe group %q", id))
+		}
+		g.Err = strings.Join(errs, "; ")
+	}
+	return out, requests, nil
 }
 
 // errNoConsumerGroups: the broker does not implement ConsumerGroupDescribe (before
 // Kafka 3.7), so no group there uses the consumer protocol.
 var errNoConsumerGroups = errors.New("the broker does not support ConsumerGroupDescribe")
 
-// describeConsumerGroup sends ConsumerGroupDescribe (KIP-848) for group. The request
-// goes raw rather than through kadm.DescribeConsumerGroups to keep the group's error
-// message and the assignments' topic IDs (kfake names topics only by ID there).
-func (k *Kafka) describeConsumerGroup(ctx context.Context, group string) (*kmsg.ConsumerGroupDescribeResponseGroup, error) {
+// describeConsumerGroups sends ConsumerGroupDescribe (KIP-848) for the groups ids. The
+// request goes raw rather than through kadm.DescribeConsumerGroups to keep each group's
+// error message and the assignments' topic IDs (kfake names topics only by ID there).
+func (k *Kafka) describeConsumerGroups(ctx context.Context, ids []string) (map[string]*kmsg.ConsumerGroupDescribeResponseGroup, error) {
 	c, cancel := k.bound(ctx)
 	defer cancel()
 	req := kmsg.NewPtrConsumerGroupDescribeRequest()
-	req.Groups = []string{group}
-	var resp *kmsg.ConsumerGroupDescribeResponse
+	req.Groups = ids
+	out := map[string]*kmsg.ConsumerGroupDescribeResponseGroup{}
 	for _, sh := range k.cl.RequestSharded(c, req) {
 		if sh.Err != nil {
 			if errors.Is(sh.Err, kerr.UnsupportedVersion) || strings.Contains(sh.Err.Error(), "broker is too old") {
@@ -301,16 +393,31 @@ func (k *Kafka) describeConsumerGroup(ctx context.Context, group string) (*kmsg.
 			}
 			return nil, sh.Err
 		}
-		resp = sh.Resp.(*kmsg.ConsumerGroupDescribeResponse)
-	}
-	if resp != nil {
+		resp := sh.Resp.(*kmsg.ConsumerGroupDescribeResponse)
 		for i := range resp.Groups {
-			if resp.Groups[i].Group == group {
-				return &resp.Groups[i], nil
+			out[resp.Groups[i].Group] = &resp.Groups[i]
+		}
+	}
+	return out, nil
+}
+
+// needsTopicNames: some consumer-protocol group's assignment names a topic only by ID.
+func needsTopicNames(consumer map[string]*kmsg.ConsumerGroupDescribeResponseGroup) bool {
+	for _, d := range consumer {
+		if d.ErrorCode != 0 {
+			continue
+		}
+		for _, m := range d.Members {
+			for _, a := range []kmsg.Assignment{m.Assignment, m.TargetAssignment} {
+				for _, tp := range a.TopicPartitions {
+					if tp.Topic == "" {
+						return true
+					}
+				}
 			}
 		}
 	}
-	return nil, fmt.Errorf("the broker did not describe group %q", group)
+	return false
 }
 
 // brokerError is the broker's error code with its own message when it sent one.
@@ -321,31 +428,12 @@ func brokerError(err error, msg *string) string {
 	return err.Error()
 }
 
-// consumerGroup fills g from a ConsumerGroupDescribe answer; it returns the requests it
-// sent to name topics the answer gives only by ID.
-func (k *Kafka) consumerGroup(ctx context.Context, g *Group, d *kmsg.ConsumerGroupDescribeResponseGroup) (int, error) {
+// consumerGroup fills g from a ConsumerGroupDescribe answer; names maps the topic IDs
+// the answer gives without a name.
+func consumerGroup(g *Group, d *kmsg.ConsumerGroupDescribeResponseGroup, names map[[16]byte]string) {
 	g.GroupProtocol, g.ProtocolType, g.Protocol = ProtocolConsumer, "consumer", d.AssignorName
 	g.State = d.State
 	g.Epoch, g.AssignmentEpoch = ptr(d.Epoch), ptr(d.AssignmentEpoch)
-	var ids [][16]byte
-	for _, m := range d.Members {
-		for _, a := range []kmsg.Assignment{m.Assignment, m.TargetAssignment} {
-			for _, tp := range a.TopicPartitions {
-				if tp.Topic == "" {
-					ids = append(ids, tp.TopicID)
-				}
-			}
-		}
-	}
-	names, requests := map[[16]byte]string{}, 0
-	if len(ids) > 0 {
-		var err error
-		names, err = k.topicNames(ctx)
-		requests++
-		if err != nil {
-			return requests, err
-		}
-	}
 	assignment := func(a kmsg.Assignment) Assignment {
 		out := Assignment{}
 		for _, tp := range a.TopicPartitions {
@@ -372,7 +460,6 @@ func (k *Kafka) consumerGroup(ctx context.Context, g *Group, d *kmsg.ConsumerGro
 		g.Members = append(g.Members, mm)
 	}
 	sort.Slice(g.Members, func(i, j int) bool { return g.Members[i].ID < g.Members[j].ID })
-	return requests, nil
 }
 
 // classicGroup fills g from a DescribeGroups answer.

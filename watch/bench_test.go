@@ -67,3 +67,7 @@ func BenchmarkEvaluate1000Groups20Partitions(b *testing.B) {
 		b.Fatalf("%d partitions, lost %d", len(p), p[0].Judgement.LostCount)
 	}
 }
+
+func (m manyGroups) Snapshots(ctx context.Context, groups []string) (*inspect.Snapshots, error) {
+	return inspect.SnapshotEach(ctx, m, groups)
+}

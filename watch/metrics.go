@@ -40,12 +40,14 @@ var (
 	descEvalDuration  = prometheus.NewDesc("kstranded_evaluation_duration_seconds", "How long the last evaluation took.", nil, nil)
 	descEvalErrors    = prometheus.NewDesc("kstranded_evaluation_errors_total", "Evaluations that failed.", nil, nil)
 	descEvals         = prometheus.NewDesc("kstranded_evaluations_total", "Evaluations run.", nil, nil)
+	descGroupUp       = prometheus.NewDesc("kstranded_group_up", "1 when the last evaluation read the group's committed offsets; 0 when the cluster answered but not for this group (unknown, no committed offsets, an error for it alone).", []string{"group"}, nil)
+	descEvalRequests  = prometheus.NewDesc("kstranded_evaluation_requests", "Admin requests the last evaluation's reading of every watched group's commits took (one round for all groups; scans of the records not included).", nil, nil)
 )
 
 // Describe sends every descriptor.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descLost, descLostTotal, descStranded, descStalled, descStalledSecs, descCommitted, descDelivered,
-		descJudged, descVerdict, descEvidenceAge, descEvidenceLines, descSpans, descUp, descEvalDuration, descEvalErrors, descEvals} {
+		descJudged, descVerdict, descEvidenceAge, descEvidenceLines, descSpans, descUp, descEvalDuration, descEvalErrors, descEvals, descGroupUp, descEvalRequests} {
 		ch <- d
 	}
 }
@@ -83,6 +85,16 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descUp, up)
 	gauge(descEvalDuration, last.Duration.Seconds())
+	if up == 1 {
+		gauge(descEvalRequests, float64(last.Requests))
+		for _, g := range last.Watched {
+			v := 1.0
+			if _, bad := last.GroupErrs[g]; bad {
+				v = 0
+			}
+			gauge(descGroupUp, v, g)
+		}
+	}
 	ch <- prometheus.MustNewConstMetric(descEvalErrors, prometheus.CounterValue, float64(w.Errors()))
 	ch <- prometheus.MustNewConstMetric(descEvals, prometheus.CounterValue, float64(w.Evaluations()))
 	for _, s := range w.Sources() {

@@ -33,9 +33,12 @@ import (
 // Stalled is the word for a partition with records waiting and no progress.
 const Stalled = "STALLED"
 
-// Cluster is what watch needs from Kafka: inspect's snapshot and scan, and the groups.
+// Cluster is what watch needs from Kafka: inspect's scan, the snapshots of all watched
+// groups at once (each evaluation reads every group's commits in one round of requests,
+// whatever the number of groups), and the groups.
 type Cluster interface {
 	inspect.Cluster
+	Snapshots(ctx context.Context, groups []string) (*inspect.Snapshots, error)
 	ListGroups(ctx context.Context) ([]string, error)
 }
 
@@ -128,6 +131,13 @@ type Evaluation struct {
 	Up       bool   // the cluster answered
 	Err      string // why not
 	Groups   int
+	Watched  []string // the groups watched (Groups of them)
+	// GroupErrs: the groups the cluster answered for but could not snapshot (unknown,
+	// no committed offsets, an error for that group alone), and why. Their partitions
+	// are not seen: no verdict from stale data.
+	GroupErrs map[string]string
+	// Requests: admin requests the snapshots took (scans not included).
+	Requests int
 }
 
 // Watcher holds the state across evaluations.
@@ -302,15 +312,25 @@ func (w *Watcher) Evaluate(ctx context.Context) ([]Change, error) {
 		ev.Up, ev.Err = false, err.Error()
 		return nil, err
 	}
-	ev.Groups = len(groups)
+	ev.Groups, ev.Watched = len(groups), groups
+	ss, err := w.cl.Snapshots(ctx, groups)
+	if err != nil {
+		w.errors++
+		ev.Up, ev.Err = false, err.Error()
+		return nil, err
+	}
+	ev.Requests = ss.Requests
 	var changes []Change
 	for _, g := range groups {
-		snap, err := w.cl.Snapshot(ctx, g, nil)
-		if err != nil {
+		if gerr := ss.Errs[g]; gerr != nil {
 			w.errors++
-			ev.Up, ev.Err = false, err.Error()
-			return changes, fmt.Errorf("group %s: %w", g, err)
+			if ev.GroupErrs == nil {
+				ev.GroupErrs = map[string]string{}
+			}
+			ev.GroupErrs[g] = gerr.Error()
+			continue
 		}
+		snap := ss.Groups[g]
 		topics := map[string]bool{}
 		for _, o := range snap.Partitions {
 			topics[o.Topic] = true

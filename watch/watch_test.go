@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +48,10 @@ func (f *fakeCluster) Scan(ctx context.Context, topic string, partition int32, f
 		}
 	}
 	return sc, nil
+}
+
+func (f *fakeCluster) Snapshots(ctx context.Context, groups []string) (*inspect.Snapshots, error) {
+	return inspect.SnapshotEach(ctx, f, groups)
 }
 
 func (f *fakeCluster) ListGroups(ctx context.Context) ([]string, error) { return []string{"g"}, nil }
@@ -346,5 +351,41 @@ kstranded_otlp_spans_total{kind="malformed",source="otlp"} 0
 		if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "kstranded_otlp_spans_total"); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestAFollowedOTLPFileIsEvidence: issue 24 §5, the fourth kind of evidence: an OTLP
+// JSON file (the collector's file exporter) followed with --delivered. The spans are the
+// committed capture of a real kafkajs consumer (evidence/testdata/otlp, 83 process spans:
+// offsets 0-81 and 201), its topic renamed to the fake cluster's; the group committed at
+// 202 after the seed's loss: the first evaluation says LOST 82-199, as inspect does on
+// the same file.
+func TestAFollowedOTLPFileIsEvidence(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "evidence", "testdata", "otlp", "kafkajs-0.33.0.jsonl.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans := strings.ReplaceAll(string(raw), "otel-1796320724781029517", "t")
+	path := filepath.Join(t.TempDir(), "spans.jsonl")
+	if err := os.WriteFile(path, []byte(spans), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cl := &fakeCluster{committed: 202, high: 202}
+	w := New(cl, Options{Groups: []string{"g"}, Sources: []*Source{NewSource(path, 0, 0)}})
+	ch, err := w.Evaluate(context.Background())
+	if err != nil || len(ch) != 1 || ch[0].To != verdict.Lost || ch[0].Lost != 118 {
+		t.Fatalf("%+v %v", ch, err)
+	}
+	if got := w.Partitions()[0].Judgement.Lost; len(got) != 1 || got[0].First != 82 || got[0].Last != 199 {
+		t.Fatalf("lost %+v, want 82-199", got)
 	}
 }
