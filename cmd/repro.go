@@ -33,8 +33,6 @@ type reproOptions struct {
 	FailAt    []int64
 	TraceFile string
 	SVGFile   string
-	// AllowSharedGroup: run although --group has other members (sharedGroup).
-	AllowSharedGroup bool
 
 	fetchWaitSet bool // --fetch-wait-max given (else the embedded broker's short wait applies)
 	wl           workload.Flags
@@ -145,8 +143,8 @@ each change revokes every partition of every member; under consumer, only the on
 	bindScenarioFlags(c.Flags(), o)
 	bindWorkloadFlags(c.Flags(), &o.wl)
 	bindMemberFlags(c.Flags(), o)
-	c.Flags().StringVar(&o.Group, "group", "", "consumer group (default: a new group per run); one with members at start is refused (exit 5) unless --allow-shared-group")
-	c.Flags().BoolVar(&o.AllowSharedGroup, "allow-shared-group", false, "run although --group has other members at start (the result then carries a warning: the run judges only its share of the partitions)")
+	c.Flags().StringVar(&o.Group, "group", "", "consumer group (default: a new group per run); one with members at start is refused (exit 5), and one another member joins during the run makes it INCOMPLETE, unless --allow-shared-group")
+	c.Flags().BoolVar(&o.AllowSharedGroup, "allow-shared-group", false, "run although --group has other members, at start or joining later (the result then carries a warning: the run judges only its share of the partitions)")
 	c.Flags().BoolVar(&o.Keep, "keep", false, "keep the run's topic on --brokers (for inspect and rewind)")
 	c.Flags().StringVar(&o.SVGFile, "svg", "", "draw the run as SVG into FILE, as trace parse --svg draws its trace (several runs: FILE-POLICY-HANDLER-COMMIT.svg each)")
 	c.Flags().IntVar(&o.MaxRestarts, "max-restarts", o.MaxRestarts, "--commit ledger: phase 3 restarts the consumer while records stay stranded, at most this often")

@@ -32,6 +32,10 @@ type Options struct {
 	Partitions int32
 	Workload   workload.Spec // the records phase 1 writes
 	Group      string        // empty: generated per run
+	// AllowSharedGroup: a named Group that another member is in, at start or at any
+	// point of the run, gives a result with a warning; without it such a run is
+	// INCOMPLETE (ErrSharedGroup).
+	AllowSharedGroup bool
 	// GroupProtocol is --group-protocol: classic or consumer (KIP-848); empty: what
 	// group.protocol in Kafka.Props says, else classic.
 	GroupProtocol string

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -124,6 +125,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer r.stopConsumer()
+	if o.Group != "" && !res.Embedded {
+		// A group named on a cluster others use: someone may join it while the run goes
+		// on (issue 27 §4); cmd checked who was there at start.
+		if r.shared, err = watchShared(ctx, cfg, group, r.clientID(), o.Timeout, func() int { return int(r.started.Load()) }, func() time.Duration { return time.Since(start) }); err != nil {
+			return nil, err
+		}
+	}
 	if o.Progress != nil {
 		var tick func()
 		tick = func() {
@@ -188,8 +196,29 @@ type run struct {
 	highs     map[int32]int64
 	delivered map[kpart.TopicPartition]map[int64]int // over every consumer instance
 	restarted int
-	byMember  memberTally // distinct deliveries per member name, over instances
-	kfake     bool        // the broker is kfake (embedded, or `kstranded broker`)
+	byMember  memberTally  // distinct deliveries per member name, over instances
+	kfake     bool         // the broker is kfake (embedded, or `kstranded broker`)
+	started   atomic.Int64 // consumers started, over instances (sharedWatch)
+	shared    *sharedWatch // a named group on --brokers: who else is in it while the run goes on
+}
+
+// clientID is the client.id of the run's consumers: the user's, else one of the run's
+// own, which is how sharedWatch tells the run's members from anyone else's.
+func (r *run) clientID() string {
+	if id := r.cfg.Props["client.id"]; id != "" {
+		return id
+	}
+	return "kstranded-" + r.res.RunID
+}
+
+// newSource starts one consumer client of the run in its group.
+func (r *run) newSource() (*rdSource, error) {
+	props := consumerProps(r.o, r.group, r.kfake)
+	if r.cfg.Props["client.id"] == "" {
+		props["client.id"] = r.clientID()
+	}
+	r.started.Add(1)
+	return newRDSource(r.cfg, props, r.topic, r.trace, r.now)
 }
 
 // consumer is one consumer instance: librdkafka client, model engine, ledger.
@@ -222,7 +251,7 @@ func (r *run) startConsumer() error {
 	o := r.o
 	r.cs = nil
 	for i := 0; i < o.members(); i++ {
-		src, err := newRDSource(r.cfg, consumerProps(o, r.group, r.kfake), r.topic, r.trace, r.now)
+		src, err := r.newSource()
 		if err != nil {
 			return err
 		}
@@ -367,7 +396,7 @@ func (r *run) startEngine(c *consumer) error {
 // dealt again; under the consumer protocol (COOPERATIVE) only the partitions that move.
 func (r *run) join() error {
 	name := fmt.Sprintf("m%d", len(r.cs)+1)
-	src, err := newRDSource(r.cfg, consumerProps(r.o, r.group, r.kfake), r.topic, r.trace, r.now)
+	src, err := r.newSource()
 	if err != nil {
 		return err
 	}
@@ -631,6 +660,15 @@ func (r *run) finish(runErr error) (*Result, error) {
 		}
 	}
 	r.stopConsumer()
+	if who, at := r.shared.stop(); who != "" {
+		msg := fmt.Sprintf("group %s was shared during the run: %s was in it at %s; it took part of the group's partitions and its joins and leaves rebalanced the run's consumers, so what this run counts is only its share, not the scenario's outcome (a group of the run's own gives that)",
+			r.group, who, at.Round(time.Millisecond))
+		if r.o.AllowSharedGroup {
+			r.res.Warnings = append(r.res.Warnings, "--allow-shared-group: "+msg)
+		} else if runErr == nil {
+			runErr = fmt.Errorf("%w: %s", ErrSharedGroup, msg)
+		}
+	}
 	r.res.Elapsed = time.Since(r.start)
 	r.res.judge(r.allDelivered(), r.records, r.highs, current)
 	if runErr != nil && (errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded)) && r.ctx.Err() != nil {
