@@ -147,6 +147,9 @@ type Result struct {
 	Complete bool
 	Error    string
 	Warnings []string
+	// EveryPhase: an incomplete run that went through every phase (its group was
+	// shared, ErrSharedGroup): what cut it short is not a phase that did not end.
+	EveryPhase bool
 
 	unreachable bool // the run ended because the broker stopped answering
 }

@@ -661,12 +661,13 @@ func (r *run) finish(runErr error) (*Result, error) {
 	}
 	r.stopConsumer()
 	if who, at := r.shared.stop(); who != "" {
-		msg := fmt.Sprintf("group %s was shared during the run: %s was in it at %s; it took part of the group's partitions and its joins and leaves rebalanced the run's consumers, so what this run counts is only its share, not the scenario's outcome (a group of the run's own gives that)",
+		msg := fmt.Sprintf("group %s had another member during the run: %s was in it at %s; it took part of the group's partitions and its joins and leaves rebalanced the run's consumers, so what this run counts is only its share, not the scenario's outcome (a group of the run's own gives that)",
 			r.group, who, at.Round(time.Millisecond))
 		if r.o.AllowSharedGroup {
 			r.res.Warnings = append(r.res.Warnings, "--allow-shared-group: "+msg)
 		} else if runErr == nil {
 			runErr = fmt.Errorf("%w: %s", ErrSharedGroup, msg)
+			r.res.EveryPhase = true
 		}
 	}
 	r.res.Elapsed = time.Since(r.start)

@@ -17,7 +17,7 @@ import (
 // run's consumers, so the run saw only its share: what it counted is not the
 // scenario's outcome (two runs started together in one group each report part of one
 // loss as if it were the whole). The run is INCOMPLETE unless --allow-shared-group.
-var ErrSharedGroup = errors.New("the group was shared during the run")
+var ErrSharedGroup = errors.New("shared group")
 
 // sharedEvery is how often a run in a named group describes it.
 const sharedEvery = 500 * time.Millisecond

@@ -56,6 +56,9 @@ type ReproRun struct {
 	Complete    bool          `json:"complete"`
 	Error       Text          `json:"error"` // what cut the run short
 	Warnings    []string      `json:"warnings"`
+	// everyPhase: the run went through every phase and is incomplete for another
+	// reason (repro.Result.EveryPhase)
+	everyPhase bool
 }
 
 // ReproMember is one consumer of the group: how many distinct records it handed to its
@@ -138,7 +141,7 @@ func NewRepro(results []*repro.Result) Repro {
 			RunID: r.RunID, Topic: r.Topic, Group: r.Group, Brokers: r.Brokers, Embedded: r.Embedded,
 			Policy: string(r.Policy), Handler: string(r.Handler), Commit: string(r.Commit), Settings: r.Settings,
 			Verdict: r.Verdict, Lost: r.Lost(), ElapsedMs: ms(r.Elapsed), Interrupted: r.Interrupted, Warnings: nonNil(r.Warnings), Restarts: r.Restarts,
-			Complete: r.Complete, Error: Text(r.Error),
+			Complete: r.Complete, Error: Text(r.Error), everyPhase: r.EveryPhase,
 			Phases: []ReproPhase{}, Partitions: []ReproPartition{}, Members: []ReproMember{},
 		}
 		run.Simulated = r.Simulated
@@ -288,13 +291,21 @@ func handlerName(h string) string {
 	return h
 }
 
+// stoppedIn says where an incomplete run stopped, and why.
+func stoppedIn(r ReproRun) string {
+	if r.everyPhase {
+		return string(r.Error)
+	}
+	return fmt.Sprintf("stopped in phase %d: %s", len(r.Phases)+1, r.Error)
+}
+
 func verdictLine(st render.Styles, r ReproRun) string {
 	prefix := ""
 	switch {
 	case r.Interrupted:
 		prefix = st.Warn.Render("INTERRUPTED") + " (partial) "
 	case !r.Complete:
-		prefix = st.Warn.Render("INCOMPLETE") + fmt.Sprintf(" (stopped in phase %d: %s) ", len(r.Phases)+1, render.Safe(string(r.Error)))
+		prefix = st.Warn.Render("INCOMPLETE") + fmt.Sprintf(" (%s) ", render.Safe(stoppedIn(r)))
 	}
 	lossAt := ""
 	if r.LossAtMs != nil {
@@ -329,7 +340,7 @@ func verdictLine(st render.Styles, r ReproRun) string {
 		if r.Interrupted {
 			prefix = st.Warn.Render("INTERRUPTED") + " "
 		} else {
-			prefix = fmt.Sprintf("stopped in phase %d (%s): ", len(r.Phases)+1, r.Error)
+			prefix = render.Safe(stoppedIn(r)) + ": "
 		}
 		return fmt.Sprintf("%s %s: %sno verdict: %d records delivered, %d not delivered so far", st.Verdict(verdict.Incomplete), runLabel(r), prefix, d, n)
 	}
