@@ -120,6 +120,34 @@ type PartitionResult struct {
 	PartitionVerdict
 }
 
+// FetchOrder is a simulated run's outcome with partition First's records served first.
+type FetchOrder struct {
+	First      int32
+	Partitions []OrderPartition
+}
+
+// OrderPartition is one partition's outcome under a fetch order.
+type OrderPartition struct {
+	Partition int32
+	Verdict   verdict.Verdict
+	Lost      []traceevent.Range
+	Stranded  []traceevent.Range
+	Committed int64 // at the end of the run (-1: none)
+}
+
+// fetchOrder is r's outcome as served with partition first first.
+func fetchOrder(first int32, r *Result) FetchOrder {
+	fo := FetchOrder{First: first}
+	for _, p := range r.Partitions {
+		c := int64(-1)
+		if n := len(p.CommittedByPhase); n > 0 {
+			c = p.CommittedByPhase[n-1]
+		}
+		fo.Partitions = append(fo.Partitions, OrderPartition{Partition: p.Partition, Verdict: p.Verdict, Lost: p.Lost, Stranded: p.Stranded, Committed: c})
+	}
+	return fo
+}
+
 // Result is a run's outcome.
 type Result struct {
 	RunID       string
@@ -147,6 +175,9 @@ type Result struct {
 	Complete bool
 	Error    string
 	Warnings []string
+	// FetchOrders: Simulate's outcome with each partition holding data served first
+	// (the first one is the result's own), when it explored them; nil otherwise.
+	FetchOrders []FetchOrder
 	// EveryPhase: an incomplete run that went through every phase (its group was
 	// shared, ErrSharedGroup): what cut it short is not a phase that did not end.
 	EveryPhase bool

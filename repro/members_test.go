@@ -138,14 +138,17 @@ func TestSimulatingSeveralMembersCountsADeliveryByAnyMemberAndReportsEach(t *tes
 			2, []string{"8m:leave"}, "classic", eachbatch.V1_10_0, [2]int{100, 100}, verdict.OK, "p0 -; p1 -",
 			"m1 160, m2 42 left 10m40s"},
 		{"consumer protocol: the sticky assignment gives m1 p0-p9, m2's leave moves nothing with data, the expiry clear loses p0 and p1",
-			2, []string{"8m:leave"}, "consumer", eachbatch.V1_10_0, [2]int{100, 100}, verdict.Lost, "p0 81-99; p1 81-99",
+			// the client's queue gives 0:0, 0:1, then 0:2... and 1:0... (fetches of 1, 1,
+			// then many: the consumer queue drains in fetch-response order, as the real
+			// client's captures show), so p1 starts two records behind p0
+			2, []string{"8m:leave"}, "consumer", eachbatch.V1_10_0, [2]int{100, 100}, verdict.Lost, "p0 82-99; p1 80-99",
 			"m1 164, m2 0 left 8m0s"},
 		{"classic: a join at 5m and its leave at 8m revoke everything, the reassignment fetches the cleared records again",
 			1, []string{"5m:join", "8m:leave"}, "classic", eachbatch.V1_10_0, [2]int{100, 40}, verdict.OK, "p0 -; p1 -",
 			"m1 142, m2 0 joined 5m0s left 8m0s"},
 		{"consumer protocol: the same join and leave move no partition with data, and v1.10.0 loses as with one member",
-			1, []string{"5m:join", "8m:leave"}, "consumer", eachbatch.V1_10_0, [2]int{100, 40}, verdict.Lost, "p0 81-99; p1 -",
-			"m1 123, m2 0 joined 5m0s left 8m0s"},
+			1, []string{"5m:join", "8m:leave"}, "consumer", eachbatch.V1_10_0, [2]int{100, 40}, verdict.Lost, "p0 82-99; p1 -",
+			"m1 124, m2 0 joined 5m0s left 8m0s"},
 		// m1's leave comes while the eager rebalance of m3's join still waits for m1's
 		// revoke (its workers are busy): librdkafka commits nothing in that state and
 		// close() leaves before the unassign's commit, which the broker refuses; m2

@@ -56,9 +56,29 @@ type ReproRun struct {
 	Complete    bool          `json:"complete"`
 	Error       Text          `json:"error"` // what cut the run short
 	Warnings    []string      `json:"warnings"`
+	// FetchOrders: simulate's outcome with each partition holding data served first
+	// (the first entry is the run's own), when the shape's outcome may depend on which
+	// partition a broker answers first; empty when not explored (see the warnings).
+	FetchOrders []ReproFetchOrder `json:"fetch_orders"`
 	// everyPhase: the run went through every phase and is incomplete for another
 	// reason (repro.Result.EveryPhase)
 	everyPhase bool
+}
+
+// ReproFetchOrder is the outcome with the records of partition first_partition served
+// first.
+type ReproFetchOrder struct {
+	FirstPartition int32                 `json:"first_partition"`
+	Partitions     []ReproOrderPartition `json:"partitions"`
+}
+
+// ReproOrderPartition is one partition's outcome under a fetch order.
+type ReproOrderPartition struct {
+	Partition int32              `json:"partition"`
+	Verdict   verdict.Verdict    `json:"verdict"`
+	Lost      []traceevent.Range `json:"lost"`
+	Stranded  []traceevent.Range `json:"stranded"`
+	Committed int64              `json:"committed"`
 }
 
 // ReproMember is one consumer of the group: how many distinct records it handed to its
@@ -142,7 +162,15 @@ func NewRepro(results []*repro.Result) Repro {
 			Policy: string(r.Policy), Handler: string(r.Handler), Commit: string(r.Commit), Settings: r.Settings,
 			Verdict: r.Verdict, Lost: r.Lost(), ElapsedMs: ms(r.Elapsed), Interrupted: r.Interrupted, Warnings: nonNil(r.Warnings), Restarts: r.Restarts,
 			Complete: r.Complete, Error: Text(r.Error), everyPhase: r.EveryPhase,
-			Phases: []ReproPhase{}, Partitions: []ReproPartition{}, Members: []ReproMember{},
+			Phases: []ReproPhase{}, Partitions: []ReproPartition{}, Members: []ReproMember{}, FetchOrders: []ReproFetchOrder{},
+		}
+		for _, fo := range r.FetchOrders {
+			rf := ReproFetchOrder{FirstPartition: fo.First, Partitions: []ReproOrderPartition{}}
+			for _, p := range fo.Partitions {
+				rf.Partitions = append(rf.Partitions, ReproOrderPartition{Partition: p.Partition, Verdict: p.Verdict,
+					Lost: nonNil(p.Lost), Stranded: nonNil(p.Stranded), Committed: p.Committed})
+			}
+			run.FetchOrders = append(run.FetchOrders, rf)
 		}
 		run.Simulated = r.Simulated
 		if run.Handler == "" {

@@ -59,25 +59,30 @@ type Client struct {
 	// OnNonEmpty is called (posted on the loop) when records are appended: librdkafka's
 	// queue-non-empty callback.
 	OnNonEmpty func()
-	// Chunk is how many records of one partition a consume call returns before it moves
-	// to the next partition (0: every buffered record of a partition, then the next).
+	// Chunk is how many records of one partition the consumer queue holds in a row
+	// before the next partition's (0: every buffered record of a partition, then the
+	// next).
 	//
 	// The assumption: librdkafka fetches from each partition's leader with one Fetch
 	// request covering every assigned partition; each partition's part of the response
 	// (at most max.partition.fetch.bytes, fetch.message.max.bytes in librdkafka) becomes
-	// one op on the consumer queue, in the order of the response, and a consume call
-	// returns the queue's records in that order. So a call over several partitions
-	// holds runs of about Chunk records per partition, in turn, not one partition
-	// drained after another. Set Chunk to max.partition.fetch.bytes / record size;
+	// one op on the consumer queue, in the order of the response, and consume calls pop
+	// the queue's records in that order. So the queue holds runs of about Chunk records
+	// per partition, in turn, not one partition drained after another; and a consume
+	// call starts where the previous one stopped, inside a run if it stopped there: the
+	// real client's consume(1), consume(1), consume(40) return 0:0, 0:1, then 0:2-4,
+	// 1:0-4, ... (testenv/jsclient captures, 8x5 at concurrency 2), not one record of
+	// each partition in turn. Set Chunk to max.partition.fetch.bytes / record size;
 	// the simulation does not model fetch sizes beyond that (no per-broker requests,
 	// no fetch.max.bytes cap, no batch boundaries).
 	Chunk int
-	// StartAt is the assignment index of the partition the first consume call serves
-	// first (0: the first assigned). Which partition's fetch response reaches a live
-	// consumer's queue first is the broker's and the network's; runs whose outcome
-	// depends on it are simulated once per start to know every outcome it allows.
-	StartAt  int
-	next     int // partition index where the next consume call starts its turns
+	// StartAt is the assignment index of the partition the queue starts with (0: the
+	// first assigned). Which partition's fetch response reaches a live consumer's
+	// queue first is the broker's and the network's; runs whose outcome depends on it
+	// are simulated once per start to know every outcome it allows.
+	StartAt int
+	next    int // assignment index of the partition at the head of the queue
+	inRun   int // records of that partition's current run already consumed
 	closeErr error
 	started  bool
 
@@ -255,24 +260,33 @@ func (c *Client) Consume(max int) ([]eachbatch.Record, error) {
 		}
 		return out, nil
 	}
-	for n := len(c.assignment); n > 0 && len(out) < max; {
-		progressed := false
-		for i := 0; i < n && len(out) < max; i++ {
-			tp := c.assignment[(c.next+i)%n]
-			before := len(out)
-			out = c.take(out, tp, min(max, len(out)+c.Chunk))
-			progressed = progressed || len(out) > before
-		}
-		if !progressed {
-			break
-		}
+	n := len(c.assignment)
+	if n == 0 {
+		return out, nil
 	}
-	if n := len(c.assignment); n > 0 {
-		// The next fetch response starts with the partition after the first one
-		// served: librdkafka rotates the order of partitions in its Fetch requests.
-		c.next = (c.next + 1) % n
+	c.next %= n
+	// Pop the queue: the rest of the head partition's run, then the next partition's,
+	// until the call is full or a whole turn over the partitions found nothing.
+	for idle := 0; idle < n && len(out) < max; {
+		tp := c.assignment[c.next]
+		before := len(out)
+		out = c.take(out, tp, min(max, len(out)+c.Chunk-c.inRun))
+		c.inRun += len(out) - before
+		if len(out) == before {
+			idle++
+		} else {
+			idle = 0
+		}
+		if c.inRun >= c.Chunk || !c.hasMore(tp) {
+			c.next, c.inRun = (c.next+1)%n, 0
+		}
 	}
 	return out, nil
+}
+
+// hasMore reports whether tp holds records past the client's position that it returns.
+func (c *Client) hasMore(tp TP) bool {
+	return !c.paused[tp] && c.pos[tp] < int64(len(c.g.logs[tp]))
 }
 
 // take appends tp's deliverable records until out holds max.

@@ -142,3 +142,38 @@ func TestStartAtChoosesThePartitionTheFirstCallServesFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestConsumeCallsPopTheQueueWhereThePreviousOneStopped: the real client's first
+// fetches (testenv/jsclient captures: 8x5, concurrency 2, one record at a time) ask for
+// 1, 1, then 40 records and get 0:0, 0:1, then 0:2-4 and 1:0-4 and so on: the consumer
+// queue drains in the order the fetch response filled it, whatever the size of the
+// calls. (The model once started every call with the next partition, giving 0:0, 1:0.)
+func TestConsumeCallsPopTheQueueWhereThePreviousOneStopped(t *testing.T) {
+	l := loop.NewVirtual(time.Unix(0, 0))
+	c := New(l, 0, nil)
+	var tps []TP
+	for p := int32(0); p < 8; p++ {
+		tp := TP{Topic: "t", Partition: p}
+		c.Append(tp, make([]Kind, 5)...)
+		tps = append(tps, tp)
+	}
+	c.Assign(tps...)
+	c.Chunk = 81 // 8192-byte fetches of 100-byte records
+	var got []string
+	for _, n := range []int{1, 1, 12} {
+		recs, _ := c.Consume(n)
+		var call []string
+		for _, r := range recs {
+			call = append(call, fmt.Sprintf("%d:%d", r.Partition, r.Offset))
+		}
+		got = append(got, strings.Join(call, " "))
+	}
+	want := []string{"0:0", "0:1", "0:2 0:3 0:4 1:0 1:1 1:2 1:3 1:4 2:0 2:1 2:2 2:3"}
+	if strings.Join(got, " | ") != strings.Join(want, " | ") {
+		t.Fatalf("got   %s\nwant  %s", strings.Join(got, " | "), strings.Join(want, " | "))
+	}
+	// the next call goes on inside partition 2's run
+	if recs, _ := c.Consume(2); len(recs) != 2 || recs[0].Partition != 2 || recs[0].Offset != 4 || recs[1].Partition != 3 {
+		t.Fatalf("fourth call %+v, want 2:4 3:0", recs)
+	}
+}
