@@ -80,9 +80,9 @@ type Client struct {
 	// first assigned). Which partition's fetch response reaches a live consumer's
 	// queue first is the broker's and the network's; runs whose outcome depends on it
 	// are simulated once per start to know every outcome it allows.
-	StartAt int
-	next    int // assignment index of the partition at the head of the queue
-	inRun   int // records of that partition's current run already consumed
+	StartAt  int
+	next     int // assignment index of the partition at the head of the queue
+	inRun    int // records of that partition's current run already consumed
 	closeErr error
 	started  bool
 

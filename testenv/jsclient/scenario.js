@@ -6,6 +6,13 @@
 //   node scenario.js --brokers 127.0.0.1:PORT --logger default|json [--debug CONTEXTS]
 //                    [--module PATH] [--records 200] [--quiet-ms 10000] [--phase2-wait-ms 10000]
 //
+// Shapes (the agreement suite, integration/jsclient_test.go; defaults are the seed's):
+//   [--spread PxN | P:N,...] (records per partition, in one transaction; default 0:--records)
+//   [--handler eachBatch|eachMessage] [--concurrency 20] [--parallel 3] [--delay-ms 400]
+//   [--max-poll-ms 9000] [--batch-size 20] [--commit auto|manual]
+// --commit manual is upstream #476's idiom: autoCommit false, eachBatchAutoResolve false,
+// resolveOffset() per record, await commitOffsetsIfNecessary() at the end of each batch.
+//
 // Phase 1: a transactional producer (acks -1) writes --records records to partition 0 of
 // --topic in one transaction; a consumer (the bug report's settings, durations / 100) delivers
 // them through a slow eachBatch (3 records at a time, 400 ms each). Once no record has been
@@ -32,6 +39,14 @@ function parseArgs(argv) {
     quietMs: 10000,
     phase2WaitMs: 10000,
     group: '',
+    spread: '',
+    handler: 'eachBatch',
+    concurrency: 20,
+    parallel: 3,
+    delayMs: 400,
+    maxPollMs: 9000,
+    batchSize: 20,
+    commit: 'auto',
   };
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i];
@@ -49,12 +64,38 @@ function parseArgs(argv) {
       case '--quiet-ms': opts.quietMs = Number(val()); break;
       case '--phase2-wait-ms': opts.phase2WaitMs = Number(val()); break;
       case '--group': opts.group = val(); break;
+      case '--spread': opts.spread = val(); break;
+      case '--handler': opts.handler = val(); break;
+      case '--concurrency': opts.concurrency = Number(val()); break;
+      case '--parallel': opts.parallel = Number(val()); break;
+      case '--delay-ms': opts.delayMs = Number(val()); break;
+      case '--max-poll-ms': opts.maxPollMs = Number(val()); break;
+      case '--batch-size': opts.batchSize = Number(val()); break;
+      case '--commit': opts.commit = val(); break;
       default: throw new Error(`unknown argument ${a}`);
     }
   }
   if (!opts.brokers) throw new Error('--brokers host:port is required');
   if (opts.logger !== 'default' && opts.logger !== 'json')
     throw new Error('--logger must be default or json');
+  if (opts.handler !== 'eachBatch' && opts.handler !== 'eachMessage')
+    throw new Error('--handler must be eachBatch or eachMessage');
+  if (opts.commit !== 'auto' && opts.commit !== 'manual')
+    throw new Error('--commit must be auto or manual');
+  // records per partition: PxN (N on each of 0..P-1) or P:N,...
+  opts.parts = new Map();
+  const spread = opts.spread || `0:${opts.records}`;
+  let m;
+  if ((m = /^(\d+)x(\d+)$/.exec(spread))) {
+    for (let p = 0; p < Number(m[1]); p++) opts.parts.set(p, Number(m[2]));
+  } else {
+    for (const part of spread.split(',')) {
+      const [p, n] = part.split(':').map(Number);
+      if (!Number.isInteger(p) || !Number.isInteger(n)) throw new Error(`--spread ${spread}: PxN or P:N,...`);
+      opts.parts.set(p, n);
+    }
+  }
+  opts.total = [...opts.parts.values()].reduce((a, b) => a + b, 0);
   return opts;
 }
 
@@ -123,9 +164,7 @@ const kafka = new Kafka({ kafkaJS: { brokers, logLevel: logLevel.DEBUG } });
 // Measurement only (committed offsets, watermarks): errors only, so it adds no noise.
 const probeKafka = new Kafka({ kafkaJS: { brokers, logLevel: logLevel.ERROR } });
 
-const TP = { topic: opts.topic, partition: 0 };
-
-async function produceTransactional(n) {
+async function produceTransactional() {
   const producer = kafka.producer({
     kafkaJS: { transactionalId: `kstranded-js-tx-${runId}`, acks: -1, idempotent: true,
       ...clientLogger() },
@@ -133,45 +172,58 @@ async function produceTransactional(n) {
   await producer.connect();
   const tx = await producer.transaction();
   const messages = [];
-  for (let i = 0; i < n; i++) messages.push({ partition: 0, key: `k${i}`, value: `record-${i}` });
+  for (const [p, n] of opts.parts)
+    for (let i = 0; i < n; i++) messages.push({ partition: p, key: `k${i}`, value: `record-${i}` });
   await tx.send({ topic: opts.topic, messages });
   await tx.commit();
   await producer.disconnect();
 }
 
-async function produceOne(i) {
+// Phase 2: one more record (not transactional) on every partition that holds records.
+async function producePhase2() {
   const producer = kafka.producer({ kafkaJS: { acks: -1, idempotent: true, ...clientLogger() } });
   await producer.connect();
-  await producer.send({ topic: opts.topic, messages: [{ partition: 0, key: `k${i}`, value: `record-${i}` }] });
+  const messages = [...opts.parts.entries()].map(([p, n]) => ({ partition: p, key: `k${n}`, value: `record-${n}` }));
+  await producer.send({ topic: opts.topic, messages });
   await producer.disconnect();
 }
 
+// probe prints the group's committed offset of every partition that holds records and
+// returns partition 0's (the seed's).
 async function probe(admin, phase) {
   const [committed] = await admin.fetchOffsets({ groupId, topics: [opts.topic] });
-  const c = committed.partitions.find((p) => p.partition === 0);
-  const wm = (await admin.fetchTopicOffsets(opts.topic)).find((p) => p.partition === 0);
-  const committedOffset = Number(c ? c.offset : -1);
-  app('committed', { phase, topic: opts.topic, partition: 0, offset: String(committedOffset),
-    low: wm.low, high: wm.high });
-  return committedOffset;
+  const wms = await admin.fetchTopicOffsets(opts.topic);
+  let first = -1;
+  for (const p of [...opts.parts.keys()].sort((a, b) => a - b)) {
+    const c = committed.partitions.find((x) => x.partition === p);
+    const wm = wms.find((x) => x.partition === p);
+    const committedOffset = Number(c ? c.offset : -1);
+    app('committed', { phase, topic: opts.topic, partition: p, offset: String(committedOffset),
+      low: wm.low, high: wm.high });
+    if (first === -1) first = committedOffset;
+  }
+  return first;
 }
 
 async function main() {
   app('scenario', { client: ckjsVersion, librdkafka: ckjs.librdkafkaVersion, node: process.version,
     logger: opts.logger, debug: opts.debug || '-', group: groupId, topic: opts.topic,
-    records: opts.records });
+    records: opts.total, ...(opts.spread ? { spread: opts.spread, handler: opts.handler,
+      concurrency: opts.concurrency, parallel: opts.parallel, delay_ms: opts.delayMs,
+      max_poll_ms: opts.maxPollMs, batch_size: opts.batchSize, commit: opts.commit } : {}) });
 
   const admin = probeKafka.admin();
   await admin.connect();
 
-  await produceTransactional(opts.records);
-  app('produced', { phase: 1, topic: opts.topic, partition: 0, count: opts.records, transactional: true });
+  await produceTransactional();
+  for (const [p, n] of opts.parts)
+    app('produced', { phase: 1, topic: opts.topic, partition: p, count: n, transactional: true });
 
   const consumerConfig = {
     kafkaJS: {
       groupId,
       fromBeginning: true,
-      autoCommit: true,
+      autoCommit: opts.commit === 'auto',
       readUncommitted: false,
       sessionTimeout: 6000,
       heartbeatInterval: 1500,
@@ -179,8 +231,8 @@ async function main() {
       maxBytesPerPartition: 8192,
       ...clientLogger(),
     },
-    'max.poll.interval.ms': 9000, // the report's 900000 / 100
-    'js.consumer.max.batch.size': 20,
+    'max.poll.interval.ms': opts.maxPollMs, // the report's 900000 / 100
+    'js.consumer.max.batch.size': opts.batchSize,
     'fetch.wait.max.ms': 50, // the report's 5000; kfake answers an idle fetch only at its max wait
     'enable.metrics.push': false,
   };
@@ -191,54 +243,72 @@ async function main() {
   let lastDeliveryAt = Date.now();
   await consumer.connect();
   await consumer.subscribe({ topic: opts.topic });
-  consumer.run({
-    partitionsConsumedConcurrently: 20,
-    eachBatch: async ({ batch }) => {
-      // 3 records at a time, 400 ms each (the report's 40 s / 100).
-      for (let i = 0; i < batch.messages.length; i += 3) {
-        await Promise.all(batch.messages.slice(i, i + 3).map(async (m) => {
-          await sleep(400);
-          delivered.push(`${batch.partition}:${m.offset}`);
-          lastDeliveryAt = Date.now();
-          if (opts.logger === 'json')
-            appLog.info('delivered', { topic: batch.topic, partition: batch.partition, offset: m.offset });
-          else
-            console.log(`delivered topic=${batch.topic} partition=${batch.partition} offset=${m.offset}`);
+  const deliver = (topic, partition, offset) => {
+    delivered.push(`${partition}:${offset}`);
+    lastDeliveryAt = Date.now();
+    if (opts.logger === 'json')
+      appLog.info('delivered', { topic, partition, offset });
+    else
+      console.log(`delivered topic=${topic} partition=${partition} offset=${offset}`);
+  };
+  const run = { partitionsConsumedConcurrently: opts.concurrency };
+  if (opts.handler === 'eachMessage') {
+    run.eachMessage = async ({ topic, partition, message }) => {
+      await sleep(opts.delayMs);
+      deliver(topic, partition, message.offset);
+    };
+  } else {
+    if (opts.commit === 'manual') run.eachBatchAutoResolve = false;
+    run.eachBatch = async ({ batch, resolveOffset, commitOffsetsIfNecessary }) => {
+      // --parallel records at a time, --delay-ms each (the report's 3 and 40 s / 100).
+      for (let i = 0; i < batch.messages.length; i += opts.parallel) {
+        const round = batch.messages.slice(i, i + opts.parallel);
+        await Promise.all(round.map(async (m) => {
+          await sleep(opts.delayMs);
+          deliver(batch.topic, batch.partition, m.offset);
         }));
+        if (opts.commit === 'manual') for (const m of round) resolveOffset(m.offset);
       }
-    },
-  });
+      if (opts.commit === 'manual') await commitOffsetsIfNecessary();
+    };
+  }
+  consumer.run(run);
 
   // Phase 1: wait until everything was delivered or nothing was for --quiet-ms.
-  while (delivered.length < opts.records && Date.now() - lastDeliveryAt < opts.quietMs)
+  while (delivered.length < opts.total && Date.now() - lastDeliveryAt < opts.quietMs)
     await sleep(200);
-  if (delivered.length >= opts.records) await sleep(6000); // let auto-commit (5 s) catch up
+  if (delivered.length >= opts.total) await sleep(6000); // let auto-commit (5 s) catch up
   const p1 = await probe(admin, 1);
   const p1Delivered = delivered.length;
 
   // Phase 2: one more record.
-  await produceOne(opts.records);
-  app('produced', { phase: 2, topic: opts.topic, partition: 0, count: 1, transactional: false });
+  await producePhase2();
+  for (const p of opts.parts.keys())
+    app('produced', { phase: 2, topic: opts.topic, partition: p, count: 1, transactional: false });
   const before = delivered.length;
   const p2Start = Date.now();
-  while (delivered.length === before && Date.now() - p2Start < 30000) await sleep(100);
+  while (delivered.length < before + opts.parts.size && Date.now() - p2Start < 30000) await sleep(100);
   await sleep(opts.phase2WaitMs);
   const p2 = await probe(admin, 2);
 
-  const seen = new Set(delivered.map((k) => Number(k.split(':')[1])));
+  const seen = new Set(delivered);
   const missing = [];
-  for (let o = 0; o < opts.records; o++) if (!seen.has(o)) missing.push(o);
   const ranges = [];
-  for (const o of missing) {
-    const last = ranges[ranges.length - 1];
-    if (last && last[1] === o - 1) last[1] = o; else ranges.push([o, o]);
+  for (const [p, n] of [...opts.parts.entries()].sort((a, b) => a[0] - b[0])) {
+    for (let o = 0; o < n; o++) {
+      if (seen.has(`${p}:${o}`)) continue;
+      missing.push(o);
+      const last = ranges[ranges.length - 1];
+      if (last && last[0] === p && last[2] === o - 1) last[2] = o; else ranges.push([p, o, o]);
+    }
   }
+  const one = opts.parts.size === 1;
   app('summary', {
-    delivered_phase1: `${p1Delivered}/${opts.records}`,
+    delivered_phase1: `${p1Delivered}/${opts.total}`,
     delivered_phase2: delivered.slice(p1Delivered).join(',') || '-',
     duplicates: delivered.length - new Set(delivered).size,
     committed_phase1: p1, committed_phase2: p2,
-    undelivered: ranges.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(',') || '-',
+    undelivered: ranges.map(([p, a, b]) => (one ? '' : `${p}:`) + (a === b ? `${a}` : `${a}-${b}`)).join(',') || '-',
     undelivered_count: missing.length,
   });
 
