@@ -10,7 +10,7 @@ COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -X $(PKG)/internal/buildinfo.version=$(VERSION) -X $(PKG)/internal/buildinfo.commit=$(COMMIT) -X $(PKG)/internal/buildinfo.date=$(DATE)
 
-.PHONY: build install man run test test-live test-short test-otel lint bench clean
+.PHONY: build install man run test test-live test-short test-otel test-jsclient lint bench clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
@@ -46,6 +46,13 @@ test-live:
 ## instant once installed) exports spans to `kstranded watch --otlp`. Needs Node.js >= 20 and npm.
 test-otel:
 	KSTRANDED_TEST_OTEL=1 $(GO) test -count=1 ./integration -run 'OpenTelemetry' -v
+
+## test-jsclient: the agreement suite: the real @confluentinc/kafka-javascript 1.10.0 and
+## 1.10.1 (compiled from npm into ~/.cache/kstranded by testenv/jsclient/install.sh, once)
+## against the model on the shapes of integration/jsclient_test.go. Needs Node.js, npm, a C
+## toolchain, libzstd-dev liblz4-dev libsasl2-dev libcurl4-openssl-dev. About 10 minutes.
+test-jsclient:
+	KSTRANDED_TEST_JSCLIENT=1 $(GO) test -count=1 -timeout 60m ./integration -run 'JSClient' -v
 
 ## test-short: unit tests only, no live consumer (-short skips every run of one)
 test-short:

@@ -49,9 +49,18 @@ type reproRun struct {
 		Stranded         []rangeJSON `json:"stranded"`
 		Verdict          string      `json:"verdict"`
 	} `json:"partitions"`
-	Verdict  string   `json:"verdict"`
-	Lost     int      `json:"lost"`
-	Warnings []string `json:"warnings"`
+	Verdict     string   `json:"verdict"`
+	Lost        int      `json:"lost"`
+	Warnings    []string `json:"warnings"`
+	FetchOrders []struct {
+		FirstPartition int32 `json:"first_partition"`
+		Partitions     []struct {
+			Partition int32       `json:"partition"`
+			Verdict   string      `json:"verdict"`
+			Lost      []rangeJSON `json:"lost"`
+			Committed int64       `json:"committed"`
+		} `json:"partitions"`
+	} `json:"fetch_orders"`
 }
 
 type rangeJSON struct {
