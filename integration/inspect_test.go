@@ -31,6 +31,7 @@ type inspectDoc struct {
 			Delivered      int64       `json:"delivered"`
 			Lost           []rangeJSON `json:"lost"`
 			LostCount      int64       `json:"lost_count"`
+			Stranded       []rangeJSON `json:"stranded"`
 			SafeRewind     *int64      `json:"safe_rewind_offset"`
 			NotDeliverable []struct {
 				First int64  `json:"first"`

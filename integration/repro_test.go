@@ -47,6 +47,7 @@ type reproRun struct {
 		Lost             []rangeJSON `json:"lost"`
 		LostCount        int         `json:"lost_count"`
 		Stranded         []rangeJSON `json:"stranded"`
+		High             int64       `json:"high_watermark"`
 		Verdict          string      `json:"verdict"`
 	} `json:"partitions"`
 	Verdict     string   `json:"verdict"`
