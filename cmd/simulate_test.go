@@ -31,6 +31,10 @@ func TestSimulateRejectsBadInputNamingTheFlag(t *testing.T) {
 		{"no members", []string{"simulate", "--members", "0"}, []string{"--members"}},
 		{"a malformed rebalance step", []string{"simulate", "--rebalance-at", "5m:jump"}, []string{"--rebalance-at"}},
 		{"the last member leaving", []string{"simulate", "--rebalance-at", "8m:leave"}, []string{"--rebalance-at", "last member"}},
+		// issue 27 §9: 1000000h printed a negative phase bound; 100000h ran for minutes
+		{"a max-poll-interval past librdkafka's limit", []string{"simulate", "--max-poll-interval", "1000000h"}, []string{"--max-poll-interval", "12h0m0s"}},
+		{"a handler delay over a day", []string{"simulate", "--handler-delay", "100000h"}, []string{"--handler-delay", "24h0m0s"}},
+		{"an auto-commit interval over a day", []string{"simulate", "--auto-commit-interval", "25h"}, []string{"--auto-commit-interval"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errs := runCmd(t, "", c.args...)

@@ -136,6 +136,14 @@ func (o Options) EngineSettings() eachbatch.Settings {
 }
 
 // Validate checks the options; errors name the flag.
+// MaxPollIntervalLimit and MaxHandlerDelay bound the durations a scenario may name
+// (issue 27 §9): librdkafka's max.poll.interval.ms limit (24h, which the JS client
+// doubles), and a day per record.
+const (
+	MaxPollIntervalLimit = 12 * time.Hour
+	MaxHandlerDelay      = 24 * time.Hour
+)
+
 func (o Options) Validate() error {
 	switch {
 	case o.Partitions <= 0:
@@ -158,6 +166,13 @@ func (o Options) Validate() error {
 		return errors.New("--handler-parallel must be > 0")
 	case o.MaxPollInterval <= 0:
 		return errors.New("--max-poll-interval must be > 0")
+	case o.MaxPollInterval > MaxPollIntervalLimit:
+		// and a larger one overflowed the phase bound into a negative duration
+		return fmt.Errorf("--max-poll-interval must be at most %s, got %s: the JS client hands librdkafka twice it as max.poll.interval.ms, whose limit is 86400000 (24h)", MaxPollIntervalLimit, o.MaxPollInterval)
+	case o.HandlerDelay > MaxHandlerDelay:
+		return fmt.Errorf("--handler-delay must be at most %s, got %s", MaxHandlerDelay, o.HandlerDelay)
+	case o.AutoCommitInterval > 24*time.Hour:
+		return fmt.Errorf("--auto-commit-interval must be at most 24h (librdkafka's auto.commit.interval.ms limit), got %s", o.AutoCommitInterval)
 	case o.groupProtocol() == kafkaconf.GroupProtocolClassic && (o.SessionTimeout <= 0 || o.HeartbeatInterval <= 0 || o.HeartbeatInterval >= o.SessionTimeout):
 		return errors.New("--session-timeout and --heartbeat-interval must be > 0, heartbeat below session")
 	case o.AutoCommitInterval <= 0:
