@@ -33,6 +33,8 @@ func TestSimulateRejectsBadInputNamingTheFlag(t *testing.T) {
 		{"the last member leaving", []string{"simulate", "--rebalance-at", "8m:leave"}, []string{"--rebalance-at", "last member"}},
 		// issue 27 §9: 1000000h printed a negative phase bound; 100000h ran for minutes
 		{"a max-poll-interval past librdkafka's limit", []string{"simulate", "--max-poll-interval", "1000000h"}, []string{"--max-poll-interval", "12h0m0s"}},
+		{"more than 100 members", []string{"simulate", "--members", "1000"}, []string{"--members", "100"}},
+		{"more than 1000 partitions", []string{"simulate", "--spread", "5000x1", "--partitions", "5000"}, []string{"--partitions", "1000"}},
 		{"a handler delay over a day", []string{"simulate", "--handler-delay", "100000h"}, []string{"--handler-delay", "24h0m0s"}},
 		{"an auto-commit interval over a day", []string{"simulate", "--auto-commit-interval", "25h"}, []string{"--auto-commit-interval"}},
 	} {
