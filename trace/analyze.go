@@ -234,7 +234,8 @@ type partState struct {
 	delivered    kpart.RangeSet
 	unknownDeliv int
 	hasDelivery  bool
-	cache        kpart.RangeSet // fetched, not yet served or cleared (for count-only serves)
+	cache        kpart.RangeSet // fetched, not yet served or cleared (for count-only serves); read it through cached()
+	served       []kpart.Range  // served ranges not yet taken out of cache (cached applies them at once)
 	committed    int64
 	commits      []offRef // increases only
 	lastManual   int64    // highest manual (explicit) commit, -1 before any
@@ -780,6 +781,7 @@ func (a *Analyzer) addFetch(e Event) {
 			}
 		}
 		ps.fetched.Add(r.First, r.Last)
+		ps.cached()
 		ps.cache.Add(r.First, r.Last)
 		n += r.Len()
 		if r.Last+1 > ps.position || ps.position == Unknown {
@@ -790,10 +792,20 @@ func (a *Analyzer) addFetch(e Event) {
 	if e.Ctrl > 0 {
 		r := e.Ranges[len(e.Ranges)-1]
 		ps.ctrl.Add(r.Last-int64(e.Ctrl)+1, r.Last)
-		ps.cache = ps.cache.Minus(kpart.RangeSet{{First: r.Last - int64(e.Ctrl) + 1, Last: r.Last}})
+		ps.cache = ps.cached().Minus(kpart.RangeSet{{First: r.Last - int64(e.Ctrl) + 1, Last: r.Last}})
 	}
 	ps.fetchedN += n - int64(e.Ctrl)
 	a.lazyEntry(e, lazyFetched)
+}
+
+// cached is what the partition's client holds fetched and not yet served: the cache
+// once the serves since it was last read are taken out of it.
+func (ps *partState) cached() kpart.RangeSet {
+	if len(ps.served) > 0 {
+		ps.cache = ps.cache.Minus(kpart.Normalize(ps.served))
+		ps.served = ps.served[:0]
+	}
+	return ps.cache
 }
 
 // addPosition folds an observed fetch position. At the position the partition already
@@ -903,7 +915,7 @@ func (a *Analyzer) addSeek(e Event) {
 		ps.position = e.Offset
 	}
 	// a seek purges what the client had fetched ahead
-	ps.cache = nil
+	ps.cache, ps.served = nil, ps.served[:0]
 	a.entry(e, fmt.Sprintf("seek to %d (%s)", e.Offset, e.Reason))
 }
 
@@ -969,7 +981,7 @@ func (a *Analyzer) deliver(e Event) {
 		var cand *partState
 		n := 0
 		for _, k := range a.order {
-			if p := a.parts[k]; len(p.cache) > 0 {
+			if p := a.parts[k]; len(p.cached()) > 0 {
 				cand, n = p, n+1
 			}
 		}
@@ -989,16 +1001,18 @@ func (a *Analyzer) deliver(e Event) {
 		for _, r := range e.Ranges {
 			ps.delivered.Add(r.First, r.Last)
 		}
-		ps.cache = ps.cache.Minus(e.Ranges)
+		// taken out of the cache when it is next read (cached): one Minus for every
+		// serve since, not one a serve, which made many distinct ranges quadratic
+		ps.served = append(ps.served, e.Ranges...)
 	} else {
 		// count-only serve: the cache serves in offset order, so the served records are
 		// its head; with "remaining" the head is everything but the last `remaining`
 		take := int64(e.Count)
 		if e.Remaining != Unknown {
-			take = ps.cache.Count() - int64(e.Remaining)
+			take = ps.cached().Count() - int64(e.Remaining)
 		}
 		var got kpart.RangeSet
-		for take > 0 && len(ps.cache) > 0 {
+		for take > 0 && len(ps.cached()) > 0 {
 			r := ps.cache[0]
 			if r.Len() > take {
 				r.Last = r.First + take - 1
@@ -1042,12 +1056,12 @@ func (a *Analyzer) clear(e Event) {
 	if e.Partition != AllPartitions {
 		ps := a.part(e.Topic, e.Partition)
 		if len(e.Ranges) == 0 {
-			e.Ranges = ps.cache
+			e.Ranges = ps.cached()
 		}
 		targets = append(targets, ps)
 	} else {
 		for _, k := range a.order {
-			if ps := a.parts[k]; len(ps.cache) > 0 {
+			if ps := a.parts[k]; len(ps.cached()) > 0 {
 				targets = append(targets, ps)
 			}
 		}
@@ -1064,7 +1078,7 @@ func (a *Analyzer) clear(e Event) {
 	for _, ps := range targets {
 		disc := kpart.RangeSet(e.Ranges)
 		if e.Partition == AllPartitions {
-			disc = ps.cache
+			disc = ps.cached()
 		}
 		disc = disc.Minus(ps.delivered)
 		r := rec
@@ -1074,7 +1088,7 @@ func (a *Analyzer) clear(e Event) {
 		}
 		ps.clears = capTo(ps.clears, r, a.refCap(capRefs))
 		ps.discarded += disc.Count()
-		ps.cache = nil
+		ps.cache, ps.served = nil, ps.served[:0]
 		pe := e
 		pe.Topic, pe.Partition, pe.Ranges, pe.Count = ps.key.Topic, ps.key.Partition, r.discarded, int(disc.Count())
 		a.entry(pe, fmt.Sprintf("cache cleared: %d undelivered records discarded (%s) — %s %s", disc.Count(), disc, e.Reason, keys))

@@ -17,7 +17,8 @@ func main() {
 	size := flag.Int64("size", 1<<30, "bytes to write (about)")
 	parts := flag.Int("partitions", 6, "partitions")
 	out := flag.String("o", "", "output file")
-	shape := flag.String("shape", "rdkafka", "rdkafka, busy, jsclient, jsclient-json or many-partitions (a kstranded trace, -size ignored)")
+	shape := flag.String("shape", "rdkafka", "rdkafka, busy, jsclient, jsclient-json, many-partitions or many-ranges[-reverse] (kstranded traces, -size ignored)")
+	ranges := flag.Int("ranges", 10000, "many-ranges: distinct delivered ranges on one partition")
 	flag.Parse()
 	fh, err := os.Create(*out)
 	if err != nil {
@@ -33,6 +34,8 @@ func main() {
 		err = tracegen.WriteJSClientLog(fh, *size, *parts, *shape == "jsclient-json")
 	case "many-partitions":
 		err = tracegen.WriteManyPartitionsTrace(fh, *parts)
+	case "many-ranges", "many-ranges-reverse":
+		err = tracegen.WriteManyRangesTrace(fh, *ranges, *shape == "many-ranges-reverse")
 	default:
 		err = fmt.Errorf("unknown -shape %q", *shape)
 	}

@@ -82,3 +82,23 @@ func TestMinusEqualsTheOffsetByOffsetDifference(t *testing.T) {
 		}
 	}
 }
+
+func TestSummaryListsTheFirstRangesAndCountsTheRest(t *testing.T) {
+	var s RangeSet
+	for o := int64(0); o < 20; o += 2 {
+		s.Add(o, o)
+	}
+	if got, want := s.Summary(3), "0,2,4,… 7 more ranges"; got != want {
+		t.Errorf("Summary(3) = %q, want %q", got, want)
+	}
+	if got := s.Summary(10); got != s.String() {
+		t.Errorf("Summary(10) = %q, want the whole list %q", got, s.String())
+	}
+}
+
+func TestNormalizeSortsAndMergesTouchingRanges(t *testing.T) {
+	got := Normalize([]Range{{7, 9}, {0, 2}, {3, 3}, {8, 12}, {20, 20}})
+	if got.String() != (RangeSet{{0, 3}, {7, 12}, {20, 20}}).String() {
+		t.Errorf("Normalize = %s", got)
+	}
+}

@@ -1,6 +1,11 @@
 package kpart
 
-import "sort"
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+)
 
 // RangeSet is a sorted set of disjoint, non-adjacent ranges.
 type RangeSet []Range
@@ -32,10 +37,28 @@ func (s *RangeSet) Add(first, last int64) {
 		}
 		j++
 	}
-	out := append(RangeSet{}, rs[:i]...)
-	out = append(out, Range{First: first, Last: last})
-	out = append(out, rs[j:]...)
-	*s = out
+	// in place: the ranges i..j-1 merge into one (no new slice per insert, which made
+	// out-of-order inserts quadratic in allocation)
+	*s = slices.Replace(rs, i, j, Range{First: first, Last: last})
+}
+
+// Normalize sorts rs and merges what overlaps or touches into a RangeSet (rs is
+// reordered in place).
+func Normalize(rs []Range) RangeSet {
+	if len(rs) == 0 {
+		return nil
+	}
+	slices.SortFunc(rs, func(a, b Range) int { return cmp.Compare(a.First, b.First) })
+	out := RangeSet{rs[0]}
+	for _, r := range rs[1:] {
+		last := &out[len(out)-1]
+		if r.First <= last.Last+1 {
+			last.Last = max(last.Last, r.Last)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // Contains reports whether o is in the set.
@@ -113,3 +136,12 @@ func (s RangeSet) Count() int64 {
 }
 
 func (s RangeSet) String() string { return Join([]Range(s)) }
+
+// Summary is String for a table cell: the first n ranges, then how many more there are
+// (the full list belongs in -o json).
+func (s RangeSet) Summary(n int) string {
+	if len(s) <= n {
+		return s.String()
+	}
+	return RangeSet(s[:n]).String() + fmt.Sprintf(",… %d more ranges", len(s)-n)
+}

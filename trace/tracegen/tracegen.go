@@ -5,6 +5,7 @@ package tracegen
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"strconv"
 )
@@ -310,5 +311,30 @@ func WriteManyPartitionsTrace(w io.Writer, partitions int) error {
 			return err
 		}
 	}
+	return bw.Flush()
+}
+
+// WriteManyRangesTrace writes a kstranded.trace/v1 trace of one partition whose
+// deliveries make n distinct ranges: one fetch of 2n records, then one serve of every
+// other offset (descending when reverse, the costly order for a sorted range set), and a
+// commit of 2n (the other half lost). Issue 27 §10: trace parse was quadratic in them.
+func WriteManyRangesTrace(w io.Writer, n int, reverse bool) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	bw.WriteString(`{"ts":"2026-03-02T14:03:39Z","at_ms":0,"ev":"run","schema":"kstranded.trace/v1","topic":"stranded","group":"g","policy":"head","commit":"auto","settings":{"max.poll.interval.ms":"900000"}}` + "\n")
+	fmt.Fprintf(bw, `{"ts":"2026-03-02T14:03:40Z","ev":"fetch","ranges":[{"partition":0,"first":0,"last":%d,"count":%d}]}`+"\n", 2*n-1, 2*n)
+	var b []byte
+	for i := 0; i < n; i++ {
+		o := 2 * i
+		if reverse {
+			o = 2 * (n - 1 - i)
+		}
+		b = append(b[:0], `{"ts":"2026-03-02T14:03:41Z","ev":"serve","partition":0,"offsets":[`...)
+		b = strconv.AppendInt(b, int64(o), 10)
+		b = append(b, "]}\n"...)
+		if _, err := bw.Write(b); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(bw, `{"ts":"2026-03-02T14:03:42Z","ev":"commit","committed":[{"partition":0,"offset":%d}]}`+"\n", 2*n)
 	return bw.Flush()
 }
