@@ -44,6 +44,13 @@ var ErrUnreachable = errors.New("broker unreachable")
 func (o Options) unreachableAfter() time.Duration { return o.Timeout / 2 }
 func (o Options) probeTimeout() time.Duration     { return max(o.Timeout/4, 10*time.Millisecond) }
 
+// checkEvery is how often a phase looks for quiescence and for a broker that stopped
+// answering: an auto-commit interval (scaled), but at least every second, so that a
+// dead broker is found within about half of --timeout at any --time-scale.
+func (o Options) checkEvery() time.Duration {
+	return min(max(o.scale(o.AutoCommitInterval), 10*time.Millisecond), time.Second)
+}
+
 // closeUnreachable bounds each clean-up step (close, topic deletion) once the broker is
 // known unreachable: nothing there can succeed, and the run must end within --timeout.
 const closeUnreachable = time.Second
@@ -748,7 +755,7 @@ func (o Options) settle(ctx context.Context, lp *loop.Loop, members func() []*co
 	settled, timedOut := false, false
 	var unreachable error
 	var committed map[kpart.TopicPartition]int64
-	check := max(o.scale(o.AutoCommitInterval), 10*time.Millisecond)
+	check := o.checkEvery()
 	var tick func()
 	tick = func() {
 		if settled || unreachable != nil {
