@@ -248,6 +248,11 @@ type countingWriter struct {
 	n int64
 }
 
+// Unwrap is the stream written to: whether it is a terminal, and how wide, is its
+// (render.IsTerminal and render.Width look through; without it every table on a
+// terminal came out in its pipe form).
+func (c *countingWriter) Unwrap() io.Writer { return c.w }
+
 func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)

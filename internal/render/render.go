@@ -83,10 +83,18 @@ func NotesOf(w io.Writer) io.Writer {
 
 // unwrap returns the writer behind an *Output, so terminal checks see the real file.
 func unwrap(w io.Writer) io.Writer {
-	if o, ok := w.(*Output); ok {
-		return o.Writer
+	for {
+		switch v := w.(type) {
+		case *Output:
+			w = v.Writer
+		case interface{ Unwrap() io.Writer }:
+			// a writer that wraps the stream (cmd counts what a command wrote): the
+			// terminal is the stream's
+			w = v.Unwrap()
+		default:
+			return w
+		}
 	}
-	return w
 }
 
 // IsTerminal reports whether w is a terminal.
