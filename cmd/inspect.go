@@ -19,14 +19,15 @@ import (
 )
 
 type inspectOptions struct {
-	Group     string
-	Topics    []string
-	Delivered []string
-	Pattern   string
-	When      string // --delivered-when
-	MaxScan   int64
-	Watch     time.Duration
-	Count     int
+	Group        string
+	Topics       []string
+	Delivered    []string
+	Pattern      string
+	When         string // --delivered-when
+	OTLPComplete bool   // --otlp-complete
+	MaxScan      int64
+	Watch        time.Duration
+	Count        int
 
 	// afterPoll, when set (tests), is called after inspection i was printed.
 	afterPoll func(i int)
@@ -147,6 +148,7 @@ data and a truncated gzip are errors (exit 1).
 	f.StringArrayVar(&o.Delivered, "delivered", nil, "delivery evidence file (repeatable; - for stdin; gzip accepted)")
 	f.StringVar(&o.Pattern, "pattern", "", "read --delivered through this regular expression, with named groups partition, offset (topic optional), as trace parse does")
 	f.StringVar(&o.When, "delivered-when", "", deliveredWhenHelp)
+	f.BoolVar(&o.OTLPComplete, "otlp-complete", false, otlpCompleteHelp)
 	f.Int64Var(&o.MaxScan, "max-scan", 10_000_000, "most offsets to read per partition when classifying undelivered offsets")
 	f.DurationVar(&o.Watch, "watch", 0, "re-inspect at this interval and print what changed")
 	f.IntVar(&o.Count, "count", 0, "with --watch: number of inspections (0: until interrupted)")
@@ -184,11 +186,15 @@ func checkEvidenceFlags(delivered []string, pattern, when string) error {
 // given (both were validated with the flags).
 // readEvidence reads --delivered files, each read ending at ctx's end (a pipe gone quiet,
 // a FIFO with no writer, /dev/zero: an interrupt stops them within a read).
-func readEvidence(ctx context.Context, g *Globals, files []string, pattern, when string) (*evidence.Set, error) {
+// otlpCompleteHelp is --otlp-complete's help, the same in every command that reads evidence.
+const otlpCompleteHelp = "every delivery is exported as an OpenTelemetry span (no sampling): spans alone can prove a loss (without it, evidence of spans alone is NO EVIDENCE)"
+
+func readEvidence(ctx context.Context, g *Globals, files []string, pattern, when string, spansComplete bool) (*evidence.Set, error) {
 	if len(files) == 0 {
 		return nil, nil
 	}
 	s := evidence.NewSet()
+	s.SpansComplete = spansComplete
 	if pattern != "" {
 		p, err := evidence.CompilePattern(pattern)
 		if err != nil {
@@ -248,7 +254,7 @@ func inspectLoop(ctx context.Context, g *Globals, o *inspectOptions, cl inspect.
 	var prev *inspect.Report
 	var last error
 	for i := 0; ; i++ {
-		ev, err := readEvidence(ctx, g, o.Delivered, o.Pattern, o.When)
+		ev, err := readEvidence(ctx, g, o.Delivered, o.Pattern, o.When, o.OTLPComplete)
 		if err != nil {
 			return err
 		}

@@ -25,6 +25,7 @@ type rewindOptions struct {
 	Delivered    []string
 	Pattern      string
 	When         string // --delivered-when
+	OTLPComplete bool   // --otlp-complete
 	To           []string
 	FromFile     string
 	Execute      bool
@@ -120,6 +121,7 @@ records in several kinds of line ("processing" and "processed") without
 	f.StringArrayVar(&o.Delivered, "delivered", nil, "delivery evidence file, as for inspect (repeatable; - for stdin; gzip accepted)")
 	f.StringVar(&o.Pattern, "pattern", "", "read --delivered through this regular expression (named groups partition, offset, topic optional), as inspect and trace parse do")
 	f.StringVar(&o.When, "delivered-when", "", deliveredWhenHelp)
+	f.BoolVar(&o.OTLPComplete, "otlp-complete", false, otlpCompleteHelp)
 	f.StringArrayVar(&o.To, "to", nil, "target TOPIC/PARTITION=OFFSET (repeatable, or comma separated)")
 	f.StringVar(&o.FromFile, "from-file", "", "apply a saved plan (rewind -o json) or an undo file")
 	f.BoolVar(&o.Execute, "execute", false, "apply the plan (default: dry run)")
@@ -220,7 +222,7 @@ func runRewind(ctx context.Context, g *Globals, o *rewindOptions) error {
 // rewindWith plans against cl, prints the plan, and with --execute applies it.
 func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Cluster) error {
 	format, _ := g.Format()
-	ev, err := readEvidence(ctx, g, o.Delivered, o.Pattern, o.When)
+	ev, err := readEvidence(ctx, g, o.Delivered, o.Pattern, o.When, o.OTLPComplete)
 	if err != nil {
 		return err
 	}

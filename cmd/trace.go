@@ -46,6 +46,7 @@ type traceParseOptions struct {
 	MaxPartitions   int
 	MaxScan         int64
 	When            string // --delivered-when
+	OTLPComplete    bool   // --otlp-complete
 }
 
 // newTraceParseCmd builds `kstranded trace parse`; runF, when not nil (tests), receives
@@ -133,6 +134,7 @@ it read so far marked INTERRUPTED (JSON "interrupted": true). See docs/trace-for
 	f.DurationVar(&o.MaxPollInterval, "max-poll-interval", 0, "the consumer's max.poll.interval.ms (e.g. 15m) when the trace does not carry it")
 	f.StringVarP(&o.Group, "group", "g", "", "with --brokers: judge with this group's committed offsets and the partitions' records, read live (as inspect does)")
 	f.StringVar(&o.When, "delivered-when", "", deliveredWhenHelp)
+	f.BoolVar(&o.OTLPComplete, "otlp-complete", false, otlpCompleteHelp)
 	f.Int64Var(&o.MaxScan, "max-scan", 10_000_000, "with --group: most offsets to read per partition when classifying undelivered offsets")
 	f.IntVar(&o.MaxPartitions, "max-partitions", trace.DefaultMaxPartitions, "partitions tracked; events about more are counted, not tracked (memory grows with it: about 5 KB a partition)")
 	return c
@@ -180,8 +182,11 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 			return exitcode.Usagef("%v", err)
 		}
 		opt.When = w
-		opt.Delivered = func(s *evidence.Set) { s.When = w }
 	}
+	// the delivery logs' evidence sets: the same rule as inspect's (--delivered-when,
+	// --otlp-complete)
+	when, spansComplete := opt.When, o.OTLPComplete
+	opt.Delivered = func(s *evidence.Set) { s.When, s.SpansComplete = when, spansComplete }
 	out, err := g.Format()
 	if err != nil {
 		return err

@@ -192,8 +192,11 @@ func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 	if err != nil {
 		return err
 	}
-	wo := watch.Options{Groups: o.Groups, StallAfter: o.StallAfter, MaxScan: o.MaxScan, NoEvidence: len(o.Delivered) == 0 && !o.OTLPComplete,
-		SampledSpans: o.OTLP && !o.OTLPComplete}
+	wo := watch.Options{Groups: o.Groups, StallAfter: o.StallAfter, MaxScan: o.MaxScan, NoEvidence: len(o.Delivered) == 0 && !o.OTLP,
+		SpansComplete: o.OTLPComplete}
+	if o.OTLP {
+		wo.Receivers = []string{otlpSource}
+	}
 	if o.GroupRegex != "" {
 		wo.GroupRegex = regexp.MustCompile(o.GroupRegex)
 	}
@@ -217,6 +220,7 @@ func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 	for _, d := range o.Delivered {
 		if d == "-" {
 			stdin = true
+			wo.Streams = append(wo.Streams, "stdin")
 			continue
 		}
 		wo.Sources = append(wo.Sources, cp.Source(d))
@@ -277,6 +281,7 @@ func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 	}
 	lost := false
 	var groupErrs map[string]string // as the last evaluation said them: each is printed when it changes
+	srcErrs := map[string]bool{}    // likewise the evidence sources' errors
 	for n := 0; o.Count == 0 || n < o.Count; n++ {
 		if n > 0 {
 			select {
@@ -306,6 +311,13 @@ func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 			}
 			groupErrs = ev.GroupErrs
 		}
+		now := map[string]bool{}
+		for _, e := range ev.SourceErrs {
+			if now[e] = true; !srcErrs[e] {
+				fmt.Fprintf(g.IO.Err, "kstranded: watch: --delivered %s\n", render.Safe(e))
+			}
+		}
+		srcErrs = now
 		for _, c := range changes {
 			if out == render.JSON {
 				writeChangeLine(g.IO.Out, c)

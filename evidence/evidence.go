@@ -276,6 +276,31 @@ type Set struct {
 	// When, when set before reading, picks the application log lines that are
 	// deliveries (--delivered-when); the others are ignored, counted under their kind.
 	When *When
+	// SpansComplete: the operator states that every delivery is exported as a span
+	// (--otlp-complete). Without it, OpenTelemetry spans prove deliveries but a missing
+	// span proves nothing (traces are often sampled): evidence made of spans alone is
+	// Insufficient.
+	SpansComplete bool
+}
+
+// SampledSpans is why evidence made of OpenTelemetry spans alone supports no verdict
+// unless the operator states that every delivery is exported (--otlp-complete).
+const SampledSpans = "the only delivery evidence is OpenTelemetry spans, which may be sampled: a span proves a delivery, " +
+	"a missing span proves nothing, so no record can be judged lost; pass --otlp-complete if every delivery is exported"
+
+// spansOnly says whether every source that gave deliveries is made of spans.
+func (s *Set) spansOnly() bool {
+	spans := false
+	for _, src := range s.Sources {
+		if src.Records == 0 {
+			continue
+		}
+		if src.Format != FormatOTLP {
+			return false
+		}
+		spans = true
+	}
+	return spans
 }
 
 // Insufficient says why the set cannot support a verdict, or "" when it can: no
@@ -283,7 +308,9 @@ type Set struct {
 // matched nothing, every line malformed), or a file with more malformed lines than
 // delivery lines (the reader did not understand it: what it missed may be what was
 // delivered), or, without a When, a source whose deliveries come from more than one kind
-// of application log line (Ambiguity). The caller says NO EVIDENCE, with Settle, instead of judging.
+// of application log line (Ambiguity), or deliveries from OpenTelemetry spans alone
+// without SpansComplete (SampledSpans). The caller says NO EVIDENCE, with Settle,
+// instead of judging. inspect, rewind and watch ask it: one rule for every command.
 func (s *Set) Insufficient() string {
 	if len(s.Sources) == 0 {
 		return "no evidence file was read"
@@ -317,6 +344,9 @@ func (s *Set) Insufficient() string {
 			return fmt.Sprintf("%s: %d malformed lines and only %d delivery lines: the evidence was not understood", src.Name, src.Malformed, src.Lines)
 		}
 	}
+	if !s.SpansComplete && s.spansOnly() {
+		return SampledSpans
+	}
 	return ""
 }
 
@@ -347,6 +377,9 @@ func (s *Set) Settle() string {
 				return "to judge, name the kind of line that means delivered with " + WhenFlag
 			}
 		}
+	}
+	if !s.SpansComplete && s.spansOnly() {
+		return "to judge, pass --otlp-complete if every delivery is exported as a span, or give a delivery log"
 	}
 	return "to judge, " + Hint
 }

@@ -132,8 +132,31 @@ func TestSetReadsOTLPJSONLines(t *testing.T) {
 	if d := s.Describe(); !strings.Contains(d, "8 spans, 4 counted as deliveries, 4 ignored, 1 malformed") {
 		t.Fatalf("Describe: %s", d)
 	}
+	// spans may be sampled: alone they support no verdict unless stated complete
+	if s.Insufficient() != SampledSpans || !strings.Contains(s.Settle(), "--otlp-complete") {
+		t.Fatalf("%q / %q", s.Insufficient(), s.Settle())
+	}
+	s.SpansComplete = true
 	if s.Insufficient() != "" {
 		t.Fatal(s.Insufficient())
+	}
+}
+
+// TestSpansBesideADeliveryLogAreEvidence: a complete delivery log beside the spans
+// makes the set sufficient without --otlp-complete (the spans only add deliveries).
+func TestSpansBesideADeliveryLogAreEvidence(t *testing.T) {
+	s := NewSet()
+	if err := s.Read(strings.NewReader(kafkajsLine+"\n"), "spans.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	if s.Insufficient() != SampledSpans {
+		t.Fatalf("spans alone: %q", s.Insufficient())
+	}
+	if err := s.Read(strings.NewReader("orders 0 7\n"), "app.log"); err != nil {
+		t.Fatal(err)
+	}
+	if s.Insufficient() != "" {
+		t.Fatalf("with a delivery log: %q (%+v)", s.Insufficient(), s.Sources)
 	}
 }
 

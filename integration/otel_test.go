@@ -134,6 +134,10 @@ func TestWatchJudgesAKafkajsConsumerFromItsOpenTelemetrySpans(t *testing.T) {
 			t.Errorf("port %d: %d process spans counted (%v), want 83", port, int(v), ok)
 		}
 	}
+	// judged before any span arrived, every record looked undelivered: 201 counted lost
+	if v, ok := metric(metrics(complete), "kstranded_records_lost_total"+part); !ok || v != 118 {
+		t.Errorf("kstranded_records_lost_total %v (%v), want 118", v, ok)
+	}
 	if !strings.Contains(cout.String(), `"to":"LOST","lost":118`) {
 		t.Errorf("no JSON change line to LOST 118:\n%s", cout.String())
 	}
@@ -148,8 +152,13 @@ func TestWatchJudgesAKafkajsConsumerFromItsOpenTelemetrySpans(t *testing.T) {
 		t.Errorf("the sampled watch gives kstranded_records_lost from spans alone")
 	}
 
-	// the capture: OTLP JSON lines, evidence for inspect
+	// the capture: OTLP JSON lines, evidence for inspect, by the same rule (complete only
+	// when the operator says so)
 	r := kstranded(t, time.Minute, "inspect", "--brokers", env.Brokers, "--group", group, "--delivered", capture, "--timeout", "20s", "-o", "json")
+	if r.Code != 6 || !strings.Contains(r.Stdout, "may be sampled") {
+		t.Fatalf("inspect --delivered the capture without --otlp-complete: exit %d, want 6 (NO EVIDENCE: spans may be sampled)\n%s", r.Code, r)
+	}
+	r = kstranded(t, time.Minute, "inspect", "--brokers", env.Brokers, "--group", group, "--delivered", capture, "--otlp-complete", "--timeout", "20s", "-o", "json")
 	if r.Code != 3 {
 		t.Fatalf("inspect --delivered the capture: exit %d, want 3\n%s", r.Code, r)
 	}
@@ -167,8 +176,8 @@ func TestWatchJudgesAKafkajsConsumerFromItsOpenTelemetrySpans(t *testing.T) {
 // TestInspectReadsTheCapturedOpenTelemetrySpans: the committed OTLP JSON fixture (the
 // spans a real kafkajs consumer exported, testenv/otel/capture.sh) is evidence for
 // inspect --delivered: on a topic named as the fixture's, with the seed's records and
-// commit 202, it says LOST 82-199 (118) from the spans, the source counted as spans.
-// Needs no Node.
+// commit 202, it says LOST 82-199 (118) from the spans with --otlp-complete, the source
+// counted as spans, and NO EVIDENCE without it (spans may be sampled). Needs no Node.
 func TestInspectReadsTheCapturedOpenTelemetrySpans(t *testing.T) {
 	fixture := filepath.Join("..", "evidence", "testdata", "otlp", "kafkajs-0.33.0.jsonl.gz")
 	f, err := os.Open(fixture)
@@ -193,11 +202,16 @@ func TestInspectReadsTheCapturedOpenTelemetrySpans(t *testing.T) {
 	keepGroup(group)
 	writePartition(t, topic, []batch{{n: 200, txn: true}, {n: 1}})
 	commitAt(t, adm, group, topic, 202)
+	// spans alone may be sampled: NO EVIDENCE, naming the flag that settles it
 	r := kstranded(t, time.Minute, "inspect", "--brokers", env.Brokers, "--group", group, "--delivered", fixture, "--timeout", "20s")
+	if r.Code != 6 || !strings.Contains(r.Stdout+r.Stderr, "--otlp-complete") {
+		t.Fatalf("exit %d, want 6 naming --otlp-complete\n%s", r.Code, r)
+	}
+	r = kstranded(t, time.Minute, "inspect", "--brokers", env.Brokers, "--group", group, "--delivered", fixture, "--otlp-complete", "--timeout", "20s")
 	if r.Code != 3 || !strings.Contains(r.Stderr, "83 deliveries from 83 consumer process spans, 0 other spans ignored") {
 		t.Fatalf("exit %d, want 3 and the spans counted\n%s", r.Code, r)
 	}
-	r = kstranded(t, time.Minute, "inspect", "--brokers", env.Brokers, "--group", group, "--delivered", fixture, "--timeout", "20s", "-o", "json")
+	r = kstranded(t, time.Minute, "inspect", "--brokers", env.Brokers, "--group", group, "--delivered", fixture, "--otlp-complete", "--timeout", "20s", "-o", "json")
 	doc := decode[inspectDoc](t, r)
 	if s := doc.Summary; s.Lost != 118 || s.Delivered != 83 || len(doc.Partitions) != 1 || doc.Partitions[0].Judgement == nil ||
 		!slices.Equal(doc.Partitions[0].Judgement.Lost, []rangeJSON{{82, 199, 118}}) {

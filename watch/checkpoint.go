@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
+	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/verdict"
 )
@@ -22,6 +24,20 @@ type Checkpoint struct {
 	Written    time.Time             `json:"written"`
 	Sources    []SourcePosition      `json:"sources"`
 	Partitions []PartitionCheckpoint `json:"partitions"`
+	Counts     []SourceCounts        `json:"counts,omitempty"`
+	// Pending are deliveries read and not yet taken by a watched partition: from stdin
+	// or an OTLP receiver since the last evaluation, or for a group that has not
+	// committed yet. A restart that forgot them would judge those records undelivered.
+	Pending []PendingCheckpoint `json:"pending,omitempty"`
+}
+
+// PendingCheckpoint is one partition's deliveries not yet taken (Group: the consumer
+// group the evidence named, "" when it named none).
+type PendingCheckpoint struct {
+	Group     string         `json:"group,omitempty"`
+	Topic     string         `json:"topic"`
+	Partition int32          `json:"partition"`
+	Delivered kpart.RangeSet `json:"delivered"`
 }
 
 // SourcePosition is where a followed file was read to.
@@ -30,6 +46,18 @@ type SourcePosition struct {
 	Inode  uint64 `json:"inode"`
 	Offset int64  `json:"offset"`
 	Done   bool   `json:"done"`
+}
+
+// SourceCounts is what a source (a followed file, stdin, an OTLP receiver) gave up to
+// the checkpoint: a restart that forgot them would say NO EVIDENCE of a log that had
+// given deliveries and has been quiet since.
+type SourceCounts struct {
+	Path      string          `json:"path"`
+	Format    evidence.Format `json:"format"`
+	Lines     int64           `json:"lines"`
+	Counted   int64           `json:"counted"`
+	Ignored   int64           `json:"ignored"`
+	Malformed int64           `json:"malformed"`
 }
 
 // PartitionCheckpoint is one partition's remembered state.
@@ -62,11 +90,22 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 	if cp.Schema != CheckpointSchema {
 		return nil, fmt.Errorf("checkpoint %s is not a %s file (schema %q)", path, CheckpointSchema, cp.Schema)
 	}
-	for _, p := range cp.Partitions {
-		for i, r := range p.Delivered {
-			if r.Last < r.First || (i > 0 && r.First <= p.Delivered[i-1].Last+1) {
-				return nil, fmt.Errorf("checkpoint %s is corrupt: %s/%d's delivered ranges are not sorted and disjoint", path, p.Topic, p.Partition)
+	check := func(topic string, partition int32, rs kpart.RangeSet) error {
+		for i, r := range rs {
+			if r.Last < r.First || (i > 0 && r.First <= rs[i-1].Last+1) {
+				return fmt.Errorf("checkpoint %s is corrupt: %s/%d's delivered ranges are not sorted and disjoint", path, topic, partition)
 			}
+		}
+		return nil
+	}
+	for _, p := range cp.Partitions {
+		if err := check(p.Topic, p.Partition, p.Delivered); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range cp.Pending {
+		if err := check(p.Topic, p.Partition, p.Delivered); err != nil {
+			return nil, err
 		}
 	}
 	return &cp, nil
@@ -96,6 +135,26 @@ func (cp *Checkpoint) Restore(w *Watcher) {
 		w.parts[k] = &Partition{Group: p.Group, Topic: p.Topic, Partition: p.Partition, Floor: p.Floor, Delivered: p.Delivered,
 			LostTotal: p.LostTotal, lostNow: p.LostNow, Verdict: p.Verdict, Committed: -2, LastProgress: w.opt.Now()}
 	}
+	for _, c := range cp.Counts {
+		st := w.stats[c.Path]
+		if st == nil {
+			// a source not given this time: what it gave is in the partitions' deliveries
+			st = &SourceStats{Path: c.Path}
+			w.stats[c.Path] = st
+		}
+		st.Lines, st.Counted, st.Ignored, st.Malformed = c.Lines, c.Counted, c.Ignored, c.Malformed
+		if c.Format != "" {
+			st.Format = c.Format
+		}
+	}
+	for _, p := range cp.Pending {
+		k := pendingKey{group: p.Group, TopicPartition: kpart.TopicPartition{Topic: p.Topic, Partition: p.Partition}}
+		rs := w.pending[k]
+		for _, r := range p.Delivered {
+			rs.Add(r.First, r.Last)
+		}
+		w.pending[k] = rs
+	}
 }
 
 // SaveCheckpoint writes w's state to path atomically (a temporary file renamed over it).
@@ -108,6 +167,22 @@ func SaveCheckpoint(path string, w *Watcher) error {
 		cp.Partitions = append(cp.Partitions, PartitionCheckpoint{Group: p.Group, Topic: p.Topic, Partition: p.Partition, Floor: p.Floor,
 			Delivered: p.Delivered, LostTotal: p.LostTotal, LostNow: p.lostNow, Verdict: p.Verdict})
 	}
+	for _, st := range w.Sources() {
+		cp.Counts = append(cp.Counts, SourceCounts{Path: st.Path, Format: st.Format, Lines: st.Lines, Counted: st.Counted, Ignored: st.Ignored, Malformed: st.Malformed})
+	}
+	for k, rs := range w.pending {
+		cp.Pending = append(cp.Pending, PendingCheckpoint{Group: k.group, Topic: k.Topic, Partition: k.Partition, Delivered: rs})
+	}
+	sort.Slice(cp.Pending, func(i, j int) bool {
+		a, b := cp.Pending[i], cp.Pending[j]
+		if a.Group != b.Group {
+			return a.Group < b.Group
+		}
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		return a.Partition < b.Partition
+	})
 	b, err := json.Marshal(cp)
 	if err != nil {
 		return err

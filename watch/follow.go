@@ -31,6 +31,10 @@ type Source struct {
 	Lines, Skipped int64
 	// Done: a .gz source read to its end.
 	Done bool
+	// Missing: at the last poll the path named no file (a log not yet created, between
+	// a rotation's rename and create): the source has given nothing, which the watcher
+	// says instead of judging every record undelivered.
+	Missing bool
 	f    *os.File
 	rest []byte // an incomplete last line, kept for the next poll
 	skip bool   // inside an over-long line: drop up to its newline
@@ -63,6 +67,7 @@ func (s *Source) Poll() ([]byte, error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
+	s.Missing = fi == nil && s.f == nil
 	if s.f != nil && fi != nil && inodeOf(fi) != s.Inode {
 		// rotated: what the old file still holds first, then the new file
 		b, err := s.read()
@@ -147,22 +152,38 @@ func (s *Source) take(out, b []byte) []byte {
 	return out
 }
 
+// MaxGzip bounds what a rotated .gz file gives once decompressed; past it the rest is
+// not read, and Poll says so.
+const MaxGzip = MaxChunk * 16
+
+// readGzip reads a rotated, compressed file once, whole. A file not there yet is
+// waited for (Missing); one that cannot be read or decompressed is an error at each
+// poll, and read again at the next (it may still have been being written).
 func (s *Source) readGzip() ([]byte, error) {
-	s.Done = true
 	f, err := os.Open(s.Path)
+	s.Missing = errors.Is(err, os.ErrNotExist)
+	if s.Missing {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: gzip: %w", s.Path, err)
+		return nil, fmt.Errorf("gzip: %w", err)
 	}
 	var out []byte
-	lr := io.LimitReader(zr, MaxChunk*16)
+	lr := io.LimitReader(zr, MaxGzip+1)
 	b, err := io.ReadAll(lr)
 	if err != nil {
-		return nil, fmt.Errorf("%s: gzip: %w", s.Path, err)
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	s.Done = true
+	var over error
+	if len(b) > MaxGzip {
+		b = b[:MaxGzip]
+		over = fmt.Errorf("gzip: more than %d MiB once decompressed: read the first %d MiB only", MaxGzip>>20, MaxGzip>>20)
 	}
 	out = s.take(out, b)
 	if len(s.rest) > 0 {
@@ -170,7 +191,7 @@ func (s *Source) readGzip() ([]byte, error) {
 		s.Lines++
 		s.rest = nil
 	}
-	return out, nil
+	return out, over
 }
 
 // Close closes the file.

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/kstranded/kstranded/evidence"
@@ -52,14 +53,17 @@ type Options struct {
 	// Configure sets up each evidence set before a chunk is read (--pattern, the
 	// delivery filter).
 	Configure func(*evidence.Set)
-	// NoEvidence: no complete delivery evidence was given: nothing is judged, commits
-	// and stalls are still watched.
+	// NoEvidence: no delivery evidence was given at all (no file, no stdin, no OTLP
+	// receiver): nothing is judged, commits and stalls are still watched.
 	NoEvidence bool
-	// SampledSpans: OpenTelemetry spans are fed (FeedDeliveries) and may be sampled: a
-	// span proves a delivery, a missing span proves nothing. They join the partitions'
-	// deliveries (kstranded_delivered_offset), and with NoEvidence (no file, spans not
-	// stated complete) the reason a partition is not judged says so.
-	SampledSpans bool
+	// Streams name the sources fed with Feed (stdin) and Receivers those fed with
+	// FeedDeliveries (OTLP receivers): known from the start, so that one that has given
+	// nothing yet is evidence with no delivery in it (NO EVIDENCE), as an empty file is.
+	Streams, Receivers []string
+	// SpansComplete: every delivery is exported as a span (--otlp-complete). Without it
+	// spans prove deliveries but evidence made of spans alone judges nothing
+	// (evidence.SampledSpans), as in inspect.
+	SpansComplete bool
 	StallAfter   time.Duration
 	MaxScan      int64
 	Now          func() time.Time
@@ -86,6 +90,17 @@ type Partition struct {
 	Verdict      verdict.Verdict
 	Judged       bool
 	Seen         bool // judged at the last evaluation (the group still has it)
+	// scan is what the partition's offsets were read to hold, kept across evaluations
+	// (read): [From, To) of it, the spans of what the offsets hold.
+	scan *inspect.Scan
+}
+
+// pendingKey names the partition deliveries were read for (topic "" when the evidence
+// names none) and the group, when the evidence names it (a span's consumer group):
+// deliveries of another group never count for this one.
+type pendingKey struct {
+	group string
+	kpart.TopicPartition
 }
 
 // Key names a partition of a group.
@@ -122,6 +137,11 @@ type SourceStats struct {
 	kinds     map[string]evidence.Kind // the application-log kinds counted so far
 	// Spans: the source is an OTLP receiver; its counts are spans, not lines.
 	Spans bool
+	// Format is what the source was read as (the last chunk's).
+	Format evidence.Format
+	// Missing: the followed file does not exist (yet); Err: why its last read failed.
+	Missing bool
+	Err     string
 }
 
 // Evaluation is the outcome of one Evaluate.
@@ -138,6 +158,8 @@ type Evaluation struct {
 	GroupErrs map[string]string
 	// Requests: admin requests the snapshots took (scans not included).
 	Requests int
+	// SourceErrs: why followed sources could not be read at this evaluation.
+	SourceErrs []string
 }
 
 // Watcher holds the state across evaluations.
@@ -145,7 +167,9 @@ type Watcher struct {
 	opt     Options
 	cl      Cluster
 	parts   map[Key]*Partition
-	pending map[kpart.TopicPartition]kpart.RangeSet // deliveries read, by partition (topic "" when the evidence names none)
+	pending map[pendingKey]kpart.RangeSet // deliveries read and not yet taken by a watched partition
+	why     string                        // why the evidence supports no verdict at this evaluation ("" when it does)
+	taken   map[pendingKey]bool // pending deliveries a watched partition took at this evaluation
 	stats   map[string]*SourceStats
 	last    Evaluation
 	errors  int64
@@ -157,9 +181,15 @@ func New(cl Cluster, opt Options) *Watcher {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	w := &Watcher{opt: opt, cl: cl, parts: map[Key]*Partition{}, pending: map[kpart.TopicPartition]kpart.RangeSet{}, stats: map[string]*SourceStats{}}
+	w := &Watcher{opt: opt, cl: cl, parts: map[Key]*Partition{}, pending: map[pendingKey]kpart.RangeSet{}, taken: map[pendingKey]bool{}, stats: map[string]*SourceStats{}}
 	for _, s := range opt.Sources {
 		w.stats[s.Path] = &SourceStats{Path: s.Path}
+	}
+	for _, name := range opt.Streams {
+		w.stats[name] = &SourceStats{Path: name}
+	}
+	for _, name := range opt.Receivers {
+		w.stats[name] = &SourceStats{Path: name, Spans: true, Format: evidence.FormatOTLP}
 	}
 	return w
 }
@@ -183,6 +213,7 @@ func (w *Watcher) Feed(name string, lines []byte) {
 		return
 	}
 	for _, src := range set.Sources {
+		st.Format = src.Format
 		st.Lines += int64(src.Lines + src.Ignored + src.Malformed)
 		st.Counted += int64(src.Lines)
 		st.Ignored += int64(src.Ignored)
@@ -220,11 +251,12 @@ func (w *Watcher) Feed(name string, lines []byte) {
 		st.LastLine = w.opt.Now()
 	}
 	for tp, p := range set.Parts {
-		rs := w.pending[tp]
+		k := pendingKey{TopicPartition: tp}
+		rs := w.pending[k]
 		for _, r := range p.Delivered {
 			rs.Add(r.First, r.Last)
 		}
-		w.pending[tp] = rs
+		w.pending[k] = rs
 	}
 }
 
@@ -236,6 +268,7 @@ func (w *Watcher) FeedDeliveries(name string, ds []evidence.SpanDelivery, c evid
 		st = &SourceStats{Path: name, Spans: true}
 		w.stats[name] = st
 	}
+	st.Format = evidence.FormatOTLP
 	st.Lines += int64(c.Spans)
 	st.Counted += int64(c.Deliveries)
 	st.Ignored += int64(c.Ignored)
@@ -244,17 +277,48 @@ func (w *Watcher) FeedDeliveries(name string, ds []evidence.SpanDelivery, c evid
 		st.LastLine = w.opt.Now()
 	}
 	for _, d := range ds {
-		tp := kpart.TopicPartition{Topic: d.Topic, Partition: d.Partition}
-		rs := w.pending[tp]
+		// a span that names its consumer group counts for that group alone
+		k := pendingKey{group: d.Group, TopicPartition: kpart.TopicPartition{Topic: d.Topic, Partition: d.Partition}}
+		rs := w.pending[k]
 		rs.Add(d.Offset, d.Offset)
-		w.pending[tp] = rs
+		w.pending[k] = rs
 	}
 }
 
-// SampledReason is why a partition whose only evidence is a sampled trace stream is not
-// judged.
-const SampledReason = "the only delivery evidence is an OpenTelemetry trace stream, which may be sampled: a span proves a delivery, " +
-	"a missing span proves nothing, so no record can be judged lost; pass --otlp-complete if every delivery is exported"
+// insufficient says why the evidence read so far supports no verdict, by inspect's rule
+// (evidence.Set.Insufficient over every source's counts since the start): no delivery
+// in any source (an empty or missing file, a receiver that had no span), a source
+// mostly malformed, spans alone without SpansComplete.
+func (w *Watcher) insufficient() string {
+	set := evidence.NewSet()
+	if w.opt.Configure != nil {
+		w.opt.Configure(set)
+	}
+	set.SpansComplete = w.opt.SpansComplete
+	var missing []string
+	for _, st := range w.Sources() {
+		set.Sources = append(set.Sources, evidence.Source{Name: st.Path, Format: st.Format, Records: st.Counted,
+			Lines: int(st.Counted), Ignored: int(st.Ignored), Malformed: int(st.Malformed)})
+		switch {
+		case st.Missing:
+			missing = append(missing, st.Path+" does not exist (yet)")
+		case st.Err != "":
+			missing = append(missing, st.Err)
+		}
+	}
+	why := set.Insufficient()
+	if why != "" && len(missing) > 0 {
+		why += "; " + strings.Join(missing, "; ")
+	}
+	return why
+}
+
+// neverJudged: the evidence given can never support a verdict (none at all, or spans
+// that may be sampled and nothing else): deliveries are kept only for the highest
+// delivered offset, so memory stays bounded.
+func (w *Watcher) neverJudged() bool {
+	return w.opt.NoEvidence || (!w.opt.SpansComplete && len(w.opt.Receivers) > 0 && len(w.opt.Sources) == 0 && len(w.opt.Streams) == 0)
+}
 
 // poll reads every followed source.
 func (w *Watcher) poll() []string {
@@ -263,7 +327,10 @@ func (w *Watcher) poll() []string {
 		b, err := s.Poll()
 		w.Feed(s.Path, b)
 		if st := w.stats[s.Path]; st != nil {
-			st.Skipped = s.Skipped
+			st.Skipped, st.Missing, st.Err = s.Skipped, s.Missing, ""
+			if err != nil {
+				st.Err = fmt.Sprintf("%s: %v", s.Path, err)
+			}
 		}
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", s.Path, err))
@@ -298,7 +365,8 @@ func (w *Watcher) Evaluate(ctx context.Context) ([]Change, error) {
 	start := w.opt.Now()
 	w.evals++
 	srcErrs := w.poll()
-	ev := Evaluation{At: start, Up: true}
+	w.why = w.insufficient()
+	ev := Evaluation{At: start, Up: true, SourceErrs: srcErrs}
 	defer func() {
 		ev.Duration = w.opt.Now().Sub(start)
 		w.last = ev
@@ -321,6 +389,7 @@ func (w *Watcher) Evaluate(ctx context.Context) ([]Change, error) {
 	}
 	ev.Requests = ss.Requests
 	var changes []Change
+	answered := map[string]bool{}
 	for _, g := range groups {
 		if gerr := ss.Errs[g]; gerr != nil {
 			w.errors++
@@ -330,6 +399,7 @@ func (w *Watcher) Evaluate(ctx context.Context) ([]Change, error) {
 			ev.GroupErrs[g] = gerr.Error()
 			continue
 		}
+		answered[g] = true
 		snap := ss.Groups[g]
 		topics := map[string]bool{}
 		for _, o := range snap.Partitions {
@@ -347,9 +417,27 @@ func (w *Watcher) Evaluate(ctx context.Context) ([]Change, error) {
 			}
 		}
 	}
-	// every watched partition took its deliveries: they are kept there (and forgotten
-	// below its floor), not here
-	clear(w.pending)
+	// The watched partitions took their deliveries: they are kept there (and forgotten
+	// below the floor), not here. Deliveries no watched partition took stay for a group
+	// that has not committed yet (read before its first commit, they are still what it
+	// delivered); a group gone from the watch (regex, deleted) is forgotten.
+	for k, rs := range w.pending {
+		if w.taken[k] {
+			delete(w.pending, k)
+		} else {
+			w.pending[k] = rs
+		}
+	}
+	clear(w.taken)
+	watched := map[string]bool{}
+	for _, g := range groups {
+		watched[g] = true
+	}
+	for k, p := range w.parts {
+		if !watched[k.Group] || (answered[k.Group] && !p.Seen) {
+			delete(w.parts, k)
+		}
+	}
 	if len(srcErrs) > 0 {
 		ev.Err = fmt.Sprint(srcErrs)
 	}
@@ -371,12 +459,19 @@ func (w *Watcher) judge(ctx context.Context, g string, o inspect.Offsets, single
 		if tp.Topic == "" && !single {
 			continue
 		}
-		for _, r := range w.pending[tp] {
-			if p.Delivered.Contains(r.First) && p.Delivered.Contains(r.Last) {
+		for _, pk := range []pendingKey{{TopicPartition: tp}, {group: g, TopicPartition: tp}} {
+			rs, ok := w.pending[pk]
+			if !ok {
 				continue
 			}
-			p.Delivered.Add(r.First, r.Last)
-			grew = true
+			w.taken[pk] = true
+			for _, r := range rs {
+				if p.Delivered.Contains(r.First) && p.Delivered.Contains(r.Last) {
+					continue
+				}
+				p.Delivered.Add(r.First, r.Last)
+				grew = true
+			}
 		}
 	}
 	if o.Committed != p.Committed {
@@ -394,18 +489,18 @@ func (w *Watcher) judge(ctx context.Context, g string, o inspect.Offsets, single
 	switch {
 	case o.Err != "":
 		j = judge.NotJudged(verdict.Error, o.Err)
-	case w.opt.NoEvidence && w.opt.SampledSpans:
-		j = judge.NotJudged(verdict.NoEvidence, SampledReason)
 	case w.opt.NoEvidence:
-		j = judge.NotJudged(verdict.NoEvidence, "no delivery evidence given (--delivered): commits and stalls only")
+		j = judge.NotJudged(verdict.NoEvidence, "no delivery evidence given (--delivered, --otlp): commits and stalls only")
 	case w.ambiguous() != "":
 		j = judge.NotJudged(verdict.NoEvidence, w.ambiguous())
+	case w.why != "":
+		j = judge.NotJudged(verdict.NoEvidence, w.why)
 	default:
 		win := o
 		if p.Floor > win.LogStart {
 			win.LogStart = p.Floor
 		}
-		ro, sc := inspect.Read(ctx, w.cl, win, p.Delivered, w.opt.MaxScan)
+		ro, sc := p.read(ctx, w.cl, win, w.opt.MaxScan)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -430,6 +525,15 @@ func (w *Watcher) judge(ctx context.Context, g string, o inspect.Offsets, single
 	if p.Judged && j.LostCount == 0 && j.UnjudgedCount == 0 && j.UnrecoverableCount == 0 && o.Committed > p.Floor {
 		p.Floor = o.Committed
 		p.Delivered = p.Delivered.Within(p.Floor, 1<<62)
+	}
+	if w.neverJudged() && o.Committed >= 0 && len(p.Delivered) > 0 {
+		// nothing will ever be judged from this evidence: below the commit only the
+		// highest delivered offset matters (kstranded_delivered_offset)
+		hi := p.Delivered[len(p.Delivered)-1].Last
+		p.Delivered = p.Delivered.Within(o.Committed, 1<<62)
+		if len(p.Delivered) == 0 {
+			p.Delivered.Add(hi, hi)
+		}
 	}
 	// stalled: records waiting past the commit, and no delivery and no commit for a while
 	waiting := o.Err == "" && o.Committed >= 0 && o.LastStable > o.Committed

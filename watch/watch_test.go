@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -138,7 +139,8 @@ func TestDeliveriesBelowAJudgedCommitAreForgotten(t *testing.T) {
 	if _, err := w.Evaluate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if p := w.Partitions()[0]; p.Floor != 150 || p.Verdict != verdict.Stranded || p.Judgement.LostCount != 0 || cl.scans != scans+1 {
+	// (nor above it: the first evaluation read 100-200, which holds what it held then)
+	if p := w.Partitions()[0]; p.Floor != 150 || p.Verdict != verdict.Stranded || p.Judgement.LostCount != 0 || cl.scans != scans {
 		t.Fatalf("%+v", p)
 	}
 }
@@ -317,12 +319,13 @@ func spanDeliveries(first, last int64) []evidence.SpanDelivery {
 
 // TestSpansAloneAreNotJudgedUnlessComplete: the seed's loss (0-81 and 201 delivered,
 // commit 202) told by spans only. A sampled stream (no --otlp-complete) leaves the
-// partition NO EVIDENCE with the reason, its deliveries still shown; stated complete,
-// the same spans judge LOST 118. The span counts reach the metrics.
+// partition NO EVIDENCE with the reason, its highest delivery still shown (and nothing
+// else below the commit kept: it will never be judged); stated complete, the same spans
+// judge LOST 118. The span counts reach the metrics.
 func TestSpansAloneAreNotJudgedUnlessComplete(t *testing.T) {
 	for _, complete := range []bool{false, true} {
 		cl := &fakeCluster{committed: 202, high: 202}
-		w := New(cl, Options{Groups: []string{"g"}, NoEvidence: !complete, SampledSpans: !complete})
+		w := New(cl, Options{Groups: []string{"g"}, Receivers: []string{"otlp"}, SpansComplete: complete})
 		w.FeedDeliveries("otlp", spanDeliveries(0, 81), evidence.SpanCounts{Spans: 90, Deliveries: 82, Ignored: 8})
 		w.FeedDeliveries("otlp", spanDeliveries(201, 201), evidence.SpanCounts{Spans: 1, Deliveries: 1})
 		ch, err := w.Evaluate(context.Background())
@@ -331,7 +334,7 @@ func TestSpansAloneAreNotJudgedUnlessComplete(t *testing.T) {
 		}
 		p := w.Partitions()[0]
 		if !complete {
-			if ch[0].To != verdict.NoEvidence || ch[0].Reason != SampledReason || p.Judged || len(p.Delivered) != 2 {
+			if ch[0].To != verdict.NoEvidence || ch[0].Reason != evidence.SampledSpans || p.Judged || len(p.Delivered) != 1 || p.Delivered[0].Last != 201 {
 				t.Fatalf("sampled: %+v %+v", ch[0], p)
 			}
 			continue
@@ -380,12 +383,239 @@ func TestAFollowedOTLPFileIsEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := &fakeCluster{committed: 202, high: 202}
+	// spans may be sampled: a file of them alone judges nothing, as in inspect
 	w := New(cl, Options{Groups: []string{"g"}, Sources: []*Source{NewSource(path, 0, 0)}})
 	ch, err := w.Evaluate(context.Background())
+	if err != nil || len(ch) != 1 || ch[0].To != verdict.NoEvidence || ch[0].Reason != evidence.SampledSpans {
+		t.Fatalf("without SpansComplete: %+v %v", ch, err)
+	}
+	w = New(cl, Options{Groups: []string{"g"}, Sources: []*Source{NewSource(path, 0, 0)}, SpansComplete: true})
+	ch, err = w.Evaluate(context.Background())
 	if err != nil || len(ch) != 1 || ch[0].To != verdict.Lost || ch[0].Lost != 118 {
 		t.Fatalf("%+v %v", ch, err)
 	}
 	if got := w.Partitions()[0].Judgement.Lost; len(got) != 1 || got[0].First != 82 || got[0].Last != 199 {
 		t.Fatalf("lost %+v, want 82-199", got)
+	}
+}
+
+// TestEvidenceThatGaveNothingYetIsNoEvidenceNotLost: a followed file that does not exist
+// yet, an empty one, a .gz not yet rotated in, an OTLP receiver that has had no span:
+// each judged every record undelivered (LOST 201, and 201 added to the lost counter)
+// where inspect says NO EVIDENCE. Now NO EVIDENCE naming why, until the evidence gives
+// a delivery; then the seed's LOST 118 and a counter of 118.
+func TestEvidenceThatGaveNothingYetIsNoEvidenceNotLost(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		opt  func(path string) Options
+		give func(w *Watcher, path string)
+		why  string
+	}{
+		{"a file not created yet", func(p string) Options { return Options{Sources: []*Source{NewSource(p, 0, 0)}} },
+			func(w *Watcher, p string) { writeFile(t, p, append(lines(0, 81), lines(201, 201)...)) }, "does not exist (yet)"},
+		{"an empty file", func(p string) Options {
+			writeFile(t, p, nil)
+			return Options{Sources: []*Source{NewSource(p, 0, 0)}}
+		}, func(w *Watcher, p string) { writeFile(t, p, append(lines(0, 81), lines(201, 201)...)) }, "no delivery found"},
+		{"a .gz not rotated in yet", func(p string) Options { return Options{Sources: []*Source{NewSource(p+".gz", 0, 0)}} },
+			func(w *Watcher, p string) { writeGzip(t, p+".gz", append(lines(0, 81), lines(201, 201)...)) }, "does not exist (yet)"},
+		{"an OTLP receiver with no span yet", func(string) Options { return Options{Receivers: []string{"otlp"}, SpansComplete: true} },
+			func(w *Watcher, _ string) {
+				w.FeedDeliveries("otlp", append(spanDeliveries(0, 81), spanDeliveries(201, 201)...), evidence.SpanCounts{Spans: 83, Deliveries: 83})
+			}, "no delivery found"},
+		{"stdin with no line yet", func(string) Options { return Options{Streams: []string{"stdin"}} },
+			func(w *Watcher, _ string) { w.Feed("stdin", append(lines(0, 81), lines(201, 201)...)) }, "no delivery found"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".log")
+			o := c.opt(path)
+			o.Groups = []string{"g"}
+			w := New(&fakeCluster{committed: 202, high: 202}, o)
+			ch, err := w.Evaluate(context.Background())
+			if err != nil || len(ch) != 1 || ch[0].To != verdict.NoEvidence || !strings.Contains(ch[0].Reason, c.why) {
+				t.Fatalf("before any delivery: %+v %v", ch, err)
+			}
+			if p := w.Partitions()[0]; p.LostTotal != 0 {
+				t.Fatalf("lost counter %d before any evidence", p.LostTotal)
+			}
+			c.give(w, path)
+			ch, err = w.Evaluate(context.Background())
+			if err != nil || len(ch) != 1 || ch[0].To != verdict.Lost || ch[0].Lost != 118 {
+				t.Fatalf("with the deliveries: %+v %v", ch, err)
+			}
+			if p := w.Partitions()[0]; p.LostTotal != 118 {
+				t.Fatalf("lost counter %d, want 118", p.LostTotal)
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeGzip(t *testing.T, path string, b []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	zw.Close()
+	writeFile(t, path, buf.Bytes())
+}
+
+// TestSpansOfAnotherGroupDoNotCountForThisOne: two groups consume one topic; spans name
+// their consumer group. The other group's spans of 82-199 do not make this group's loss
+// of 82-199 OK.
+func TestSpansOfAnotherGroupDoNotCountForThisOne(t *testing.T) {
+	w := New(&fakeCluster{committed: 202, high: 202}, Options{Groups: []string{"g"}, Receivers: []string{"otlp"}, SpansComplete: true})
+	mine := append(spanDeliveries(0, 81), spanDeliveries(201, 201)...)
+	for i := range mine {
+		mine[i].Group = "g"
+	}
+	other := spanDeliveries(0, 201)
+	for i := range other {
+		other[i].Group = "someone-else"
+	}
+	w.FeedDeliveries("otlp", append(mine, other...), evidence.SpanCounts{Spans: len(mine) + len(other), Deliveries: len(mine) + len(other)})
+	ch, err := w.Evaluate(context.Background())
+	if err != nil || len(ch) != 1 || ch[0].To != verdict.Lost || ch[0].Lost != 118 {
+		t.Fatalf("%+v %v", ch, err)
+	}
+}
+
+// scanLog records the reads a fakeCluster was asked for.
+type scanLog struct {
+	*fakeCluster
+	reads [][2]int64
+}
+
+func (s *scanLog) Scan(ctx context.Context, topic string, partition int32, from, to int64) (*inspect.Scan, error) {
+	s.reads = append(s.reads, [2]int64{from, to})
+	return s.fakeCluster.Scan(ctx, topic, partition, from, to)
+}
+
+func (s *scanLog) Snapshots(ctx context.Context, groups []string) (*inspect.Snapshots, error) {
+	return inspect.SnapshotEach(ctx, s, groups)
+}
+
+// TestALostPartitionIsReadOnlyPastWhatWasReadBefore: after a loss the window starts at
+// the first lost record for good; each evaluation read the partition from there to its
+// end again (a read that grew with the partition). Now only what was written since is
+// read, and the verdict stays the same.
+func TestALostPartitionIsReadOnlyPastWhatWasReadBefore(t *testing.T) {
+	cl := &scanLog{fakeCluster: &fakeCluster{committed: 202, high: 202}}
+	w := New(cl, Options{Groups: []string{"g"}})
+	w.Feed("app.log", append(lines(0, 81), lines(201, 201)...))
+	for i, want := range []struct {
+		high  int64
+		read  [2]int64
+		reads int
+	}{{202, [2]int64{82, 202}, 1}, {1202, [2]int64{202, 1202}, 2}, {1202, [2]int64{202, 1202}, 2}, {5202, [2]int64{1202, 5202}, 3}} {
+		cl.high, cl.committed = want.high, want.high
+		w.Feed("app.log", lines(202, want.high-1))
+		if _, err := w.Evaluate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		p := w.Partitions()[0]
+		if p.Verdict != verdict.Lost || p.Judgement.LostCount != 118 {
+			t.Fatalf("evaluation %d: %s %+v", i, p.Verdict, p.Judgement)
+		}
+		if len(cl.reads) != want.reads || cl.reads[len(cl.reads)-1] != want.read {
+			t.Fatalf("evaluation %d: reads %v, want the last %v of %d", i, cl.reads, want.read, want.reads)
+		}
+	}
+}
+
+// groupsCluster is fakeCluster whose groups come and go, and whose group "new" has not
+// committed until committedNew.
+type groupsCluster struct {
+	*fakeCluster
+	groups       []string
+	committedNew bool
+}
+
+func (g *groupsCluster) ListGroups(ctx context.Context) ([]string, error) { return g.groups, nil }
+
+func (g *groupsCluster) Snapshot(ctx context.Context, group string, topics []string) (*inspect.Snapshot, error) {
+	if group == "new" && !g.committedNew {
+		return nil, inspect.ErrNoOffsets
+	}
+	return g.fakeCluster.Snapshot(ctx, group, topics)
+}
+
+func (g *groupsCluster) Snapshots(ctx context.Context, groups []string) (*inspect.Snapshots, error) {
+	return inspect.SnapshotEach(ctx, g, groups)
+}
+
+// TestDeliveriesReadBeforeAGroupCommitsAreKept: the evidence of a group that has not
+// committed yet was read, then dropped at the evaluation; once the group committed,
+// every record it had delivered looked undelivered (a false LOST).
+func TestDeliveriesReadBeforeAGroupCommitsAreKept(t *testing.T) {
+	cl := &groupsCluster{fakeCluster: &fakeCluster{committed: 202, high: 202}}
+	w := New(cl, Options{Groups: []string{"new"}})
+	w.Feed("app.log", append(lines(0, 199), lines(201, 201)...))
+	if _, err := w.Evaluate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Partitions()) != 0 || w.Last().GroupErrs["new"] == "" {
+		t.Fatalf("a group with no commit: %+v %+v", w.Partitions(), w.Last())
+	}
+	cl.committedNew = true
+	if _, err := w.Evaluate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if p := w.Partitions()[0]; p.Verdict != verdict.OK {
+		t.Fatalf("%s %+v", p.Verdict, p.Judgement)
+	}
+}
+
+// TestAGroupGoneFromTheWatchIsForgotten: with --group-regex, a group deleted from the
+// cluster stayed in memory (and in the metrics) for good.
+func TestAGroupGoneFromTheWatchIsForgotten(t *testing.T) {
+	cl := &groupsCluster{fakeCluster: &fakeCluster{committed: 202, high: 202}, groups: []string{"pay-a", "pay-b"}, committedNew: true}
+	w := New(cl, Options{GroupRegex: regexp.MustCompile("^pay-")})
+	w.Feed("app.log", append(lines(0, 199), lines(201, 201)...))
+	if _, err := w.Evaluate(context.Background()); err != nil || len(w.Partitions()) != 2 {
+		t.Fatalf("%v %+v", err, w.Partitions())
+	}
+	cl.groups = []string{"pay-b"}
+	if _, err := w.Evaluate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ps := w.Partitions(); len(ps) != 1 || ps[0].Group != "pay-b" {
+		t.Fatalf("%+v", ps)
+	}
+}
+
+// TestACheckpointKeepsDeliveriesNotYetEvaluated: spans (or stdin lines) received after
+// the last evaluation were not in the checkpoint a SIGTERM writes: the restart judged
+// those records undelivered.
+func TestACheckpointKeepsDeliveriesNotYetEvaluated(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cp.json")
+	cl := &fakeCluster{committed: 202, high: 202}
+	opt := Options{Groups: []string{"g"}, Receivers: []string{"otlp"}, SpansComplete: true}
+	w := New(cl, opt)
+	ds := append(spanDeliveries(0, 199), spanDeliveries(201, 201)...)
+	w.FeedDeliveries("otlp", ds, evidence.SpanCounts{Spans: len(ds), Deliveries: len(ds)})
+	if err := SaveCheckpoint(path, w); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := LoadCheckpoint(path)
+	if err != nil || cp == nil {
+		t.Fatal(err)
+	}
+	w = New(cl, opt)
+	cp.Restore(w)
+	// no span since the restart: the checkpoint's counts say the receiver had given
+	// deliveries, and its deliveries make the partition whole
+	if _, err := w.Evaluate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if p := w.Partitions()[0]; p.Verdict != verdict.OK {
+		t.Fatalf("%s %+v", p.Verdict, p.Judgement)
 	}
 }
