@@ -35,9 +35,9 @@ type Source struct {
 	// a rotation's rename and create): the source has given nothing, which the watcher
 	// says instead of judging every record undelivered.
 	Missing bool
-	f    *os.File
-	rest []byte // an incomplete last line, kept for the next poll
-	skip bool   // inside an over-long line: drop up to its newline
+	f       *os.File
+	rest    []byte // an incomplete last line, kept for the next poll
+	skip    bool   // inside an over-long line: drop up to its newline
 }
 
 // NewSource follows path from its start (or from offset in inode, a checkpoint's).

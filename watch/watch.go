@@ -64,9 +64,9 @@ type Options struct {
 	// spans prove deliveries but evidence made of spans alone judges nothing
 	// (evidence.SampledSpans), as in inspect.
 	SpansComplete bool
-	StallAfter   time.Duration
-	MaxScan      int64
-	Now          func() time.Time
+	StallAfter    time.Duration
+	MaxScan       int64
+	Now           func() time.Time
 }
 
 // Partition is the state of one watched partition.
@@ -169,7 +169,7 @@ type Watcher struct {
 	parts   map[Key]*Partition
 	pending map[pendingKey]kpart.RangeSet // deliveries read and not yet taken by a watched partition
 	why     string                        // why the evidence supports no verdict at this evaluation ("" when it does)
-	taken   map[pendingKey]bool // pending deliveries a watched partition took at this evaluation
+	taken   map[pendingKey]bool           // pending deliveries a watched partition took at this evaluation
 	stats   map[string]*SourceStats
 	last    Evaluation
 	errors  int64
