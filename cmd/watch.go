@@ -322,8 +322,12 @@ func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 			if out == render.JSON {
 				writeChangeLine(g.IO.Out, c)
 			} else {
-				fmt.Fprintf(g.IO.Out, "%s %s %s/%d %s -> %s (lost %d, stranded %d, committed %d)%s\n", c.Time.UTC().Format(time.RFC3339),
-					c.Group, c.Topic, c.Partition, orDash(string(c.From)), c.To, c.Lost, c.Stranded, c.Committed, reasonSuffix(c.Reason))
+				since := ""
+				if c.StalledSince != nil {
+					since = ", no progress since " + c.StalledSince.Format(time.RFC3339)
+				}
+				fmt.Fprintf(g.IO.Out, "%s %s %s/%d %s -> %s (lost %d, stranded %d, committed %d%s)%s\n", c.Time.UTC().Format(time.RFC3339),
+					render.Safe(c.Group), render.Safe(c.Topic), c.Partition, orDash(string(c.From)), c.To, c.Lost, c.Stranded, c.Committed, since, reasonSuffix(c.Reason))
 			}
 		}
 		save()

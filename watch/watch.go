@@ -121,7 +121,10 @@ type Change struct {
 	Stranded  int64           `json:"stranded"`
 	Committed int64           `json:"committed"`
 	Stalled   bool            `json:"stalled"`
-	Reason    string          `json:"reason,omitempty"`
+	// StalledSince: when the partition last progressed (a delivery or a commit change),
+	// while it is stalled.
+	StalledSince *time.Time `json:"stalled_since"`
+	Reason       string     `json:"reason,omitempty"`
 }
 
 // SourceStats counts what a followed source gave.
@@ -554,8 +557,13 @@ func (w *Watcher) judge(ctx context.Context, g string, o inspect.Offsets, single
 		return nil, nil
 	}
 	p.Verdict = to
+	var since *time.Time
+	if !p.StalledSince.IsZero() {
+		s := p.StalledSince.UTC()
+		since = &s
+	}
 	return &Change{Time: now, Group: g, Topic: o.Topic, Partition: o.Partition, From: before, To: to, Lost: j.LostCount + j.UnrecoverableCount,
-		Stranded: j.StrandedCount, Committed: o.Committed, Stalled: !p.StalledSince.IsZero(), Reason: j.Reason}, nil
+		Stranded: j.StrandedCount, Committed: o.Committed, Stalled: since != nil, StalledSince: since, Reason: j.Reason}, nil
 }
 
 // ambiguous says why a source's deliveries are not counted ("" when every source's are).

@@ -157,7 +157,7 @@ func TestAPartitionWithRecordsWaitingAndNoProgressIsStalled(t *testing.T) {
 	}
 	ck.t = ck.t.Add(2 * time.Minute)
 	ch, _ := w.Evaluate(context.Background())
-	if len(ch) != 1 || ch[0].To != Stalled || !ch[0].Stalled {
+	if len(ch) != 1 || ch[0].To != Stalled || !ch[0].Stalled || ch[0].StalledSince == nil || !ch[0].StalledSince.Equal(time.Unix(1_800_000_000, 0)) {
 		t.Fatalf("%+v", ch)
 	}
 	// a delivery is progress
