@@ -22,6 +22,7 @@ import (
 	"github.com/kstranded/kstranded/inspect"
 	"github.com/kstranded/kstranded/internal/exitcode"
 	"github.com/kstranded/kstranded/internal/render"
+	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/watch"
 )
 
@@ -87,6 +88,8 @@ atomically after each evaluation and at SIGTERM; a corrupt one is reported and i
 			exitCodes{exitcode.Error, "the listener could not be bound, an evidence file unreadable"},
 			exitCodes{exitcode.Usage, ""},
 			exitCodes{exitcode.Lost, "--count evaluations done and the last found records lost"},
+			exitCodes{exitcode.Stranded, "--count evaluations done and the last found records stranded (none lost)"},
+			exitCodes{exitcode.NoEvidence, "--count evaluations done and the last could not judge a partition for want of delivery evidence"},
 			exitCodes{exitcode.Interrupted, "stopped by Ctrl-C or SIGTERM (the checkpoint is written)"}),
 		Example: `  kstranded watch --brokers kafka:9092 --group billing --delivered /var/log/app/deliveries.log
   kstranded watch --brokers kafka:9092 --group-regex '^payments-' --delivered app.log \
@@ -279,7 +282,10 @@ func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 	case <-ctx.Done():
 		return exitcode.ErrInterrupted
 	}
-	lost := false
+	// the last evaluation's verdict over the partitions it saw, mapped to the exit as
+	// inspect maps its own (one verdict, one exit, everywhere); a failed evaluation is 1
+	var last verdict.Verdict
+	var lastErr error
 	var groupErrs map[string]string // as the last evaluation said them: each is printed when it changes
 	srcErrs := map[string]bool{}    // likewise the evidence sources' errors
 	for n := 0; o.Count == 0 || n < o.Count; n++ {
@@ -293,9 +299,13 @@ func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 		mu.Lock()
 		changes, err := w.Evaluate(ctx)
 		ev := w.Last()
-		lost = false
+		last, lastErr = verdict.OK, err
 		for _, p := range w.Partitions() {
-			lost = lost || (p.Seen && p.Judgement.LostCount+p.Judgement.UnrecoverableCount > 0)
+			// without any evidence watch follows commits and stalls only, as inspect
+			// without --delivered shows offsets: not judging is what was asked
+			if p.Seen && !(wo.NoEvidence && p.Judgement.Verdict == verdict.NoEvidence) {
+				last = verdict.Worse(last, p.Judgement.Verdict)
+			}
 		}
 		mu.Unlock()
 		if ctx.Err() != nil {
@@ -332,8 +342,11 @@ func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 		}
 		save()
 	}
-	if lost {
-		return exitcode.Reported(exitcode.ErrLost)
+	if lastErr != nil {
+		return exitcode.Reported(fmt.Errorf("the last evaluation failed: %w", lastErr))
+	}
+	if err := exitcode.ForVerdict(last, ""); err != nil {
+		return exitcode.Reported(err)
 	}
 	return nil
 }
