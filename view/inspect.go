@@ -232,8 +232,10 @@ func inspectGrid(st render.Styles, v Inspect, pretty bool) render.Grid {
 	if v.Evidence != nil {
 		grid.Header = append(grid.Header, "DELIVERED", "LOST", "STRANDED", "DUP", "REWIND", "VERDICT")
 	}
-	// a narrow terminal hides these first (a pipe and -o json always carry them)
-	for _, opt := range []string{"METADATA", "EPOCH", "DUP", "LAST-STABLE", "LOG-START"} {
+	// a narrow terminal hides these, the first first, until topic, partition, committed,
+	// lost and verdict fit whole (a pipe and -o json always carry every column; the
+	// details under the table repeat the rewind offset and the stranded ranges)
+	for _, opt := range []string{"METADATA", "EPOCH", "DUP", "LAST-STABLE", "LOG-START", "OWNER", "HIGH-WATERMARK", "REWIND", "DELIVERED", "LAG", "STRANDED"} {
 		for i, h := range grid.Header {
 			if h == opt {
 				grid.Optional = append(grid.Optional, i)

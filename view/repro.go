@@ -499,11 +499,17 @@ func comparisonGrid(v Repro, pretty bool) render.Grid {
 		g.Header = []string{"POLICY", "HANDLER", "COMMIT", "PARTITION", "DELIVERED", "DUPLICATES"}
 		g.Align = g.Align[:6]
 	}
+	// a narrow terminal hides, in this order: duplicates, phase 3, restarts, the
+	// verdict by phase, then phase 1 (phase 2's commit is where the loss shows)
 	g.Optional = []int{len(g.Header) - 1} // DUPLICATES
+	p1 := -1
 	for i := 1; i <= 3; i++ {
 		if pretty {
 			g.Header, g.Align = append(g.Header, fmt.Sprintf("P%d COMMITTED (FRONTIER)", i)), append(g.Align, render.Right)
-			if i == 3 {
+			switch i {
+			case 1:
+				p1 = len(g.Header) - 1
+			case 3:
 				g.Optional = append(g.Optional, len(g.Header)-1)
 			}
 		} else {
@@ -519,6 +525,9 @@ func comparisonGrid(v Repro, pretty bool) render.Grid {
 		g.Header, g.Align = append(g.Header, "LOST", "LOST RANGES"), append(g.Align, render.Right, render.Left)
 	}
 	g.Optional = append(g.Optional, len(g.Header)) // VERDICT BY PHASE
+	if p1 >= 0 {
+		g.Optional = append(g.Optional, p1)
+	}
 	g.Header, g.Align = append(g.Header, "VERDICT BY PHASE", "VERDICT"), append(g.Align, render.Left, render.Left)
 	for _, r := range v.Runs {
 		for _, p := range r.Partitions {

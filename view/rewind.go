@@ -156,6 +156,9 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 	grid := render.Grid{
 		Header: []string{"TOPIC", "PARTITION", "COMMITTED", "TARGET", "REDELIVER", "LOST", "ALREADY-DELIVERED", "ACTION"},
 		Align:  []render.Align{render.Left, render.Right, render.Right, render.Right, render.Right, render.Right, render.Right, render.Left},
+		// a narrow terminal hides these before the topic, offsets, lost and action
+		// narrow (the line per move under the table says both counts)
+		Optional: []int{6, 4}, // ALREADY-DELIVERED, REDELIVER
 	}
 	for _, m := range v.moves {
 		action := render.Safe(rewindAction(m))
