@@ -138,7 +138,7 @@ func PrintInspect(w io.Writer, v Inspect, f render.Format, pretty bool) error {
 			fmt.Fprintf(nw, "%s: %s %s (%d records); safe rewind offset %d\n", name, st.Bad.Render("LOST"), kpart.Join(j.Lost), j.LostCount, *j.SafeRewind)
 		}
 		if len(j.Unrecoverable) > 0 {
-			fmt.Fprintf(w, "%s: %s %s (%d offsets never delivered, deleted since: below the log start %d, no rewind restores them)\n",
+			fmt.Fprintf(render.Prose(w), "%s: %s %s (%d offsets never delivered, deleted since: below the log start %d, no rewind restores them)\n",
 				name, st.Bad.Render("UNRECOVERABLE"), kpart.Join(j.Unrecoverable), j.UnrecoverableCount, p.LogStart)
 		}
 		if len(j.Stranded) > 0 {

@@ -699,7 +699,7 @@ func PrintConsume(w io.Writer, v Consume, f render.Format, pretty bool) error {
 		return err
 	}
 	for _, wn := range v.Warnings {
-		fmt.Fprintln(w, st.Warn.Render("warning: ")+render.Safe(wn))
+		fmt.Fprintln(render.Prose(w), st.Warn.Render("warning: ")+render.Safe(wn))
 	}
 	return nil
 }

@@ -10,9 +10,11 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/repro"
+	"github.com/kstranded/kstranded/rewind"
 )
 
 func TestMain(m *testing.M) {
@@ -50,6 +52,11 @@ func TestTerminalTablesFitTheirWidth(t *testing.T) {
 		}},
 		{"inspect-loss", func(b *bytes.Buffer) error { return PrintInspect(b, NewInspect(lossReport()), render.Table, true) }},
 		{"rewind-dryrun", func(b *bytes.Buffer) error { return PrintRewind(b, NewRewindPlan(dryRunPlan()), render.Table, true) }},
+		{"rewind-unrecoverable", func(b *bytes.Buffer) error {
+			p := dryRunPlan()
+			p.Unrecoverable = []rewind.Unrecoverable{{Topic: longTopic, Partition: 0, LogStart: 60, Ranges: []kpart.RecordRange{kpart.Counted(40, 59, 20)}, Count: 20}}
+			return PrintRewind(b, NewRewindPlan(p), render.Table, true)
+		}},
 		{"inspect-long-topic", func(b *bytes.Buffer) error {
 			r := lossReport()
 			for i := range r.Partitions {
