@@ -6,6 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
+	xansi "github.com/charmbracelet/x/ansi"
+
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/render"
@@ -566,14 +569,42 @@ func settingsLine(s map[string]string) string {
 		s["time_scale"], s["batch_size"], s["concurrency"], s["handler_delay"], s["handler_parallel"], s["max_poll_interval"])
 }
 
-// ProgressLine renders a live status line for terminals.
-func ProgressLine(p repro.Progress) string {
+// ProgressLine renders a live status line for terminals, headed by label (RunOf), fitted
+// to width columns (0: no limit): redrawn in place, a line that wrapped would leave its
+// second half on the screen at every redraw. The least telling parts go first (records in
+// flight, records cached, the elapsed time, the cache's expiry); what is still too wide is
+// cut with "…".
+func ProgressLine(label string, p repro.Progress, width int) string {
 	exp := "-"
 	if p.UntilClear > 0 {
 		exp = p.UntilClear.Round(100 * time.Millisecond).String()
 	}
-	return fmt.Sprintf("phase %d · delivered %d · cached %d · in flight %d · cache expires in %s · %s",
-		p.Phase, p.Delivered, p.Cached, p.InFlight, exp, p.Elapsed.Round(100*time.Millisecond))
+	head := fmt.Sprintf("%s phase %d", label, p.Phase)
+	parts := []struct {
+		text string
+		keep int // the parts with the lowest keep are dropped first
+	}{
+		{fmt.Sprintf("delivered %d", p.Delivered), 4},
+		{fmt.Sprintf("cached %d", p.Cached), 1},
+		{fmt.Sprintf("in flight %d", p.InFlight), 0},
+		{"cache expires in " + exp, 3},
+		{p.Elapsed.Round(100 * time.Millisecond).String(), 2},
+	}
+	line := func(drop int) string {
+		out := head
+		for _, pt := range parts {
+			if pt.keep >= drop {
+				out += " · " + pt.text
+			}
+		}
+		return out
+	}
+	for drop := 0; drop <= 5; drop++ {
+		if l := line(drop); width <= 0 || lipgloss.Width(l) <= width {
+			return l
+		}
+	}
+	return xansi.Truncate(head, width, "…")
 }
 
 // RunOf heads the progress line of run i of n (from 1): "run 3 of 6 (v1.10.1/eachBatch/
