@@ -121,6 +121,10 @@ starting at the group's committed offsets); TIME:leave makes a member leave (tim
 unscaled, like the other durations). Under --group-protocol classic (roundrobin, eager)
 each change revokes every partition of every member; under consumer, only the ones that move.
 
+Progress: when stderr is a terminal, one line there (phase, records delivered, the cache's
+expiry) is redrawn in place, fitted to the terminal's width. On a pipe or a file there is no
+progress line (a log of redraws helps no one); the result comes when the run ends.
+
 ` + exitHelp(exitCodes{exitcode.OK, ""}, exitCodes{exitcode.Error, ""}, exitCodes{exitcode.Usage, ""},
 			exitCodes{exitcode.Lost, ""}, exitCodes{exitcode.Stranded, ""},
 			exitCodes{exitcode.Refused, "--group has other members at start (named), or cannot be described; --allow-shared-group runs anyway with a warning"}, exitCodes{exitcode.Interrupted, ""}),
@@ -267,7 +271,9 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 		if progress {
 			label := view.RunOf(i+1, len(cases), fmt.Sprintf("%s/%s/%s", rc.policy, rc.handler, rc.commit), time.Since(started))
 			opts.Progress = func(pr repro.Progress) {
-				fmt.Fprintf(g.IO.Err, "\r\033[K%s %s", label, view.ProgressLine(pr))
+				// one column short of the width: a character in the last column leaves
+				// some terminals waiting to wrap, and the next \r lands a line too low
+				fmt.Fprintf(g.IO.Err, "\r\033[K%s", view.ProgressLine(label, pr, render.Width(g.IO.Err)-1))
 			}
 		}
 		res, err := repro.Run(ctx, opts)

@@ -195,6 +195,7 @@ SASL work as for any librdkafka client. Secrets are never printed.
 		newWatchCmd(g, nil),
 	)
 	usageArgs(root)
+	wrapHelp(root)
 	root.Version = buildinfo.Version()
 	root.SetVersionTemplate("{{with .Annotations}}{{end}}" + currentVersion().String())
 	registerCompletions(root, g)

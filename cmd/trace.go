@@ -113,7 +113,7 @@ it read so far marked INTERRUPTED (JSON "interrupted": true). See docs/trace-for
   kstranded trace parse --max-poll-interval 15m --timeline consumer.trace
   kstranded trace parse --timeline --partition stranded/0 consumer.trace
   kstranded trace parse rdkafka.log app.log \
-      --pattern '(?P<time>\S+) delivered topic=(?P<topic>\S+) partition=(?P<partition>\d+) offset=(?P<offset>\d+)'
+      --pattern '(?P<time>\S+) .* partition=(?P<partition>\d+) offset=(?P<offset>\d+)'
   kstranded trace parse -o json --svg timeline.svg repro.trace.gz
   kstranded trace parse app.log --pattern '...' --group billing --brokers kafka:9092`,
 		Args: cobra.MinimumNArgs(1),

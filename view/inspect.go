@@ -138,7 +138,7 @@ func PrintInspect(w io.Writer, v Inspect, f render.Format, pretty bool) error {
 			fmt.Fprintf(nw, "%s: %s %s (%d records); safe rewind offset %d\n", name, st.Bad.Render("LOST"), kpart.Join(j.Lost), j.LostCount, *j.SafeRewind)
 		}
 		if len(j.Unrecoverable) > 0 {
-			fmt.Fprintf(w, "%s: %s %s (%d offsets never delivered, deleted since: below the log start %d, no rewind restores them)\n",
+			fmt.Fprintf(render.Prose(w), "%s: %s %s (%d offsets never delivered, deleted since: below the log start %d, no rewind restores them)\n",
 				name, st.Bad.Render("UNRECOVERABLE"), kpart.Join(j.Unrecoverable), j.UnrecoverableCount, p.LogStart)
 		}
 		if len(j.Stranded) > 0 {
@@ -232,8 +232,10 @@ func inspectGrid(st render.Styles, v Inspect, pretty bool) render.Grid {
 	if v.Evidence != nil {
 		grid.Header = append(grid.Header, "DELIVERED", "LOST", "STRANDED", "DUP", "REWIND", "VERDICT")
 	}
-	// a narrow terminal hides these first (a pipe and -o json always carry them)
-	for _, opt := range []string{"METADATA", "EPOCH", "DUP", "LAST-STABLE", "LOG-START"} {
+	// a narrow terminal hides these, the first first, until topic, partition, committed,
+	// lost and verdict fit whole (a pipe and -o json always carry every column; the
+	// details under the table repeat the rewind offset and the stranded ranges)
+	for _, opt := range []string{"METADATA", "EPOCH", "DUP", "LAST-STABLE", "LOG-START", "OWNER", "HIGH-WATERMARK", "REWIND", "DELIVERED", "LAG", "STRANDED"} {
 		for i, h := range grid.Header {
 			if h == opt {
 				grid.Optional = append(grid.Optional, i)

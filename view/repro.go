@@ -6,6 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
+	xansi "github.com/charmbracelet/x/ansi"
+
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/render"
@@ -499,11 +502,17 @@ func comparisonGrid(v Repro, pretty bool) render.Grid {
 		g.Header = []string{"POLICY", "HANDLER", "COMMIT", "PARTITION", "DELIVERED", "DUPLICATES"}
 		g.Align = g.Align[:6]
 	}
+	// a narrow terminal hides, in this order: duplicates, phase 3, restarts, the
+	// verdict by phase, then phase 1 (phase 2's commit is where the loss shows)
 	g.Optional = []int{len(g.Header) - 1} // DUPLICATES
+	p1 := -1
 	for i := 1; i <= 3; i++ {
 		if pretty {
 			g.Header, g.Align = append(g.Header, fmt.Sprintf("P%d COMMITTED (FRONTIER)", i)), append(g.Align, render.Right)
-			if i == 3 {
+			switch i {
+			case 1:
+				p1 = len(g.Header) - 1
+			case 3:
 				g.Optional = append(g.Optional, len(g.Header)-1)
 			}
 		} else {
@@ -519,6 +528,9 @@ func comparisonGrid(v Repro, pretty bool) render.Grid {
 		g.Header, g.Align = append(g.Header, "LOST", "LOST RANGES"), append(g.Align, render.Right, render.Left)
 	}
 	g.Optional = append(g.Optional, len(g.Header)) // VERDICT BY PHASE
+	if p1 >= 0 {
+		g.Optional = append(g.Optional, p1)
+	}
 	g.Header, g.Align = append(g.Header, "VERDICT BY PHASE", "VERDICT"), append(g.Align, render.Left, render.Left)
 	for _, r := range v.Runs {
 		for _, p := range r.Partitions {
@@ -557,14 +569,42 @@ func settingsLine(s map[string]string) string {
 		s["time_scale"], s["batch_size"], s["concurrency"], s["handler_delay"], s["handler_parallel"], s["max_poll_interval"])
 }
 
-// ProgressLine renders a live status line for terminals.
-func ProgressLine(p repro.Progress) string {
+// ProgressLine renders a live status line for terminals, headed by label (RunOf), fitted
+// to width columns (0: no limit): redrawn in place, a line that wrapped would leave its
+// second half on the screen at every redraw. The least telling parts go first (records in
+// flight, records cached, the elapsed time, the cache's expiry); what is still too wide is
+// cut with "…".
+func ProgressLine(label string, p repro.Progress, width int) string {
 	exp := "-"
 	if p.UntilClear > 0 {
 		exp = p.UntilClear.Round(100 * time.Millisecond).String()
 	}
-	return fmt.Sprintf("phase %d · delivered %d · cached %d · in flight %d · cache expires in %s · %s",
-		p.Phase, p.Delivered, p.Cached, p.InFlight, exp, p.Elapsed.Round(100*time.Millisecond))
+	head := fmt.Sprintf("%s phase %d", label, p.Phase)
+	parts := []struct {
+		text string
+		keep int // the parts with the lowest keep are dropped first
+	}{
+		{fmt.Sprintf("delivered %d", p.Delivered), 4},
+		{fmt.Sprintf("cached %d", p.Cached), 1},
+		{fmt.Sprintf("in flight %d", p.InFlight), 0},
+		{"cache expires in " + exp, 3},
+		{p.Elapsed.Round(100 * time.Millisecond).String(), 2},
+	}
+	line := func(drop int) string {
+		out := head
+		for _, pt := range parts {
+			if pt.keep >= drop {
+				out += " · " + pt.text
+			}
+		}
+		return out
+	}
+	for drop := 0; drop <= 5; drop++ {
+		if l := line(drop); width <= 0 || lipgloss.Width(l) <= width {
+			return l
+		}
+	}
+	return xansi.Truncate(head, width, "…")
 }
 
 // RunOf heads the progress line of run i of n (from 1): "run 3 of 6 (v1.10.1/eachBatch/
@@ -690,7 +730,7 @@ func PrintConsume(w io.Writer, v Consume, f render.Format, pretty bool) error {
 		return err
 	}
 	for _, wn := range v.Warnings {
-		fmt.Fprintln(w, st.Warn.Render("warning: ")+render.Safe(wn))
+		fmt.Fprintln(render.Prose(w), st.Warn.Render("warning: ")+render.Safe(wn))
 	}
 	return nil
 }

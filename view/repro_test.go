@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
+
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/render"
@@ -154,4 +156,32 @@ func TestAComparisonOfSeveralRunsIsOneTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "repro-comparison-pipe", b.Bytes())
+}
+
+// The live progress line is redrawn in place with "\r": wider than the terminal, it
+// wrapped and left a fragment at every redraw (at 100 columns repro's line was 105).
+// It fits by dropping the least telling parts first, then by cutting with "…".
+func TestProgressLineFitsTheTerminal(t *testing.T) {
+	p := repro.Progress{Phase: 1, Elapsed: 9200 * time.Millisecond}
+	p.Delivered, p.Cached, p.InFlight, p.UntilClear = 62, 138, 1, 900*time.Millisecond
+	label := "v1.10.0/each-batch/auto"
+	for _, c := range []struct {
+		width int
+		want  string
+	}{
+		{0, "v1.10.0/each-batch/auto phase 1 · delivered 62 · cached 138 · in flight 1 · cache expires in 900ms · 9.2s"},
+		{100, "v1.10.0/each-batch/auto phase 1 · delivered 62 · cached 138 · cache expires in 900ms · 9.2s"},
+		{80, "v1.10.0/each-batch/auto phase 1 · delivered 62 · cache expires in 900ms · 9.2s"},
+		{75, "v1.10.0/each-batch/auto phase 1 · delivered 62 · cache expires in 900ms"},
+		{50, "v1.10.0/each-batch/auto phase 1 · delivered 62"},
+		{20, "v1.10.0/each-batch/…"},
+	} {
+		got := ProgressLine(label, p, c.width)
+		if got != c.want {
+			t.Errorf("at %d columns:\n got %q\nwant %q", c.width, got, c.want)
+		}
+		if c.width > 0 && lipgloss.Width(got) > c.width {
+			t.Errorf("at %d columns the line is %d wide", c.width, lipgloss.Width(got))
+		}
+	}
 }

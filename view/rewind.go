@@ -156,6 +156,9 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 	grid := render.Grid{
 		Header: []string{"TOPIC", "PARTITION", "COMMITTED", "TARGET", "REDELIVER", "LOST", "ALREADY-DELIVERED", "ACTION"},
 		Align:  []render.Align{render.Left, render.Right, render.Right, render.Right, render.Right, render.Right, render.Right, render.Left},
+		// a narrow terminal hides these before the topic, offsets, lost and action
+		// narrow (the line per move under the table says both counts)
+		Optional: []int{6, 4}, // ALREADY-DELIVERED, REDELIVER
 	}
 	for _, m := range v.moves {
 		action := render.Safe(rewindAction(m))
@@ -175,12 +178,12 @@ func PrintRewind(w io.Writer, v Rewind, f render.Format, pretty bool) error {
 		fmt.Fprintf(nw, "%s %s\n", st.Warn.Render("note:"), render.Safe(string(n)))
 	}
 	for _, u := range v.Unrecoverable {
-		fmt.Fprintf(w, "%s/%d: %s %s (%s never delivered, deleted below the log start %d): no rewind restores them\n",
+		fmt.Fprintf(render.Prose(w), "%s/%d: %s %s (%s never delivered, deleted below the log start %d): no rewind restores them\n",
 			render.Safe(u.Topic), u.Partition, st.Bad.Render("UNRECOVERABLE"), kpart.Join(u.Ranges), countWord(u.Count, "offset", "offsets"), u.LogStart)
 	}
 	defer func() {
 		if v.Summary.Unrecoverable > 0 {
-			fmt.Fprintln(w, st.Bad.Render(fmt.Sprintf("UNRECOVERABLE: this rewind cannot restore %s never delivered and deleted since (retention or a delete moved the log start past them).",
+			fmt.Fprintln(render.Prose(w), st.Bad.Render(fmt.Sprintf("UNRECOVERABLE: this rewind cannot restore %s never delivered and deleted since (retention or a delete moved the log start past them).",
 				countWord(v.Summary.Unrecoverable, "offset", "offsets"))))
 		}
 	}()

@@ -10,9 +10,11 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/repro"
+	"github.com/kstranded/kstranded/rewind"
 )
 
 func TestMain(m *testing.M) {
@@ -22,9 +24,15 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// longTopic is a topic named as repro names its own (stranded-RUNID), as long as
+// operators' topics often are: at 80 columns it was cut to "stranded-cdbb…".
+const longTopic = "stranded-cdbb04e9d516-orders"
+
 // TestTerminalTablesFitTheirWidth draws the terminal views at 80, 100 and 200 columns:
-// no line is wider than the terminal (so no border wraps), and the golden files show
-// the layout chosen at each width (boxed, or without a box under 120 columns).
+// no line, table or prose, is wider than the terminal (ANSI stripped, display width),
+// nothing is cut with "…" (the columns an operator needs stay readable, long names
+// fold; the others hide, named in a note), and the golden files show the layout chosen at each width
+// (boxed, or without a box under 120 columns).
 func TestTerminalTablesFitTheirWidth(t *testing.T) {
 	ok := seedLoss()
 	ok.Policy, ok.Verdict = eachbatch.Head, verdict.OK
@@ -44,6 +52,25 @@ func TestTerminalTablesFitTheirWidth(t *testing.T) {
 		}},
 		{"inspect-loss", func(b *bytes.Buffer) error { return PrintInspect(b, NewInspect(lossReport()), render.Table, true) }},
 		{"rewind-dryrun", func(b *bytes.Buffer) error { return PrintRewind(b, NewRewindPlan(dryRunPlan()), render.Table, true) }},
+		{"rewind-unrecoverable", func(b *bytes.Buffer) error {
+			p := dryRunPlan()
+			p.Unrecoverable = []rewind.Unrecoverable{{Topic: longTopic, Partition: 0, LogStart: 60, Ranges: []kpart.RecordRange{kpart.Counted(40, 59, 20)}, Count: 20}}
+			return PrintRewind(b, NewRewindPlan(p), render.Table, true)
+		}},
+		{"inspect-long-topic", func(b *bytes.Buffer) error {
+			r := lossReport()
+			for i := range r.Partitions {
+				r.Partitions[i].Offsets.Topic = longTopic
+			}
+			return PrintInspect(b, NewInspect(r), render.Table, true)
+		}},
+		{"rewind-long-topic", func(b *bytes.Buffer) error {
+			p := dryRunPlan()
+			for i := range p.Moves {
+				p.Moves[i].Topic = longTopic
+			}
+			return PrintRewind(b, NewRewindPlan(p), render.Table, true)
+		}},
 	}
 	for _, v := range views {
 		for _, width := range []int{80, 100, 200} {
@@ -54,10 +81,9 @@ func TestTerminalTablesFitTheirWidth(t *testing.T) {
 				if err := v.print(&b); err != nil {
 					t.Fatal(err)
 				}
-				for i, line := range strings.Split(b.String(), "\n") {
-					if lw := lipgloss.Width(line); lw > width && strings.ContainsAny(line, "│┌└├") {
-						t.Errorf("line %d is %d columns wide at %d: a border would wrap\n%s", i+1, lw, width, line)
-					}
+				assertFits(t, b.String(), width)
+				if strings.Contains(b.String(), "…") {
+					t.Errorf("a header or a cell is cut with \"…\" at %d columns:\n%s", width, b.String())
 				}
 				golden(t, name, b.Bytes())
 			})
@@ -74,5 +100,16 @@ func TestProseWrapsAtWordBoundaries(t *testing.T) {
 	}
 	if strings.ReplaceAll(strings.ReplaceAll(got, "\n  ", " "), "\n", " ") != "topic stranded · group kstranded-v1.10.0-auto · brokers 127.0.0.1:42503 (embedded)" {
 		t.Fatalf("words lost or split:\n%s", got)
+	}
+}
+
+// assertFits fails for every line of out wider than width columns, ANSI stripped and
+// counted in display columns (lipgloss.Width: a wide rune is two, an escape none).
+func assertFits(t *testing.T, out string, width int) {
+	t.Helper()
+	for i, line := range strings.Split(out, "\n") {
+		if lw := lipgloss.Width(ansi.ReplaceAllString(line, "")); lw > width {
+			t.Errorf("line %d is %d columns wide at %d:\n%s", i+1, lw, width, line)
+		}
 	}
 }

@@ -87,18 +87,21 @@ func plan(g Grid, width int) layout {
 }
 
 // compactPlan lays the grid out without a box: headers wrapped at spaces and hyphens,
-// cells wrapped at spaces, columns no wider than they need; when even that is too wide,
-// the grid's optional columns are hidden (in the order the grid lists them) and, last,
-// the widest cells are shortened with "…".
+// cells wrapped at spaces, columns no wider than they need. When even that is too wide,
+// the grid's optional columns are hidden (in the order the grid lists them) until the
+// rest fit whole; then the widest columns narrow, their cells folding (a long topic name
+// continues on the next line rather than losing its end), never below their header's
+// longest word; only when the headers alone are too wide are they cut with "…".
 func compactPlan(g Grid, width int) layout {
 	n := len(g.Header)
 	natural := make([]int, n) // widest header token or cell
-	least := make([]int, n)   // longest header token or cell word: narrower needs "…"
+	least := make([]int, n)   // longest header token or cell word: narrower folds a word
+	header := make([]int, n)  // longest header token: narrower cuts the header
 	for i, h := range g.Header {
 		for _, tok := range headerTokens(h) {
-			natural[i] = max(natural[i], cellWidth(tok))
+			header[i] = max(header[i], cellWidth(tok))
 		}
-		least[i] = natural[i]
+		natural[i], least[i] = header[i], header[i]
 		for _, r := range g.Rows {
 			if i < len(r) {
 				natural[i] = max(natural[i], cellWidth(r[i]))
@@ -131,31 +134,30 @@ func compactPlan(g Grid, width int) layout {
 		}
 	}
 	ws := append([]int(nil), natural...)
-	// shrink the widest shown column, first down to its least width, then (if still too
-	// wide) below it, never under 4 columns
-	for total(ws) > width {
-		widest, soft := -1, true
-		for i := range ws {
-			if shown[i] && ws[i] > least[i] && (widest < 0 || ws[i] > ws[widest]) {
-				widest = i
-			}
-		}
-		if widest < 0 {
-			soft = false
+	// narrow the widest shown column: first down to its least width (cells wrap at
+	// spaces), then to its header's width (long words fold), last to 4 columns
+	// (headers cut); each floor is tried on every column before the next
+	for _, floor := range [][]int{least, header, nil} {
+		for total(ws) > width {
+			widest := -1
 			for i := range ws {
-				if shown[i] && ws[i] > 4 && (widest < 0 || ws[i] > ws[widest]) {
+				f := 4
+				if floor != nil {
+					f = max(floor[i], 4)
+				}
+				if shown[i] && ws[i] > f && (widest < 0 || ws[i] > ws[widest]) {
 					widest = i
 				}
 			}
+			if widest < 0 {
+				break
+			}
+			f := 4
+			if floor != nil {
+				f = max(floor[widest], 4)
+			}
+			ws[widest] = max(f, ws[widest]-(total(ws)-width))
 		}
-		if widest < 0 {
-			break // nothing left to shorten: the rows wrap, but no border does
-		}
-		floor := 4
-		if soft {
-			floor = least[widest]
-		}
-		ws[widest] = max(floor, ws[widest]-(total(ws)-width))
 	}
 	hs := make([][]string, n)
 	for i, h := range g.Header {
@@ -211,19 +213,29 @@ func Wrap(s string, width int, indent string) string {
 	if width <= 0 || cellWidth(s) <= width {
 		return s
 	}
+	return wrapFrom(s, width, "", indent)
+}
+
+// wrapFrom breaks s at spaces into lines of at most width columns, the first starting
+// with first and the others with indent; a word wider than the room keeps a line alone.
+func wrapFrom(s string, width int, first, indent string) string {
 	var b strings.Builder
-	line := 0
-	for i, wd := range strings.Fields(s) {
+	b.WriteString(first)
+	line, empty := cellWidth(first), true
+	for _, wd := range strings.Fields(s) {
 		wl := cellWidth(wd)
-		if i > 0 && line+1+wl > width {
+		switch {
+		case empty:
+		case line+1+wl > width:
 			b.WriteString("\n" + indent)
 			line = cellWidth(indent)
-		} else if i > 0 {
+		default:
 			b.WriteByte(' ')
 			line++
 		}
 		b.WriteString(wd)
 		line += wl
+		empty = false
 	}
 	return b.String()
 }
@@ -286,7 +298,7 @@ func writeCompact(w io.Writer, g Grid, l layout) error {
 			if c < len(r) {
 				v = r[c]
 			}
-			cells[c] = wrapWords(v, l.widths[c])
+			cells[c] = foldWords(v, l.widths[c])
 		}
 		emit(cells, false)
 	}
@@ -314,4 +326,67 @@ func wrapWords(s string, width int) []string {
 		}
 	}
 	return append(lines, cur)
+}
+
+// Prose returns a writer that breaks each line written to w at word boundaries to fit
+// Width(w), as the printers' prose (verdict lines, details, notes) must on a narrow
+// terminal; a wrapped line continues indented two columns past the line's own indent.
+// Where Width(w) is 0 (a pipe, a file) lines pass unchanged. A word wider than the width
+// keeps a line of its own: a topic or file name is not cut. Each Write is taken as whole
+// lines (the printers write a line at a time).
+func Prose(w io.Writer) io.Writer {
+	if p, ok := w.(proseWriter); ok {
+		return p
+	}
+	return proseWriter{w}
+}
+
+type proseWriter struct{ w io.Writer }
+
+// Unwrap is the stream: whether it is a terminal, and how wide, is its.
+func (p proseWriter) Unwrap() io.Writer { return p.w }
+
+func (p proseWriter) Write(b []byte) (int, error) {
+	width := Width(p.w)
+	if width <= 0 {
+		return p.w.Write(b)
+	}
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		lines[i] = WrapLine(l, width)
+	}
+	if _, err := io.WriteString(p.w, strings.Join(lines, "\n")); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// WrapLine fits one line of prose to width (0: no limit): its leading spaces stay, and
+// the lines it wraps onto start two columns further in.
+func WrapLine(s string, width int) string {
+	if width <= 0 || cellWidth(s) <= width {
+		return s
+	}
+	body := strings.TrimLeft(s, " ")
+	lead := s[:len(s)-len(body)]
+	return wrapFrom(body, width, lead, lead+"  ")
+}
+
+// foldWords is wrapWords with the words wider than width folded onto lines of their
+// own, broken after a "-", ".", "_" or "/" where one falls in the line, else at width.
+func foldWords(s string, width int) []string {
+	var out []string
+	for _, l := range wrapWords(s, width) {
+		for width > 0 && cellWidth(l) > width && !strings.Contains(l, "\x1b") { // styled: cut by fit
+
+			cut := ansi.Truncate(l, width, "")
+			if i := strings.LastIndexAny(cut, "-._/"); i > 0 && i < len(cut)-1 {
+				cut = cut[:i+1]
+			}
+			out = append(out, cut)
+			l = l[len(cut):]
+		}
+		out = append(out, l)
+	}
+	return out
 }

@@ -73,12 +73,13 @@ type Output struct {
 }
 
 // NotesOf is where a printer writes its prose for w: w's Notes when w is an *Output,
-// else w itself (tests that print into one buffer get everything in order).
+// else w itself (tests that print into one buffer get everything in order); either way
+// through Prose, so each line fits the width of the stream it lands on.
 func NotesOf(w io.Writer) io.Writer {
 	if o, ok := w.(*Output); ok && o.Notes != nil {
-		return o.Notes
+		return Prose(o.Notes)
 	}
-	return w
+	return Prose(w)
 }
 
 // unwrap returns the writer behind an *Output, so terminal checks see the real file.
