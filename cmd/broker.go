@@ -26,9 +26,11 @@ func newBrokerCmd(g *Globals, runF func(context.Context, *brokerOptions) error) 
 		Short: "Serve the embedded Kafka broker (kfake) on loopback until interrupted",
 		Long: `Serve kstranded's embedded broker (franz-go kfake, in process) on 127.0.0.1 in the
 foreground and print its bootstrap address, so any client (your own consumer, in any
-language) can be pointed at it. Ctrl-C stops it; its data lives in memory only.
+language) can be pointed at it. Only Ctrl-C (or SIGTERM) stops it, with exit 130 as
+any interrupted kstranded command; its data lives in memory only.
 
-` + exitHelp(exitCodes{exitcode.OK, "stopped by Ctrl-C or SIGTERM"}, exitCodes{exitcode.Error, "the port could not be bound"}, exitCodes{exitcode.Usage, ""}),
+` + exitHelp(exitCodes{exitcode.Error, "the port could not be bound"}, exitCodes{exitcode.Usage, ""},
+			exitCodes{exitcode.Interrupted, "stopped by Ctrl-C or SIGTERM, the only way it ends once serving"}),
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := o.validate(); err != nil {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -196,5 +198,44 @@ func TestOnAPipeTheTableIsStdoutAndTheProseStderr(t *testing.T) {
 				t.Fatalf("the prose %q belongs on stderr\nstdout:\n%s\nstderr:\n%s", tc.prose, out.String(), errs.String())
 			}
 		})
+	}
+}
+
+// TestGroupAndTopicCompletionReadTheBrokersOfTheCommandLineBeingCompleted: the root's
+// pre-run ran for __complete before cobra parsed the completed command's flags and
+// cached a configuration without brokers, so only $KSTRANDED_BROKERS named a cluster.
+// Every spelling of the brokers on the line being completed now does.
+func TestGroupAndTopicCompletionReadTheBrokersOfTheCommandLineBeingCompleted(t *testing.T) {
+	t.Setenv(brokersEnv, "")
+	b := strandedBroker(t)
+	props := filepath.Join(t.TempDir(), "client.properties")
+	if err := os.WriteFile(props, []byte("bootstrap.servers="+b.Addr()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, spelling := range [][]string{
+		{"--brokers", b.Addr()},
+		{"-b", b.Addr()},
+		{"--bootstrap-server", b.Addr()},
+		{"--brokers=" + b.Addr()},
+		{"-X", "bootstrap.servers=" + b.Addr()},
+		{"--config", props},
+	} {
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"__complete", "inspect", "--group", ""}, "g"},
+			{[]string{"__complete", "repro", "--topic", ""}, "stranded"},
+		} {
+			args := append(append(tc.args[:2:2], spelling...), tc.args[2:]...)
+			code, out, _ := runArgs(t, args...)
+			if code != 0 || !strings.Contains("\n"+out, "\n"+tc.want+"\n") {
+				t.Errorf("%v: exit %d, does not offer %q:\n%s", args, code, tc.want, out)
+			}
+		}
+	}
+	t.Setenv(brokersEnv, b.Addr())
+	if code, out, _ := runArgs(t, "__complete", "inspect", "--group", ""); code != 0 || !strings.Contains("\n"+out, "\ng\n") {
+		t.Errorf("with $%s: exit %d, does not offer g:\n%s", brokersEnv, code, out)
 	}
 }

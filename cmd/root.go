@@ -165,6 +165,13 @@ SASL work as for any librdkafka client. Secrets are never printed.
 		return exitcode.Usagef("%v (see %s --help)", err, c.CommandPath())
 	})
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		if c.Name() == cobra.ShellCompRequestCmd || c.Name() == cobra.ShellCompNoDescRequestCmd {
+			// A shell asking for completions: cobra parses the completed command's flags
+			// (--brokers, -X, --config) only after this runs, so the connection
+			// configuration must not be read, and cached without them, here; the
+			// completion functions read it (clusterNames).
+			return nil
+		}
 		if c.Flags().Changed("brokers") && c.Flags().Changed("bootstrap-server") {
 			return exitcode.Usagef("--brokers and --bootstrap-server are the same setting; give one")
 		}

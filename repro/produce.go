@@ -54,14 +54,14 @@ var clientDefaults = map[string]string{
 	"enable.metrics.push": "false",
 }
 
-// clientConfig is the ConfigMap of one librdkafka client. It checks the client key
-// first, so a wrong ssl.key.password is named as such rather than as librdkafka's
-// "ssl.key.location failed: ... PEM lib".
-func clientConfig(cfg kafkaconf.Config, owned map[string]string) (*kafka.ConfigMap, error) {
+// clientConfig is the properties of one librdkafka client, for kafkaconf.NewProducer
+// and NewConsumer. It checks the client key first, so a wrong ssl.key.password is named
+// as such rather than as librdkafka's "ssl.key.location failed: ... PEM lib".
+func clientConfig(cfg kafkaconf.Config, owned map[string]string) (map[string]string, error) {
 	if err := cfg.CheckKey(); err != nil {
 		return nil, err
 	}
-	return kafkaconf.ConfigMap(cfg.Merged(clientDefaults, owned)), nil
+	return cfg.Merged(clientDefaults, owned), nil
 }
 
 // Produce writes the workload: with spec.Transactions > 0, one transaction after the
@@ -81,7 +81,7 @@ func Produce(ctx context.Context, cfg kafkaconf.Config, topic string, spec workl
 	if err != nil {
 		return ProduceResult{}, err
 	}
-	p, err := kafka.NewProducer(cm)
+	p, err := kafkaconf.NewProducer(cm)
 	if err != nil {
 		return ProduceResult{}, fmt.Errorf("producer: %w", err)
 	}
@@ -179,7 +179,7 @@ func ProduceEach(ctx context.Context, cfg kafkaconf.Config, topic string, partit
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := kafka.NewProducer(cm)
+	p, err := kafkaconf.NewProducer(cm)
 	if err != nil {
 		return nil, nil, fmt.Errorf("producer: %w", err)
 	}
@@ -280,7 +280,7 @@ func newAdmin(cfg kafkaconf.Config) (a *kafka.AdminClient, berrs *brokerErrors, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	p, err := kafka.NewProducer(cm)
+	p, err := kafkaconf.NewProducer(cm)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("admin client: %w", err)
 	}

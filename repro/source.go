@@ -124,7 +124,7 @@ func newRDSource(cfg kafkaconf.Config, props map[string]string, topic string, tr
 	if err != nil {
 		return nil, err
 	}
-	c, err := kafka.NewConsumer(cm)
+	c, err := kafkaconf.NewConsumer(cm)
 	if err != nil {
 		return nil, fmt.Errorf("consumer: %w", err)
 	}
