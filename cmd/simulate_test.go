@@ -250,3 +250,62 @@ func TestSimulateAdviseListsTheSafeReleases(t *testing.T) {
 		}
 	}
 }
+
+// JSON carries values, tables carry words (issue 26 §5): --advise and --sweep give
+// durations in milliseconds, counts as numbers and ranges as {first, last}; the words
+// stay in the table.
+func TestSimulateJSONCarriesNumbersNotWords(t *testing.T) {
+	code, out, errs := runCmd(t, "", "simulate", "--advise", "-o", "json")
+	if code != exitcode.Lost {
+		t.Fatalf("advise: exit %d\n%s%s", code, out, errs)
+	}
+	var advice map[string]any
+	if err := json.Unmarshal([]byte(firstJSON(out)), &advice); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	settings, _ := json.Marshal(advice["settings"])
+	want := `[{"current":900000,"current_is_safe":false,"flag":"max-poll-interval","margin":-1620000,"safe":[{"first":2520000,"last":null}],"searched":{"first":1000,"last":3600000},"unit":"ms"},` +
+		`{"current":20,"current_is_safe":false,"flag":"batch-size","margin":-17,"safe":[{"first":1,"last":3}],"searched":{"first":1,"last":20},"unit":"count"},` +
+		`{"current":20,"current_is_safe":false,"flag":"concurrency","margin":null,"safe":[{"first":1,"last":4}],"searched":{"first":1,"last":20},"unit":"count"}]`
+	if string(settings) != want {
+		t.Errorf("advice settings\n%s\nwant\n%s", settings, want)
+	}
+	if advice["schema"] != "kstranded.advice/v2" {
+		t.Errorf("advice schema %v", advice["schema"])
+	}
+
+	code, out, errs = runCmd(t, "", "simulate", "--sweep", "max-poll-interval=30m,45m", "-o", "json")
+	if code != exitcode.Lost {
+		t.Fatalf("sweep: exit %d\n%s%s", code, out, errs)
+	}
+	var sweep struct {
+		Schema string `json:"schema"`
+		Unit   string `json:"unit"`
+		Rows   []struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"rows"`
+		Boundaries json.RawMessage `json:"boundaries"`
+	}
+	if err := json.Unmarshal([]byte(firstJSON(out)), &sweep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if sweep.Schema != "kstranded.sweep/v2" || sweep.Unit != "ms" || len(sweep.Rows) != 2 ||
+		string(sweep.Rows[0].Value) != "1800000" || string(sweep.Rows[1].Value) != "2700000" {
+		t.Errorf("sweep %+v", sweep)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, sweep.Boundaries); err != nil {
+		t.Fatal(err)
+	}
+	if b := compact.String(); b != `[{"policy":"v1.10.0","commit":"auto","loses":"below","edge":2520000}]` {
+		t.Errorf("boundaries %s", b)
+	}
+
+	// the table keeps the words
+	code, out, errs = runCmd(t, "", "simulate", "--advise")
+	for _, w := range []string{"max-poll-interval\t15m0s\t>= 42m0s\t27m0s short", "batch-size\t20\t<= 3\t17 too large", "concurrency\t20\tsafe at 1-4\t-"} {
+		if !strings.Contains(out+errs, w) {
+			t.Errorf("advise table (exit %d) lacks %q:\n%s%s", code, w, out, errs)
+		}
+	}
+}

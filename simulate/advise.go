@@ -3,6 +3,7 @@ package simulate
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/kstranded/kstranded/eachbatch"
@@ -17,14 +18,35 @@ type Advice struct {
 	Policies []Policy // each version's outcome at the user's settings
 }
 
-// Range is the safe range of one setting, the others held at the user's values.
+// Range is the safe range of one setting, the others held at the user's values. The
+// numbers are in the setting's Kind: nanoseconds for a Duration, else the count; the
+// texts say the same in words.
 type Range struct {
 	Flag    string
-	Current string
-	Safe    string // e.g. ">= 14m41s", "<= 13", "none found up to 24h0m0s"
-	Margin  string // how far the current value is inside (or outside) the safe range
-	IsSafe  bool   // the current value is safe
+	Kind    Kind
+	Current int64
+	// Safe are the runs of safe values found, ascending; empty when none was found.
+	Safe []Span
+	// Searched is what the search covered (it assumes the loss is monotone in the
+	// setting): none found inside it says nothing of values outside it.
+	Searched Span
+	// Margin is how far Current is inside (> 0) or outside (< 0) the one edge of Safe;
+	// nil where there is no single edge (concurrency, none found, larger not searched).
+	Margin *int64
+	IsSafe bool // the current value is safe
+
+	CurrentText string
+	SafeText    string // e.g. ">= 14m41s", "<= 13", "none found up to 24h0m0s"
+	MarginText  string // how far the current value is inside (or outside) the safe range
 }
+
+// Span is an inclusive run of values of a setting; Last is nil when it is open above.
+type Span struct {
+	First int64
+	Last  *int64
+}
+
+func closed(first, last int64) Span { return Span{First: first, Last: &last} }
 
 // Policy is one modelled rule at the user's settings, with the client versions it models.
 type Policy struct {
@@ -56,7 +78,7 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 
 	// max.poll.interval: the smallest safe value.
 	{
-		rg := Range{Flag: "max-poll-interval", Current: o.MaxPollInterval.String()}
+		rg := Range{Flag: "max-poll-interval", Kind: Duration, Current: int64(o.MaxPollInterval), CurrentText: o.MaxPollInterval.String()}
 		safeAt := func(d time.Duration) (bool, error) {
 			v := o
 			v.MaxPollInterval = d
@@ -74,8 +96,9 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 				return nil, err
 			}
 		}
+		rg.Searched = closed(int64(time.Second), int64(hi)) // bisected to 1 s; 0 is never valid
 		if !ok {
-			rg.Safe = "none found up to " + hi.String()
+			rg.SafeText = "none found up to " + hi.String()
 		} else {
 			lo := time.Duration(0) // 0 is never valid: treated as unsafe
 			for hi-lo > time.Second {
@@ -93,12 +116,14 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 					lo = m
 				}
 			}
-			rg.Safe = ">= " + hi.String()
+			rg.Safe, rg.SafeText = []Span{{First: int64(hi)}}, ">= "+hi.String()
 			rg.IsSafe = o.MaxPollInterval >= hi
+			margin := int64(o.MaxPollInterval - hi)
+			rg.Margin = &margin
 			if rg.IsSafe {
-				rg.Margin = fmt.Sprintf("%s above the edge", o.MaxPollInterval-hi)
+				rg.MarginText = fmt.Sprintf("%s above the edge", o.MaxPollInterval-hi)
 			} else {
-				rg.Margin = fmt.Sprintf("%s short", hi-o.MaxPollInterval)
+				rg.MarginText = fmt.Sprintf("%s short", hi-o.MaxPollInterval)
 			}
 		}
 		a.Settings = append(a.Settings, rg)
@@ -106,7 +131,8 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 
 	// batch size: the largest safe value up to the current one.
 	if o.BatchSize > 0 {
-		rg := Range{Flag: "batch-size", Current: fmt.Sprint(o.BatchSize)}
+		rg := Range{Flag: "batch-size", Kind: Count, Current: int64(o.BatchSize), CurrentText: fmt.Sprint(o.BatchSize),
+			Searched: closed(1, int64(o.BatchSize))}
 		safeAt := func(n int) (bool, error) {
 			v := o
 			v.BatchSize = n
@@ -114,11 +140,12 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 			return l == 0, err
 		}
 		if a.Lost == 0 {
-			rg.Safe, rg.IsSafe, rg.Margin = fmt.Sprintf("<= %d (at least; larger not searched)", o.BatchSize), true, "the current value is safe"
+			rg.Safe, rg.IsSafe = []Span{closed(1, int64(o.BatchSize))}, true
+			rg.SafeText, rg.MarginText = fmt.Sprintf("<= %d (at least; larger not searched)", o.BatchSize), "the current value is safe"
 		} else if ok, err := safeAt(1); err != nil {
 			return nil, err
 		} else if !ok {
-			rg.Safe = "none: even batches of 1 lose records"
+			rg.SafeText = "none: even batches of 1 lose records"
 		} else {
 			lo, hi := 1, o.BatchSize // safe(lo), !safe(hi)
 			for hi-lo > 1 {
@@ -133,8 +160,10 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 					hi = m
 				}
 			}
-			rg.Safe = fmt.Sprintf("<= %d", lo)
-			rg.Margin = fmt.Sprintf("%d too large", o.BatchSize-lo)
+			margin := int64(lo - o.BatchSize)
+			rg.Safe, rg.Margin = []Span{closed(1, int64(lo))}, &margin
+			rg.SafeText = fmt.Sprintf("<= %d", lo)
+			rg.MarginText = fmt.Sprintf("%d too large", o.BatchSize-lo)
 		}
 		a.Settings = append(a.Settings, rg)
 	}
@@ -143,7 +172,8 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 	// partitions, whichever is larger (at most 64).
 	{
 		top := min(max(o.Concurrency, len(o.Workload.Parts)), 64)
-		rg := Range{Flag: "concurrency", Current: fmt.Sprint(o.Concurrency)}
+		rg := Range{Flag: "concurrency", Kind: Count, Current: int64(o.Concurrency), CurrentText: fmt.Sprint(o.Concurrency),
+			Searched: closed(1, int64(top))}
 		var safe []int
 		for n := 1; n <= top; n++ {
 			v := o
@@ -159,9 +189,10 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 		rg.IsSafe = a.Lost == 0
 		switch {
 		case len(safe) == 0:
-			rg.Safe = fmt.Sprintf("none from 1 to %d", top)
+			rg.SafeText = fmt.Sprintf("none from 1 to %d", top)
 		default:
-			rg.Safe = "safe at " + runs(safe)
+			rg.Safe = spans(safe)
+			rg.SafeText = "safe at " + runs(safe)
 		}
 		a.Settings = append(a.Settings, rg)
 	}
@@ -178,23 +209,29 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 	return a, nil
 }
 
-// runs prints sorted integers as ranges: 1-3, 7.
-func runs(ns []int) string {
-	out := ""
+// spans groups sorted integers into runs: 1, 2, 3, 7 is 1-3 and 7-7.
+func spans(ns []int) []Span {
+	var out []Span
 	for i := 0; i < len(ns); {
 		j := i
 		for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
 			j++
 		}
-		if out != "" {
-			out += ", "
-		}
-		if i == j {
-			out += fmt.Sprint(ns[i])
-		} else {
-			out += fmt.Sprintf("%d-%d", ns[i], ns[j])
-		}
+		out = append(out, closed(int64(ns[i]), int64(ns[j])))
 		i = j + 1
 	}
 	return out
+}
+
+// runs prints sorted integers as ranges: 1-3, 7.
+func runs(ns []int) string {
+	var out []string
+	for _, s := range spans(ns) {
+		if s.First == *s.Last {
+			out = append(out, fmt.Sprint(s.First))
+		} else {
+			out = append(out, fmt.Sprintf("%d-%d", s.First, *s.Last))
+		}
+	}
+	return strings.Join(out, ", ")
 }

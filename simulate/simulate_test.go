@@ -3,6 +3,7 @@ package simulate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -83,14 +84,14 @@ func TestTheSeedsBoundaryIsStatedExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := res.Boundaries[0].Text
-	if !strings.HasPrefix(b, "v1.10.0 loses records when max-poll-interval < ") {
-		t.Fatalf("boundary %q", b)
+	b := res.Boundaries[0]
+	if b.Text != "v1.10.0 loses records when max-poll-interval < 42m0s at these settings" {
+		t.Errorf("boundary in words %q", b.Text)
 	}
-	edge, err := time.ParseDuration(strings.Fields(strings.TrimPrefix(b, "v1.10.0 loses records when max-poll-interval < "))[0])
-	if err != nil {
-		t.Fatal(err)
+	if b.Loses != Below || b.Edge == nil {
+		t.Fatalf("boundary %+v, want loss below an edge", b)
 	}
+	edge := b.Edge.Duration
 	// The 10th batch is served 9 x 4m40s = 42m after the fetch that cached the 198
 	// records: a clear queued before then drops its 18 records.
 	if edge != 42*time.Minute {
@@ -116,13 +117,39 @@ func TestAdviceForTheSeedNamesTheSafeRangeAndTheFixedVersions(t *testing.T) {
 	if a.Lost != 118 {
 		t.Errorf("lost %d at the seed's settings, want 118", a.Lost)
 	}
-	mp := a.Settings[0]
-	if mp.Flag != "max-poll-interval" || mp.IsSafe || !strings.HasPrefix(mp.Safe, ">= ") {
-		t.Errorf("max poll interval range %+v", mp)
+	// The seed's 15m is 27m short of the 42m edge its sweep finds; batches of at most 3
+	// and a concurrency of 1-4 are safe (the numbers and the words say the same).
+	last := func(s Span) string {
+		if s.Last == nil {
+			return "open"
+		}
+		return fmt.Sprint(*s.Last)
 	}
-	want := map[eachbatch.Policy]bool{eachbatch.V1_10_0: true, eachbatch.V1_10_1: false, eachbatch.Head: false}
+	got := []string{}
+	for _, s := range a.Settings {
+		safe := []string{}
+		for _, sp := range s.Safe {
+			safe = append(safe, fmt.Sprintf("%d..%s", sp.First, last(sp)))
+		}
+		margin := "nil"
+		if s.Margin != nil {
+			margin = fmt.Sprint(*s.Margin)
+		}
+		got = append(got, fmt.Sprintf("%s kind=%d current=%d safe=%v searched=%d..%s margin=%s safe-now=%v | %s | %s | %s",
+			s.Flag, s.Kind, s.Current, safe, s.Searched.First, last(s.Searched), margin, s.IsSafe, s.CurrentText, s.SafeText, s.MarginText))
+	}
+	want := []string{
+		fmt.Sprintf("max-poll-interval kind=%d current=%d safe=[%d..open] searched=%d..%d margin=%d safe-now=false | 15m0s | >= 42m0s | 27m0s short",
+			Duration, 15*time.Minute, 42*time.Minute, time.Second, time.Hour, -27*time.Minute),
+		fmt.Sprintf("batch-size kind=%d current=20 safe=[1..3] searched=1..20 margin=-17 safe-now=false | 20 | <= 3 | 17 too large", Count),
+		fmt.Sprintf("concurrency kind=%d current=20 safe=[1..4] searched=1..20 margin=nil safe-now=false | 20 | safe at 1-4 | ", Count),
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("settings:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	wantLoss := map[eachbatch.Policy]bool{eachbatch.V1_10_0: true, eachbatch.V1_10_1: false, eachbatch.Head: false}
 	for _, p := range a.Policies {
-		if (p.Lost > 0) != want[p.Policy] {
+		if (p.Lost > 0) != wantLoss[p.Policy] {
 			t.Errorf("%s lost %d", p.Policy, p.Lost)
 		}
 	}
@@ -152,5 +179,21 @@ func TestAnInterruptedSweepReturnsTheRowsFinishedInOrder(t *testing.T) {
 	}
 	if len(res.Rows) != 3 || res.Rows[0].Value.Text != "10m0s" || res.Rows[2].Value.Text != "12m0s" {
 		t.Fatalf("rows %+v, want 10m, 11m, 12m", res.Rows)
+	}
+}
+
+func TestSafeValuesAreGroupedIntoRuns(t *testing.T) {
+	got := spans([]int{1, 2, 3, 7, 9, 10})
+	want := []string{"1-3", "7-7", "9-10"}
+	if len(got) != len(want) {
+		t.Fatalf("%d spans, want %d", len(got), len(want))
+	}
+	for i, s := range got {
+		if g := fmt.Sprintf("%d-%d", s.First, *s.Last); g != want[i] {
+			t.Errorf("span %d is %s, want %s", i, g, want[i])
+		}
+	}
+	if r := runs([]int{1, 2, 3, 7, 9, 10}); r != "1-3, 7, 9-10" {
+		t.Errorf("runs %q", r)
 	}
 }

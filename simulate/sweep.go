@@ -297,8 +297,25 @@ func (r *Result) Stalled() (stalled, points int) {
 // Boundary says where a case starts or stops losing records.
 type Boundary struct {
 	Case
-	Text string
+	Loses Loses
+	// Edge is the first value at which the outcome switches, found by bisection on the
+	// model (to 1 s, or 1), where Loses is Below or From; nil otherwise.
+	Edge *Value
+	Text string // the same in words
 }
+
+// Loses is where over a sweep a case loses records.
+type Loses string
+
+// Where a case loses records.
+const (
+	Nowhere    Loses = "nowhere"    // at no value swept that settled
+	Everywhere Loses = "everywhere" // at every value swept
+	Below      Loses = "below"      // at values below Edge
+	From       Loses = "from"       // at Edge and above
+	Some       Loses = "some"       // at some values, with no single edge (the rows say which)
+	Unsettled  Loses = "unsettled"  // no point settled: no verdict
+)
 
 // Run runs the sweep: every value for every case, in parallel on workers goroutines
 // (0: GOMAXPROCS). On ctx's end it returns the rows finished before it, in order.
@@ -371,7 +388,7 @@ feed:
 		return res, ctx.Err()
 	}
 	for ci, c := range cases {
-		res.Boundaries = append(res.Boundaries, Boundary{Case: c, Text: boundary(ctx, base, c, sw, res.Rows, ci)})
+		res.Boundaries = append(res.Boundaries, boundary(ctx, base, c, sw, res.Rows, ci))
 	}
 	return res, nil
 }
@@ -410,7 +427,7 @@ func lost(ctx context.Context, base repro.Options, c Case, flag string, v Value)
 // boundary states, in words, where the case loses records over the sweep; where the
 // loss switches once between two neighbouring values of a duration or count, the switch
 // is found exactly by bisection on the model (to 1 s, or 1).
-func boundary(ctx context.Context, base repro.Options, c Case, sw Sweep, rows []Row, ci int) string {
+func boundary(ctx context.Context, base repro.Options, c Case, sw Sweep, rows []Row, ci int) Boundary {
 	name := sw.Flag
 	var stalled []string
 	for _, r := range rows {
@@ -419,16 +436,18 @@ func boundary(ctx context.Context, base repro.Options, c Case, sw Sweep, rows []
 		}
 	}
 	if len(stalled) == len(rows) && len(rows) > 0 {
-		return fmt.Sprintf("%s never settles (stale batches delivered again and again) at any %s swept: no verdict (%s)", c.Policy, name, verdict.Incomplete)
+		return Boundary{Case: c, Loses: Unsettled,
+			Text: fmt.Sprintf("%s never settles (stale batches delivered again and again) at any %s swept: no verdict (%s)", c.Policy, name, verdict.Incomplete)}
 	}
+	b := lossBoundary(ctx, base, c, sw, rows, ci, name)
 	if len(stalled) > 0 {
-		return fmt.Sprintf("%s never settles (stale batches delivered again and again) at %s %s; %s", c.Policy, name,
-			shortList(stalled), boundaryText(ctx, base, c, sw, rows, ci, name))
+		b.Text = fmt.Sprintf("%s never settles (stale batches delivered again and again) at %s %s; %s", c.Policy, name, shortList(stalled), b.Text)
 	}
-	return boundaryText(ctx, base, c, sw, rows, ci, name)
+	return b
 }
 
-func boundaryText(ctx context.Context, base repro.Options, c Case, sw Sweep, rows []Row, ci int, name string) string {
+func lossBoundary(ctx context.Context, base repro.Options, c Case, sw Sweep, rows []Row, ci int, name string) Boundary {
+	b := Boundary{Case: c}
 	var losing []int
 	stalled := 0
 	for i, r := range rows {
@@ -441,11 +460,14 @@ func boundaryText(ctx context.Context, base repro.Options, c Case, sw Sweep, row
 	}
 	switch {
 	case len(losing) == 0 && stalled > 0:
-		return fmt.Sprintf("%s loses no records at the other %d of %d values of %s swept", c.Policy, len(rows)-stalled, len(rows), name)
+		b.Loses, b.Text = Nowhere, fmt.Sprintf("%s loses no records at the other %d of %d values of %s swept", c.Policy, len(rows)-stalled, len(rows), name)
+		return b
 	case len(losing) == 0:
-		return fmt.Sprintf("%s loses no records at any %s swept", c.Policy, name)
+		b.Loses, b.Text = Nowhere, fmt.Sprintf("%s loses no records at any %s swept", c.Policy, name)
+		return b
 	case len(losing) == len(rows):
-		return fmt.Sprintf("%s loses records at every %s swept", c.Policy, name)
+		b.Loses, b.Text = Everywhere, fmt.Sprintf("%s loses records at every %s swept", c.Policy, name)
+		return b
 	}
 	switches := 0
 	at := -1
@@ -460,19 +482,23 @@ func boundaryText(ctx context.Context, base repro.Options, c Case, sw Sweep, row
 		for _, i := range losing {
 			vals = append(vals, rows[i].Value.Text)
 		}
-		return fmt.Sprintf("%s loses records at %s %s (%d of %d values)", c.Policy, name, shortList(vals), len(losing), len(rows))
+		b.Loses, b.Text = Some, fmt.Sprintf("%s loses records at %s %s (%d of %d values)", c.Policy, name, shortList(vals), len(losing), len(rows))
+		return b
 	}
 	lo, hi := rows[at-1].Value, rows[at].Value
 	lossBelow := rows[at-1].Cells[ci].Lost > 0
 	edge := bisect(ctx, base, c, sw, lo, hi, lossBelow)
+	b.Edge = &edge
 	if lossBelow {
-		return fmt.Sprintf("%s loses records when %s < %s at these settings", c.Policy, name, edge)
+		b.Loses, b.Text = Below, fmt.Sprintf("%s loses records when %s < %s at these settings", c.Policy, name, edge.Text)
+		return b
 	}
-	return fmt.Sprintf("%s loses records when %s >= %s at these settings", c.Policy, name, edge)
+	b.Loses, b.Text = From, fmt.Sprintf("%s loses records when %s >= %s at these settings", c.Policy, name, edge.Text)
+	return b
 }
 
-// bisect finds the first value in (lo, hi] whose outcome is hi's; it returns it as text.
-func bisect(ctx context.Context, base repro.Options, c Case, sw Sweep, lo, hi Value, lossBelow bool) string {
+// bisect finds the first value in (lo, hi] whose outcome is hi's.
+func bisect(ctx context.Context, base repro.Options, c Case, sw Sweep, lo, hi Value, lossBelow bool) Value {
 	unit := 1.0
 	get := func(v Value) float64 { return float64(v.Count) }
 	mk := func(x float64) Value { n := int(x); return Value{Text: strconv.Itoa(n), Count: n} }
@@ -489,7 +515,7 @@ func bisect(ctx context.Context, base repro.Options, c Case, sw Sweep, lo, hi Va
 		}
 		l, err := lost(ctx, base, c, sw.Flag, mk(m))
 		if err != nil {
-			return hi.Text
+			return hi
 		}
 		if l == lossBelow {
 			a = m
@@ -497,7 +523,7 @@ func bisect(ctx context.Context, base repro.Options, c Case, sw Sweep, lo, hi Va
 			b = m
 		}
 	}
-	return mk(b).Text
+	return mk(b)
 }
 
 // shortList joins values, the first 8 and a count of the rest.

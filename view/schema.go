@@ -6,6 +6,7 @@ import (
 	"github.com/kstranded/kstranded/internal/schemagen"
 	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/rewind"
+	"github.com/kstranded/kstranded/simulate"
 )
 
 // Document names a JSON document kstranded writes and the view type that is it. Its
@@ -21,8 +22,8 @@ type Document struct {
 // documents that cmd declares (broker, version, error) have hand-written schemas.
 var Documents = []Document{
 	{ReproSchema, "kstranded repro -o json and kstranded simulate -o json (simulated: true)", reflect.TypeOf(Repro{})},
-	{"kstranded.sweep/v1", "kstranded simulate --sweep -o json", reflect.TypeOf(Sweep{})},
-	{"kstranded.advice/v1", "kstranded simulate --advise -o json", reflect.TypeOf(Advice{})},
+	{SweepSchema, "kstranded simulate --sweep -o json", reflect.TypeOf(Sweep{})},
+	{AdviceSchema, "kstranded simulate --advise -o json", reflect.TypeOf(Advice{})},
 	{"kstranded.consume/v1", "kstranded repro consume -o json", reflect.TypeOf(Consume{})},
 	{"kstranded.produce/v1", "kstranded repro produce -o json", reflect.TypeOf(Produced{})},
 	{InspectSchema, "kstranded inspect -o json", reflect.TypeOf(Inspect{})},
@@ -36,4 +37,5 @@ var Documents = []Document{
 var SchemaGenerator = schemagen.Generator{Refs: map[reflect.Type]string{
 	reflect.TypeOf(verdict.Verdict("")): "common.schema.json#/$defs/verdict",
 	reflect.TypeOf(Text("")):            "common.schema.json#/$defs/text",
+	reflect.TypeOf(simulate.Loses("")):  "common.schema.json#/$defs/loses",
 }}

@@ -4,36 +4,109 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/simulate"
+	"github.com/kstranded/kstranded/workload"
 )
+
+// SweepSchema versions the JSON of `kstranded simulate --sweep`. v2: values are numbers
+// (milliseconds for a duration, see Unit) and each boundary an edge, not words.
+const SweepSchema = "kstranded.sweep/v2"
+
+// AdviceSchema versions the JSON of `kstranded simulate --advise`. v2: the current value,
+// the safe ranges and the margin are numbers in the setting's unit, not words.
+const AdviceSchema = "kstranded.advice/v2"
+
+// The units of a setting's numbers in the simulate documents: durations in milliseconds
+// (as elapsed_ms and the other _ms fields of kstranded's documents), counts as they are,
+// and a spread by its records in all.
+const (
+	UnitMs      = "ms"
+	UnitCount   = "count"
+	UnitRecords = "records"
+)
+
+func unitOf(k simulate.Kind) string {
+	switch k {
+	case simulate.Duration:
+		return UnitMs
+	case simulate.Spread:
+		return UnitRecords
+	}
+	return UnitCount
+}
+
+// inUnit is a setting's number (nanoseconds for a duration) in its unit.
+func inUnit(k simulate.Kind, x int64) int64 {
+	if k == simulate.Duration {
+		return x / int64(time.Millisecond)
+	}
+	return x
+}
+
+// valueOf is a swept value in its unit.
+func valueOf(k simulate.Kind, v simulate.Value) int64 {
+	switch k {
+	case simulate.Duration:
+		return inUnit(k, int64(v.Duration))
+	case simulate.Spread:
+		return int64(workload.Spec{Parts: v.Parts}.Total())
+	}
+	return int64(v.Count)
+}
 
 // Sweep is the JSON document of `kstranded simulate --sweep`.
 type Sweep struct {
 	render.Meta
 	Flag      string `json:"flag"`
+	Unit      string `json:"unit"` // of the values and edges: ms, count, or records (a spread's)
 	Simulated bool   `json:"simulated"`
 	// Verdict is the worst of the points' verdicts: INCOMPLETE where a point never
 	// settled (and nothing worse was found), never OK unless every point judged OK.
 	Verdict     verdict.Verdict `json:"verdict"`
 	Stalled     int             `json:"stalled"` // points (value and case) that never settled
 	Rows        []SweepRow      `json:"rows"`
-	Boundaries  []string        `json:"boundaries"`
+	Boundaries  []SweepBoundary `json:"boundaries"`
 	Interrupted bool            `json:"interrupted"`
 }
 
 // SweepRow is one value of the swept setting.
 type SweepRow struct {
-	Value string      `json:"value"`
+	Value int64 `json:"value"` // in the sweep's unit
+	// Parts is a spread's records per partition; null for other settings.
+	Parts []SweepPart `json:"parts" schema:"nullable"`
 	Cells []SweepCell `json:"cases"`
+	Text  string      `json:"-"` // the value as the flag takes it: 1h0m0s, 0:100,1:40
+}
+
+// SweepPart is one partition of a swept spread.
+type SweepPart struct {
+	Partition int32 `json:"partition"`
+	Records   int   `json:"records"`
+}
+
+// SweepBoundary says where one case loses records over the sweep.
+type SweepBoundary struct {
+	Policy string `json:"policy"`
+	Commit string `json:"commit"`
+	// Loses: nowhere, everywhere, below (values < edge), from (values >= edge), some
+	// (no single edge: the rows say where) or unsettled (no point settled).
+	Loses simulate.Loses `json:"loses"`
+	// Edge is where the loss switches, bisected on the model to 1 s or 1, in the sweep's
+	// unit; null unless loses is below or from.
+	Edge *int64 `json:"edge"`
+	Text string `json:"-"` // the same in words, for the table's notes
 }
 
 // SweepCell is one policy and commit mode at one value.
@@ -50,11 +123,18 @@ type SweepCell struct {
 
 // NewSweep builds the view of a sweep.
 func NewSweep(r *simulate.Result) Sweep {
-	v := Sweep{Meta: render.NewMeta("kstranded.sweep/v1", "simulate"), Flag: r.Sweep.Flag, Simulated: true,
-		Rows: []SweepRow{}, Boundaries: []string{}, Interrupted: r.Interrupted, Verdict: r.Verdict()}
+	k := r.Sweep.Kind
+	v := Sweep{Meta: render.NewMeta(SweepSchema, "simulate"), Flag: r.Sweep.Flag, Unit: unitOf(k), Simulated: true,
+		Rows: []SweepRow{}, Boundaries: []SweepBoundary{}, Interrupted: r.Interrupted, Verdict: r.Verdict()}
 	v.Stalled, _ = r.Stalled()
 	for _, row := range r.Rows {
-		sr := SweepRow{Value: row.Value.Text}
+		sr := SweepRow{Value: valueOf(k, row.Value), Text: row.Value.Text, Cells: []SweepCell{}}
+		if k == simulate.Spread {
+			sr.Parts = []SweepPart{}
+			for _, p := range row.Value.Parts {
+				sr.Parts = append(sr.Parts, SweepPart{Partition: p.Partition, Records: p.Records})
+			}
+		}
 		for _, c := range row.Cells {
 			sr.Cells = append(sr.Cells, SweepCell{Policy: string(c.Policy), Commit: string(c.Commit), Lost: c.Lost,
 				LostPartitions: c.LostPartitions, Stranded: c.Stranded, Stalled: c.Stalled, Verdict: c.Verdict})
@@ -62,11 +142,15 @@ func NewSweep(r *simulate.Result) Sweep {
 		v.Rows = append(v.Rows, sr)
 	}
 	for _, b := range r.Boundaries {
-		label := b.Text
-		if len(r.Cases) > 1 && hasCommitModes(r.Cases) {
-			label = fmt.Sprintf("%s (commit %s)", b.Text, b.Commit)
+		sb := SweepBoundary{Policy: string(b.Policy), Commit: string(b.Commit), Loses: b.Loses, Text: b.Text}
+		if b.Edge != nil {
+			e := valueOf(k, *b.Edge)
+			sb.Edge = &e
 		}
-		v.Boundaries = append(v.Boundaries, label)
+		if len(r.Cases) > 1 && hasCommitModes(r.Cases) {
+			sb.Text = fmt.Sprintf("%s (commit %s)", b.Text, b.Commit)
+		}
+		v.Boundaries = append(v.Boundaries, sb)
 	}
 	return v
 }
@@ -95,7 +179,7 @@ func PrintSweep(w io.Writer, v Sweep, f render.Format, pretty bool) error {
 		}
 	}
 	for _, r := range v.Rows {
-		row := []string{r.Value}
+		row := []string{r.Text}
 		for _, c := range r.Cells {
 			cell := fmt.Sprintf("%d (%d)", c.Lost, c.LostPartitions)
 			if c.Stalled {
@@ -112,7 +196,7 @@ func PrintSweep(w io.Writer, v Sweep, f render.Format, pretty bool) error {
 		fmt.Fprintf(nw, "INTERRUPTED: %d rows finished\n", len(v.Rows))
 	}
 	for _, b := range v.Boundaries {
-		fmt.Fprintln(nw, b)
+		fmt.Fprintln(nw, b.Text)
 	}
 	if v.Verdict == verdict.Incomplete && !v.Interrupted {
 		fmt.Fprintf(nw, "%s: %d of %d points never settled: the sweep has no verdict there\n", v.Verdict, v.Stalled, points(v))
@@ -128,8 +212,22 @@ func points(v Sweep) int {
 	return n
 }
 
+// The size SweepSVG draws at, and the padding inside its frame: gonum lays the plot out
+// against the canvas's edges (the title's and the rotated y label's baselines 9.4 pt in
+// with a 12 pt font, so their ascenders cross the edge; the last x tick label and the
+// legend end on it), so it draws on the canvas less the padding.
+const (
+	sweepSVGWidth   = 8 * vg.Inch
+	sweepSVGHeight  = 4.5 * vg.Inch
+	sweepSVGPadding = 10 // points, on every side
+)
+
 // SweepSVG plots lost records against the swept value, one line per case.
 func SweepSVG(w io.Writer, r *simulate.Result) error {
+	return sweepSVG(w, r, sweepSVGWidth, sweepSVGHeight)
+}
+
+func sweepSVG(w io.Writer, r *simulate.Result, width, height vg.Length) error {
 	p := plot.New()
 	p.Title.Text = "kstranded simulate: records lost by " + r.Sweep.Flag
 	p.X.Label.Text = r.Sweep.Flag
@@ -158,11 +256,12 @@ func SweepSVG(w io.Writer, r *simulate.Result) error {
 		p.Legend.Add(fmt.Sprintf("%s/%s", c.Policy, c.Commit), line, points)
 	}
 	p.Add(plotter.NewGrid())
-	wt, err := p.WriterTo(8*vg.Inch, 4.5*vg.Inch, "svg")
-	if err != nil {
-		return err
-	}
-	_, err = wt.WriteTo(w)
+	c := vgsvg.New(width, height)
+	dc := draw.New(c)
+	dc.SetColor(p.BackgroundColor) // the padding too: p.Draw fills only its own canvas
+	dc.Fill(dc.Rectangle.Path())
+	p.Draw(draw.Crop(dc, sweepSVGPadding, -sweepSVGPadding, sweepSVGPadding, -sweepSVGPadding))
+	_, err := c.WriteTo(w)
 	return err
 }
 
@@ -177,13 +276,42 @@ type Advice struct {
 	Policies  []AdvicePol   `json:"policies"`
 }
 
-// AdviceRange is the safe range of one setting.
+// AdviceRange is the safe range of one setting, the others at the user's values. Its
+// numbers are in Unit: milliseconds for a duration, else a count.
 type AdviceRange struct {
 	Flag    string `json:"flag"`
-	Current string `json:"current"`
-	Safe    string `json:"safe"`
-	Margin  Text   `json:"margin"`
-	IsSafe  bool   `json:"current_is_safe"`
+	Unit    string `json:"unit"`
+	Current int64  `json:"current"`
+	// Safe are the runs of safe values found, ascending; [] when none was found.
+	Safe []ValueRange `json:"safe"`
+	// Searched is what the search covered, assuming (as it does) that the loss is
+	// monotone in the setting.
+	Searched ValueRange `json:"searched"`
+	// Margin is how far current is inside (> 0) or outside (< 0) the safe range's one
+	// edge; null where there is none (concurrency, none found, larger not searched).
+	Margin *int64 `json:"margin"`
+	IsSafe bool   `json:"current_is_safe"`
+
+	// The same in words, for the table.
+	CurrentText string `json:"-"`
+	SafeText    string `json:"-"`
+	MarginText  string `json:"-"`
+}
+
+// ValueRange is an inclusive run of a setting's values; last is null when it is open
+// above (max-poll-interval >= its edge).
+type ValueRange struct {
+	First int64  `json:"first"`
+	Last  *int64 `json:"last"`
+}
+
+func valueRange(k simulate.Kind, s simulate.Span) ValueRange {
+	r := ValueRange{First: inUnit(k, s.First)}
+	if s.Last != nil {
+		l := inUnit(k, *s.Last)
+		r.Last = &l
+	}
+	return r
 }
 
 // AdvicePol is one version at the user's settings.
@@ -195,10 +323,20 @@ type AdvicePol struct {
 
 // NewAdvice builds the view of an advice.
 func NewAdvice(a *simulate.Advice) Advice {
-	v := Advice{Meta: render.NewMeta("kstranded.advice/v1", "simulate"), Simulated: true, Policy: string(a.Policy),
-		Commit: string(a.Commit), Lost: a.Lost}
+	v := Advice{Meta: render.NewMeta(AdviceSchema, "simulate"), Simulated: true, Policy: string(a.Policy),
+		Commit: string(a.Commit), Lost: a.Lost, Settings: []AdviceRange{}, Policies: []AdvicePol{}}
 	for _, s := range a.Settings {
-		v.Settings = append(v.Settings, AdviceRange{Flag: s.Flag, Current: s.Current, Safe: s.Safe, Margin: Text(s.Margin), IsSafe: s.IsSafe})
+		r := AdviceRange{Flag: s.Flag, Unit: unitOf(s.Kind), Current: inUnit(s.Kind, s.Current), Safe: []ValueRange{},
+			Searched: valueRange(s.Kind, s.Searched), IsSafe: s.IsSafe,
+			CurrentText: s.CurrentText, SafeText: s.SafeText, MarginText: s.MarginText}
+		for _, sp := range s.Safe {
+			r.Safe = append(r.Safe, valueRange(s.Kind, sp))
+		}
+		if s.Margin != nil {
+			m := inUnit(s.Kind, *s.Margin)
+			r.Margin = &m
+		}
+		v.Settings = append(v.Settings, r)
 	}
 	for _, p := range a.Policies {
 		v.Policies = append(v.Policies, AdvicePol{Policy: string(p.Policy), Releases: append([]string{}, p.Releases...), Lost: p.Lost})
@@ -220,7 +358,7 @@ func PrintAdvice(w io.Writer, v Advice, f render.Format, pretty bool) error {
 	g := render.Grid{Header: []string{"SETTING", "YOURS", "SAFE (OTHERS AS YOURS)", "MARGIN"},
 		Align: []render.Align{render.Left, render.Right, render.Left, render.Left}}
 	for _, s := range v.Settings {
-		g.Rows = append(g.Rows, []string{s.Flag, s.Current, s.Safe, orDash(string(s.Margin))})
+		g.Rows = append(g.Rows, []string{s.Flag, s.CurrentText, s.SafeText, orDash(s.MarginText)})
 	}
 	if err := render.WriteGrid(w, g, pretty); err != nil {
 		return err
