@@ -152,7 +152,7 @@ func TestSimulateWithMembersSaysWhatEachMemberDelivered(t *testing.T) {
 	if code != exitcode.OK {
 		t.Fatalf("exit %d, want 0\n%s%s", code, out, errs)
 	}
-	if want := "members: m1 delivered 160 · m2 delivered 42, left at 640.0s"; !strings.Contains(out, want) {
+	if want := "members: m1 delivered 160 · m2 delivered 42, left at 10m40s"; !strings.Contains(out, want) {
 		t.Errorf("output lacks %q:\n%s", want, out)
 	}
 	code, out, errs = runCmd(t, "", append(args, "--group-protocol", "consumer", "-o", "json")...)

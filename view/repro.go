@@ -284,10 +284,10 @@ func membersLine(ms []ReproMember) string {
 	for i, m := range ms {
 		p := fmt.Sprintf("%s delivered %d", m.Name, m.Delivered)
 		if m.JoinedMs > 0 {
-			p += fmt.Sprintf(", joined at %.1fs", m.JoinedMs/1000)
+			p += ", joined at " + render.Millis(m.JoinedMs)
 		}
 		if m.LeftMs != nil {
-			p += fmt.Sprintf(", left at %.1fs", *m.LeftMs/1000)
+			p += ", left at " + render.Millis(*m.LeftMs)
 		}
 		if m.MaxPollLeaves > 0 {
 			p += fmt.Sprintf(", dropped %dx on max.poll.interval", m.MaxPollLeaves)
@@ -340,7 +340,7 @@ func verdictLine(st render.Styles, r ReproRun) string {
 	}
 	lossAt := ""
 	if r.LossAtMs != nil {
-		lossAt = fmt.Sprintf(", dropped from the cache at %.1fs", *r.LossAtMs/1000)
+		lossAt = ", dropped from the cache at " + render.Millis(*r.LossAtMs)
 	}
 	if w := fetchOrderWarning(r); w != "" && (r.Verdict == verdict.Lost && r.Lost == 0 || r.Verdict == verdict.Stranded && strandedCount(r) == 0) {
 		// the verdict is another fetch order's (repro.Simulate): say which
@@ -709,7 +709,7 @@ func PrintConsume(w io.Writer, v Consume, f render.Format, pretty bool) error {
 	if v.Interrupted {
 		state = "interrupted"
 	}
-	fmt.Fprintf(nw, "consumed %s in group %s with policy %s: %s after %.1fs\n", render.Safe(v.Topic), render.Safe(v.Group), v.Policy, state, v.ElapsedMs/1000)
+	fmt.Fprintf(nw, "consumed %s in group %s with policy %s: %s after %s\n", render.Safe(v.Topic), render.Safe(v.Group), v.Policy, state, render.Millis(v.ElapsedMs))
 	if v.ExistingGroup {
 		var from []string
 		for _, p := range v.Partitions {
