@@ -175,8 +175,11 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 		if err := view.PrintAdvice(g.Out(), view.NewAdvice(a), format, g.Pretty()); err != nil {
 			return err
 		}
-		if a.Lost > 0 {
+		switch {
+		case a.Lost > 0:
 			return exitcode.Reported(exitcode.ErrLost)
+		case a.Stalled:
+			return exitcode.Reported(exitcode.ForVerdict(verdict.Incomplete, "advise: your settings never settle (no verdict there); the searches went on"))
 		}
 		return nil
 	}

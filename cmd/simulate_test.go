@@ -309,3 +309,35 @@ func TestSimulateJSONCarriesNumbersNotWords(t *testing.T) {
 		}
 	}
 }
+
+// TestAdviseNeverAbortsOnAPointThatNeverSettles: issue 23 §4. Two members, one worker
+// each, a long batch on one partition: at the user's settings and at many searched
+// points a phase never settles. --advise aborted ("phase 1: the consumer did not become
+// quiescent", exit 1, no advice); now every point is a row or a named unsettled point
+// counted unsafe, the edge is still found, and the exit says INCOMPLETE.
+func TestAdviseNeverAbortsOnAPointThatNeverSettles(t *testing.T) {
+	args := []string{"simulate", "--client", "1.10.1", "--members", "2", "--spread", "0:200,1:10", "--concurrency", "1", "--batch-size", "-1", "--advise", "-o", "json"}
+	code, out, errs := runArgs(t, args...)
+	if code != exitcode.Error {
+		t.Fatalf("exit %d, want 1 (INCOMPLETE at your settings)\n%s\n%s", code, out, errs)
+	}
+	var doc struct {
+		Verdict      string   `json:"verdict"`
+		NeverSettles []string `json:"never_settles"`
+		Settings     []struct {
+			Flag string `json:"flag"`
+			Safe []struct {
+				First int64 `json:"first"`
+			} `json:"safe"`
+		} `json:"settings"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if doc.Verdict != "INCOMPLETE" || len(doc.NeverSettles) == 0 || doc.NeverSettles[0] != "your settings" {
+		t.Fatalf("%+v", doc)
+	}
+	if len(doc.Settings) == 0 || doc.Settings[0].Flag != "max-poll-interval" || len(doc.Settings[0].Safe) != 1 || doc.Settings[0].Safe[0].First <= 900000 {
+		t.Fatalf("the max-poll-interval edge was not found above 15m: %+v", doc.Settings)
+	}
+}

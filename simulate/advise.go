@@ -2,7 +2,9 @@ package simulate
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,9 +15,16 @@ import (
 // Advice is what --advise found for the user's settings.
 type Advice struct {
 	Case
-	Lost     int      // records the user's settings lose
+	Lost int // records the user's settings lose
+	// Stalled: at the user's settings a phase never settled (stale batches delivered
+	// again and again): no verdict there, and Lost is 0 for want of one.
+	Stalled  bool
 	Settings []Range  // the safe range of each setting the user can change
 	Policies []Policy // each version's outcome at the user's settings
+	// NeverSettles names the points of the searches that never settled, as
+	// FLAG=VALUE: a search counts them unsafe (no verdict is no proof of safety) and
+	// goes on, where it used to abort the whole advice.
+	NeverSettles []string
 }
 
 // Range is the safe range of one setting, the others held at the user's values. The
@@ -53,6 +62,7 @@ type Policy struct {
 	Policy   eachbatch.Policy
 	Releases []string // the releases and patches of eachbatch.Releases with this policy
 	Lost     int
+	Stalled  bool // never settled at the user's settings: no verdict
 }
 
 // Advise searches the model for the safe range of max.poll.interval (larger is safer:
@@ -63,16 +73,32 @@ type Policy struct {
 // for the shapes the tests cover; the range printed is checked at its edge.
 func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 	o.Policy, o.Commit, o.Trace, o.Progress = c.Policy, c.Commit, nil, nil
-	run := func(o repro.Options) (int, error) {
-		r, err := repro.Simulate(ctx, o)
-		if err != nil {
-			return 0, err
-		}
-		return r.Lost(), nil
-	}
 	a := &Advice{Case: c}
+	// stalled runs o; a point that never settles is unsafe for the searches (no verdict
+	// proves nothing safe) and named in NeverSettles; any other error ends the advice.
+	stalled := func(o repro.Options, point string) (lost int, never bool, err error) {
+		r, err := repro.Simulate(ctx, o)
+		if errors.Is(err, repro.ErrPhaseTimeout) && ctx.Err() == nil {
+			if !slices.Contains(a.NeverSettles, point) {
+				a.NeverSettles = append(a.NeverSettles, point)
+			}
+			return 0, true, nil
+		}
+		if err != nil {
+			return 0, false, err
+		}
+		return r.Lost(), false, nil
+	}
+	// run is stalled for the searches: a point that never settles counts as losing
+	run := func(o repro.Options, point string) (int, error) {
+		n, never, err := stalled(o, point)
+		if never {
+			return 1, nil
+		}
+		return n, err
+	}
 	var err error
-	if a.Lost, err = run(o); err != nil {
+	if a.Lost, a.Stalled, err = stalled(o, "your settings"); err != nil {
 		return nil, err
 	}
 
@@ -82,7 +108,7 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 		safeAt := func(d time.Duration) (bool, error) {
 			v := o
 			v.MaxPollInterval = d
-			n, err := run(v)
+			n, err := run(v, "max-poll-interval="+d.String())
 			return n == 0, err
 		}
 		hi := o.MaxPollInterval
@@ -136,10 +162,10 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 		safeAt := func(n int) (bool, error) {
 			v := o
 			v.BatchSize = n
-			l, err := run(v)
+			l, err := run(v, fmt.Sprintf("batch-size=%d", n))
 			return l == 0, err
 		}
-		if a.Lost == 0 {
+		if a.Lost == 0 && !a.Stalled {
 			rg.Safe, rg.IsSafe = []Span{closed(1, int64(o.BatchSize))}, true
 			rg.SafeText, rg.MarginText = fmt.Sprintf("<= %d (at least; larger not searched)", o.BatchSize), "the current value is safe"
 		} else if ok, err := safeAt(1); err != nil {
@@ -178,7 +204,7 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 		for n := 1; n <= top; n++ {
 			v := o
 			v.Concurrency = n
-			l, err := run(v)
+			l, err := run(v, fmt.Sprintf("concurrency=%d", n))
 			if err != nil {
 				return nil, err
 			}
@@ -186,7 +212,7 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 				safe = append(safe, n)
 			}
 		}
-		rg.IsSafe = a.Lost == 0
+		rg.IsSafe = a.Lost == 0 && !a.Stalled
 		switch {
 		case len(safe) == 0:
 			rg.SafeText = fmt.Sprintf("none from 1 to %d", top)
@@ -200,11 +226,11 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 	for _, p := range eachbatch.Policies {
 		v := o
 		v.Policy = p
-		l, err := run(v)
+		l, never, err := stalled(v, "client="+string(p))
 		if err != nil {
 			return nil, err
 		}
-		a.Policies = append(a.Policies, Policy{Policy: p, Releases: eachbatch.ReleasesOf(p), Lost: l})
+		a.Policies = append(a.Policies, Policy{Policy: p, Releases: eachbatch.ReleasesOf(p), Lost: l, Stalled: never})
 	}
 	return a, nil
 }

@@ -182,7 +182,9 @@ func PrintSweep(w io.Writer, v Sweep, f render.Format, pretty bool) error {
 		row := []string{r.Text}
 		for _, c := range r.Cells {
 			cell := fmt.Sprintf("%d (%d)", c.Lost, c.LostPartitions)
-			if c.Stalled {
+			if c.Verdict == verdict.Error {
+				cell = "ERROR (not run)" // the error follows: no count was made here
+			} else if c.Stalled {
 				cell += fmt.Sprintf(" stalled, %d stranded", c.Stranded)
 			}
 			row = append(row, cell)
@@ -272,8 +274,14 @@ type Advice struct {
 	Policy    string        `json:"policy"`
 	Commit    string        `json:"commit"`
 	Lost      int           `json:"lost"`
-	Settings  []AdviceRange `json:"settings"`
-	Policies  []AdvicePol   `json:"policies"`
+	// Verdict at the user's settings: LOST, OK, or INCOMPLETE when a phase never
+	// settled there (lost is then 0 for want of a verdict).
+	Verdict  string        `json:"verdict"`
+	Settings []AdviceRange `json:"settings"`
+	Policies []AdvicePol   `json:"policies"`
+	// NeverSettles: the points of the searches that never settled (FLAG=VALUE), counted
+	// unsafe.
+	NeverSettles []string `json:"never_settles"`
 }
 
 // AdviceRange is the safe range of one setting, the others at the user's values. Its
@@ -319,12 +327,21 @@ type AdvicePol struct {
 	Policy   string   `json:"policy"`
 	Releases []string `json:"releases"` // the client versions this policy models (docs/releases.md)
 	Lost     int      `json:"lost"`
+	Stalled  bool     `json:"never_settles"` // no verdict at the user's settings
 }
 
 // NewAdvice builds the view of an advice.
 func NewAdvice(a *simulate.Advice) Advice {
 	v := Advice{Meta: render.NewMeta(AdviceSchema, "simulate"), Simulated: true, Policy: string(a.Policy),
-		Commit: string(a.Commit), Lost: a.Lost, Settings: []AdviceRange{}, Policies: []AdvicePol{}}
+		Commit: string(a.Commit), Lost: a.Lost, Settings: []AdviceRange{}, Policies: []AdvicePol{}, NeverSettles: append([]string{}, a.NeverSettles...)}
+	switch {
+	case a.Stalled:
+		v.Verdict = string(verdict.Incomplete)
+	case a.Lost > 0:
+		v.Verdict = string(verdict.Lost)
+	default:
+		v.Verdict = string(verdict.OK)
+	}
 	for _, s := range a.Settings {
 		r := AdviceRange{Flag: s.Flag, Unit: unitOf(s.Kind), Current: inUnit(s.Kind, s.Current), Safe: []ValueRange{},
 			Searched: valueRange(s.Kind, s.Searched), IsSafe: s.IsSafe,
@@ -339,7 +356,7 @@ func NewAdvice(a *simulate.Advice) Advice {
 		v.Settings = append(v.Settings, r)
 	}
 	for _, p := range a.Policies {
-		v.Policies = append(v.Policies, AdvicePol{Policy: string(p.Policy), Releases: append([]string{}, p.Releases...), Lost: p.Lost})
+		v.Policies = append(v.Policies, AdvicePol{Policy: string(p.Policy), Releases: append([]string{}, p.Releases...), Lost: p.Lost, Stalled: p.Stalled})
 	}
 	return v
 }
@@ -350,7 +367,9 @@ func PrintAdvice(w io.Writer, v Advice, f render.Format, pretty bool) error {
 		return render.WriteJSON(w, v)
 	}
 	nw := render.NotesOf(w) // prose: with the table on a terminal, to stderr on a pipe
-	if v.Lost > 0 {
+	if v.Verdict == string(verdict.Incomplete) {
+		fmt.Fprintf(nw, "%s/%s at your settings: never settles (stale batches delivered again and again): no verdict (model, simulated)\n", v.Policy, v.Commit)
+	} else if v.Lost > 0 {
 		fmt.Fprintf(nw, "%s/%s at your settings: LOST %d records (model, simulated)\n", v.Policy, v.Commit, v.Lost)
 	} else {
 		fmt.Fprintf(nw, "%s/%s at your settings: no records lost (model, simulated)\n", v.Policy, v.Commit)
@@ -366,9 +385,12 @@ func PrintAdvice(w io.Writer, v Advice, f render.Format, pretty bool) error {
 	var safe []string
 	for _, p := range v.Policies {
 		state := "no loss"
-		if p.Lost > 0 {
+		switch {
+		case p.Stalled:
+			state = "never settles: no verdict"
+		case p.Lost > 0:
 			state = fmt.Sprintf("loses %d", p.Lost)
-		} else {
+		default:
 			safe = append(safe, p.Releases...)
 		}
 		fmt.Fprintf(nw, "%s: %s\n", releaseGroup(p), state)
@@ -376,7 +398,10 @@ func PrintAdvice(w io.Writer, v Advice, f render.Format, pretty bool) error {
 	if len(safe) > 0 {
 		fmt.Fprintf(nw, "safe at your settings: %s\n", strings.Join(safe, ", "))
 	} else {
-		fmt.Fprintln(nw, "no modelled release or patch removes the loss at your settings: change a setting")
+		fmt.Fprintln(nw, "no modelled release or patch is safe at your settings: change a setting")
+	}
+	if len(v.NeverSettles) > 0 {
+		fmt.Fprintf(nw, "never settled, counted unsafe: %s\n", strings.Join(v.NeverSettles, ", "))
 	}
 	if nm := notModelled(); nm != "" {
 		fmt.Fprintf(nw, "known, not modelled (docs/releases.md): %s\n", nm)
