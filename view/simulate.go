@@ -270,10 +270,10 @@ func sweepSVG(w io.Writer, r *simulate.Result, width, height vg.Length) error {
 // Advice is the JSON document of `kstranded simulate --advise`.
 type Advice struct {
 	render.Meta
-	Simulated bool          `json:"simulated"`
-	Policy    string        `json:"policy"`
-	Commit    string        `json:"commit"`
-	Lost      int           `json:"lost"`
+	Simulated bool   `json:"simulated"`
+	Policy    string `json:"policy"`
+	Commit    string `json:"commit"`
+	Lost      int    `json:"lost"`
 	// Verdict at the user's settings: LOST, OK, or INCOMPLETE when a phase never
 	// settled there (lost is then 0 for want of a verdict).
 	Verdict  string        `json:"verdict"`
