@@ -54,7 +54,8 @@ delivered after it).
 Targets come from one of:
   --delivered FILE   the delivery evidence, analysed exactly as ` + "`kstranded inspect`" + ` does:
                      each LOST partition moves to its safe rewind offset
-  --to T/P=OFFSET    targets by hand (repeatable or comma separated), e.g. --to stranded/0=82;
+  --to T/P=OFFSET    targets by hand (repeatable or comma separated), e.g. --to stranded/0=82
+                     (or stranded:0=82, as kafka-consumer-groups.sh spells a partition);
                      with --delivered too, the counts say which records were lost
   --from-file FILE   a saved plan (rewind -o json) or an undo file written by --execute
 
@@ -120,7 +121,7 @@ records in several kinds of line ("processing" and "processed") without
 	f.StringArrayVar(&o.Delivered, "delivered", nil, "delivery evidence file, as for inspect (repeatable; - for stdin; gzip accepted)")
 	f.StringVar(&o.Pattern, "pattern", "", "read --delivered through this regular expression (named groups partition, offset, topic optional), as inspect and trace parse do")
 	f.StringVar(&o.When, "delivered-when", "", deliveredWhenHelp)
-	f.StringArrayVar(&o.To, "to", nil, "target TOPIC/PARTITION=OFFSET (repeatable, or comma separated)")
+	f.StringArrayVar(&o.To, "to", nil, "target TOPIC/PARTITION=OFFSET or TOPIC:PARTITION=OFFSET (repeatable, or comma separated)")
 	f.StringVar(&o.FromFile, "from-file", "", "apply a saved plan (rewind -o json) or an undo file")
 	f.BoolVar(&o.Execute, "execute", false, "apply the plan (default: dry run)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "only show the plan (the default; conflicts with --execute)")
