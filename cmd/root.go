@@ -164,6 +164,11 @@ too), so TLS and SASL work as for any librdkafka client. Secrets are never print
 	pf.StringVarP(&g.Output, "output", "o", "table", "output format: table or json")
 	pf.DurationVar(&g.Timeout, "timeout", 30*time.Second, "bound on each broker operation (connect, produce, admin requests)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		for _, pointer := range []func(error) string{kcgPointer, kcgTimeout} {
+			if says := pointer(err); says != "" {
+				return exitcode.Usagef("%s (see %s --help)", says, c.CommandPath())
+			}
+		}
 		return exitcode.Usagef("%v (see %s --help)", err, c.CommandPath())
 	})
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
