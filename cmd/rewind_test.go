@@ -420,6 +420,8 @@ func TestResetOffsetsAsKafkaConsumerGroupsSpellsThem(t *testing.T) {
 		{"--to-datetime before every record is the log start", []string{"--reset-offsets", "--to-datetime", "2000-01-01T00:00:00.000", "--topic", "stranded:0"}, "stranded\t0\t202\t0\t"},
 		{"--to-datetime after every record is the end", []string{"--reset-offsets", "--to-datetime", "2999-01-01T00:00:00.000Z", "--topic", "stranded:0"}, "stranded\t0\t202\t202\t"},
 		{"--by-duration of ten years is the log start", []string{"--reset-offsets", "--by-duration", "P3650D", "--topic", "stranded:0"}, "stranded\t0\t202\t0\t"},
+		{"--all-topics is the group's committed topics", []string{"--reset-offsets", "--to-offset", "82", "--all-topics"}, "stranded\t0\t202\t82\t"},
+		{"the TOPIC:PARTITION spelling of --to is the same", []string{"--to", "stranded:0=82"}, "stranded\t0\t202\t82\t"},
 		{"the rule flag alone, without the verb, is the same", []string{"--to-offset", "82", "--topic", "stranded:0"}, "stranded\t0\t202\t82\t"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
