@@ -71,6 +71,39 @@ func TestBrokersComeFromTheFlagItsAliasOrTheEnvironment(t *testing.T) {
 	}
 }
 
+// --command-config is kafka-consumer-groups.sh's name for --config: both read the same
+// list of files, in command-line order, so the later file wins whichever name gave it.
+func TestCommandConfigIsAnAliasOfConfigInCommandLineOrder(t *testing.T) {
+	a := writeFile(t, "a.properties", "bootstrap.servers=a:1\nclient.id=from-a\n")
+	b := writeFile(t, "b.properties", "client.id=from-b\n")
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		brokers  string
+		clientID string
+	}{
+		{"--command-config alone is read", []string{"--command-config", a}, "a:1", "from-a"},
+		{"a later --command-config wins over --config", []string{"--config", a, "--command-config", b}, "a:1", "from-b"},
+		{"a later --config wins over --command-config", []string{"--command-config", b, "--config", a}, "a:1", "from-a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(brokersEnv, "")
+			g := &Globals{}
+			var got string
+			var props map[string]string
+			root := NewRoot(g)
+			root.AddCommand(newProbeCmd(func() { k, _ := g.Kafka(); got, props = k.Brokers, k.Props }))
+			root.SetArgs(append([]string{"probe"}, tc.args...))
+			if err := root.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.brokers || props["client.id"] != tc.clientID {
+				t.Fatalf("brokers %q client.id %q, want %q %q", got, props["client.id"], tc.brokers, tc.clientID)
+			}
+		})
+	}
+}
+
 func TestBrokersAndItsAliasTogetherAreAUsageError(t *testing.T) {
 	code, _, errs := runArgs(t, "inspect", "--group", "g", "--brokers", "a:1", "--bootstrap-server", "b:2")
 	if code != exitcode.Usage || !strings.Contains(errs, "--bootstrap-server") {

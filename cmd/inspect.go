@@ -28,6 +28,11 @@ type inspectOptions struct {
 	MaxScan      int64
 	Watch        time.Duration
 	Count        int
+	// List (--list, or no --group): list the cluster's groups instead of inspecting one.
+	// Describe (--describe) is kafka-consumer-groups.sh's verb for inspecting one: it
+	// changes nothing but asks for --group.
+	List     bool
+	Describe bool
 
 	// afterPoll, when set (tests), is called after inspection i was printed.
 	afterPoll func(i int)
@@ -38,9 +43,13 @@ type inspectOptions struct {
 func newInspectCmd(g *Globals, runF func(context.Context, *inspectOptions) error) *cobra.Command {
 	o := &inspectOptions{}
 	c := &cobra.Command{
-		Use:   "inspect --group GROUP [--topic T ...] [--delivered FILE ...]",
+		Use:   "inspect [--group GROUP [--topic T ...] [--delivered FILE ...] | --list]",
 		Short: "Show a group's committed offsets and, with delivery evidence, which records it lost",
-		Long: `Inspect a consumer group on a live cluster: per partition the committed offset (with its
+		Long: `Without --group (or with --list), list the cluster's groups: each one's state, its
+protocol (classic, or consumer for a KIP-848 group) and its members' protocol type.
+--describe --group GROUP, as kafka-consumer-groups.sh spells it, is --group GROUP.
+
+Inspect a consumer group on a live cluster: per partition the committed offset (with its
 leader epoch and metadata), log start offset, last stable offset (what a read_committed
 consumer can reach), high watermark, lag to the last stable offset (transaction markers
 are not lag), and which member owns the partition.
@@ -90,7 +99,8 @@ data and a truncated gzip are errors (exit 1).
 			exitCodes{exitcode.Stranded, "none lost"},
 			exitCodes{exitcode.NoEvidence, "no delivery read, evidence mostly malformed, several kinds of delivery line without --delivered-when, or partitions whose topic the evidence does not name"},
 			exitCodes{exitcode.Interrupted, "the partial report is marked INTERRUPTED"}),
-		Example: `  kstranded inspect --brokers kafka:9092 --group billing
+		Example: `  kstranded inspect --brokers kafka:9092
+  kstranded inspect --brokers kafka:9092 --group billing
   kstranded inspect --brokers kafka:9092 --group billing --delivered trace.jsonl
   kstranded inspect --brokers kafka:9092 --group billing --delivered app.log.gz \
       --pattern 'handled (?P<topic>\S+)\[(?P<partition>\d+)\]@(?P<offset>\d+)'
@@ -99,8 +109,8 @@ data and a truncated gzip are errors (exit 1).
   kstranded inspect --brokers kafka:9092 --group billing --watch 5s --count 12`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if strings.TrimSpace(o.Group) == "" {
-				return exitcode.Usagef("--group is required")
+			if err := o.validateMode(c); err != nil {
+				return err
 			}
 			if o.MaxScan <= 0 {
 				return exitcode.Usagef("--max-scan must be > 0, got %d", o.MaxScan)
@@ -152,7 +162,32 @@ data and a truncated gzip are errors (exit 1).
 	f.Int64Var(&o.MaxScan, "max-scan", 10_000_000, "most offsets to read per partition when classifying undelivered offsets")
 	f.DurationVar(&o.Watch, "watch", 0, "re-inspect at this interval and print what changed")
 	f.IntVar(&o.Count, "count", 0, "with --watch: number of inspections (0: until interrupted)")
+	f.BoolVar(&o.List, "list", false, "list the cluster's groups with their state and protocol (the default without --group)")
+	f.BoolVar(&o.Describe, "describe", false, "inspect --group GROUP (kafka-consumer-groups.sh's spelling; this is what inspect does)")
 	return c
+}
+
+// validateMode decides between listing the groups and inspecting one: --list, or no
+// --group without --describe, lists; every flag about one group then asks for --group.
+func (o *inspectOptions) validateMode(c *cobra.Command) error {
+	group := strings.TrimSpace(o.Group) != ""
+	switch {
+	case o.List && o.Describe:
+		return exitcode.Usagef("--list lists the groups and --describe inspects one; give one")
+	case o.List && group:
+		return exitcode.Usagef("--list lists every group; to inspect %s, drop --list", o.Group)
+	case o.Describe && !group:
+		return exitcode.Usagef("--describe needs --group GROUP (inspect --list, or inspect without --group, lists the groups)")
+	case group:
+		return nil
+	}
+	o.List = true
+	for _, name := range []string{"topic", "delivered", "pattern", "delivered-when", "max-scan", "watch", "count"} {
+		if c.Flags().Changed(name) {
+			return exitcode.Usagef("--%s is about one group: give --group GROUP (without it, inspect lists the cluster's groups)", name)
+		}
+	}
+	return nil
 }
 
 // deliveredWhenHelp is --delivered-when's help, for every command that reads evidence.
@@ -245,7 +280,28 @@ func runInspect(ctx context.Context, g *Globals, o *inspectOptions) error {
 		return err
 	}
 	defer k.Close()
+	if o.List {
+		return listGroups(ctx, g, k)
+	}
 	return inspectLoop(ctx, g, o, k)
+}
+
+// groupLister is what listing the groups needs from the cluster.
+type groupLister interface {
+	ListGroups(ctx context.Context) ([]inspect.Listing, error)
+}
+
+// listGroups prints the cluster's groups.
+func listGroups(ctx context.Context, g *Globals, cl groupLister) error {
+	format, _ := g.Format()
+	ls, err := cl.ListGroups(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return exitcode.ErrInterrupted
+		}
+		return err
+	}
+	return view.PrintGroups(g.Out(), view.NewGroups(ls), format, g.Pretty())
 }
 
 // inspectLoop runs one inspection, or --watch inspections, against cl.

@@ -214,7 +214,7 @@ func TestInspectFaultsEndWithAClearMessageAndExitCode(t *testing.T) {
 		want    string
 	}{
 		{"an unknown group is an error", []string{"--group", "nobody"}, nil, exitcode.Error, `group not found: "nobody" has no members and no committed offsets`},
-		{"a missing --group is a usage error", nil, nil, exitcode.Usage, "--group is required"},
+		{"--describe without --group is a usage error", []string{"--describe"}, nil, exitcode.Usage, "--group"},
 		{"an unknown --topic is an error", []string{"--group", "g", "--topic", "nope"}, nil, exitcode.Error, `unknown topic: topic "nope" does not exist`},
 		{"topicless evidence with two topics in scope is a usage error", []string{"--group", "g2", "--delivered", "-"}, func() {
 			cl, _ := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
@@ -351,6 +351,11 @@ func TestInspectFlagsAreValidated(t *testing.T) {
 		{"count needs watch", []string{"--group", "g", "--count", "3"}, "--count needs --watch"},
 		{"stdin only once", []string{"--group", "g", "--delivered", "-", "--delivered", "-"}, "stdin) can be given once"},
 		{"brokers are required", []string{"--group", "g"}, "--brokers is required"},
+		{"--list and --describe contradict", []string{"--list", "--describe", "--group", "g"}, "give one"},
+		{"--list with --group says to drop --list", []string{"--list", "--group", "g"}, "drop --list"},
+		{"--describe without --group says how to list", []string{"--describe"}, "--describe needs --group GROUP"},
+		{"--delivered without --group asks for one", []string{"--delivered", "x.txt"}, "--delivered is about one group: give --group GROUP"},
+		{"--watch with --list asks for a group", []string{"--list", "--watch", "1s"}, "--watch is about one group"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -378,5 +383,42 @@ func TestADeliveryLogWithAByteOrderMarkIsReadWhole(t *testing.T) {
 		if code != exitcode.OK || strings.Contains(out+errs, "safe rewind") || !strings.Contains(out+errs, "201 deliveries, 0 malformed lines") {
 			t.Errorf("BOM %q: exit %d\n%s%s", bom, code, out, errs)
 		}
+	}
+}
+
+// inspect without --group, and --list, list the cluster's groups (kafka-consumer-groups.sh
+// --list, with --state and --type); --describe --group G is inspect --group G.
+func TestInspectWithoutAGroupListsTheGroupsAndDescribeIsInspect(t *testing.T) {
+	b := strandedBroker(t)
+	for _, args := range [][]string{{"inspect"}, {"inspect", "--list"}} {
+		code, out, errOut := runCmd(t, "", append(args, "--brokers", b.Addr())...)
+		if code != 0 || !strings.Contains(out, "GROUP\tSTATE\tPROTOCOL\tPROTOCOL-TYPE\ng\tEmpty\tclassic\t-\n") {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errOut)
+		}
+		if !strings.Contains(errOut, "1 group; kstranded inspect --group GROUP") {
+			t.Errorf("%v: stderr lacks the count: %s", args, errOut)
+		}
+	}
+	code, out, _ := runCmd(t, "", "inspect", "--list", "--brokers", b.Addr(), "-o", "json")
+	var doc struct {
+		Schema string `json:"schema"`
+		Groups []struct {
+			Group, State, Protocol string
+			ProtocolType           *string `json:"protocol_type"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v\n%s", code, err, out)
+	}
+	if doc.Schema != view.GroupsSchema || len(doc.Groups) != 1 || doc.Groups[0].Group != "g" || doc.Groups[0].State != "Empty" ||
+		doc.Groups[0].Protocol != "classic" || doc.Groups[0].ProtocolType != nil {
+		t.Fatalf("%+v\n%s", doc, out)
+	}
+	validateDoc(t, []byte(out))
+
+	_, want, _ := runCmd(t, "", "inspect", "--brokers", b.Addr(), "--group", "g")
+	code, got, errOut := runCmd(t, "", "inspect", "--brokers", b.Addr(), "--describe", "--group", "g")
+	if code != 0 || got != want || !strings.Contains(got, "stranded\t0\t202") {
+		t.Fatalf("--describe --group g (exit %d) differs from --group g:\n%s\n%s\n%s", code, got, want, errOut)
 	}
 }

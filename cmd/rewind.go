@@ -35,9 +35,21 @@ type rewindOptions struct {
 	UndoFile     string
 	MaxScan      int64
 
+	// kafka-consumer-groups.sh --reset-offsets spellings (kcgReset)
+	ResetOffsets bool
+	ToOffset     int64
+	ToEarliest   bool
+	ToLatest     bool
+	ShiftBy      int64
+	ToDatetime   string
+	ByDuration   string
+	AllTopics    bool
+	Export       bool
+
 	// completed by Validate
 	targets []rewind.Target
 	source  rewind.Source
+	reset   *rewind.Reset
 }
 
 // newRewindCmd builds `kstranded rewind`; runF, when not nil (tests), receives the
@@ -55,9 +67,16 @@ delivered after it).
 Targets come from one of:
   --delivered FILE   the delivery evidence, analysed exactly as ` + "`kstranded inspect`" + ` does:
                      each LOST partition moves to its safe rewind offset
-  --to T/P=OFFSET    targets by hand (repeatable or comma separated), e.g. --to stranded/0=82;
+  --to T/P=OFFSET    targets by hand (repeatable or comma separated), e.g. --to stranded/0=82
+                     (or stranded:0=82, as kafka-consumer-groups.sh spells a partition);
                      with --delivered too, the counts say which records were lost
-  --from-file FILE   a saved plan (rewind -o json) or an undo file written by --execute
+  --from-file FILE   a saved plan (rewind -o json), an undo file written by --execute, or
+                     kafka-consumer-groups.sh's CSV (topic,partition,offset lines)
+  --reset-offsets    as kafka-consumer-groups.sh: --to-offset N, --to-earliest, --to-latest,
+                     --shift-by N, --to-datetime 2026-12-01T10:00:00.000 or --by-duration
+                     PT1H, for --topic T (all partitions), --topic T:0,1 or --all-topics;
+                     a target outside the log is refused, not clamped; --export writes
+                     the plan as the tool's CSV
 
 Without --execute nothing is written: the table shows each partition's committed offset,
 the target, and the records that will be delivered again (read from the partition:
@@ -103,9 +122,13 @@ records in several kinds of line ("processing" and "processed") without
   kstranded rewind --brokers kafka:9092 --group billing --to orders/3=1200,orders/7=880
   kstranded rewind --brokers kafka:9092 --group billing --delivered trace.jsonl -o json > plan.json
   kstranded rewind --brokers kafka:9092 --from-file plan.json --execute
+  kstranded rewind --bootstrap-server kafka:9092 --group billing --reset-offsets --to-datetime 2026-12-01T10:00:00.000 --topic orders:3,7 --execute
   kstranded rewind --brokers kafka:9092 --from-file kstranded-undo-billing-20260102T030405Z.json --allow-forward --execute`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if err := o.validateReset(c, time.Now()); err != nil {
+				return err
+			}
 			if err := o.validate(g); err != nil {
 				return err
 			}
@@ -122,7 +145,7 @@ records in several kinds of line ("processing" and "processed") without
 	f.StringVar(&o.Pattern, "pattern", "", "read --delivered through this regular expression (named groups partition, offset, topic optional), as inspect and trace parse do")
 	f.StringVar(&o.When, "delivered-when", "", deliveredWhenHelp)
 	f.BoolVar(&o.OTLPComplete, "otlp-complete", false, otlpCompleteHelp)
-	f.StringArrayVar(&o.To, "to", nil, "target TOPIC/PARTITION=OFFSET (repeatable, or comma separated)")
+	f.StringArrayVar(&o.To, "to", nil, "target TOPIC/PARTITION=OFFSET or TOPIC:PARTITION=OFFSET (repeatable, or comma separated)")
 	f.StringVar(&o.FromFile, "from-file", "", "apply a saved plan (rewind -o json) or an undo file")
 	f.BoolVar(&o.Execute, "execute", false, "apply the plan (default: dry run)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "only show the plan (the default; conflicts with --execute)")
@@ -130,7 +153,91 @@ records in several kinds of line ("processing" and "processed") without
 	f.BoolVar(&o.Force, "force", false, "restore an undo file although the group moved on since the rewind (the records that skips are counted)")
 	f.StringVar(&o.UndoFile, "undo-file", "", "where --execute writes the offsets it replaces (default kstranded-undo-GROUP-TIME.json)")
 	f.Int64Var(&o.MaxScan, "max-scan", 10_000_000, "most offsets to read per partition when judging and counting records")
+	f.BoolVar(&o.ResetOffsets, "reset-offsets", false, "kafka-consumer-groups.sh's verb: plan targets from one of --to-offset, --to-earliest, --to-latest, --shift-by, --to-datetime, --by-duration for --topic T[:P,P] or --all-topics")
+	f.Int64Var(&o.ToOffset, "to-offset", 0, "with --reset-offsets: every partition in scope to this offset")
+	f.BoolVar(&o.ToEarliest, "to-earliest", false, "with --reset-offsets: to the log start offset")
+	f.BoolVar(&o.ToLatest, "to-latest", false, "with --reset-offsets: to the high watermark (a forward move: needs --allow-forward)")
+	f.Int64Var(&o.ShiftBy, "shift-by", 0, "with --reset-offsets: the committed offset plus N (negative re-delivers)")
+	f.StringVar(&o.ToDatetime, "to-datetime", "", "with --reset-offsets: to the first record at or after YYYY-MM-DDTHH:mm:SS.sss[zone] (local time without a zone)")
+	f.StringVar(&o.ByDuration, "by-duration", "", "with --reset-offsets: to the first record at or after now minus an ISO-8601 duration (PT1H, P1DT2H)")
+	f.BoolVar(&o.AllTopics, "all-topics", false, "with --reset-offsets: every topic the group has committed offsets for")
+	f.BoolVar(&o.Export, "export", false, "write the plan as kafka-consumer-groups.sh's CSV (topic,partition,offset lines) instead of the table; --from-file reads it back")
 	return c
+}
+
+// validateReset reads kafka-consumer-groups.sh's --reset-offsets flags into o.reset: one
+// rule, and the partitions it applies to (--topic T, T:0,1, or --all-topics). The rule
+// flags are accepted without --reset-offsets too: they mean the same thing.
+func (o *rewindOptions) validateReset(c *cobra.Command, now time.Time) error {
+	fl := c.Flags()
+	var rules []string
+	for _, name := range []string{"to-offset", "to-earliest", "to-latest", "shift-by", "to-datetime", "by-duration"} {
+		if fl.Changed(name) {
+			rules = append(rules, "--"+name)
+		}
+	}
+	switch {
+	case len(rules) > 1:
+		return exitcode.Usagef("%s each set the targets; give one", strings.Join(rules, " and "))
+	case len(rules) == 0 && o.ResetOffsets:
+		return exitcode.Usagef("--reset-offsets needs where to: --to-offset N, --to-earliest, --to-latest, --shift-by N, --to-datetime T or --by-duration D (or kstranded's --to TOPIC/PARTITION=OFFSET)")
+	case len(rules) == 0 && o.AllTopics:
+		return exitcode.Usagef("--all-topics scopes a --reset-offsets rule (--to-earliest, ...); give one")
+	case len(rules) == 0:
+		return nil
+	}
+	other := ""
+	switch {
+	case len(o.To) > 0:
+		other = "--to"
+	case o.FromFile != "":
+		other = "--from-file"
+	case len(o.Delivered) > 0:
+		other = "--delivered"
+	}
+	if other != "" {
+		return exitcode.Usagef("%s and %s both set the targets; give one", rules[0], other)
+	}
+	r := &rewind.Reset{}
+	switch rules[0] {
+	case "--to-offset":
+		if o.ToOffset < 0 {
+			return exitcode.Usagef("--to-offset must be >= 0, got %d", o.ToOffset)
+		}
+		r.Kind, r.N = rewind.ToOffset, o.ToOffset
+	case "--to-earliest":
+		r.Kind = rewind.ToEarliest
+	case "--to-latest":
+		r.Kind = rewind.ToLatest
+	case "--shift-by":
+		r.Kind, r.N = rewind.ShiftBy, o.ShiftBy
+	case "--to-datetime":
+		t, err := rewind.ParseDateTime(o.ToDatetime, time.Local)
+		if err != nil {
+			return exitcode.Usagef("--to-datetime %v", err)
+		}
+		r.Kind, r.Millis = rewind.ToTime, t.UnixMilli()
+	case "--by-duration":
+		d, err := rewind.ParseISODuration(o.ByDuration)
+		if err != nil {
+			return exitcode.Usagef("--by-duration %v", err)
+		}
+		r.Kind, r.Millis = rewind.ToTime, now.Add(-d).UnixMilli()
+	}
+	switch {
+	case o.AllTopics && len(o.Topics) > 0:
+		return exitcode.Usagef("--all-topics and --topic both scope the reset; give one")
+	case !o.AllTopics && len(o.Topics) == 0:
+		return exitcode.Usagef("%s needs the partitions it applies to: --topic TOPIC (all its partitions), --topic TOPIC:0,1, or --all-topics", rules[0])
+	case len(o.Topics) > 0:
+		scope, err := rewind.ParseScope(o.Topics)
+		if err != nil {
+			return exitcode.Usagef("--topic %v", err)
+		}
+		r.Scope = scope
+	}
+	o.reset = r
+	return nil
 }
 
 // validate checks the flags and reads --to and --from-file.
@@ -141,14 +248,20 @@ func (o *rewindOptions) validate(g *Globals) error {
 	if len(o.To) > 0 && o.FromFile != "" {
 		return exitcode.Usagef("--to and --from-file both set targets; give one")
 	}
-	if len(o.To) == 0 && o.FromFile == "" && len(o.Delivered) == 0 {
+	if len(o.To) == 0 && o.FromFile == "" && len(o.Delivered) == 0 && o.reset == nil {
 		return exitcode.Usagef("rewind needs --delivered FILE (plan from the loss, as inspect finds it), --to TOPIC/PARTITION=OFFSET, or --from-file FILE")
 	}
 	if o.Force && o.FromFile == "" {
 		return exitcode.Usagef("--force applies to restoring an undo file (--from-file)")
 	}
 	if len(o.Topics) > 0 && (len(o.To) > 0 || o.FromFile != "") {
-		return exitcode.Usagef("--topic limits a plan made from --delivered; --to and --from-file name their partitions")
+		return exitcode.Usagef("--topic limits a plan made from --delivered or scopes a --reset-offsets rule; --to and --from-file name their partitions")
+	}
+	if o.Export && o.Execute {
+		return exitcode.Usagef("--export writes the plan as CSV and changes nothing; apply it later with --from-file FILE --execute")
+	}
+	if o.Export && g.Output == "json" {
+		return exitcode.Usagef("--export writes CSV; -o json writes the plan as JSON; give one")
 	}
 	if o.MaxScan <= 0 {
 		return exitcode.Usagef("--max-scan must be > 0, got %d", o.MaxScan)
@@ -187,10 +300,13 @@ func (o *rewindOptions) validate(g *Globals) error {
 		if err != nil {
 			return exitcode.Usagef("--from-file %v", err)
 		}
-		if o.Group != "" && o.Group != file.Group {
+		if o.Group != "" && file.Group != "" && o.Group != file.Group {
 			return exitcode.Usagef("--group %s, but --from-file %s is for group %s", o.Group, name, file.Group)
 		}
-		o.Group, o.targets, o.source = file.Group, file.Targets, file.Kind
+		if file.Group != "" { // kafka-consumer-groups.sh's three-column CSV names none: --group does
+			o.Group = file.Group
+		}
+		o.targets, o.source = file.Targets, file.Kind
 	}
 	if strings.TrimSpace(o.Group) == "" {
 		return exitcode.Usagef("--group is required")
@@ -236,8 +352,12 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 			return fmt.Errorf("%w: NO EVIDENCE: %s; no plan made; %s", exitcode.ErrNoEvidence, why, ev.Settle())
 		}
 	}
+	topics := o.Topics
+	if o.reset != nil {
+		topics = nil // the reset's scope
+	}
 	plan, err := rewind.NewPlan(ctx, cl, rewind.Options{
-		Group: o.Group, Topics: o.Topics, Evidence: ev,
+		Group: o.Group, Topics: topics, Evidence: ev, Reset: o.reset,
 		Targets: o.targets, Source: o.source, AllowForward: o.AllowForward, Force: o.Force, MaxScan: o.MaxScan,
 	})
 	if err != nil {
@@ -253,6 +373,15 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 	}
 	if !o.Execute {
 		v := view.NewRewindPlan(plan)
+		if o.Export {
+			if err := view.WriteRewindCSV(g.IO.Out, plan); err != nil {
+				return err
+			}
+			if v.Refused != "" {
+				return fmt.Errorf("%w: %s", exitcode.ErrRefused, v.Refused)
+			}
+			return nil
+		}
 		if err := view.PrintRewind(g.Out(), v, format, g.Pretty()); err != nil {
 			return err
 		}

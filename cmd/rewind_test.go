@@ -393,3 +393,103 @@ func TestTwoRewindsInTheSameSecondKeepTwoUndoFiles(t *testing.T) {
 		t.Fatalf("undo files %v, want two", files)
 	}
 }
+
+// kafka-consumer-groups.sh --reset-offsets spellings plan the same moves as --to: each
+// rule, scoped with --topic T:P, lands where the Java tool puts it, --export writes its
+// CSV and --from-file applies that CSV, through rewind's safety rules and undo file.
+func TestResetOffsetsAsKafkaConsumerGroupsSpellsThem(t *testing.T) {
+	b := strandedBroker(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	rewind := func(args ...string) (int, string, string) {
+		return runCmd(t, "", append([]string{"rewind", "--brokers", b.Addr(), "--group", "g"}, args...)...)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		row  string // committed, target, direction of stranded/0
+	}{
+		{"--to-offset", []string{"--reset-offsets", "--to-offset", "82", "--topic", "stranded:0"}, "stranded\t0\t202\t82\t"},
+		{"--shift-by back", []string{"--reset-offsets", "--shift-by", "-120", "--topic", "stranded:0"}, "stranded\t0\t202\t82\t"},
+		{"--to-earliest", []string{"--reset-offsets", "--to-earliest", "--topic", "stranded:0"}, "stranded\t0\t202\t0\t"},
+		{"--to-latest is where the group is", []string{"--reset-offsets", "--to-latest", "--topic", "stranded:0"}, "stranded\t0\t202\t202\t"},
+		{"--to-datetime before every record is the log start", []string{"--reset-offsets", "--to-datetime", "2000-01-01T00:00:00.000", "--topic", "stranded:0"}, "stranded\t0\t202\t0\t"},
+		{"--to-datetime after every record is the end", []string{"--reset-offsets", "--to-datetime", "2999-01-01T00:00:00.000Z", "--topic", "stranded:0"}, "stranded\t0\t202\t202\t"},
+		{"--by-duration of ten years is the log start", []string{"--reset-offsets", "--by-duration", "P3650D", "--topic", "stranded:0"}, "stranded\t0\t202\t0\t"},
+		{"--all-topics is the group's committed topics", []string{"--reset-offsets", "--to-offset", "82", "--all-topics"}, "stranded\t0\t202\t82\t"},
+		{"the TOPIC:PARTITION spelling of --to is the same", []string{"--to", "stranded:0=82"}, "stranded\t0\t202\t82\t"},
+		{"the rule flag alone, without the verb, is the same", []string{"--to-offset", "82", "--topic", "stranded:0"}, "stranded\t0\t202\t82\t"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := rewind(tc.args...)
+			if code != 0 || !strings.Contains(out, tc.row) {
+				t.Fatalf("exit %d, want the row %q\n%s%s", code, tc.row, out, errOut)
+			}
+			if strings.Contains(out, "stranded\t1\t") {
+				t.Fatalf("stranded/1 is out of scope (--topic stranded:0):\n%s", out)
+			}
+		})
+	}
+	// the whole topic is in scope with --topic T; a shift has nothing to shift on a
+	// partition without a committed offset, and says so
+	code, out, errOut := rewind("--reset-offsets", "--shift-by", "-1", "--topic", "stranded")
+	if code != 0 || !strings.Contains(out, "stranded\t0\t202\t201\t") || !strings.Contains(out+errOut, "stranded/1: no committed offset to shift by -1") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	// safety rules still apply: a forward move needs --allow-forward, below the log start is refused
+	code, _, errOut = rewind("--reset-offsets", "--to-offset", "500", "--topic", "stranded:0")
+	if code != exitcode.Refused || !strings.Contains(errOut, "beyond the high watermark 202") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if c := committedAt(t, adm, "g"); c != 202 {
+		t.Fatalf("a dry run moved the committed offset to %d", c)
+	}
+
+	// --export writes the Java tool's CSV; --from-file applies it
+	code, out, errOut = rewind("--reset-offsets", "--to-offset", "82", "--topic", "stranded:0", "--export")
+	if code != 0 || out != "stranded,0,82\n" {
+		t.Fatalf("--export: exit %d, stdout %q\n%s", code, out, errOut)
+	}
+	csv := writeFile(t, "reset.csv", out)
+	code, out, errOut = rewind("--from-file", csv, "--execute", "--undo-file", filepath.Join(t.TempDir(), "u.json"))
+	if code != 0 || !strings.Contains(out, "stranded/0: 202 -> 82") {
+		t.Fatalf("--from-file CSV --execute: exit %d\n%s%s", code, out, errOut)
+	}
+	if c := committedAt(t, adm, "g"); c != 82 {
+		t.Fatalf("committed %d after applying the CSV, want 82", c)
+	}
+	// the four-column CSV names the group itself
+	csv4 := writeFile(t, "reset4.csv", "g,stranded,0,80\n")
+	code, out, errOut = runCmd(t, "", "rewind", "--brokers", b.Addr(), "--from-file", csv4)
+	if code != 0 || !strings.Contains(out, "stranded\t0\t82\t80\t") {
+		t.Fatalf("four-column CSV: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func TestResetOffsetsFlagsAreValidated(t *testing.T) {
+	for _, c := range []struct {
+		name, says string
+		args       []string
+	}{
+		{"the verb alone says where to", "--reset-offsets needs where to", []string{"--reset-offsets"}},
+		{"two rules contradict", "--to-earliest and --to-latest each set the targets", []string{"--reset-offsets", "--to-earliest", "--to-latest", "--topic", "t"}},
+		{"a rule needs a scope", "--topic TOPIC:0,1, or --all-topics", []string{"--reset-offsets", "--to-earliest"}},
+		{"a rule and --to contradict", "--to-earliest and --to both set the targets", []string{"--to-earliest", "--topic", "t", "--to", "t/0=1"}},
+		{"a bad datetime names the form", "want YYYY-MM-DDTHH:mm:SS.sss", []string{"--to-datetime", "yesterday", "--topic", "t"}},
+		{"a bad duration names the form", "want an ISO-8601 duration", []string{"--by-duration", "1h", "--topic", "t"}},
+		{"a bad scope is named", `partition "x"`, []string{"--to-earliest", "--topic", "t:x"}},
+		{"--export changes nothing", "--export writes the plan as CSV", []string{"--to-earliest", "--topic", "t", "--export", "--execute"}},
+		{"a CSV line of two fields is refused", "want topic,partition,offset", []string{"--from-file", writeFile(t, "bad.csv", "t,0\n")}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := runCmd(t, "", append([]string{"rewind", "--brokers", "127.0.0.1:1", "--group", "g"}, c.args...)...)
+			if code != exitcode.Usage || !strings.Contains(errOut, c.says) {
+				t.Fatalf("exit %d, stderr %q; want exit 2 saying %q\n%s", code, errOut, c.says, out)
+			}
+		})
+	}
+}

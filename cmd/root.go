@@ -144,8 +144,9 @@ func NewRoot(g *Globals) *cobra.Command {
 consumer fetched but never handed to its handler while the group's committed offset
 moved past them. Lag does not show this loss; kstranded does.
 
-Connection settings are librdkafka properties (-X key=value, --config FILE), so TLS and
-SASL work as for any librdkafka client. Secrets are never printed.
+Connection settings are librdkafka properties (-X key=value, --config FILE; a Java
+client properties file, as kafka-consumer-groups.sh --command-config takes it, is read
+too), so TLS and SASL work as for any librdkafka client. Secrets are never printed.
 
 ` + exitCodeHelp(),
 		SilenceUsage:  true,
@@ -158,10 +159,16 @@ SASL work as for any librdkafka client. Secrets are never printed.
 	pf.StringVarP(&g.Brokers, "brokers", "b", "", "bootstrap brokers (host:port,...); also $"+brokersEnv+" or bootstrap.servers in --config; default: the embedded broker where a command supports it")
 	pf.StringVar(&g.Brokers, "bootstrap-server", "", "alias of --brokers (as kafka-consumer-groups.sh spells it)")
 	pf.StringArrayVarP(&g.X, "property", "X", nil, "librdkafka property key=value (repeatable), e.g. -X security.protocol=SSL")
-	pf.StringArrayVar(&g.ConfigFiles, "config", nil, "librdkafka properties file (key=value lines; repeatable; -X wins)")
+	pf.Var(fileList{&g.ConfigFiles}, "config", "properties file, librdkafka's or a Java client's (key=value lines; repeatable, later files win; -X wins)")
+	pf.Var(fileList{&g.ConfigFiles}, "command-config", "alias of --config (as kafka-consumer-groups.sh spells it; its Java client properties are read)")
 	pf.StringVarP(&g.Output, "output", "o", "table", "output format: table or json")
 	pf.DurationVar(&g.Timeout, "timeout", 30*time.Second, "bound on each broker operation (connect, produce, admin requests)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		for _, pointer := range []func(error) string{kcgPointer, kcgTimeout} {
+			if says := pointer(err); says != "" {
+				return exitcode.Usagef("%s (see %s --help)", says, c.CommandPath())
+			}
+		}
 		return exitcode.Usagef("%v (see %s --help)", err, c.CommandPath())
 	})
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
@@ -341,6 +348,23 @@ func wantsJSON(g *Globals, args []string) bool {
 	}
 	return false
 }
+
+// fileList is a repeatable file flag whose spellings (--config, --command-config) append
+// to one list in command-line order, so a later file wins whichever name gave it (two
+// pflag string arrays on one slice would each replace what the other read).
+type fileList struct{ files *[]string }
+
+// String is empty for no files, so help shows no "(default [])".
+func (f fileList) String() string {
+	if f.files == nil || len(*f.files) == 0 {
+		return ""
+	}
+	return "[" + strings.Join(*f.files, ",") + "]"
+}
+
+func (f fileList) Set(v string) error { *f.files = append(*f.files, v); return nil }
+
+func (f fileList) Type() string { return "stringArray" }
 
 // positiveDur validates a duration flag.
 func positiveDur(name string, d time.Duration, allowZero bool) error {

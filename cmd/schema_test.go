@@ -122,6 +122,7 @@ func TestEveryJSONDocumentMatchesItsSchema(t *testing.T) {
 		{"an operational error", context.Background(), []string{"inspect", "--group", "g", "--brokers", "127.0.0.1:1", "--timeout", "300ms"}, false},
 		{"inspect with evidence", context.Background(), []string{"inspect", "--brokers", b.Addr(), "--group", "g", "--delivered", trace}, false},
 		{"inspect without evidence", context.Background(), []string{"inspect", "--brokers", b.Addr(), "--group", "g"}, false},
+		{"inspect --list", context.Background(), []string{"inspect", "--brokers", b.Addr(), "--list"}, false},
 		{"inspect --watch", context.Background(), []string{"inspect", "--brokers", b.Addr(), "--group", "g", "--watch", "10ms", "--count", "2"}, false},
 		{"rewind dry run", context.Background(), []string{"rewind", "--brokers", b.Addr(), "--group", "g", "--delivered", trace}, false},
 		{"trace parse", context.Background(), []string{"trace", "parse", fixture("kstranded-v1.10.0.trace")}, false},

@@ -66,7 +66,7 @@ func TestInspectNeedsAGroupAndBrokersBeforeRunning(t *testing.T) {
 		args    []string
 		want    string
 	}{
-		{"no group", "127.0.0.1:1", nil, "--group"},
+		{"--describe and no group", "127.0.0.1:1", []string{"--describe"}, "--group"},
 		{"no brokers", "", []string{"--group", "g"}, "--brokers"},
 		{"count without watch", "127.0.0.1:1", []string{"--group", "g", "--count", "2"}, "--count needs --watch"},
 	} {

@@ -139,3 +139,26 @@ func TestACoordinatorNotYetAvailableIsAskedAgain(t *testing.T) {
 		}
 	}
 }
+
+// ListGroups names each group with its protocol as the broker's ListGroups (v5) types it:
+// a KIP-848 group is "consumer", a classic one "classic", both Stable with members, and
+// a group that only has offsets committed by an admin is a classic Empty one.
+func TestListGroupsNamesEachGroupsProtocolAndState(t *testing.T) {
+	b := startBroker(t, 2)
+	for p := int32(0); p < 2; p++ {
+		produce(t, b.Addr(), p, 3)
+	}
+	joinGroup(t, b.Addr(), "g-consumer", true)
+	joinGroup(t, b.Addr(), "g-classic", false)
+	ls, err := newKafka(t, b.Addr()).ListGroups(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Listing{
+		{ID: "g-classic", State: "Stable", GroupProtocol: ProtocolClassic, ProtocolType: "consumer"},
+		{ID: "g-consumer", State: "Stable", GroupProtocol: ProtocolConsumer, ProtocolType: "consumer"},
+	}
+	if !slices.Equal(ls, want) {
+		t.Fatalf("listed %+v\nwant     %+v", ls, want)
+	}
+}

@@ -220,3 +220,44 @@ func checkFile(f *File, name string) error {
 	}
 	return nil
 }
+
+// FromCSV: targets read from kafka-consumer-groups.sh's CSV (--export, --from-file).
+const FromCSV Source = "CSV file"
+
+// ReadCSV reads the CSV kafka-consumer-groups.sh --reset-offsets --export writes and
+// --from-file reads: a line per partition, topic,partition,offset, or
+// group,topic,partition,offset when it was written for several groups (one group per
+// rewind here). The file carries no committed offsets, so its targets are plain, as --to's
+// are. Group is empty for the three-column form: --group names it.
+func ReadCSV(data []byte, name string) (*File, error) {
+	f := &File{Kind: FromCSV}
+	columns := 0
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(line, "\ufeff"))
+		if line == "" {
+			continue
+		}
+		fields := strings.Split(line, ",")
+		if n := len(fields); n != 3 && n != 4 {
+			return nil, fmt.Errorf("%s: line %d: %q: want topic,partition,offset (or group,topic,partition,offset)", name, i+1, line)
+		}
+		if columns == 0 {
+			columns = len(fields)
+		} else if len(fields) != columns {
+			return nil, fmt.Errorf("%s: line %d: %d columns after lines of %d", name, i+1, len(fields), columns)
+		}
+		if len(fields) == 4 {
+			group := strings.TrimSpace(fields[0])
+			if f.Group != "" && group != f.Group {
+				return nil, fmt.Errorf("%s: line %d: group %s, but earlier lines are for %s; rewind one group at a time", name, i+1, group, f.Group)
+			}
+			f.Group, fields = group, fields[1:]
+		}
+		t, err := parseTarget(strings.TrimSpace(fields[0]) + "/" + strings.TrimSpace(fields[1]) + "=" + strings.TrimSpace(fields[2]))
+		if err != nil {
+			return nil, fmt.Errorf("%s: line %d: %v", name, i+1, err)
+		}
+		f.Targets = append(f.Targets, t)
+	}
+	return f, checkFile(f, name)
+}

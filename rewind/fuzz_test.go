@@ -8,7 +8,7 @@ import (
 // FuzzParseTargets: --to values either parse into targets with a topic, a partition and
 // an offset that are not negative, or are rejected; never a panic.
 func FuzzParseTargets(f *testing.F) {
-	for _, s := range []string{"stranded/0=82", "a.b-c_d/3=0,a.b-c_d/4=10", "x/y=3", "t/0=-1", "t/0=1,t/0=2", "", "/0=1", "t/=1", "t/0="} {
+	for _, s := range []string{"stranded/0=82", "a.b-c_d/3=0,a.b-c_d/4=10", "x/y=3", "t/0=-1", "t/0=1,t/0=2", "", "/0=1", "t/=1", "t/0=", "t:0=5", "a:b/0=1", "t:0=1,t/0=2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {

@@ -93,6 +93,25 @@ func (k *Kafka) Committed(ctx context.Context, group string) (map[kpart.TopicPar
 	return out, nil
 }
 
+// OffsetsAfter implements TimeOffsets with ListOffsets by timestamp (kadm: a partition
+// with no record that late answers its end offset).
+func (k *Kafka) OffsetsAfter(ctx context.Context, topics []string, millis int64) (map[kpart.TopicPartition]int64, error) {
+	c, cancel := context.WithTimeout(ctx, k.timeout)
+	defer cancel()
+	ls, err := k.adm.ListOffsetsAfterMilli(c, millis, topics...)
+	if err == nil {
+		err = ls.Error()
+	}
+	if err != nil {
+		return nil, k.Explain("listing offsets by timestamp", err)
+	}
+	out := map[kpart.TopicPartition]int64{}
+	ls.Each(func(o kadm.ListedOffset) {
+		out[kpart.TopicPartition{Topic: o.Topic, Partition: o.Partition}] = o.Offset
+	})
+	return out, nil
+}
+
 // groupBusy reports whether a commit or offset-delete error means the group is not
 // empty: Kafka accepts an offset commit without a member ID and generation only for an
 // empty group (GroupCoordinator.handleCommitOffsets), and answers these otherwise; it

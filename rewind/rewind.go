@@ -34,8 +34,12 @@
 // tells this run's commit apart on read-back from a writer that ignores the hold (an
 // admin commit made after the group emptied).
 //
-// What it deliberately does not do: it does not stop consumers, reset offsets by
-// timestamp, or touch groups it was not asked about; it parses no flags and prints
+// Targets can also come from kafka-consumer-groups.sh's --reset-offsets rules (Reset:
+// to an offset, the earliest, the latest, shifted, or by timestamp through ListOffsets),
+// resolved against the same inspection and judged by the same rules.
+//
+// What it deliberately does not do: it does not stop consumers, clamp a target into the
+// log as the Java tool does, or touch groups it was not asked about; it parses no flags and prints
 // nothing. Its refusals and errors are shown to operators as they are, so they name the
 // kstranded flag that changes the outcome (--allow-forward, --undo-file, --timeout).
 package rewind
@@ -274,7 +278,11 @@ type Options struct {
 	// targets (the first lost record per partition); with Targets it splits the counts.
 	Evidence *evidence.Set
 	// Targets, when non-nil, are the partitions to move and where.
-	Targets      []Target
+	Targets []Target
+	// Reset, when non-nil, computes the targets from the inspection
+	// (kafka-consumer-groups.sh --reset-offsets); the cluster must implement TimeOffsets
+	// for a reset by time.
+	Reset        *Reset
 	Source       Source // of Targets
 	AllowForward bool
 	// Force restores an undo file although the group moved on since the rewind; the
@@ -285,10 +293,13 @@ type Options struct {
 
 // NewPlan inspects the group as inspect does and plans the moves.
 func NewPlan(ctx context.Context, cl inspect.Cluster, o Options) (*Plan, error) {
-	if o.Targets == nil && o.Evidence == nil {
+	if o.Targets == nil && o.Evidence == nil && o.Reset == nil {
 		return nil, errors.New("rewind needs delivery evidence or targets")
 	}
 	topics := o.Topics
+	if o.Reset != nil {
+		topics = o.Reset.scopeTopics()
+	}
 	if o.Targets != nil {
 		seen := map[string]bool{}
 		topics = nil
@@ -317,7 +328,14 @@ func NewPlan(ctx context.Context, cl inspect.Cluster, o Options) (*Plan, error) 
 	}
 	targets := o.Targets
 	source := o.Source
-	if targets == nil {
+	if o.Reset != nil {
+		ts, notes, err := o.Reset.targets(ctx, cl, r.Partitions)
+		if err != nil {
+			return nil, err
+		}
+		targets, source = ts, Source(o.Reset.Kind)
+		p.Notes = append(p.Notes, notes...)
+	} else if targets == nil {
 		source = FromEvidence
 		for _, pr := range r.Partitions {
 			j := pr.Judgement

@@ -81,6 +81,8 @@ func TestParseTargets(t *testing.T) {
 		{"one target", []string{"stranded/0=82"}, []Target{{Topic: "stranded", Partition: 0, Offset: 82, LeaderEpoch: -1}}},
 		{"comma separated and repeated values add up", []string{"a/0=1, a/1=2", "b.c_d-e/7=0"},
 			[]Target{{Topic: "a", Offset: 1, LeaderEpoch: -1}, {Topic: "a", Partition: 1, Offset: 2, LeaderEpoch: -1}, {Topic: "b.c_d-e", Partition: 7, Offset: 0, LeaderEpoch: -1}}},
+		{"kafka-consumer-groups.sh's TOPIC:PARTITION spelling is the same target", []string{"stranded:0=5,b.c_d-e:7=0"},
+			[]Target{{Topic: "stranded", Offset: 5, LeaderEpoch: -1}, {Topic: "b.c_d-e", Partition: 7, Offset: 0, LeaderEpoch: -1}}},
 	}
 	for _, c := range good {
 		t.Run(c.name, func(t *testing.T) {
@@ -108,6 +110,9 @@ func TestParseTargets(t *testing.T) {
 		{"a negative offset is an error", "stranded/0=-1", `offset "-1"`},
 		{"an offset that is not a number is an error", "stranded/0=latest", `offset "latest"`},
 		{"a partition named twice is an error", "stranded/0=82,stranded/0=90", "already given a target"},
+		{"a partition named twice in both spellings is an error", "stranded/0=82,stranded:0=90", "already given a target"},
+		{"a topic cannot hold both separators", "a:b/0=1", `topic "a:b" is not a valid topic name`},
+		{"the colon spelling without an offset says both spellings", "stranded:0", "or TOPIC:PARTITION=OFFSET"},
 		{"no targets at all is an error", " , ", "no targets"},
 	}
 	for _, c := range bad {

@@ -15,9 +15,11 @@ type TargetError struct {
 
 func (e *TargetError) Error() string { return fmt.Sprintf("%q: %s", e.Spec, e.Reason) }
 
-// ParseTargets reads targets written TOPIC/PARTITION=OFFSET, several per value separated
-// by commas (the form inspect prints partitions in: "stranded-1a2b/0"). A topic may hold
-// dots, dashes and underscores but not '/' or '='; the last '/' separates the partition.
+// ParseTargets reads targets written TOPIC/PARTITION=OFFSET (the form inspect prints
+// partitions in: "stranded-1a2b/0") or TOPIC:PARTITION=OFFSET (kafka-consumer-groups.sh's
+// TOPIC:PARTITIONS spelling), several per value separated by commas. A Kafka topic name
+// holds only letters, digits, '.', '_' and '-' (Kafka's Topic.validate), so neither '/'
+// nor ':' can be part of it: the last of them separates the partition unambiguously.
 // A partition named twice is an error: which target was meant is not guessable.
 func ParseTargets(values []string) ([]Target, error) {
 	var out []Target
@@ -49,17 +51,17 @@ func ParseTargets(values []string) ([]Target, error) {
 func parseTarget(spec string) (Target, error) {
 	tp, off, ok := strings.Cut(spec, "=")
 	if !ok {
-		return Target{}, &TargetError{spec, "want TOPIC/PARTITION=OFFSET"}
+		return Target{}, &TargetError{spec, "want TOPIC/PARTITION=OFFSET (or TOPIC:PARTITION=OFFSET)"}
 	}
-	slash := strings.LastIndex(tp, "/")
-	if slash < 0 {
-		return Target{}, &TargetError{spec, "no topic: want TOPIC/PARTITION=OFFSET"}
+	sep := strings.LastIndexAny(tp, "/:")
+	if sep < 0 {
+		return Target{}, &TargetError{spec, "no topic: want TOPIC/PARTITION=OFFSET (or TOPIC:PARTITION=OFFSET)"}
 	}
-	topic, part := strings.TrimSpace(tp[:slash]), strings.TrimSpace(tp[slash+1:])
+	topic, part := strings.TrimSpace(tp[:sep]), strings.TrimSpace(tp[sep+1:])
 	if topic == "" {
 		return Target{}, &TargetError{spec, "empty topic"}
 	}
-	if strings.ContainsAny(topic, "=/ ") {
+	if strings.ContainsAny(topic, "=/: ") {
 		return Target{}, &TargetError{spec, fmt.Sprintf("topic %q is not a valid topic name", topic)}
 	}
 	p, err := strconv.ParseInt(part, 10, 32)

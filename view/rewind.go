@@ -302,3 +302,19 @@ func countWord(n int64, one, many string) string {
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
+
+// WriteRewindCSV writes the plan as kafka-consumer-groups.sh --reset-offsets --export
+// does: topic,partition,offset per partition, no header; --from-file (kstranded's or the
+// Java tool's) reads it back. A refused move, or one that deletes the committed offset
+// (no offset to write), is left out: the plan's table and exit code say why.
+func WriteRewindCSV(w io.Writer, p *rewind.Plan) error {
+	for _, m := range p.Moves {
+		if m.Refused != "" || m.Direction == rewind.Delete {
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "%s,%d,%d\n", m.Topic, m.Partition, m.Target); err != nil {
+			return err
+		}
+	}
+	return nil
+}

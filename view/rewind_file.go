@@ -17,6 +17,14 @@ func ReadRewindFile(r io.Reader, name string) (*rewind.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if trimmed := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\ufeff")), " \t\r\n"); len(trimmed) > 0 && trimmed[0] != '{' {
+		// not JSON: kafka-consumer-groups.sh's CSV (topic,partition,offset lines)
+		f, err := rewind.ReadCSV(data, name)
+		if err != nil {
+			return nil, fmt.Errorf("not a rewind plan or undo file (JSON with schema %s or %s), nor kafka-consumer-groups.sh's CSV: %w", RewindSchema, rewind.UndoSchema, err)
+		}
+		return f, nil
+	}
 	var head struct {
 		Schema string `json:"schema"`
 	}

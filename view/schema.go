@@ -27,6 +27,7 @@ var Documents = []Document{
 	{"kstranded.consume/v1", "kstranded repro consume -o json", reflect.TypeOf(Consume{})},
 	{"kstranded.produce/v1", "kstranded repro produce -o json", reflect.TypeOf(Produced{})},
 	{InspectSchema, "kstranded inspect -o json", reflect.TypeOf(Inspect{})},
+	{GroupsSchema, "kstranded inspect --list -o json (and inspect without --group)", reflect.TypeOf(Groups{})},
 	{InspectWatchSchema, "each later document of kstranded inspect --watch -o json", reflect.TypeOf(InspectChanges{})},
 	{RewindSchema, "kstranded rewind -o json (a plan; --from-file reads it back)", reflect.TypeOf(Rewind{})},
 	{rewind.UndoSchema, "the undo file kstranded rewind --execute writes (--from-file restores it)", reflect.TypeOf(rewind.Undo{})},
