@@ -654,6 +654,17 @@ func (r *run) finish(runErr error) (*Result, error) {
 	if errors.Is(runErr, ErrUnreachable) {
 		r.res.unreachable = true
 	}
+	if r.ctx.Err() != nil && !r.res.unreachable {
+		// Interrupted while the broker was not answering: the read-back below, the close
+		// and the topic's deletion are bounded as after an unreachable broker, else each
+		// waits --timeout (issue 27 §5).
+		for _, c := range r.active() {
+			if c.src.silent(min(r.o.probeTimeout(), closeUnreachable)) {
+				r.res.unreachable = true
+				break
+			}
+		}
+	}
 	var current map[kpart.TopicPartition]int64
 	if !r.res.unreachable {
 		// Interrupted or failed mid-phase: what is committed now, if it can be read.
