@@ -332,8 +332,12 @@ func runRewind(ctx context.Context, g *Globals, o *rewindOptions) error {
 		return err
 	}
 	defer k.Close()
-	return rewindWith(ctx, g, o, k)
+	return rewindWith(ctx, g, o, rewindCluster(k))
 }
+
+// rewindCluster is the cluster runRewind plans and commits against: the broker's. A test
+// wraps it to interrupt the run at a chosen step (after the commit was sent).
+var rewindCluster = func(k *rewind.Kafka) rewind.Cluster { return k }
 
 // rewindWith plans against cl, prints the plan, and with --execute applies it.
 func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Cluster) error {

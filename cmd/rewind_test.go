@@ -14,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kstranded/kstranded/internal/exitcode"
+	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/rewind"
 )
 
 func TestRewindFlagsAreValidated(t *testing.T) {
@@ -491,5 +493,86 @@ func TestResetOffsetsFlagsAreValidated(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want exit 2 saying %q\n%s", code, errOut, c.says, out)
 			}
 		})
+	}
+}
+
+// commitInterruptingCluster is the broker's cluster whose hold's commit reaches the broker and
+// then the run is interrupted before the answer is used.
+type commitInterruptingCluster struct {
+	*rewind.Kafka
+	cancel context.CancelFunc
+}
+
+func (c commitInterruptingCluster) Hold(ctx context.Context, group string) (rewind.Holder, error) {
+	h, err := c.Kafka.Hold(ctx, group)
+	if err != nil {
+		return nil, err
+	}
+	return commitInterruptingHold{h, c.cancel}, nil
+}
+
+type commitInterruptingHold struct {
+	rewind.Holder
+	cancel context.CancelFunc
+}
+
+func (h commitInterruptingHold) Commit(ctx context.Context, moves []rewind.Move) (map[kpart.TopicPartition]error, error) {
+	if _, err := h.Holder.Commit(ctx, moves); err != nil {
+		return nil, err
+	}
+	h.cancel() // SIGINT once the commit was sent
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestAnInterruptedRewindExecuteSaysInJSONTheCommitMayHaveBeenApplied: issue 27 §6. An
+// interrupted `rewind --execute -o json` after its commit was sent printed only
+// "error":"interrupted", executed.ok false and verified []. The document says the commit
+// may have been applied, has the offsets read back in executed.verified, and names the
+// undo file and the command that restores it; the exit is 130.
+func TestAnInterruptedRewindExecuteSaysInJSONTheCommitMayHaveBeenApplied(t *testing.T) {
+	b := strandedBroker(t)
+	undo := filepath.Join(t.TempDir(), "undo.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	prev := rewindCluster
+	rewindCluster = func(k *rewind.Kafka) rewind.Cluster { return commitInterruptingCluster{k, cancel} }
+	defer func() { rewindCluster = prev }()
+	code, out, errs := runSeenCtx(ctx, []string{"rewind", "--brokers", b.Addr(), "--group", "g", "--to", "stranded/0=82", "--execute", "--undo-file", undo, "-o", "json"}, "")
+	if code != exitcode.Interrupted {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitcode.Interrupted, out, errs)
+	}
+	var doc struct {
+		Executed *struct {
+			UndoFile string `json:"undo_file"`
+			Restore  string `json:"restore_command"`
+			OK       bool   `json:"ok"`
+			Error    string `json:"error"`
+			Verified []struct {
+				Partition int32 `json:"partition"`
+				Before    int64 `json:"before"`
+				Target    int64 `json:"target"`
+				Now       int64 `json:"now"`
+				OK        bool  `json:"ok"`
+			} `json:"verified"`
+		} `json:"executed"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Executed == nil {
+		t.Fatalf("not a rewind document with executed (%v):\n%s", err, out)
+	}
+	x := doc.Executed
+	for _, want := range []string{"interrupted after the commit was sent", "may have been applied", "undo file " + undo} {
+		if !strings.Contains(x.Error, want) {
+			t.Errorf("executed.error %q does not say %q", x.Error, want)
+		}
+	}
+	if x.OK || x.UndoFile != undo || !strings.Contains(x.Restore, "--from-file "+undo) {
+		t.Errorf("executed ok %v, undo_file %q, restore_command %q", x.OK, x.UndoFile, x.Restore)
+	}
+	if len(x.Verified) != 1 || x.Verified[0].Before != 202 || x.Verified[0].Target != 82 || x.Verified[0].Now != 82 || !x.Verified[0].OK {
+		t.Errorf("executed.verified %+v, want stranded/0 202 -> 82 read back at 82", x.Verified)
+	}
+	if _, err := os.Stat(undo); err != nil {
+		t.Errorf("the undo file named was not written: %v", err)
 	}
 }

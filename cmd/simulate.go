@@ -114,6 +114,9 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := o.Options.ValidateSimulated(); err != nil {
+		return exitcode.Usagef("%v", err)
+	}
 	format, _ := g.Format()
 	var scases []simulate.Case
 	for _, c := range cases {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kstranded/kstranded/internal/exitcode"
+	"github.com/kstranded/kstranded/trace/tracegen"
 )
 
 func runTrace(t *testing.T, stdin string, args ...string) (int, string, string) {
@@ -295,5 +296,45 @@ func TestAnErrorPrintsAFileNameEscaped(t *testing.T) {
 	code, out, errs := runCmd(t, "", "trace", "parse", filepath.Join(t.TempDir(), name), "-o", "json")
 	if code != exitcode.Error || !strings.Contains(out, `evil\u001b]0;pwned\u0007.log`) {
 		t.Fatalf("json: exit %d, stdout %q stderr %q", code, out, errs)
+	}
+}
+
+// TestTraceParseOfManyRangesKeepsStderrSmall: issue 27 §10. With 40,000 distinct lost
+// ranges the table cell was summarised, but the finding's message, its evidence (a line
+// per range) and the final "records lost:" error listed every offset: 2.3 MB of stderr,
+// one line of 234 KB. They list the first ranges and say how many more; -o json keeps
+// every range in the finding's offsets.
+func TestTraceParseOfManyRangesKeepsStderrSmall(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "many.trace")
+	var buf bytes.Buffer
+	if err := tracegen.WriteManyRangesTrace(&buf, 40000, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCmd(t, "", "trace", "parse", path)
+	if code != exitcode.Lost {
+		t.Fatalf("exit %d, want %d\n%s", code, exitcode.Lost, errs)
+	}
+	if len(out)+len(errs) > 8<<10 {
+		t.Fatalf("%d bytes on stdout and %d on stderr, want under 8 KB in all", len(out), len(errs))
+	}
+	for _, want := range []string{"39992 more ranges", "the last of 39992 more ranges", "records lost: "} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, errs)
+		}
+	}
+	code, out, _ = runCmd(t, "", "trace", "parse", "-o", "json", path)
+	var doc struct {
+		Findings []struct {
+			Offsets []struct{ First, Last int64 } `json:"offsets"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitcode.Lost {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+	if len(doc.Findings) != 1 || len(doc.Findings[0].Offsets) != 40000 {
+		t.Fatalf("-o json: %d findings, want one with every range", len(doc.Findings))
 	}
 }

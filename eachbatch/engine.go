@@ -793,6 +793,13 @@ func (e *Engine) Status() Status {
 	return st
 }
 
+// DeliveredTimes returns how many times the record at offset of tp reached the handler:
+// a lookup, where Delivered copies every partition's deliveries (a run's "is the phase-2
+// record delivered yet" asked after each task copied them all, quadratic in records).
+func (e *Engine) DeliveredTimes(tp kpart.TopicPartition, offset int64) int {
+	return e.delivered[tp][offset]
+}
+
 // Delivered returns, per partition, how many times each offset reached the handler.
 func (e *Engine) Delivered() map[kpart.TopicPartition]map[int64]int {
 	out := make(map[kpart.TopicPartition]map[int64]int, len(e.delivered))

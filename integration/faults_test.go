@@ -434,3 +434,54 @@ func TestAPlainReproConsumeEndsWithinTimeoutOfTheBrokerDying(t *testing.T) {
 		})
 	}
 }
+
+// TestASIGINTAfterTheBrokerDiedEndsReproConsumeWithinTimeout: issue 27 §5. Interrupted a
+// second after its broker was killed, `repro consume` waited --timeout for the close and
+// another --timeout for the committed offsets' read-back: exit 130 11.8 s after the
+// SIGINT at --timeout 5s. Interrupted while the broker is silent, the clean-up is bounded
+// as after an unreachable broker: a probe, the close and the read-back, a second each.
+func TestASIGINTAfterTheBrokerDiedEndsReproConsumeWithinTimeout(t *testing.T) {
+	// Half of --timeout (the unreachable bound) is well past the SIGINT: the run ends on
+	// the interrupt, not on the unreachable broker.
+	const timeout = 10 * time.Second
+	b := startBroker(t)
+	adm := adminOn(t, b.addr)
+	topic := "kstranded-fault-consume-killed-sigint"
+	conn := []string{"--brokers", b.addr, "--timeout", timeout.String()}
+	if r := kstranded(t, time.Minute, append([]string{"repro", "produce", "--topic", topic, "--partitions", "1"}, conn...)...); r.Code != 0 {
+		t.Fatalf("produce: %s", r)
+	}
+	cmd, wait := started(t, append([]string{"repro", "consume", "--topic", topic, "--group", topic, "--partitions", "1", "-o", "json"}, conn...)...)
+	until(t, 60*time.Second, "the consumer joined its group", func() bool { return hasMember(adm, topic) })
+	if err := b.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now()
+	limit := time.AfterFunc(60*time.Second, func() { _ = cmd.Process.Kill() })
+	defer limit.Stop()
+	r := wait()
+	after := time.Since(at)
+	t.Logf("exit %d %s after the SIGINT", r.Code, after.Round(time.Millisecond))
+	if r.Code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", r.Code, r)
+	}
+	// Unbounded, the close and the read-back wait --timeout each (20 s here); bounded, a
+	// second each and a probe of at most a second, with margin for a loaded machine.
+	if after > timeout/2 {
+		t.Errorf("exit 130 %s after the SIGINT, want within %s (half of --timeout: the clean-up's bound is about 3 s)\n%s", after.Round(time.Millisecond), timeout/2, r)
+	}
+	doc := decode[struct {
+		Partitions []struct {
+			Verdict string `json:"verdict"`
+		} `json:"partitions"`
+	}](t, r)
+	for _, p := range doc.Partitions {
+		if p.Verdict == "STRANDED" {
+			t.Errorf("a partition is STRANDED with no commit read back\n%s", r)
+		}
+	}
+}

@@ -241,8 +241,9 @@ func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*Co
 	// A batch in flight gets no grace then either: nothing it completes can be committed
 	// (a batch of the --until-quiescent run at --time-scale 0.05 held the exit 9 s past
 	// the broker's death, beyond --timeout 6s, in CI).
+	// So is the clean-up after an interrupt while the broker was not answering.
 	cleanup, grace := o.Timeout, o.Grace
-	if errors.Is(runErr, ErrUnreachable) {
+	if errors.Is(runErr, ErrUnreachable) || ctx.Err() != nil && src.silent(min(o.probeTimeout(), closeUnreachable)) {
 		cleanup, grace = min(cleanup, closeUnreachable), 0
 	}
 	if runErr != nil && ctx.Err() != nil {

@@ -182,7 +182,7 @@ type Result struct {
 	// shared, ErrSharedGroup): what cut it short is not a phase that did not end.
 	EveryPhase bool
 
-	unreachable bool // the run ended because the broker stopped answering
+	unreachable bool // the broker stopped answering: the run ended on it, or was interrupted while it was silent
 }
 
 // incomplete withdraws the verdicts a run cut short did not reach. LOST stays: records

@@ -88,6 +88,9 @@ type Options struct {
 	// simStartAt: Simulate's consumers serve this assignment index first
 	// (simkafka.Client.StartAt); tests simulate each fetch order a live run may take.
 	simStartAt int
+	// simEvents, when > 0, is Simulate's event budget instead of MaxSimulatedEvents
+	// (tests reach it in milliseconds).
+	simEvents uint64
 }
 
 // MinTimeScale is the smallest --time-scale accepted.
@@ -144,6 +147,10 @@ const (
 	MaxHandlerDelay      = 24 * time.Hour
 	MaxPartitions        = 1000
 	MaxMembers           = 100
+	// MaxRebalanceAt bounds a --rebalance-at step's time: a day. A simulation steps
+	// through the idle virtual time before it (the expiry loop's ticks while the workers
+	// wait): 24h takes about 1.5 s, 100h took 3.4 s and 999999h would take days.
+	MaxRebalanceAt = 24 * time.Hour
 )
 
 func (o Options) Validate() error {
@@ -202,6 +209,11 @@ func (o Options) Validate() error {
 		return errors.New("--grace must be >= 0")
 	case o.MaxRestarts < 1:
 		return errors.New("--max-restarts must be >= 1")
+	}
+	for _, st := range o.RebalanceAt {
+		if st.At > MaxRebalanceAt {
+			return fmt.Errorf("--rebalance-at %s: at most %s after the start", st, MaxRebalanceAt)
+		}
 	}
 	if err := o.validateMembers(); err != nil {
 		return err

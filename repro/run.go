@@ -171,7 +171,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		r.emit(traceevent.Event{Ev: traceevent.Produce, Phase: 2, Topic: topic, Partition: traceevent.P(p), N: 1,
 			First: traceevent.P(offs[p]), Last: traceevent.P(offs[p]), High: traceevent.P(highs[p])})
 	}
-	if err := r.phase(2, phase2Delivered(r.allDelivered, topic, offs)); err != nil {
+	if err := r.phase(2, phase2Delivered(r.deliveredTimes, topic, offs)); err != nil {
 		return r.finish(err)
 	}
 	if o.Commit == CommitLedger {
@@ -615,6 +615,18 @@ func (r *run) allDelivered() map[kpart.TopicPartition]map[int64]int {
 	return out
 }
 
+// deliveredTimes is how many times the record at offset of tp reached a handler, over
+// every consumer instance: allDelivered's count of one record, without copying them all.
+func (r *run) deliveredTimes(tp kpart.TopicPartition, offset int64) int {
+	n := r.delivered[tp][offset]
+	for _, c := range r.cs {
+		if c.eng != nil {
+			n += c.eng.DeliveredTimes(tp, offset)
+		}
+	}
+	return n
+}
+
 // consumerRun is what phase 3's restart loop needs of a run, live or simulated.
 type consumerRun interface {
 	stopConsumer()
@@ -653,6 +665,17 @@ func (r *run) restarts() error { return restartUntilDelivered(r, &r.restarted, r
 func (r *run) finish(runErr error) (*Result, error) {
 	if errors.Is(runErr, ErrUnreachable) {
 		r.res.unreachable = true
+	}
+	if r.ctx.Err() != nil && !r.res.unreachable {
+		// Interrupted while the broker was not answering: the read-back below, the close
+		// and the topic's deletion are bounded as after an unreachable broker, else each
+		// waits --timeout (issue 27 §5).
+		for _, c := range r.active() {
+			if c.src.silent(min(r.o.probeTimeout(), closeUnreachable)) {
+				r.res.unreachable = true
+				break
+			}
+		}
 	}
 	var current map[kpart.TopicPartition]int64
 	if !r.res.unreachable {
@@ -839,11 +862,10 @@ func workloadPartitions(w workload.Spec) []int32 {
 }
 
 // phase2Delivered holds once every phase-2 record reached the handler.
-func phase2Delivered(delivered func() map[kpart.TopicPartition]map[int64]int, topic string, offs map[int32]int64) func() bool {
+func phase2Delivered(times func(kpart.TopicPartition, int64) int, topic string, offs map[int32]int64) func() bool {
 	return func() bool {
-		del := delivered()
 		for p, off := range offs {
-			if del[kpart.TopicPartition{Topic: topic, Partition: p}][off] == 0 {
+			if times(kpart.TopicPartition{Topic: topic, Partition: p}, off) == 0 {
 				return false
 			}
 		}

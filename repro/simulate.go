@@ -109,9 +109,40 @@ func orderOutcome(r *Result) string {
 	return strings.Join(parts, ", ")
 }
 
+// MaxSimulatedRecords bounds the records a simulation takes (the workload: --records,
+// --spread), checked with the flags; a live run's bound is workload.MaxRecords. A
+// simulation's cost follows its events, about 21 a record with no handler delay:
+// 500,000 records run in 6 to 13 s (a shared 2-core machine) and 175 MB; 10,000,000
+// (workload.MaxRecords) ran past 76 s and 2.35 GB (issue 27 §9).
+const MaxSimulatedRecords = 500_000
+
+// MaxSimulatedEvents bounds the events (the loop's tasks and timers) one simulation
+// runs, every phase and restart together. A run that reaches it ends INCOMPLETE with
+// ErrEventBudget, where a stretch of virtual time the model steps through (a stalled
+// phase under a long --phase-timeout: stale batches delivered again and again) would
+// otherwise cost time in proportion to the virtual time, not to what happens in it. It
+// is above what MaxSimulatedRecords records need (10,500,000 events with the defaults).
+const MaxSimulatedEvents = 12_000_000
+
+// ErrEventBudget is returned when a simulation runs MaxSimulatedEvents events before
+// its phase settles.
+var ErrEventBudget = errors.New("the simulation spent its event budget before the phase settled")
+
+// ValidateSimulated checks the options for a simulation: Validate's checks, and the
+// workload within MaxSimulatedRecords.
+func (o Options) ValidateSimulated() error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if n := o.Workload.Total(); n > MaxSimulatedRecords {
+		return fmt.Errorf("--records/--spread: a simulation takes at most %d records, got %d (its cost follows its events, about 21 a record)", MaxSimulatedRecords, n)
+	}
+	return nil
+}
+
 func simulateOrder(ctx context.Context, o Options) (*Result, error) {
 	o.TimeScale = 1
-	if err := o.Validate(); err != nil {
+	if err := o.ValidateSimulated(); err != nil {
 		return nil, err
 	}
 	group := o.Group
@@ -445,6 +476,17 @@ func (s *simRun) allDelivered() map[kpart.TopicPartition]map[int64]int {
 	return out
 }
 
+// deliveredTimes is how many times the record at offset of tp reached a handler, over
+// every member and earlier instance: allDelivered's count of one record, without copying
+// them all (asked after every task of phase 2).
+func (s *simRun) deliveredTimes(tp kpart.TopicPartition, offset int64) int {
+	n := s.delivered[tp][offset]
+	for _, m := range s.members {
+		n += m.eng.DeliveredTimes(tp, offset)
+	}
+	return n
+}
+
 func (s *simRun) committed() map[kpart.TopicPartition]int64 {
 	out := make(map[kpart.TopicPartition]int64, len(s.all))
 	for _, tp := range s.all {
@@ -481,15 +523,14 @@ func (s *simRun) frontiers() map[kpart.TopicPartition]int64 {
 // again, so waiting for its delivery would wait for ever. The phase still ends only
 // when every member is quiescent; the judge then says what became of the record.
 func (s *simRun) phase2Taken(offs map[int32]int64) func() bool {
-	delivered := phase2Delivered(s.allDelivered, s.o.Topic, offs)
+	delivered := phase2Delivered(s.deliveredTimes, s.o.Topic, offs)
 	return func() bool {
 		if delivered() {
 			return true
 		}
-		del := s.allDelivered()
 		for p, off := range offs {
 			tp := kpart.TopicPartition{Topic: s.o.Topic, Partition: p}
-			if del[tp][off] > 0 {
+			if s.deliveredTimes(tp, off) > 0 {
 				continue
 			}
 			c := s.g.Owner(tp)
@@ -544,8 +585,17 @@ func (s *simRun) phase(n int, extra func() bool) error {
 	timedOut := false
 	deadline := s.lp.After(limit, func() { timedOut = true })
 	defer deadline.Stop()
-	if err := s.lp.Run(s.ctx, func() bool { return timedOut || settled() }); err != nil {
+	budget := uint64(MaxSimulatedEvents)
+	if s.o.simEvents > 0 {
+		budget = s.o.simEvents
+	}
+	spent := func() bool { return s.lp.Ran() >= budget }
+	if err := s.lp.Run(s.ctx, func() bool { return timedOut || spent() || settled() }); err != nil {
 		return err
+	}
+	if spent() && !settled() {
+		return fmt.Errorf("phase %d: %w (%d events, at %s of virtual time; no verdict: fewer records or a shorter --phase-timeout fit)",
+			n, ErrEventBudget, budget, s.lp.Elapsed().Round(time.Millisecond))
 	}
 	if timedOut && !settled() {
 		return fmt.Errorf("phase %d: %w within %s of virtual time", n, ErrPhaseTimeout, limit)

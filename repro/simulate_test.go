@@ -2,6 +2,7 @@ package repro
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -114,5 +115,50 @@ func TestSimulateJudgesEveryFetchOrder(t *testing.T) {
 				t.Errorf("warnings %q, want one containing %q", warnings, tc.warning)
 			}
 		})
+	}
+}
+
+// TestASimulationThatSpendsItsEventBudgetEndsIncompleteNamingIt: issue 27 §9. A phase
+// that never settles under a long --phase-timeout stepped through every tick of its
+// virtual time (the cost followed the virtual duration); the event budget ends it
+// INCOMPLETE, saying why.
+func TestASimulationThatSpendsItsEventBudgetEndsIncompleteNamingIt(t *testing.T) {
+	o := DefaultOptions()
+	// stale batches delivered again and again: phase 1 never settles
+	o.MaxPollInterval, o.BatchSize, o.PhaseTimeout = 3*time.Second, 1, 100*time.Hour
+	o.simEvents = 20_000
+	res, err := Simulate(context.Background(), o)
+	if !errors.Is(err, ErrEventBudget) {
+		t.Fatalf("error %v, want the event budget", err)
+	}
+	if res == nil || res.Complete || res.Verdict != verdict.Incomplete || !strings.Contains(res.Error, "event budget") || !strings.Contains(res.Error, "20000 events") {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+// TestAnInterruptedLargeSimulationReturnsWithinASecond: issue 27 §9 (SIGINT on a
+// 1,000,000-record simulation took 2.1 s).
+func TestAnInterruptedLargeSimulationReturnsWithinASecond(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 300,000-record simulation")
+	}
+	o := DefaultOptions()
+	o.Workload, o.HandlerDelay = workload.Spec{Parts: []workload.Part{{Records: 300_000}}}, 0
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan *Result, 1)
+	go func() {
+		res, _ := Simulate(ctx, o)
+		done <- res
+	}()
+	time.Sleep(500 * time.Millisecond)
+	cancel()
+	at := time.Now()
+	select {
+	case res := <-done:
+		if after := time.Since(at); after > time.Second || res == nil || !res.Interrupted {
+			t.Fatalf("returned %s after the cancel, result %v", after, res != nil && res.Interrupted)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("still running 5 s after the cancel")
 	}
 }

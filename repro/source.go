@@ -512,6 +512,19 @@ func (s *rdSource) unreachable(limit, probe time.Duration) error {
 	return nil
 }
 
+// silent says, once the run was interrupted, whether the cluster had stopped answering:
+// no contact within probe (the client reported errors since, or heard nothing), and one
+// probe, bounded by probe, got no answer either. The clean-up after an interrupt is then
+// bounded as after an unreachable broker: a close and a read-back waiting --timeout each
+// on a killed broker held the exit 11.8 s past the SIGINT at --timeout 5s (issue 27 §5).
+func (s *rdSource) silent(probe time.Duration) bool {
+	if s.troubleSince.IsZero() && time.Since(s.lastContact) < probe {
+		return false
+	}
+	_, err := s.committed(probe)
+	return err != nil
+}
+
 // orphaned returns an error once the consumer has had no partition for longer than
 // limit: under load librdkafka can lose the session (session timeout, then
 // max.poll.interval exceeded) and, until it rejoins, nothing it owns can become

@@ -1091,7 +1091,7 @@ func (a *Analyzer) clear(e Event) {
 		ps.cache, ps.served = nil, ps.served[:0]
 		pe := e
 		pe.Topic, pe.Partition, pe.Ranges, pe.Count = ps.key.Topic, ps.key.Partition, r.discarded, int(disc.Count())
-		a.entry(pe, fmt.Sprintf("cache cleared: %d undelivered records discarded (%s) — %s %s", disc.Count(), disc, e.Reason, keys))
+		a.entry(pe, fmt.Sprintf("cache cleared: %d undelivered records discarded (%s) — %s %s", disc.Count(), disc.Summary(messageRanges), e.Reason, keys))
 	}
 	a.clearsAll = appendCapped(a.clearsAll, rec)
 }

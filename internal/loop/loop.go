@@ -34,6 +34,7 @@ type Loop struct {
 	timers timerHeap
 	seq    uint64
 	wake   chan struct{}
+	ran    uint64 // tasks and timers run, for Ran
 }
 
 // NewVirtual returns a loop whose clock starts at start and only moves when the loop
@@ -63,6 +64,11 @@ func (l *Loop) Idle() (next time.Time, ok bool, idle bool) {
 	}
 	return l.timers[0].when, true, true
 }
+
+// Ran returns how many tasks and timers the loop has run: the cost of a virtual run
+// follows it, not the virtual time it covers. Call it from the loop's goroutine (or
+// between runs).
+func (l *Loop) Ran() uint64 { return l.ran }
 
 // Now returns the loop's current time.
 func (l *Loop) Now() time.Time {
@@ -177,6 +183,7 @@ func (l *Loop) Run(ctx context.Context, done func() bool) error {
 		}
 		f, wait, scheduled := l.next()
 		if f != nil {
+			l.ran++
 			f()
 			continue
 		}
