@@ -234,7 +234,7 @@ func writeSweepSVG(path string, res *simulate.Result) error {
 	if err != nil {
 		return fmt.Errorf("--svg: %w", err)
 	}
-	if err := view.SweepSVG(f, res); err != nil {
+	if err := view.SweepSVG(f, view.NewSweep(res)); err != nil {
 		f.Close()
 		return fmt.Errorf("--svg: %w", err)
 	}

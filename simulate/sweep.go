@@ -79,18 +79,6 @@ type Value struct {
 	Parts    []workload.Part
 }
 
-// X is the value on a plot's axis: minutes for durations, the count, or the records of
-// a spread.
-func (v Value) X(k Kind) float64 {
-	switch k {
-	case Duration:
-		return v.Duration.Minutes()
-	case Spread:
-		return float64(workload.Spec{Parts: v.Parts}.Total())
-	}
-	return float64(v.Count)
-}
-
 // Sweep is one setting and its values.
 type Sweep struct {
 	Flag   string

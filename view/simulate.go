@@ -6,13 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
-
 	"github.com/kstranded/kstranded/eachbatch"
 	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/internal/verdict"
@@ -212,59 +205,6 @@ func points(v Sweep) int {
 		n += len(r.Cells)
 	}
 	return n
-}
-
-// The size SweepSVG draws at, and the padding inside its frame: gonum lays the plot out
-// against the canvas's edges (the title's and the rotated y label's baselines 9.4 pt in
-// with a 12 pt font, so their ascenders cross the edge; the last x tick label and the
-// legend end on it), so it draws on the canvas less the padding.
-const (
-	sweepSVGWidth   = 8 * vg.Inch
-	sweepSVGHeight  = 4.5 * vg.Inch
-	sweepSVGPadding = 10 // points, on every side
-)
-
-// SweepSVG plots lost records against the swept value, one line per case.
-func SweepSVG(w io.Writer, r *simulate.Result) error {
-	return sweepSVG(w, r, sweepSVGWidth, sweepSVGHeight)
-}
-
-func sweepSVG(w io.Writer, r *simulate.Result, width, height vg.Length) error {
-	p := plot.New()
-	p.Title.Text = "kstranded simulate: records lost by " + r.Sweep.Flag
-	p.X.Label.Text = r.Sweep.Flag
-	switch r.Sweep.Kind {
-	case simulate.Duration:
-		p.X.Label.Text += " (minutes)"
-	case simulate.Spread:
-		p.X.Label.Text = "workload records (" + r.Sweep.Flag + ")"
-	}
-	p.Y.Label.Text = "records lost"
-	p.Legend.Top = true
-	for ci, c := range r.Cases {
-		pts := make(plotter.XYs, len(r.Rows))
-		for i, row := range r.Rows {
-			pts[i].X = row.Value.X(r.Sweep.Kind)
-			pts[i].Y = float64(row.Cells[ci].Lost)
-		}
-		line, points, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			return err
-		}
-		line.Color = plotutil.Color(ci)
-		points.Color = plotutil.Color(ci)
-		line.Width = vg.Points(1.5)
-		p.Add(line, points)
-		p.Legend.Add(fmt.Sprintf("%s/%s", c.Policy, c.Commit), line, points)
-	}
-	p.Add(plotter.NewGrid())
-	c := vgsvg.New(width, height)
-	dc := draw.New(c)
-	dc.SetColor(p.BackgroundColor) // the padding too: p.Draw fills only its own canvas
-	dc.Fill(dc.Rectangle.Path())
-	p.Draw(draw.Crop(dc, sweepSVGPadding, -sweepSVGPadding, sweepSVGPadding, -sweepSVGPadding))
-	_, err := c.WriteTo(w)
-	return err
 }
 
 // Advice is the JSON document of `kstranded simulate --advise`.

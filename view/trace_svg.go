@@ -34,10 +34,18 @@ const (
 	charW      = 0.62 * fontSize // DejaVu Sans (rsvg's default sans) averages about 0.6 em
 	laneTitleH = 20.0
 	laneGap    = 26.0
+	// svgFonts names a font every viewer has, at worst the generic sans-serif: the
+	// pictures embed none.
+	svgFonts = "DejaVu Sans, Verdana, sans-serif"
 )
 
 // textW estimates the width of a label at the default font size.
-func textW(s string) float64 { return float64(len([]rune(s))) * charW }
+func textW(s string) float64 { return textWAt(s, fontSize) }
+
+// textWAt estimates the width of a text at a font size.
+func textWAt(s string, size float64) float64 {
+	return float64(len([]rune(s))) * charW / fontSize * size
+}
 
 // timeAxis maps trace time to x across segments, with the idle stretches between them cut.
 type timeAxis struct {
@@ -167,17 +175,22 @@ func shortDur(d time.Duration) string {
 
 // niceStep is a tick step of 1, 2 or 5 times a power of ten (in milliseconds) near raw.
 func niceStep(raw time.Duration) time.Duration {
-	ms := float64(raw.Milliseconds())
-	if ms < 1 {
-		return time.Millisecond
+	return time.Duration(nice125(float64(raw.Milliseconds()))) * time.Millisecond
+}
+
+// nice125 is the least of 1, 2 or 5 times a power of ten that is at least x, and at
+// least 1: a tick step for whole numbers.
+func nice125(x float64) float64 {
+	if x < 1 {
+		return 1
 	}
-	p := math.Pow(10, math.Floor(math.Log10(ms)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= ms {
-			return time.Duration(m*p) * time.Millisecond
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 5} {
+		if m*p >= x {
+			return m * p
 		}
 	}
-	return time.Duration(10*p) * time.Millisecond
+	return 10 * p
 }
 
 // niceDur is a clock-friendly tick step at least raw: 1-2-5 below a second, then 1s, 2s,
@@ -385,8 +398,8 @@ func WriteTraceSVG(w io.Writer, r *trace.Report, only *PartitionFilter) error {
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="DejaVu Sans, Verdana, sans-serif" font-size="%.0f">`+"\n",
-		svgWidth, height+top, svgWidth, height+top, fontSize)
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="%s" font-size="%.0f">`+"\n",
+		svgWidth, height+top, svgWidth, height+top, svgFonts, fontSize)
 	b.WriteString(`<rect width="100%" height="100%" fill="white"/>` + "\n")
 	b.WriteString(head.String())
 	fmt.Fprintf(&b, `<g transform="translate(0 %.0f)">`+"\n", top)
@@ -742,17 +755,23 @@ func writeLegend(b *strings.Builder, used map[string]legendItem, y float64) (flo
 	for _, k := range marks {
 		items = append(items, used[k])
 	}
-	x, first := 10.0, y
+	return y, legendRows(b, items, 10, svgWidth-10, y)
+}
+
+// legendRows lays items out in rows between x0 and x1 from y, a swatch and its text
+// each; it returns the last row's y.
+func legendRows(b *strings.Builder, items []legendItem, x0, x1, y float64) float64 {
+	x := x0
 	for _, it := range items {
 		w := 24 + textW(it.text) + 18
-		if x+w > svgWidth-10 {
-			x, y = 10, y+18
+		if x+w > x1 && x > x0 {
+			x, y = x0, y+18
 		}
 		swatch(b, it.swatch, x, y)
 		fmt.Fprintf(b, `<text x="%.1f" y="%.1f">%s</text>`+"\n", x+22, y+4, esc(it.text))
 		x += w
 	}
-	return first, y
+	return y
 }
 
 func swatch(b *strings.Builder, s string, x, y float64) {
@@ -770,6 +789,14 @@ func swatch(b *strings.Builder, s string, x, y float64) {
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-dasharray="4,3" stroke-width="1.5"/>`+"\n", x+8, y-7, x+8, y+7, color)
 	case "pass":
 		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="6" fill="none" stroke="#b71c1c" stroke-width="2.5"/>`+"\n", x+8, y)
+	case "series": // a sweep's line: its color, dashes and point
+		color, dash, _ := strings.Cut(color, ":")
+		if dash != "" {
+			dash = fmt.Sprintf(` stroke-dasharray="%s"`, dash)
+		}
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"%s/><circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", x, y, x+16, y, color, dash, x+8, y, color)
+	case "unsettled": // a point that never settled
+		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="white" stroke="#555" stroke-width="1.5"/>`+"\n", x+8, y)
 	case "cut":
 		fmt.Fprintf(b, `<path d="M%.1f %.1f l-4 6 l8 6" fill="none" stroke="#777" stroke-width="1.2"/><path d="M%.1f %.1f l-4 6 l8 6" fill="none" stroke="#777" stroke-width="1.2"/>`+"\n", x+6, y-6, x+12, y-6)
 	}

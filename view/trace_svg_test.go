@@ -139,14 +139,20 @@ func TestThePictureOfOnePartitionHasOneLane(t *testing.T) {
 }
 
 // The picture as a user sees it: rendered to PNG by rsvg-convert (librsvg, what GNOME's
-// image viewer and many converters use), checked for its size and that it is not blank;
-// the PNGs stay in testdata/png/ (not committed) with -update, to be looked at.
+// image viewer and many converters use), checked for its size, that it is not blank,
+// and that nothing is drawn in its outer 2 px (measured with the font the viewer has, not
+// the layout's estimate); the PNGs stay in testdata/png/ (not committed) with -update, to
+// be looked at. The trace pictures and simulate --sweep's chart.
 func TestThePictureRendersToAPNG(t *testing.T) {
 	bin, err := exec.LookPath("rsvg-convert")
 	if err != nil {
 		t.Skip("rsvg-convert not found (Debian: apt-get install librsvg2-bin): the SVG is not rendered to PNG")
 	}
-	for _, name := range []string{"trace-loss-svg", "trace-rdkafka-app-svg", "trace-repro-svg"} {
+	for _, c := range []struct {
+		name  string
+		width int
+	}{{"trace-loss-svg", svgWidth}, {"trace-rdkafka-app-svg", svgWidth}, {"trace-repro-svg", svgWidth}, {"simulate-sweep-svg", sweepWidth}} {
+		name := c.name
 		t.Run(name, func(t *testing.T) {
 			svg, err := os.ReadFile(filepath.Join("testdata", name+".golden"))
 			if err != nil {
@@ -172,15 +178,18 @@ func TestThePictureRendersToAPNG(t *testing.T) {
 				t.Fatal(err)
 			}
 			bnd := img.Bounds()
-			if bnd.Dx() != int(svgWidth) || bnd.Dy() < 300 {
+			if bnd.Dx() != c.width || bnd.Dy() < 300 {
 				t.Fatalf("a %dx%d picture", bnd.Dx(), bnd.Dy())
 			}
-			ink, red := 0, 0
+			ink, red, edge := 0, 0, 0
 			for y := bnd.Min.Y; y < bnd.Max.Y; y++ {
 				for x := bnd.Min.X; x < bnd.Max.X; x++ {
 					r, g, b, _ := img.At(x, y).RGBA()
 					if r < 0xf000 || g < 0xf000 || b < 0xf000 {
 						ink++
+						if x < bnd.Min.X+2 || y < bnd.Min.Y+2 || x >= bnd.Max.X-2 || y >= bnd.Max.Y-2 {
+							edge++
+						}
 					}
 					if r > 0xa000 && g < 0x4000 && b < 0x4000 {
 						red++
@@ -190,6 +199,9 @@ func TestThePictureRendersToAPNG(t *testing.T) {
 			total := bnd.Dx() * bnd.Dy()
 			if ink < total/50 || ink > total*9/10 {
 				t.Fatalf("%d of %d pixels not white: blank or a blot", ink, total)
+			}
+			if edge > 0 {
+				t.Errorf("%d pixels drawn within 2 px of the edge: a text or a line leaves the frame", edge)
 			}
 			if red == 0 {
 				t.Fatal("no red in a picture of a loss: the loss is not drawn")
