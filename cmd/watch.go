@@ -16,7 +16,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
-	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/inspect"
@@ -167,20 +166,6 @@ atomically after each evaluation and at SIGTERM; a corrupt one is reported and i
 	return c
 }
 
-// watchCluster is inspect's cluster with the group listing --group-regex needs.
-type watchCluster struct {
-	*inspect.Kafka
-	adm *kadm.Client
-}
-
-func (c watchCluster) ListGroups(ctx context.Context) ([]string, error) {
-	ls, err := c.adm.ListGroups(ctx)
-	if err != nil {
-		return nil, c.Explain("listing groups", err)
-	}
-	return ls.Groups(), nil
-}
-
 func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 	opts, err := g.KgoOpts()
 	if err != nil {
@@ -228,7 +213,7 @@ func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 		}
 		wo.Sources = append(wo.Sources, cp.Source(d))
 	}
-	w := watch.New(watchCluster{k, kadm.NewClient(k.Client())}, wo)
+	w := watch.New(k, wo)
 	cp.Restore(w)
 	var mu sync.Mutex
 	fed := make(chan struct{}) // closed once stdin gave its first lines, or ended

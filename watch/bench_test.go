@@ -27,7 +27,7 @@ func (m manyGroups) Scan(ctx context.Context, topic string, partition int32, fro
 	return &inspect.Scan{From: from, To: to, Spans: []inspect.Span{{First: from, Last: to - 1, Kind: inspect.Record}}}, nil
 }
 
-func (m manyGroups) ListGroups(ctx context.Context) ([]string, error) { return nil, nil }
+func (m manyGroups) ListGroups(ctx context.Context) ([]inspect.Listing, error) { return nil, nil }
 
 // BenchmarkEvaluate1000Groups20Partitions: issue 24 §4 / 25 §3, one evaluation of 1,000
 // groups × 20 partitions (the watcher's own cost: the cluster is in memory; what a real

@@ -15,12 +15,6 @@ import (
 	"github.com/kstranded/kstranded/internal/embedded"
 )
 
-// kafkaCluster is inspect's Kafka with a group listing (cmd's watchCluster does the
-// same with kadm; --group-regex is not used here).
-type kafkaCluster struct{ *inspect.Kafka }
-
-func (kafkaCluster) ListGroups(context.Context) ([]string, error) { return nil, nil }
-
 // generatedCluster fills an embedded broker with topics × 20 partitions of records
 // records each and groups groups, group i committed at committed on every partition of
 // topic i mod topics; it returns the broker and the groups.
@@ -92,7 +86,7 @@ func BenchmarkEvaluateEmbeddedBroker1000Groups20Partitions(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer k.Close()
-	w := New(kafkaCluster{k}, Options{Groups: gs})
+	w := New(k, Options{Groups: gs})
 	var lines []byte
 	for t := 0; t < 50; t++ {
 		for p := 0; p < 20; p++ {

@@ -40,7 +40,7 @@ const Stalled = "STALLED"
 type Cluster interface {
 	inspect.Cluster
 	Snapshots(ctx context.Context, groups []string) (*inspect.Snapshots, error)
-	ListGroups(ctx context.Context) ([]string, error)
+	ListGroups(ctx context.Context) ([]inspect.Listing, error) // inspect.Kafka's, as inspect --list uses it
 }
 
 // Options configures a Watcher.
@@ -351,8 +351,8 @@ func (w *Watcher) groups(ctx context.Context) ([]string, error) {
 			return nil, err
 		}
 		for _, g := range all {
-			if w.opt.GroupRegex.MatchString(g) {
-				out = append(out, g)
+			if w.opt.GroupRegex.MatchString(g.ID) {
+				out = append(out, g.ID)
 			}
 		}
 	}

@@ -55,7 +55,9 @@ func (f *fakeCluster) Snapshots(ctx context.Context, groups []string) (*inspect.
 	return inspect.SnapshotEach(ctx, f, groups)
 }
 
-func (f *fakeCluster) ListGroups(ctx context.Context) ([]string, error) { return []string{"g"}, nil }
+func (f *fakeCluster) ListGroups(ctx context.Context) ([]inspect.Listing, error) {
+	return []inspect.Listing{{ID: "g"}}, nil
+}
 
 func lines(first, last int64) []byte {
 	var b bytes.Buffer
@@ -538,7 +540,13 @@ type groupsCluster struct {
 	committedNew bool
 }
 
-func (g *groupsCluster) ListGroups(ctx context.Context) ([]string, error) { return g.groups, nil }
+func (g *groupsCluster) ListGroups(ctx context.Context) ([]inspect.Listing, error) {
+	var out []inspect.Listing
+	for _, id := range g.groups {
+		out = append(out, inspect.Listing{ID: id})
+	}
+	return out, nil
+}
 
 func (g *groupsCluster) Snapshot(ctx context.Context, group string, topics []string) (*inspect.Snapshot, error) {
 	if group == "new" && !g.committedNew {
