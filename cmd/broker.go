@@ -28,7 +28,8 @@ func newBrokerCmd(g *Globals, runF func(context.Context, *brokerOptions) error) 
 foreground and print its bootstrap address, so any client (your own consumer, in any
 language) can be pointed at it. Ctrl-C stops it; its data lives in memory only.
 
-` + exitHelp(exitCodes{exitcode.OK, "stopped by Ctrl-C or SIGTERM"}, exitCodes{exitcode.Error, "the port could not be bound"}, exitCodes{exitcode.Usage, ""}),
+` + exitHelp(exitCodes{exitcode.Error, "the port could not be bound"}, exitCodes{exitcode.Usage, ""},
+			exitCodes{exitcode.Interrupted, "stopped by Ctrl-C or SIGTERM, the only way it stops"}),
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := o.validate(); err != nil {
@@ -78,7 +79,7 @@ func runBroker(ctx context.Context, g *Globals, o *brokerOptions) error {
 		fmt.Fprintln(g.IO.Out, "serving until interrupted (Ctrl-C)")
 	}
 	<-ctx.Done()
-	return nil
+	return exitcode.ErrInterrupted // the only way it stops
 }
 
 // nilIfEmpty is nil for "", so a JSON document says null for a missing value.

@@ -236,7 +236,7 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 	}
 	shared, err := sharedGroup(ctx, o.Kafka, o.Group, o.Timeout, o.AllowSharedGroup)
 	if err != nil {
-		return err
+		return interrupted(ctx, err)
 	}
 	format, _ := g.Format()
 	traceFile, closeTrace, err := o.openTraceFile()
@@ -297,7 +297,7 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 			return err
 		}
 		if runErr == nil {
-			return reproOutcome(v.Verdict)
+			return verdictOutcome(repro.Outcome(results))
 		}
 	}
 	if runErr != nil && ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
@@ -358,8 +358,9 @@ func reproSVG(file, name string, run io.Reader) error {
 	return nil
 }
 
-// reproOutcome is the exit of a completed repro: the code of its verdict as every command
-// maps it (exitcode.ForVerdict); the table already says it.
-func reproOutcome(v verdict.Verdict) error {
+// verdictOutcome is the exit of a command whose domain returned an overall verdict
+// (repro.Outcome, a consume run's, a sweep's, advice's): its code as every command maps
+// it (exitcode.ForVerdict). The output already says it.
+func verdictOutcome(v verdict.Verdict) error {
 	return exitcode.Reported(exitcode.ForVerdict(v, ""))
 }

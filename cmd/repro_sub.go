@@ -52,11 +52,11 @@ cluster or at ` + "`kstranded broker`" + `.`,
 				return exitcode.Usagef("%v", err)
 			}
 			if err := repro.EnsureTopic(c.Context(), k, topic, partitions, g.Timeout); err != nil {
-				return err
+				return interrupted(c.Context(), err)
 			}
 			res, err := repro.Produce(c.Context(), k, topic, spec, "kstranded-produce-"+topic, g.Timeout)
 			if err != nil {
-				return err
+				return interrupted(c.Context(), err)
 			}
 			f, _ := g.Format()
 			return view.PrintProduced(g.IO.Out, view.NewProduced(res), f)
@@ -117,11 +117,11 @@ is for repro and simulate). Use it with ` + "`repro produce`" + ` against your o
 			}
 			shared, err := sharedGroup(c.Context(), o.Kafka, o.Group, o.Timeout, o.AllowSharedGroup)
 			if err != nil {
-				return err
+				return interrupted(c.Context(), err)
 			}
 			existing, err := existingGroup(c.Context(), o, useExisting)
 			if err != nil {
-				return err
+				return interrupted(c.Context(), err)
 			}
 			if existing != "" {
 				// before the run, so that whoever watches knows what it is about to do
@@ -157,7 +157,7 @@ is for repro and simulate). Use it with ` + "`repro produce`" + ` against your o
 				return err
 			}
 			// the same code for the same word as every command: LOST 3, STRANDED 4
-			return reproOutcome(res.Verdict)
+			return verdictOutcome(res.Verdict)
 		},
 	}
 	bindScenarioFlags(c.Flags(), o)

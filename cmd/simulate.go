@@ -153,14 +153,7 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 		if runErr != nil {
 			return runErr
 		}
-		// The sweep's verdict is the worst of its points', INCOMPLETE included.
-		switch v := res.Verdict(); v {
-		case verdict.Incomplete:
-			stalled, points := res.Stalled()
-			return exitcode.ForVerdict(v, fmt.Sprintf("sweep: %d of %d points never settled (no verdict there)", stalled, points))
-		default:
-			return exitcode.Reported(exitcode.ForVerdict(v, ""))
-		}
+		return sweepOutcome(res)
 	case o.Advise:
 		if len(scases) > 1 {
 			return exitcode.Usagef("--advise takes one --client and one --commit (yours)")
@@ -175,10 +168,7 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 		if err := view.PrintAdvice(g.Out(), view.NewAdvice(a), format, g.Pretty()); err != nil {
 			return err
 		}
-		if a.Lost > 0 {
-			return exitcode.Reported(exitcode.ErrLost)
-		}
-		return nil
+		return verdictOutcome(a.Verdict())
 	}
 	closeTrace, err := o.openTrace()
 	if err != nil {
@@ -209,18 +199,24 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 			return err
 		}
 		if runErr == nil {
-			switch v.Verdict {
-			case verdict.Lost:
-				return exitcode.Reported(exitcode.ErrLost)
-			case verdict.Stranded:
-				return exitcode.Reported(exitcode.ErrStranded)
-			}
+			return verdictOutcome(repro.Outcome(results))
 		}
 	}
 	if runErr != nil && ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
 		return fmt.Errorf("%w: %v", exitcode.ErrInterrupted, runErr)
 	}
 	return runErr
+}
+
+// sweepOutcome is the exit of a sweep: the code of its verdict, the worst of its
+// points' (simulate.Result.Verdict), INCOMPLETE included, saying how many never settled.
+func sweepOutcome(res *simulate.Result) error {
+	v := res.Verdict()
+	if v == verdict.Incomplete {
+		stalled, points := res.Stalled()
+		return exitcode.ForVerdict(v, fmt.Sprintf("sweep: %d of %d points never settled (no verdict there)", stalled, points))
+	}
+	return verdictOutcome(v)
 }
 
 func writeSweepSVG(path string, res *simulate.Result) error {

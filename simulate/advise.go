@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/repro"
 )
 
@@ -15,6 +16,15 @@ type Advice struct {
 	Lost     int      // records the user's settings lose
 	Settings []Range  // the safe range of each setting the user can change
 	Policies []Policy // each version's outcome at the user's settings
+}
+
+// Verdict is the advice's outcome at the user's own settings: LOST when they lose
+// records, else OK (the search settles every point it reports).
+func (a *Advice) Verdict() verdict.Verdict {
+	if a.Lost > 0 {
+		return verdict.Lost
+	}
+	return verdict.OK
 }
 
 // Range is the safe range of one setting, the others held at the user's values.
