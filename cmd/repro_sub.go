@@ -160,8 +160,11 @@ is for repro and simulate). Use it with ` + "`repro produce`" + ` against your o
 			return verdictOutcome(res.Verdict)
 		},
 	}
-	bindScenarioFlags(c.Flags(), o)
-	c.Flags().StringVar(&o.Group, "group", "", "consumer group (required); one with members at start is refused (exit 5) unless --allow-shared-group")
+	bindModelFlags(c.Flags(), o)
+	bindClientFlags(c.Flags(), o)
+	bindRunFlags(c.Flags(), o)
+	bindTimeScaleFlag(c.Flags(), o)
+	c.Flags().StringVar(&o.Group, "group", "", "consumer group the run joins (required); one with members at start is refused (exit 5) unless --allow-shared-group")
 	c.Flags().BoolVar(&o.AllowSharedGroup, "allow-shared-group", false, "consume although --group has other members at start (the result then carries a warning)")
 	c.Flags().BoolVar(&until, "until-quiescent", false, "stop once nothing is left to deliver and commits caught up")
 	for flag, usage := range map[string]string{
