@@ -280,19 +280,8 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 	for i, rc := range cases {
 		opts := o.Options
 		opts.Policy, opts.Handler, opts.Commit = rc.policy, rc.handler, rc.commit
-		// the run's events go to --trace FILE and, for --svg, to a buffer that trace
-		// parse's analyzer reads once the run is over
-		var sinks []io.Writer
-		if traceFile != nil {
-			sinks = append(sinks, traceFile)
-		}
-		var svgTrace bytes.Buffer
-		if o.SVGFile != "" {
-			sinks = append(sinks, &svgTrace)
-		}
-		if len(sinks) > 0 {
-			opts.Trace = traceevent.NewWriter(io.MultiWriter(sinks...))
-		}
+		var svgTrace *bytes.Buffer
+		opts.Trace, svgTrace = runEvents(traceFile, o.SVGFile != "")
 		if progress {
 			label := view.RunOf(i+1, len(cases), fmt.Sprintf("%s/%s/%s", rc.policy, rc.handler, rc.commit), time.Since(started))
 			opts.Progress = func(pr repro.Progress) {
@@ -313,7 +302,7 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 			err = fmt.Errorf("--trace: %w", ferr)
 		}
 		if err == nil && o.SVGFile != "" {
-			err = reproSVG(svgFileOf(o.SVGFile, len(cases), rc.policy, rc.handler, rc.commit), fmt.Sprintf("repro %s/%s/%s", rc.policy, rc.handler, rc.commit), &svgTrace)
+			err = reproSVG(svgFileOf(o.SVGFile, len(cases), rc.policy, rc.handler, rc.commit), fmt.Sprintf("repro %s/%s/%s", rc.policy, rc.handler, rc.commit), svgTrace)
 		}
 		if err != nil {
 			runErr = err
@@ -333,6 +322,25 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 		return fmt.Errorf("%w: %v", exitcode.ErrInterrupted, runErr)
 	}
 	return runErr
+}
+
+// runEvents is one run's event writer: to --trace FILE (file, when not nil) and, with
+// svg, to a buffer that trace parse's analyzer reads once the run is over (reproSVG).
+// nil without either.
+func runEvents(file io.Writer, svg bool) (*traceevent.Writer, *bytes.Buffer) {
+	var sinks []io.Writer
+	if file != nil {
+		sinks = append(sinks, file)
+	}
+	var buf *bytes.Buffer
+	if svg {
+		buf = &bytes.Buffer{}
+		sinks = append(sinks, buf)
+	}
+	if len(sinks) == 0 {
+		return nil, nil
+	}
+	return traceevent.NewWriter(io.MultiWriter(sinks...)), buf
 }
 
 // openTrace opens --trace FILE, if given; the returned function flushes and closes it.

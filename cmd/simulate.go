@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -49,7 +50,8 @@ data is simulated once per first-served partition, the verdict is the worst of t
 "fetch order:" warning names an order whose outcome differs from the table's.
 
 --sweep FLAG=VALUES runs one setting over a list (1m,5m,15m) or a range (1m..30m/1m; counts
-1..20), one row per value, and states where the loss starts; --svg FILE plots it. Spreads
+1..20), one row per value, and states where the loss starts; --svg FILE plots it (without
+--sweep, --svg FILE draws the run as repro --svg does). Spreads
 are listed with ";" (spread=1x10;4x10). --advise searches the safe range of max.poll.interval,
 batch size and concurrency at your other settings, and which releases are safe.
 
@@ -99,7 +101,7 @@ timeouts) is listed in BENCHMARKS.md under "live and simulated".
 	bindWorkloadFlags(c.Flags(), &o.wl)
 	bindMemberFlags(c.Flags(), &o.reproOptions)
 	c.Flags().StringVar(&o.Sweep, "sweep", "", "FLAG=VALUES: run one setting over values (sweepable: "+fmt.Sprint(simulate.Sweepable())+")")
-	c.Flags().StringVar(&o.SVG, "svg", "", "with --sweep: plot lost records against the swept value to FILE (SVG)")
+	c.Flags().StringVar(&o.SVG, "svg", "", "draw the run as SVG into FILE, as repro --svg and trace parse --svg draw theirs (several runs: FILE-POLICY-HANDLER-COMMIT.svg each); with --sweep: plot lost records against the swept value")
 	c.Flags().BoolVar(&o.Advise, "advise", false, "search the safe range of max.poll.interval, batch size and concurrency, and the versions without loss")
 	hideInherited(c, noClientFlags...)
 	return c
@@ -130,8 +132,8 @@ func (o *simulateOptions) check() error {
 		}
 	}
 	switch {
-	case o.SVG != "" && o.Sweep == "":
-		return exitcode.Usagef("--svg needs --sweep")
+	case o.SVG != "" && o.Advise:
+		return exitcode.Usagef("--svg draws a run or a sweep: not with --advise")
 	case o.Advise && o.Sweep != "":
 		return exitcode.Usagef("--advise and --sweep: one at a time")
 	case o.TraceFile != "" && (o.Sweep != "" || o.Advise):
@@ -208,7 +210,7 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 		}
 		return verdictOutcome(a.Verdict())
 	}
-	closeTrace, err := o.openTrace()
+	traceFile, closeTrace, err := o.openTraceFile()
 	if err != nil {
 		return err
 	}
@@ -218,17 +220,23 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 	for _, c := range cases {
 		opts := o.Options
 		opts.Policy, opts.Handler, opts.Commit = c.policy, c.handler, c.commit
+		var svgTrace *bytes.Buffer
+		opts.Trace, svgTrace = runEvents(traceFile, o.SVG != "")
 		res, err := repro.Simulate(ctx, opts)
 		if res != nil {
 			results = append(results, res)
+		}
+		if ferr := opts.Trace.Flush(); ferr != nil && err == nil {
+			err = fmt.Errorf("--trace: %w", ferr)
+		}
+		if err == nil && o.SVG != "" {
+			// drawn as repro --svg draws a live run
+			err = reproSVG(svgFileOf(o.SVG, len(cases), c.policy, c.handler, c.commit), fmt.Sprintf("simulate %s/%s/%s", c.policy, c.handler, c.commit), svgTrace)
 		}
 		if err != nil {
 			runErr = err
 			break
 		}
-	}
-	if err := o.Trace.Flush(); err != nil && runErr == nil {
-		runErr = fmt.Errorf("--trace: %w", err)
 	}
 	if len(results) > 0 {
 		v := view.NewRepro(results)

@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -127,5 +129,30 @@ func TestSimulateRefusesWhatItDoesNotModelNamingWhereItApplies(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// --svg means one thing wherever it is bound: draw what the command ran. simulate
+// draws its run as repro --svg draws a live one (it refused --svg without --sweep).
+func TestSimulateSVGDrawsTheRunAsReproDoes(t *testing.T) {
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "run.svg")
+	code, out, errs := runCmd(t, "", "simulate", "--svg", svg)
+	if code != exitcode.Lost {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitcode.Lost, out, errs)
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil || !strings.Contains(string(b), "<svg") {
+		t.Fatalf("svg: %v %.200s", err, b)
+	}
+	// several runs: one picture each, named as repro names them
+	code, _, errs = runCmd(t, "", "simulate", "--commit", "all", "--svg", filepath.Join(dir, "runs.svg"))
+	if code != exitcode.Lost {
+		t.Fatalf("exit %d, want %d\n%s", code, exitcode.Lost, errs)
+	}
+	for _, name := range []string{"runs-v1.10.0-each-batch-auto.svg", "runs-v1.10.0-each-batch-ledger.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
 	}
 }
