@@ -30,7 +30,7 @@ language) can be pointed at it. Only Ctrl-C (or SIGTERM) stops it, with exit 130
 any interrupted kstranded command; its data lives in memory only.
 
 ` + exitHelp(exitCodes{exitcode.Error, "the port could not be bound"}, exitCodes{exitcode.Usage, ""},
-			exitCodes{exitcode.Interrupted, "stopped by Ctrl-C or SIGTERM, the only way it ends once serving"}),
+			exitCodes{exitcode.Interrupted, "stopped by Ctrl-C or SIGTERM, the only way it stops"}),
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := o.validate(); err != nil {
@@ -80,7 +80,7 @@ func runBroker(ctx context.Context, g *Globals, o *brokerOptions) error {
 		fmt.Fprintln(g.IO.Out, "serving until interrupted (Ctrl-C)")
 	}
 	<-ctx.Done()
-	return nil
+	return exitcode.ErrInterrupted // the only way it stops
 }
 
 // nilIfEmpty is nil for "", so a JSON document says null for a missing value.

@@ -60,26 +60,23 @@ func (o *reproOptions) readWorkload(f *pflag.FlagSet) {
 // clientUsage describes --client (and its alias --policy).
 const clientUsage = "the confluent-kafka-javascript version modelled: a release (1.8.0 to 1.10.1, e.g. 1.9.1 or v1.9.1; each maps to its cache clear rule, docs/releases.md), head (the reporter's patch) or pr518 (known, not modelled)"
 
-// bindScenarioFlags binds the seed consumer's settings; every default is the seed's.
-func bindScenarioFlags(f *pflag.FlagSet, o *reproOptions) {
-	f.StringVar(&o.Topic, "topic", o.Topic, "topic (on --brokers, a per-run suffix is added unless the command reads an existing topic)")
-	f.Int32Var(&o.Partitions, "partitions", o.Partitions, "partitions of the topic")
+// The scenario's flags come in three sets, and each command binds the sets it reads,
+// so its help shows nothing it ignores: the model's settings (the eachBatch engine, the
+// ledger and the client behaviour the model reproduces: repro, repro consume and
+// simulate), the client and broker settings only a librdkafka client on a broker reads
+// (repro, repro consume), and the run's own settings. Every default is the seed's.
+
+// bindModelFlags binds the settings the consumer model reads, live or simulated.
+func bindModelFlags(f *pflag.FlagSet, o *reproOptions) {
 	f.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "partitionsConsumedConcurrently")
 	f.IntVar(&o.BatchSize, "batch-size", o.BatchSize, "js.consumer.max.batch.size (-1: unbounded)")
 	f.DurationVar(&o.HandlerDelay, "handler-delay", o.HandlerDelay, "eachBatch time per record (seed: 40s)")
 	f.IntVar(&o.HandlerParallel, "handler-parallel", o.HandlerParallel, "records eachBatch processes at a time (seed: 3)")
 	f.DurationVar(&o.MaxPollInterval, "max-poll-interval", o.MaxPollInterval, "max.poll.interval.ms; the JS cache expires this long after the last fetch")
 	f.StringVar(&o.GroupProtocol, "group-protocol", "", "consumer group protocol: classic, or consumer (KIP-848, Kafka 4+; the broker then owns session timeout, heartbeat and assignor); default: group.protocol from -X/--config, else classic")
-	f.DurationVar(&o.SessionTimeout, "session-timeout", o.SessionTimeout, "session.timeout.ms (not scaled; classic protocol only)")
-	f.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", o.HeartbeatInterval, "heartbeat.interval.ms (not scaled; classic protocol only)")
-	f.DurationVar(&o.FetchWaitMax, "fetch-wait-max", o.FetchWaitMax, "fetch.wait.max.ms (not scaled; 10ms on the embedded broker unless set)")
 	f.BoolVar(&o.AutoCommit, "auto-commit", o.AutoCommit, "kafkaJS autoCommit")
 	f.DurationVar(&o.AutoCommitInterval, "auto-commit-interval", o.AutoCommitInterval, "auto.commit.interval.ms")
 	f.IntVar(&o.MaxBytes, "max-bytes", o.MaxBytes, "kafkaJS maxBytes (fetch.message.max.bytes)")
-	f.IntVar(&o.MaxBytesPerPartition, "max-bytes-per-partition", o.MaxBytesPerPartition, "kafkaJS maxBytesPerPartition (same librdkafka property as --max-bytes, which wins, as in kafkajs-compat)")
-	f.BoolVar(&o.ReadCommitted, "read-committed", o.ReadCommitted, "isolation.level=read_committed (kafkaJS readUncommitted: false)")
-	f.BoolVar(&o.FromBeginning, "from-beginning", o.FromBeginning, "kafkaJS fromBeginning (auto.offset.reset=earliest)")
-	f.Float64Var(&o.TimeScale, "time-scale", o.TimeScale, "scale of every scenario duration (1: the real 15-minute scenario)")
 	f.StringVar(&o.Policy, "client", string(o.Options.Policy), clientUsage+", or all (every modelled policy)")
 	f.StringVar(&o.Policy, "policy", string(o.Options.Policy), "alias of --client")
 	f.StringVar(&o.Handler, "handler", string(eachbatch.EachBatch), "the application's run() callback: each-batch, each-message, or all (a row per handler)")
@@ -88,9 +85,38 @@ func bindScenarioFlags(f *pflag.FlagSet, o *reproOptions) {
 	f.StringVar(&o.Commit, "commit", string(o.Options.Commit), "who commits: auto (the client's auto-commit), ledger (the completed prefix, manual commits), or all")
 	f.IntVar(&o.MaxInFlight, "max-in-flight", 0, "ledger back-pressure: unfinished records per partition before it is paused (0: no bound)")
 	f.IntVar(&o.MaxInFlightBytes, "max-in-flight-bytes", 0, "ledger back-pressure: unfinished bytes per partition before it is paused (0: no bound)")
+}
+
+// bindClientFlags binds the settings only a librdkafka client on a broker reads: the
+// simulation has no topic, no session, no fetch wait and no isolation level.
+func bindClientFlags(f *pflag.FlagSet, o *reproOptions) {
+	f.StringVar(&o.Topic, "topic", o.Topic, "topic (on --brokers, a per-run suffix is added unless the command reads an existing topic)")
+	f.DurationVar(&o.SessionTimeout, "session-timeout", o.SessionTimeout, "session.timeout.ms (not scaled; classic protocol only)")
+	f.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", o.HeartbeatInterval, "heartbeat.interval.ms (not scaled; classic protocol only)")
+	f.DurationVar(&o.FetchWaitMax, "fetch-wait-max", o.FetchWaitMax, "fetch.wait.max.ms (not scaled; 10ms on the embedded broker unless set)")
+	f.IntVar(&o.MaxBytesPerPartition, "max-bytes-per-partition", o.MaxBytesPerPartition, "kafkaJS maxBytesPerPartition (same librdkafka property as --max-bytes, which wins, as in kafkajs-compat)")
+	f.BoolVar(&o.ReadCommitted, "read-committed", o.ReadCommitted, "isolation.level=read_committed (kafkaJS readUncommitted: false)")
+	f.BoolVar(&o.FromBeginning, "from-beginning", o.FromBeginning, "kafkaJS fromBeginning (auto.offset.reset=earliest)")
+}
+
+// bindRunFlags binds the run's own settings every scenario command reads.
+func bindRunFlags(f *pflag.FlagSet, o *reproOptions) {
 	f.DurationVar(&o.Grace, "grace", o.Grace, "on shutdown or Ctrl-C, how long batches in flight may finish before the final commit")
 	f.StringVar(&o.TraceFile, "trace", "", "write every engine event as kstranded.trace/v1 JSON lines to FILE")
+}
+
+// bindTimeScaleFlag binds --time-scale: live runs only (simulate runs the real durations
+// on virtual time).
+func bindTimeScaleFlag(f *pflag.FlagSet, o *reproOptions) {
+	f.Float64Var(&o.TimeScale, "time-scale", o.TimeScale, "scale of every scenario duration (1: the real 15-minute scenario)")
+}
+
+// bindPhaseFlags binds the settings of the scenario's phases (repro, simulate; repro
+// consume runs no phases).
+func bindPhaseFlags(f *pflag.FlagSet, o *reproOptions) {
+	f.Int32Var(&o.Partitions, "partitions", o.Partitions, "partitions of the topic")
 	f.DurationVar(&o.PhaseTimeout, "phase-timeout", 0, "bound on each phase reaching quiescence (0: derived from the settings)")
+	f.IntVar(&o.MaxRestarts, "max-restarts", o.MaxRestarts, "--commit ledger: phase 3 restarts the consumer while records stay stranded, at most this often")
 }
 
 // newReproCmd builds `kstranded repro` and its subcommands; runF, when not nil (tests),
@@ -144,14 +170,17 @@ progress line (a log of redraws helps no one); the result comes when the run end
 			return runRepro(c.Context(), g, o)
 		},
 	}
-	bindScenarioFlags(c.Flags(), o)
+	bindModelFlags(c.Flags(), o)
+	bindClientFlags(c.Flags(), o)
+	bindRunFlags(c.Flags(), o)
+	bindTimeScaleFlag(c.Flags(), o)
+	bindPhaseFlags(c.Flags(), o)
 	bindWorkloadFlags(c.Flags(), &o.wl)
 	bindMemberFlags(c.Flags(), o)
-	c.Flags().StringVar(&o.Group, "group", "", "consumer group (default: a new group per run); one with members at start is refused (exit 5), and one another member joins during the run makes it INCOMPLETE, unless --allow-shared-group")
+	c.Flags().StringVar(&o.Group, "group", "", "consumer group the run joins (default: a new group per run); one with members at start is refused (exit 5), and one another member joins during the run makes it INCOMPLETE, unless --allow-shared-group")
 	c.Flags().BoolVar(&o.AllowSharedGroup, "allow-shared-group", false, "run although --group has other members, at start or joining later (the result then carries a warning: the run judges only its share of the partitions)")
 	c.Flags().BoolVar(&o.Keep, "keep", false, "keep the run's topic on --brokers (for inspect and rewind)")
 	c.Flags().StringVar(&o.SVGFile, "svg", "", "draw the run as SVG into FILE, as trace parse --svg draws its trace (several runs: FILE-POLICY-HANDLER-COMMIT.svg each)")
-	c.Flags().IntVar(&o.MaxRestarts, "max-restarts", o.MaxRestarts, "--commit ledger: phase 3 restarts the consumer while records stay stranded, at most this often")
 	c.AddCommand(newReproProduceCmd(g), newReproConsumeCmd(g))
 	return c
 }
@@ -240,7 +269,7 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 	}
 	shared, err := sharedGroup(ctx, o.Kafka, o.Group, o.Timeout, o.AllowSharedGroup)
 	if err != nil {
-		return err
+		return interrupted(ctx, err)
 	}
 	format, _ := g.Format()
 	traceFile, closeTrace, err := o.openTraceFile()
@@ -255,19 +284,8 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 	for i, rc := range cases {
 		opts := o.Options
 		opts.Policy, opts.Handler, opts.Commit = rc.policy, rc.handler, rc.commit
-		// the run's events go to --trace FILE and, for --svg, to a buffer that trace
-		// parse's analyzer reads once the run is over
-		var sinks []io.Writer
-		if traceFile != nil {
-			sinks = append(sinks, traceFile)
-		}
-		var svgTrace bytes.Buffer
-		if o.SVGFile != "" {
-			sinks = append(sinks, &svgTrace)
-		}
-		if len(sinks) > 0 {
-			opts.Trace = traceevent.NewWriter(io.MultiWriter(sinks...))
-		}
+		var svgTrace *bytes.Buffer
+		opts.Trace, svgTrace = runEvents(traceFile, o.SVGFile != "")
 		if progress {
 			label := view.RunOf(i+1, len(cases), fmt.Sprintf("%s/%s/%s", rc.policy, rc.handler, rc.commit), time.Since(started))
 			opts.Progress = func(pr repro.Progress) {
@@ -290,7 +308,7 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 			err = fmt.Errorf("--trace: %w", ferr)
 		}
 		if err == nil && o.SVGFile != "" {
-			err = reproSVG(svgFileOf(o.SVGFile, len(cases), rc.policy, rc.handler, rc.commit), fmt.Sprintf("repro %s/%s/%s", rc.policy, rc.handler, rc.commit), &svgTrace)
+			err = reproSVG(svgFileOf(o.SVGFile, len(cases), rc.policy, rc.handler, rc.commit), fmt.Sprintf("repro %s/%s/%s", rc.policy, rc.handler, rc.commit), svgTrace)
 		}
 		if err != nil {
 			runErr = err
@@ -303,13 +321,32 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 			return err
 		}
 		if runErr == nil {
-			return reproOutcome(v.Verdict)
+			return verdictOutcome(repro.Outcome(results))
 		}
 	}
 	if runErr != nil && ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
 		return fmt.Errorf("%w: %v", exitcode.ErrInterrupted, runErr)
 	}
 	return runErr
+}
+
+// runEvents is one run's event writer: to --trace FILE (file, when not nil) and, with
+// svg, to a buffer that trace parse's analyzer reads once the run is over (reproSVG).
+// nil without either.
+func runEvents(file io.Writer, svg bool) (*traceevent.Writer, *bytes.Buffer) {
+	var sinks []io.Writer
+	if file != nil {
+		sinks = append(sinks, file)
+	}
+	var buf *bytes.Buffer
+	if svg {
+		buf = &bytes.Buffer{}
+		sinks = append(sinks, buf)
+	}
+	if len(sinks) == 0 {
+		return nil, nil
+	}
+	return traceevent.NewWriter(io.MultiWriter(sinks...)), buf
 }
 
 // openTrace opens --trace FILE, if given; the returned function flushes and closes it.
@@ -364,8 +401,9 @@ func reproSVG(file, name string, run io.Reader) error {
 	return nil
 }
 
-// reproOutcome is the exit of a completed repro: the code of its verdict as every command
-// maps it (exitcode.ForVerdict); the table already says it.
-func reproOutcome(v verdict.Verdict) error {
+// verdictOutcome is the exit of a command whose domain returned an overall verdict
+// (repro.Outcome, a consume run's, a sweep's, advice's): its code as every command maps
+// it (exitcode.ForVerdict). The output already says it.
+func verdictOutcome(v verdict.Verdict) error {
 	return exitcode.Reported(exitcode.ForVerdict(v, ""))
 }

@@ -52,11 +52,11 @@ cluster or at ` + "`kstranded broker`" + `.`,
 				return exitcode.Usagef("%v", err)
 			}
 			if err := repro.EnsureTopic(c.Context(), k, topic, partitions, g.Timeout); err != nil {
-				return err
+				return interrupted(c.Context(), err)
 			}
 			res, err := repro.Produce(c.Context(), k, topic, spec, "kstranded-produce-"+topic, g.Timeout)
 			if err != nil {
-				return err
+				return interrupted(c.Context(), err)
 			}
 			f, _ := g.Format()
 			return view.PrintProduced(g.IO.Out, view.NewProduced(res), f)
@@ -117,11 +117,11 @@ is for repro and simulate). Use it with ` + "`repro produce`" + ` against your o
 			}
 			shared, err := sharedGroup(c.Context(), o.Kafka, o.Group, o.Timeout, o.AllowSharedGroup)
 			if err != nil {
-				return err
+				return interrupted(c.Context(), err)
 			}
 			existing, err := existingGroup(c.Context(), o, useExisting)
 			if err != nil {
-				return err
+				return interrupted(c.Context(), err)
 			}
 			if existing != "" {
 				// before the run, so that whoever watches knows what it is about to do
@@ -157,11 +157,14 @@ is for repro and simulate). Use it with ` + "`repro produce`" + ` against your o
 				return err
 			}
 			// the same code for the same word as every command: LOST 3, STRANDED 4
-			return reproOutcome(res.Verdict)
+			return verdictOutcome(res.Verdict)
 		},
 	}
-	bindScenarioFlags(c.Flags(), o)
-	c.Flags().StringVar(&o.Group, "group", "", "consumer group (required); one with members at start is refused (exit 5) unless --allow-shared-group")
+	bindModelFlags(c.Flags(), o)
+	bindClientFlags(c.Flags(), o)
+	bindRunFlags(c.Flags(), o)
+	bindTimeScaleFlag(c.Flags(), o)
+	c.Flags().StringVar(&o.Group, "group", "", "consumer group the run joins (required); one with members at start is refused (exit 5) unless --allow-shared-group")
 	c.Flags().BoolVar(&o.AllowSharedGroup, "allow-shared-group", false, "consume although --group has other members at start (the result then carries a warning)")
 	c.Flags().BoolVar(&until, "until-quiescent", false, "stop once nothing is left to deliver and commits caught up")
 	for flag, usage := range map[string]string{

@@ -376,23 +376,16 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 		return err
 	}
 	if !o.Execute {
-		v := view.NewRewindPlan(plan)
 		if o.Export {
 			if err := view.WriteRewindCSV(g.IO.Out, plan); err != nil {
 				return err
 			}
-			if v.Refused != "" {
-				return fmt.Errorf("%w: %s", exitcode.ErrRefused, v.Refused)
-			}
-			return nil
+			return planOutcome(plan)
 		}
-		if err := view.PrintRewind(g.Out(), v, format, g.Pretty()); err != nil {
+		if err := view.PrintRewind(g.Out(), view.NewRewindPlan(plan), format, g.Pretty()); err != nil {
 			return err
 		}
-		if v.Refused != "" {
-			return fmt.Errorf("%w: %s", exitcode.ErrRefused, v.Refused)
-		}
-		return unrecoverable(plan)
+		return planOutcome(plan)
 	}
 
 	undo := o.UndoFile
@@ -413,6 +406,15 @@ func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Clu
 		return fmt.Errorf("%w: %v", exitcode.ErrInterrupted, xerr)
 	}
 	return xerr
+}
+
+// planOutcome is the exit of a dry run: refused (5) when the plan refuses a move
+// (rewind.Plan.Refusal), else as unrecoverable says.
+func planOutcome(plan *rewind.Plan) error {
+	if why := plan.Refusal(); why != "" {
+		return fmt.Errorf("%w: %s", exitcode.ErrRefused, why)
+	}
+	return unrecoverable(plan)
 }
 
 // unrecoverable is the outcome of a plan that leaves records no rewind restores: exit 3,

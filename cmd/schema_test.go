@@ -134,7 +134,7 @@ func TestEveryJSONDocumentMatchesItsSchema(t *testing.T) {
 		{"simulate --members", context.Background(), []string{"simulate", "--members", "2", "--spread", "0:100,1:100", "--rebalance-at", "5m:join", "--rebalance-at", "8m:leave=1"}, false},
 		{"repro on the embedded broker", context.Background(), []string{"repro", "--time-scale", "0.002"}, false},
 		{"repro produce", context.Background(), []string{"repro", "produce", "--brokers", b.Addr(), "--topic", "schema-t", "--partitions", "2", "--records", "5"}, false},
-		{"repro consume", context.Background(), []string{"repro", "consume", "--brokers", b.Addr(), "--topic", "schema-t", "--partitions", "2", "--group", "schema-g", "--until-quiescent", "--time-scale", "0.001", "--fetch-wait-max", "10ms"}, false},
+		{"repro consume", context.Background(), []string{"repro", "consume", "--brokers", b.Addr(), "--topic", "schema-t", "--group", "schema-g", "--until-quiescent", "--time-scale", "0.001", "--fetch-wait-max", "10ms"}, false},
 	}
 	// The cases that run a live consumer, and the schema of their document: -short skips
 	// them (make test-short runs no live consumer) and the schema's check with them.

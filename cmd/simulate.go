@@ -1,10 +1,13 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -18,10 +21,11 @@ import (
 
 type simulateOptions struct {
 	reproOptions
-	Sweep        string
-	SVG          string
-	Advise       bool
-	timeScaleSet bool
+	Sweep  string
+	SVG    string
+	Advise bool
+	// given reports whether a flag was on the command line (the flag set's Changed).
+	given func(flag string) bool
 }
 
 // newSimulateCmd builds `kstranded simulate`; runF, when not nil (tests), receives the
@@ -34,7 +38,7 @@ func newSimulateCmd(g *Globals, runF func(context.Context, *simulateOptions) err
 		Long: `Run repro's scenario (the same workload, consumer settings, policies, phases and verdicts)
 on the model alone: the eachBatch engine over a simulated partition log, on virtual time.
 No broker, no wall-clock wait: the seed's 15-minute scenario takes milliseconds, and
-durations are the real ones (--time-scale does not apply). The output is repro's, with
+durations are the real ones (there is no --time-scale). The output is repro's, with
 "simulated": true and virtual durations.
 
 Use it to ask "am I safe with these settings?": give your own shape (--spread with the
@@ -46,7 +50,8 @@ data is simulated once per first-served partition, the verdict is the worst of t
 "fetch order:" warning names an order whose outcome differs from the table's.
 
 --sweep FLAG=VALUES runs one setting over a list (1m,5m,15m) or a range (1m..30m/1m; counts
-1..20), one row per value, and states where the loss starts; --svg FILE plots it. Spreads
+1..20), one row per value, and states where the loss starts; --svg FILE plots it (without
+--sweep, --svg FILE draws the run as repro --svg does). Spreads
 are listed with ";" (spread=1x10;4x10). --advise searches the safe range of max.poll.interval,
 batch size and concurrency at your other settings, and which releases are safe.
 
@@ -56,6 +61,15 @@ assignment for consumer); --rebalance-at 5m:join or 8m:leave changes the members
 the run. A record delivered by any member counts; deliveries by several are duplicates.
 Every run, one member or more, models librdkafka leaving the group when a batch keeps the
 client from polling for twice --max-poll-interval (the JS client's setting, doubled).
+
+Your client's configuration applies as it would to the JS client, with -X or --config:
+max.poll.interval.ms and auto.commit.interval.ms (milliseconds, as the JS configuration
+writes them), enable.auto.commit, js.consumer.max.batch.size, fetch.message.max.bytes
+(or its alias max.partition.fetch.bytes) and group.protocol set what --max-poll-interval,
+--auto-commit-interval, --auto-commit, --batch-size, --max-bytes and --group-protocol
+set; given with that flag too, the two must agree. Any other
+property is refused (exit 2), naming where it applies: simulate runs no client, so
+--brokers, --timeout and connection properties have no meaning here.
 
 What the model leaves out (fetch latency, fetch sizes in bytes, broker errors, session
 timeouts) is listed in BENCHMARKS.md under "live and simulated".
@@ -68,11 +82,11 @@ timeouts) is listed in BENCHMARKS.md under "live and simulated".
   kstranded simulate --client 1.10.1 --spread 0:100,1:40 --concurrency 1 --batch-size -1
   kstranded simulate --members 2 --rebalance-at 8m:leave --group-protocol consumer
   kstranded simulate --policy all --sweep max-poll-interval=10m..60m/1m --svg sweep.svg
-  kstranded simulate --client 1.9.1 --spread 12x10 --concurrency 2 --advise`,
+  kstranded simulate --client 1.9.1 --spread 12x10 --concurrency 2 --advise
+  kstranded simulate -X max.poll.interval.ms=2700000 -X js.consumer.max.batch.size=5`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			o.fetchWaitSet = c.Flags().Changed("fetch-wait-max")
-			o.timeScaleSet = c.Flags().Changed("time-scale")
+			o.given = c.Flags().Changed
 			o.readWorkload(c.Flags())
 			if runF != nil {
 				return runF(c.Context(), o)
@@ -80,23 +94,46 @@ timeouts) is listed in BENCHMARKS.md under "live and simulated".
 			return runSimulate(c.Context(), g, o)
 		},
 	}
-	bindScenarioFlags(c.Flags(), &o.reproOptions)
+	// the model's settings and the run's; no client or broker settings, no time scale
+	bindModelFlags(c.Flags(), &o.reproOptions)
+	bindRunFlags(c.Flags(), &o.reproOptions)
+	bindPhaseFlags(c.Flags(), &o.reproOptions)
 	bindWorkloadFlags(c.Flags(), &o.wl)
 	bindMemberFlags(c.Flags(), &o.reproOptions)
-	c.Flags().StringVar(&o.Group, "group", "", "consumer group name shown in the output (nothing is created)")
-	c.Flags().IntVar(&o.MaxRestarts, "max-restarts", o.MaxRestarts, "--commit ledger: phase 3 restarts the consumer while records stay stranded, at most this often")
 	c.Flags().StringVar(&o.Sweep, "sweep", "", "FLAG=VALUES: run one setting over values (sweepable: "+fmt.Sprint(simulate.Sweepable())+")")
-	c.Flags().StringVar(&o.SVG, "svg", "", "with --sweep: plot lost records against the swept value to FILE (SVG)")
+	c.Flags().StringVar(&o.SVG, "svg", "", "draw the run as SVG into FILE, as repro --svg and trace parse --svg draw theirs (several runs: FILE-POLICY-HANDLER-COMMIT.svg each); with --sweep: plot lost records against the swept value")
 	c.Flags().BoolVar(&o.Advise, "advise", false, "search the safe range of max.poll.interval, batch size and concurrency, and the versions without loss")
+	hideInherited(c, noClientFlags...)
 	return c
 }
 
+// noClientFlags are the global flags that configure a client on a broker: simulate runs
+// none, so its help leaves them out and it refuses them.
+var noClientFlags = []string{"brokers", "bootstrap-server", "timeout"}
+
+// hideInherited leaves the named global flags out of c's help (they stay parsed, so the
+// command can refuse them by name rather than as unknown flags).
+func hideInherited(c *cobra.Command, names ...string) {
+	c.SetHelpFunc(func(c *cobra.Command, args []string) {
+		for _, n := range names {
+			if f := c.InheritedFlags().Lookup(n); f != nil && !f.Hidden {
+				f.Hidden = true
+				defer func() { f.Hidden = false }()
+			}
+		}
+		c.Root().HelpFunc()(c, args)
+	})
+}
+
 func (o *simulateOptions) check() error {
+	for _, n := range noClientFlags {
+		if o.given != nil && o.given(n) {
+			return exitcode.Usagef("simulate runs no client: --%s has no meaning (the model runs on virtual time; --phase-timeout bounds a phase)", n)
+		}
+	}
 	switch {
-	case o.timeScaleSet:
-		return exitcode.Usagef("--time-scale does not apply to simulate: durations are the real ones, on virtual time")
-	case o.SVG != "" && o.Sweep == "":
-		return exitcode.Usagef("--svg needs --sweep")
+	case o.SVG != "" && o.Advise:
+		return exitcode.Usagef("--svg draws a run or a sweep: not with --advise")
 	case o.Advise && o.Sweep != "":
 		return exitcode.Usagef("--advise and --sweep: one at a time")
 	case o.TraceFile != "" && (o.Sweep != "" || o.Advise):
@@ -110,6 +147,9 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 		return err
 	}
 	o.TimeScale = 1
+	if err := o.applyProperties(g); err != nil {
+		return err
+	}
 	cases, err := o.complete(g)
 	if err != nil {
 		return err
@@ -156,14 +196,7 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 		if runErr != nil {
 			return runErr
 		}
-		// The sweep's verdict is the worst of its points', INCOMPLETE included.
-		switch v := res.Verdict(); v {
-		case verdict.Incomplete:
-			stalled, points := res.Stalled()
-			return exitcode.ForVerdict(v, fmt.Sprintf("sweep: %d of %d points never settled (no verdict there)", stalled, points))
-		default:
-			return exitcode.Reported(exitcode.ForVerdict(v, ""))
-		}
+		return sweepOutcome(res)
 	case o.Advise:
 		if len(scases) > 1 {
 			return exitcode.Usagef("--advise takes one --client and one --commit (yours)")
@@ -178,15 +211,9 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 		if err := view.PrintAdvice(g.Out(), view.NewAdvice(a), format, g.Pretty()); err != nil {
 			return err
 		}
-		switch {
-		case a.Lost > 0:
-			return exitcode.Reported(exitcode.ErrLost)
-		case a.Stalled:
-			return exitcode.Reported(exitcode.ForVerdict(verdict.Incomplete, "advise: your settings never settle (no verdict there); the searches went on"))
-		}
-		return nil
+		return verdictOutcome(a.Verdict())
 	}
-	closeTrace, err := o.openTrace()
+	traceFile, closeTrace, err := o.openTraceFile()
 	if err != nil {
 		return err
 	}
@@ -196,17 +223,23 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 	for _, c := range cases {
 		opts := o.Options
 		opts.Policy, opts.Handler, opts.Commit = c.policy, c.handler, c.commit
+		var svgTrace *bytes.Buffer
+		opts.Trace, svgTrace = runEvents(traceFile, o.SVG != "")
 		res, err := repro.Simulate(ctx, opts)
 		if res != nil {
 			results = append(results, res)
+		}
+		if ferr := opts.Trace.Flush(); ferr != nil && err == nil {
+			err = fmt.Errorf("--trace: %w", ferr)
+		}
+		if err == nil && o.SVG != "" {
+			// drawn as repro --svg draws a live run
+			err = reproSVG(svgFileOf(o.SVG, len(cases), c.policy, c.handler, c.commit), fmt.Sprintf("simulate %s/%s/%s", c.policy, c.handler, c.commit), svgTrace)
 		}
 		if err != nil {
 			runErr = err
 			break
 		}
-	}
-	if err := o.Trace.Flush(); err != nil && runErr == nil {
-		runErr = fmt.Errorf("--trace: %w", err)
 	}
 	if len(results) > 0 {
 		v := view.NewRepro(results)
@@ -215,18 +248,81 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 			return err
 		}
 		if runErr == nil {
-			switch v.Verdict {
-			case verdict.Lost:
-				return exitcode.Reported(exitcode.ErrLost)
-			case verdict.Stranded:
-				return exitcode.Reported(exitcode.ErrStranded)
-			}
+			return verdictOutcome(repro.Outcome(results))
 		}
 	}
 	if runErr != nil && ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
 		return fmt.Errorf("%w: %v", exitcode.ErrInterrupted, runErr)
 	}
 	return runErr
+}
+
+// sweepOutcome is the exit of a sweep: the code of its verdict, the worst of its
+// points' (simulate.Result.Verdict), INCOMPLETE included, saying how many never settled.
+func sweepOutcome(res *simulate.Result) error {
+	v := res.Verdict()
+	if v == verdict.Incomplete {
+		stalled, points := res.Stalled()
+		return exitcode.ForVerdict(v, fmt.Sprintf("sweep: %d of %d points never settled (no verdict there)", stalled, points))
+	}
+	return verdictOutcome(v)
+}
+
+// applyProperties sets the model's settings from the client properties given with -X
+// or --config (repro.ModelProperties: durations in milliseconds, as the JS client's
+// configuration writes them), so `-X max.poll.interval.ms=2700000` simulates 45m. A
+// property the model does not read is refused, naming the flag or command that sets it:
+// simulate runs no client, and a property it dropped would leave the user believing it
+// applied. A property and the flag of the same setting must agree.
+func (o *simulateOptions) applyProperties(g *Globals) error {
+	k, err := g.Kafka()
+	if err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(k.Props))
+	for key := range k.Props {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	byFlag := map[string]string{}
+	for _, key := range keys {
+		flag, modelled := repro.ModelFlag(key)
+		if !modelled {
+			return exitcode.Usagef("-X/--config %s: simulate does not model it%s; it reads only %s", key, unmodelledHint(key), strings.Join(repro.ModelProperties(), ", "))
+		}
+		before := o.Options
+		changed, err := o.SetProperty(key, k.Props[key])
+		if err != nil {
+			return exitcode.Usagef("-X/--config %v", err)
+		}
+		if other, twice := byFlag[flag]; twice && changed {
+			return exitcode.Usagef("-X/--config %s and %s set the same setting (--%s) to different values; give one", other, key, flag)
+		}
+		byFlag[flag] = key
+		if changed && o.given != nil && o.given(flag) {
+			o.Options = before
+			return exitcode.Usagef("-X/--config %s=%s contradicts --%s; give one", key, k.Props[key], flag)
+		}
+	}
+	return nil
+}
+
+// unmodelledHint says where a property the simulation does not read has its effect.
+func unmodelledHint(key string) string {
+	switch {
+	case key == "bootstrap.servers" || key == "security.protocol" || key == "client.id" ||
+		strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl."):
+		return " (simulate runs no client: connection settings have no meaning)"
+	}
+	for k, flag := range map[string]string{
+		"fetch.wait.max.ms": "fetch-wait-max", "session.timeout.ms": "session-timeout", "heartbeat.interval.ms": "heartbeat-interval",
+		"isolation.level": "read-committed", "auto.offset.reset": "from-beginning",
+	} {
+		if key == k {
+			return fmt.Sprintf(" (a live run sets it: repro --%s)", flag)
+		}
+	}
+	return ""
 }
 
 func writeSweepSVG(path string, res *simulate.Result) error {

@@ -27,7 +27,7 @@ func TestSimulateRejectsBadInputNamingTheFlag(t *testing.T) {
 		{"a sweep of a flag that cannot be swept", []string{"simulate", "--sweep", "topic=a,b"}, []string{"--sweep", "topic"}},
 		{"a sweep of more than 100000 points", []string{"simulate", "--sweep", "batch-size=1..100001"}, []string{"--sweep"}},
 		{"a time scale", []string{"simulate", "--time-scale", "0.1"}, []string{"--time-scale"}},
-		{"svg without sweep", []string{"simulate", "--svg", "x.svg"}, []string{"--svg"}},
+		{"svg with advise", []string{"simulate", "--svg", "x.svg", "--advise"}, []string{"--svg", "--advise"}},
 		{"no members", []string{"simulate", "--members", "0"}, []string{"--members"}},
 		{"a malformed rebalance step", []string{"simulate", "--rebalance-at", "5m:jump"}, []string{"--rebalance-at"}},
 		{"the last member leaving", []string{"simulate", "--rebalance-at", "8m:leave"}, []string{"--rebalance-at", "last member"}},

@@ -327,13 +327,16 @@ func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 		}
 		save()
 	}
+	return watchOutcome(last, lastErr)
+}
+
+// watchOutcome is the exit of watch --count: the last evaluation's verdict as every
+// command maps it (exitcode.ForVerdict), or 1 when that evaluation failed.
+func watchOutcome(last verdict.Verdict, lastErr error) error {
 	if lastErr != nil {
 		return exitcode.Reported(fmt.Errorf("the last evaluation failed: %w", lastErr))
 	}
-	if err := exitcode.ForVerdict(last, ""); err != nil {
-		return exitcode.Reported(err)
-	}
-	return nil
+	return verdictOutcome(last)
 }
 
 // WatchChangeSchema names the JSON line watch prints per verdict change.

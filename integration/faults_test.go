@@ -297,7 +297,7 @@ func TestAnInterruptedReproConsumeReportsTheCommitItsCloseMade(t *testing.T) {
 		t.Fatalf("produce: %s", r)
 	}
 	adm := admin(t)
-	cmd, wait := started(t, append([]string{"repro", "consume", "--topic", topic, "--group", group, "--partitions", "1", "-o", "json"}, conn...)...)
+	cmd, wait := started(t, append([]string{"repro", "consume", "--topic", topic, "--group", group, "-o", "json"}, conn...)...)
 	// Interrupt once auto-commit has committed something: records are then stored and
 	// committed at different offsets, which is when the close's commit matters.
 	until(t, 90*time.Second, "a first auto-commit", func() bool {
@@ -383,7 +383,7 @@ func TestAPlainReproConsumeEndsWithinTimeoutOfTheBrokerDying(t *testing.T) {
 			if r := kstranded(t, time.Minute, append([]string{"repro", "produce", "--topic", topic, "--partitions", "1"}, conn...)...); r.Code != 0 {
 				t.Fatalf("produce: %s", r)
 			}
-			args := append([]string{"repro", "consume", "--topic", topic, "--group", topic, "--partitions", "1", "-o", "json"}, conn...)
+			args := append([]string{"repro", "consume", "--topic", topic, "--group", topic, "-o", "json"}, conn...)
 			cmd, wait := started(t, append(args, mode...)...)
 			until(t, 60*time.Second, "the consumer joined its group", func() bool { return hasMember(adm, topic) })
 			if mode != nil {

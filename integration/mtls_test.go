@@ -253,7 +253,7 @@ func TestJavaClientPropertiesFilesConnect(t *testing.T) {
 				want string
 			}{
 				{[]string{"repro", "produce", "--topic", topic, "--partitions", "1", "--records", "5"}, "offsets 0-4"},
-				{[]string{"repro", "consume", "--topic", topic, "--partitions", "1", "--group", topic, "--until-quiescent"}, "quiescent"},
+				{[]string{"repro", "consume", "--topic", topic, "--group", topic, "--until-quiescent"}, "quiescent"},
 				{[]string{"inspect", "--group", topic}, topic},
 			}
 			for _, s := range steps {

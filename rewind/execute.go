@@ -81,12 +81,8 @@ func Execute(ctx context.Context, cl Cluster, p *Plan, o ExecOptions) (*Result, 
 	if busy != "" && !MayBeHeld(p.Group) {
 		return nil, refusal{ErrGroupActive, busy + stopThem}
 	}
-	if ref := p.Refused(); len(ref) > 0 {
-		parts := make([]string, len(ref))
-		for i, m := range ref {
-			parts[i] = fmt.Sprintf("%s: %s", m.TP(), m.Refused)
-		}
-		return nil, refusal{ErrUnsafe, strings.Join(parts, "; ") + "; nothing was changed"}
+	if why := p.Refusal(); why != "" {
+		return nil, refusal{ErrUnsafe, why + "; nothing was changed"}
 	}
 	active := p.Active()
 	if len(active) == 0 {

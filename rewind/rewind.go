@@ -222,6 +222,18 @@ func (p *Plan) Refused() []Move {
 	return out
 }
 
+// Refusal says why the plan must not be executed: each refused move, "topic/0: why",
+// joined by "; ". Empty when no move is refused. Execute refuses with it, and the dry
+// run's exit is 5 on it, so the plan says it once for both.
+func (p *Plan) Refusal() string {
+	ref := p.Refused()
+	parts := make([]string, len(ref))
+	for i, m := range ref {
+		parts[i] = fmt.Sprintf("%s: %s", m.TP(), m.Refused)
+	}
+	return strings.Join(parts, "; ")
+}
+
 // Busy says why the group cannot be written to now: its members (of either protocol,
 // with the partitions each owns) or a state other than Empty, Dead or unknown. Empty
 // when it can.

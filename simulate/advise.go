@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/repro"
 )
 
@@ -25,6 +26,18 @@ type Advice struct {
 	// FLAG=VALUE: a search counts them unsafe (no verdict is no proof of safety) and
 	// goes on, where it used to abort the whole advice.
 	NeverSettles []string
+}
+
+// Verdict is the advice's outcome at the user's own settings: LOST when they lose
+// records, INCOMPLETE when a phase never settled there (no verdict), else OK.
+func (a *Advice) Verdict() verdict.Verdict {
+	switch {
+	case a.Lost > 0:
+		return verdict.Lost
+	case a.Stalled:
+		return verdict.Incomplete
+	}
+	return verdict.OK
 }
 
 // Range is the safe range of one setting, the others held at the user's values. The

@@ -221,9 +221,9 @@ func NewRepro(results []*repro.Result) Repro {
 		}
 		v.Runs = append(v.Runs, run)
 		v.Lost += run.Lost
-		v.Verdict = verdict.Worse(v.Verdict, r.Verdict)
 		v.Complete = v.Complete && r.Complete
 	}
+	v.Verdict = repro.Outcome(results) // the domain's, as the exit's
 	return v
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/kstranded/kstranded/inspect"
@@ -68,13 +67,7 @@ type RewindExecuted struct {
 // NewRewindPlan builds the view of a dry run: the plan, and why it would be refused.
 func NewRewindPlan(p *rewind.Plan) Rewind {
 	v := newRewind(p, "dry-run")
-	if ref := p.Refused(); len(ref) > 0 {
-		parts := make([]string, len(ref))
-		for i, m := range ref {
-			parts[i] = fmt.Sprintf("%s: %s", m.TP(), m.Refused)
-		}
-		v.Refused = Text(strings.Join(parts, "; "))
-	}
+	v.Refused = Text(p.Refusal())
 	return v
 }
 
