@@ -129,7 +129,7 @@ it read so far marked INTERRUPTED (JSON "interrupted": true). See docs/trace-for
 	f.StringVar(&o.Format, "format", "auto", "input format: auto, kstranded, kafkajs, librdkafka, jsclient, jsclient-json or pattern")
 	f.StringVar(&o.Pattern, "pattern", "", "regular expression for delivery lines, with named groups partition, offset (topic, time optional)")
 	f.BoolVar(&o.Timeline, "timeline", false, "print the chronological timeline instead of the summary")
-	f.StringVar(&o.Partition, "partition", "", "the timeline and the picture of one partition only: N, TOPIC/N or TOPIC[N] (the verdict stays every partition's)")
+	f.StringVar(&o.Partition, "partition", "", "the timeline and the picture of one partition only: N or TOPIC/N (TOPIC[N] accepted) (the verdict stays every partition's)")
 	f.StringVar(&o.SVG, "svg", "", "also draw the timeline as SVG into this file")
 	f.DurationVar(&o.MaxPollInterval, "max-poll-interval", 0, "the consumer's max.poll.interval.ms (e.g. 15m) when the trace does not carry it")
 	f.StringVarP(&o.Group, "group", "g", "", "with --brokers: judge with this group's committed offsets and the partitions' records, read live (as inspect does)")

@@ -69,7 +69,7 @@ func TestTraceParse(t *testing.T) {
 		{"the timeline is chronological", "", []string{"trace", "parse", "--timeline", fixture("kstranded-v1.10.0.trace")},
 			exitcode.Lost, []string{"TIME\tPARTITION\tEVENT", "clear\t118 undelivered records discarded", "stranded[0-19]\trewind-skipped\ton 20 partitions"}, nil},
 		{"--partition narrows the timeline to one partition and the events about all", "", []string{"trace", "parse", "--timeline", "--partition", "stranded/0", fixture("kstranded-v1.10.0.trace")},
-			exitcode.Lost, []string{"stranded[0]\tfetch\t2-199", "*\texpiry"}, []string{"timeline: stranded[0] only"}},
+			exitcode.Lost, []string{"stranded/0\tfetch\t2-199", "*\texpiry"}, []string{"timeline: stranded/0 only"}},
 		{"--partition that names no partition is a usage error", "", []string{"trace", "parse", "--partition", "zero", fixture("kstranded-v1.10.0.trace")},
 			exitcode.Usage, nil, []string{"--partition"}},
 		{"a real v1.10.0 repro trace is a loss on partition 0 for 82-199 and exits 3", "", []string{"trace", "parse", fixture("repro-v1.10.0.trace")},

@@ -457,7 +457,7 @@ func tpName(topic string, p int32) string {
 	if topic == "" {
 		return fmt.Sprintf("partition %d", p)
 	}
-	return fmt.Sprintf("%s [%d]", topic, p)
+	return fmt.Sprintf("%s/%d", topic, p)
 }
 
 func (a *Analyzer) lossFinding(ps *partState, lost kpart.RangeSet) Finding {

@@ -156,7 +156,7 @@ func TestPartitionsPastTheLimitAreCountedNotTrackedAndTheReportSaysSo(t *testing
 	if r.UntrackedEvents != 150*3 || r.Complete() || r.Partial {
 		t.Fatalf("untracked %d complete %v partial %v; want 450 events untracked, incomplete, not partial", r.UntrackedEvents, r.Complete(), r.Partial)
 	}
-	want := "more than 50 partitions (the limit, --max-partitions): 450 events about the partitions named after the first 50 were not tracked (the first, stranded [50], at many.trace:152)"
+	want := "more than 50 partitions (the limit, --max-partitions): 450 events about the partitions named after the first 50 were not tracked (the first, stranded/50, at many.trace:152)"
 	if len(r.Incomplete) != 1 || !strings.Contains(r.Incomplete[0], want) {
 		t.Fatalf("incomplete = %q, want it to say %q", r.Incomplete, want)
 	}

@@ -101,7 +101,7 @@ func TestOutsideStringsReachNoTerminalRaw(t *testing.T) {
 		{"trace parse", func(w io.Writer, pretty bool) error {
 			return PrintTrace(w, NewTrace(tr, "trace parse", false), render.Table, pretty, false)
 		},
-			[]string{`str\x1b]0;pwned\x07anded[0]`, `app\x1b[31m.log\x9b2J`}},
+			[]string{`str\x1b]0;pwned\x07anded/0`, `app\x1b[31m.log\x9b2J`}},
 		{"trace parse --timeline", func(w io.Writer, pretty bool) error {
 			return PrintTrace(w, NewTrace(tr, "trace parse", true), render.Table, pretty, true)
 		},

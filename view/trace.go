@@ -182,7 +182,7 @@ func partName(topic string, p *int32) string {
 	if topic == "" {
 		return strconv.Itoa(int(*p))
 	}
-	return render.Safef("%s[%d]", topic, *p)
+	return render.Safef("%s/%d", topic, *p)
 }
 
 // cellRanges is how many ranges a table cell lists before it says how many more.
@@ -293,9 +293,15 @@ func WriteFindings(w io.Writer, d Trace, st render.Styles) {
 			rule = st.Warn.Render(rule)
 		}
 		head, details := findingLines(f.Message)
-		fmt.Fprintf(w, "\n%s  %s\n", rule, render.Wrap(render.Safe(head), 100, "  "))
+		// 100 columns on a pipe, the terminal's width on a terminal: whole lines, which
+		// the prose writer then leaves as they are
+		width := 100
+		if tw := render.Width(w); tw > 0 && tw < width {
+			width = tw
+		}
+		fmt.Fprintf(w, "\n%s\n", render.WrapLine(rule+"  "+render.Safe(head), width))
 		for _, d := range details {
-			fmt.Fprintf(w, "  - %s\n", render.Wrap(render.Safe(d), 96, "    "))
+			fmt.Fprintf(w, "%s\n", render.WrapLine("  - "+render.Safe(d), width))
 		}
 		for _, e := range f.Evidence {
 			fmt.Fprintf(w, "    %s  %s\n", st.Dim.Render(render.Safe(e.Ref.String())), render.Safe(e.What))
@@ -357,11 +363,12 @@ func writeTraceVerdict(w io.Writer, d Trace, st render.Styles) {
 			}
 		}
 		if d.Verdict == verdict.Lost {
-			fmt.Fprintf(w, "%s: %d records on %d of %d partitions were fetched, never delivered and committed past", word, lost, lp, len(d.Partitions))
+			// one write: the prose writer fits whole lines to the terminal
+			line := fmt.Sprintf("%s: %d records on %d of %d partitions were fetched, never delivered and committed past", word, lost, lp, len(d.Partitions))
 			if stranded > 0 {
-				fmt.Fprintf(w, "; %d more stranded on %d", stranded, sp)
+				line += fmt.Sprintf("; %d more stranded on %d", stranded, sp)
 			}
-			fmt.Fprintln(w, " (findings above)")
+			fmt.Fprintln(w, line+" (findings above)")
 		} else {
 			fmt.Fprintf(w, "%s: %d records on %d of %d partitions were fetched, never delivered, not yet committed past (findings above)\n", word, stranded, sp, len(d.Partitions))
 		}

@@ -429,7 +429,7 @@ func partLabel(p trace.PartitionSummary) string {
 	if p.Topic == "" {
 		return fmt.Sprintf("partition %d", p.Partition)
 	}
-	return fmt.Sprintf("%s[%d]", p.Topic, p.Partition)
+	return fmt.Sprintf("%s/%d", p.Topic, p.Partition)
 }
 
 func sameLane(e trace.Entry, p trace.PartitionSummary) bool {

@@ -32,7 +32,7 @@ func TestTheSummaryNamesTheLossAndTheEvidenceLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	WriteFindings(&out, d, st)
-	for _, want := range []string{"stranded[0]\t201\t83\t118 (82-199)\t202\t202\t1 (118 discarded)\tLOST", "kstranded-v1.10.0.trace:42  committed 202, past offset 82"} {
+	for _, want := range []string{"stranded/0\t201\t83\t118 (82-199)\t202\t202\t1 (118 discarded)\tLOST", "kstranded-v1.10.0.trace:42  committed 202, past offset 82"} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("output lacks %q:\n%s", want, out.String())
 		}
@@ -48,7 +48,7 @@ func TestTheSVGHasALanePerPartitionAndTheLostBand(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := b.String()
-	for _, want := range []string{"<svg", "stranded[0]", "lost 82-199", "committed 202", "clear: 118 discarded", "cache expired",
+	for _, want := range []string{"<svg", "stranded/0", "lost 82-199", "committed 202", "clear: 118 discarded", "cache expired",
 		"LOST here: commit 202 passes 118 undelivered records (82-199)", "last fetch → expiry: 1m, max.poll.interval 15m", ">offset<", "time since ", "idle 10m", "</svg>"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("svg lacks %q", want)

@@ -44,7 +44,7 @@ func (f PartitionFilter) String() string {
 	if f.Topic == "" {
 		return fmt.Sprintf("partition %d", f.Partition)
 	}
-	return fmt.Sprintf("%s[%d]", f.Topic, f.Partition)
+	return fmt.Sprintf("%s/%d", f.Topic, f.Partition)
 }
 
 // Matches says whether an entry of topic and partition (nil: every partition) belongs to

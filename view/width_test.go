@@ -64,6 +64,15 @@ func TestTerminalTablesFitTheirWidth(t *testing.T) {
 			}
 			return PrintInspect(b, NewInspect(r), render.Table, true)
 		}},
+		{"trace-loss", func(b *bytes.Buffer) error {
+			return PrintTrace(b, NewTrace(reportOf(t, "", "kstranded-v1.10.0.trace"), "trace parse", false), render.Table, true, false)
+		}},
+		{"trace-loss-timeline", func(b *bytes.Buffer) error {
+			return PrintTrace(b, NewTrace(reportOf(t, "", "kstranded-v1.10.0.trace"), "trace parse", true), render.Table, true, true)
+		}},
+		{"simulate-sweep", func(b *bytes.Buffer) error {
+			return PrintSweep(b, NewSweep(sweepResult(t, sweepCases[0].sweep, sweepCases[0].lost)), render.Table, true)
+		}},
 		{"rewind-long-topic", func(b *bytes.Buffer) error {
 			p := dryRunPlan()
 			for i := range p.Moves {
