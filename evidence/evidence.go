@@ -673,6 +673,9 @@ type parser struct {
 	// kind's First and Last once the line's kind is known.
 	pend    kpart.Range
 	hasPend bool
+	// dec decodes JSON lines (decodeObject), line what it reads.
+	dec  *json.Decoder
+	line *strings.Reader
 }
 
 // The kinds of line that are not told apart by a message.
@@ -1031,7 +1034,7 @@ func (p *parser) patternLine(pat *Pattern, n int, line []byte) {
 	}
 	var top, nested map[string]any
 	if len(trimmed) > 0 && trimmed[0] == '{' {
-		top, _ = decodeObject(string(trimmed))
+		top, _ = p.decodeObject(string(trimmed))
 		if top != nil && !hasDelivery(top) {
 			nested = nestedDelivery(top)
 		}
@@ -1064,12 +1067,23 @@ func (p *parser) patternLine(pat *Pattern, n int, line []byte) {
 	count(kindOf(true, ""))
 }
 
-// decodeObject decodes one JSON object line, numbers as json.Number.
-func decodeObject(line string) (map[string]any, error) {
-	d := json.NewDecoder(strings.NewReader(line))
-	d.UseNumber()
+// decodeObject decodes one JSON object line, numbers as json.Number (what follows the
+// object on the line is not looked at), with one decoder for all the lines of a file: a
+// decoder per line made half of what reading a log allocated. A line that ends in an error or holds more than its
+// object gets the decoder dropped (it would carry that into the next line).
+func (p *parser) decodeObject(line string) (map[string]any, error) {
+	if p.dec == nil {
+		p.line = new(strings.Reader)
+		p.dec = json.NewDecoder(p.line)
+		p.dec.UseNumber()
+	}
+	p.line.Reset(line)
 	var top map[string]any
-	if err := d.Decode(&top); err != nil {
+	err := p.dec.Decode(&top)
+	if err != nil || p.line.Len() > 0 || p.dec.Buffered().(*bytes.Reader).Len() > 0 {
+		p.dec = nil
+	}
+	if err != nil {
 		return nil, err
 	}
 	return top, nil
@@ -1087,6 +1101,12 @@ func nestedDelivery(top map[string]any) map[string]any {
 }
 
 func isTraceLine(line string) bool {
+	// A trace line has an "ev" or a "schema" key (encoding/json matches names whatever
+	// their case, and a name may be written with \u escapes): most log lines have
+	// neither, and are told apart without a decode.
+	if !strings.Contains(line, `\u`) && !hasFold(line, `ev"`) && !hasFold(line, `schema"`) {
+		return false
+	}
 	var probe struct {
 		Ev     string `json:"ev"`
 		Schema string `json:"schema"`
@@ -1095,6 +1115,20 @@ func isTraceLine(line string) bool {
 		return false
 	}
 	return probe.Schema == traceevent.Schema || probe.Ev != ""
+}
+
+// hasFold reports whether s holds sub (lower-case ASCII) in any case.
+func hasFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for j < len(sub) && (s[i+j] == sub[j] || s[i+j]|0x20 == sub[j]) {
+			j++
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // traceLine reads one kstranded.trace/v1 line; it reports whether the line was read.
@@ -1149,7 +1183,7 @@ var nestKeys = []string{"msg", "message", "record", "kafka"}
 // a line it does not match is ignored, under its kind, before its numbers are checked
 // (it is no delivery line, so it cannot be a malformed one).
 func (p *parser) jsonLine(n int, line string) bool {
-	top, err := decodeObject(line)
+	top, err := p.decodeObject(line)
 	if err != nil {
 		p.bad(n, line, "not JSON: "+jsonReason(err))
 		return false
