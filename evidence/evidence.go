@@ -43,6 +43,10 @@
 // says NO EVIDENCE instead of a false all-clear. An empty file reads as no evidence;
 // binary data and a truncated gzip are errors.
 //
+// A file is read as a stream, in memory bounded by its distinct delivered ranges, not
+// its size; a line, a gzip's decompressed size and an indented JSON document each have a
+// cap, and going past one is said (stream.go).
+//
 // This package only parses and normalises: it does not talk to Kafka and does not judge
 // whether an offset is valid for a partition (inspect does that against the source).
 package evidence

@@ -281,3 +281,36 @@ func TestADocumentPastTheCapIsAnErrorAndLinesAreStillLines(t *testing.T) {
 		t.Fatalf("source %+v", src)
 	}
 }
+
+// BenchmarkMergeShuffled adds n single offsets (every other one, so n distinct ranges) in
+// random order: Partition.add against kpart.RangeSet.Add, which shifts the set's tail on
+// each out-of-order insert.
+func BenchmarkMergeShuffled(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		offs := make([]int64, n)
+		for i := range offs {
+			offs[i] = int64(2 * i)
+		}
+		rand.New(rand.NewPCG(1, 2)).Shuffle(n, func(i, j int) { offs[i], offs[j] = offs[j], offs[i] })
+		b.Run(fmt.Sprintf("Partition.add/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				var p Partition
+				for _, o := range offs {
+					p.add(kpart.Range{First: o, Last: o})
+				}
+				p.merge()
+			}
+		})
+		if n > 100_000 {
+			continue // quadratic: minutes
+		}
+		b.Run(fmt.Sprintf("RangeSet.Add/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				var s kpart.RangeSet
+				for _, o := range offs {
+					s.Add(o, o)
+				}
+			}
+		})
+	}
+}
