@@ -43,6 +43,10 @@
 // says NO EVIDENCE instead of a false all-clear. An empty file reads as no evidence;
 // binary data and a truncated gzip are errors.
 //
+// A file is read as a stream, in memory bounded by its distinct delivered ranges, not
+// its size; a line, a gzip's decompressed size and an indented JSON document each have a
+// cap, and going past one is said (stream.go).
+//
 // This package only parses and normalises: it does not talk to Kafka and does not judge
 // whether an offset is valid for a partition (inspect does that against the source).
 package evidence
@@ -50,6 +54,7 @@ package evidence
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -101,8 +106,11 @@ type Partition struct {
 	Delivered  []kpart.Range
 	Count      int64 // distinct delivered offsets
 	Duplicates int64 // deliveries beyond the first of the same offset
-	raw        []kpart.Range
-	extraDup   int64 // duplicates stated by a summary (trace parse output)
+	// pend holds the ranges read out of order, not yet merged into Delivered (merge);
+	// dup counts the duplicates found so far.
+	pend     []kpart.Range
+	dup      int64
+	extraDup int64 // duplicates stated by a summary (trace parse output)
 }
 
 // Contains reports whether offset was delivered.
@@ -134,6 +142,10 @@ type Source struct {
 	Spans     int   // OTLP JSON: spans read (Lines of them gave a delivery, Ignored did not)
 	Ignored   int   // well-formed lines that name no delivery (other log lines, lines --delivered-when left out)
 	Malformed int
+	// Cut says why the source was not read to its end ("" when it was): a gzip past
+	// MaxGunzip once decompressed. What was not read may be what was delivered, so the
+	// set is Insufficient.
+	Cut string
 	// Kinds says what was counted and what was ignored, per kind of line: the counted
 	// kinds first, each in the order they first appear. Their Lines add up to Lines +
 	// Ignored.
@@ -315,6 +327,11 @@ func (s *Set) Insufficient() string {
 	if len(s.Sources) == 0 {
 		return "no evidence file was read"
 	}
+	for _, src := range s.Sources {
+		if src.Cut != "" {
+			return src.Name + ": " + src.Cut
+		}
+	}
 	var records int64
 	var malformed, ignored int
 	for _, src := range s.Sources {
@@ -441,9 +458,12 @@ func (s *Set) ResolveTopic(t string) {
 		delete(s.Parts, tp)
 		tp.Topic = t
 		if q, ok := s.Parts[tp]; ok {
-			q.raw = append(q.raw, p.raw...)
+			p.merge()
+			for _, iv := range p.Delivered {
+				q.add(iv)
+			}
+			q.dup = satAdd(q.dup, p.dup)
 			q.extraDup = satAdd(q.extraDup, p.extraDup)
-			q.Delivered = nil
 		} else {
 			s.Parts[tp] = p
 		}
@@ -457,98 +477,150 @@ func (s *Set) add(tp kpart.TopicPartition, iv kpart.Range) {
 		p = &Partition{}
 		s.Parts[tp] = p
 	}
-	// Consecutive single offsets (the common case) extend the last raw interval.
-	if n := len(p.raw); n > 0 && p.raw[n-1].Last+1 == iv.First {
-		p.raw[n-1].Last = iv.Last
+	p.add(iv)
+}
+
+// minPend is how many out-of-order ranges a partition holds before it merges them.
+const minPend = 1024
+
+// add notes the delivery of iv. Deliveries come mostly in order (a partition's records
+// are handed out in offset order), and those extend Delivered at once; the others wait in
+// pend until there are as many of them as ranges in Delivered (at least minPend), then
+// are merged in one sort and one pass: memory follows the distinct ranges, not the
+// deliveries, and the cost stays n log n for input in any order (kpart.RangeSet.Add
+// shifts the ranges after an out-of-order insert: quadratic on shuffled input).
+func (p *Partition) add(iv kpart.Range) {
+	if len(p.pend) == 0 {
+		n := len(p.Delivered)
+		if n == 0 || iv.First > p.Delivered[n-1].Last+1 {
+			p.Delivered = append(p.Delivered, iv)
+			return
+		}
+		if last := &p.Delivered[n-1]; iv.First >= last.First {
+			// every earlier range ends before last starts: iv can overlap last only
+			if iv.First <= last.Last {
+				p.dup = satAdd(p.dup, min(iv.Last, last.Last)-iv.First+1)
+			}
+			last.Last = max(last.Last, iv.Last)
+			return
+		}
+	} else if n := len(p.pend); p.pend[n-1].Last+1 == iv.First {
+		p.pend[n-1].Last = iv.Last // consecutive offsets: one range
 		return
 	}
-	p.raw = append(p.raw, iv)
+	p.pend = append(p.pend, iv)
+	if len(p.pend) >= max(minPend, len(p.Delivered)) {
+		p.merge()
+	}
 }
 
-// normalize merges each partition's raw intervals into disjoint sorted ones and counts
-// the duplicates (offsets covered more than once).
+// merge merges pend into Delivered, counting in dup every offset covered again: sorted
+// by their first offset, a range can only overlap the last of the ranges merged before it.
+func (p *Partition) merge() {
+	if len(p.pend) == 0 {
+		return
+	}
+	slices.SortFunc(p.pend, func(a, b kpart.Range) int { return cmp.Compare(a.First, b.First) })
+	merged := make([]kpart.Range, 0, len(p.Delivered)+len(p.pend))
+	i, j := 0, 0
+	for i < len(p.Delivered) || j < len(p.pend) {
+		var iv kpart.Range
+		if j == len(p.pend) || (i < len(p.Delivered) && p.Delivered[i].First <= p.pend[j].First) {
+			iv, i = p.Delivered[i], i+1
+		} else {
+			iv, j = p.pend[j], j+1
+		}
+		if n := len(merged); n > 0 && iv.First <= merged[n-1].Last+1 {
+			last := &merged[n-1]
+			if iv.First <= last.Last {
+				p.dup = satAdd(p.dup, min(iv.Last, last.Last)-iv.First+1)
+			}
+			last.Last = max(last.Last, iv.Last)
+			continue
+		}
+		merged = append(merged, iv)
+	}
+	p.Delivered = merged
+	if cap(p.pend) > 4*minPend {
+		p.pend = nil
+	} else {
+		p.pend = p.pend[:0]
+	}
+}
+
+// normalize merges what each partition holds out of order and counts its offsets.
 func (s *Set) normalize() {
 	for _, p := range s.Parts {
-		raw := slices.Clone(p.raw)
-		slices.SortFunc(raw, func(a, b kpart.Range) int {
-			if a.First != b.First {
-				if a.First < b.First {
-					return -1
-				}
-				return 1
-			}
-			if a.Last < b.Last {
-				return -1
-			} else if a.Last > b.Last {
-				return 1
-			}
-			return 0
-		})
-		var dup int64
-		merged := p.Delivered[:0]
-		for _, iv := range raw {
-			if n := len(merged); n > 0 && iv.First <= merged[n-1].Last+1 {
-				last := &merged[n-1]
-				if iv.First <= last.Last {
-					dup = satAdd(dup, min(iv.Last, last.Last)-iv.First+1)
-				}
-				if iv.Last > last.Last {
-					last.Last = iv.Last
-				}
-				continue
-			}
-			merged = append(merged, iv)
-		}
+		p.merge()
 		var distinct int64
-		for _, iv := range merged {
+		for _, iv := range p.Delivered {
 			distinct = satAdd(distinct, iv.Len())
 		}
-		p.Delivered, p.Count, p.Duplicates = merged, distinct, satAdd(dup, p.extraDup)
+		p.Count, p.Duplicates = distinct, satAdd(p.dup, p.extraDup)
 	}
 }
 
-// Read parses one evidence file into s. name labels the source ("-" is stdin). A gzip
-// file is decompressed (a truncated one is an error); binary data is ErrBinary.
+// Read parses one evidence file into s, as a stream in bounded memory (stream.go). name
+// labels the source ("-" is stdin). A gzip file is decompressed (a truncated one is an
+// error; one past MaxGunzip is read up to it, and the source says so: Source.Cut);
+// binary data is ErrBinary; a UTF-16 or UTF-32 file is an error naming the encoding.
 func (s *Set) Read(r io.Reader, name string) error {
-	data, err := io.ReadAll(r)
-	if err != nil {
+	br := bufio.NewReaderSize(r, headSize)
+	magic, err := br.Peek(2)
+	if err != nil && err != io.EOF {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	gz := isGzip(data)
+	gz := isGzip(magic)
+	var capped *capReader
+	what := name
 	if gz {
-		if data, err = gunzip(data); err != nil {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
 			return fmt.Errorf("%s: gzip: %w", name, err)
 		}
+		capped = &capReader{r: zr, left: gunzipCap}
+		br = bufio.NewReaderSize(capped, headSize)
+		what = name + ": gzip"
 	}
 	// A UTF-8 byte-order mark would make the first line malformed; UTF-16 is an error
 	// that names the encoding (not "binary data").
-	if data, err = textenc.StripBOM(data); err != nil {
+	head, err := br.Peek(headSize)
+	if err != nil && err != io.EOF {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	skip, err := textenc.BOM(head)
+	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if looksBinary(data) {
+	if looksBinary(head[skip:]) {
 		return fmt.Errorf("%s: %w", name, ErrBinary)
 	}
-	s.Parse(data, name)
-	s.Sources[len(s.Sources)-1].Gzip = gz
+	_, _ = br.Discard(skip)
+	src, err := s.parse(br, name)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	src.Gzip = gz
+	if capped != nil && capped.over {
+		src.Cut = fmt.Sprintf("more than %s once decompressed (the most a gzip is read for): read the first %s only, and what was not read "+
+			"may be what was delivered; a larger log can be read whole from stdin: zcat FILE | kstranded ... --delivered -", bytesText(gunzipCap), bytesText(gunzipCap))
+	}
 	s.normalize()
 	return nil
 }
 
-func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
-
-// gunzip decompresses all members of a gzip stream; a stream cut short is an error
-// (io.ErrUnexpectedEOF), never a shorter file.
-func gunzip(data []byte) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, err
+// bytesText is n in GiB or MiB when it is a whole number of them, else in bytes.
+func bytesText(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
 	}
-	out, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, err
-	}
-	return out, zr.Close()
+	return fmt.Sprintf("%d bytes", n)
 }
+
+func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
 
 // looksBinary: a NUL byte, or more than a quarter of invalid UTF-8 or control bytes,
 // in the first 64 KiB. Logs are text; ANSI colour codes (ESC) and tabs are text too.
@@ -568,27 +640,27 @@ func looksBinary(data []byte) bool {
 	return bad*4 > len(head)
 }
 
-// Parse adds the evidence in data (one file's contents) to s without normalising.
-// Callers outside this package use Read; Parse is exported for the fuzz target.
+// Parse adds the evidence in data (one file's contents, after its gzip and BOM checks) to
+// s without normalising. Callers outside this package use Read; Parse is exported for the
+// fuzz target.
 func (s *Set) Parse(data []byte, name string) {
+	_, _ = s.parse(bufio.NewReaderSize(bytes.NewReader(data), headSize), name) // a bytes.Reader has no error
+}
+
+// parse reads one input into a new source, which it returns (nil with an error).
+func (s *Set) parse(br *bufio.Reader, name string) (*Source, error) {
 	src := Source{Name: name}
 	p := &parser{set: s, src: &src}
 	if s.When != nil {
 		p.notWhen = "not " + WhenFlag + " " + s.When.String()
 	}
-	trimmed := bytes.TrimSpace(data)
-	switch {
-	case len(trimmed) == 0:
-		src.Format = FormatEmpty
-	case trimmed[0] == '{' && isOTLP(trimmed):
-		p.otlpFile(trimmed)
-	case trimmed[0] == '{' && p.tryTraceParse(trimmed):
-		src.Format = FormatTraceParse
-	default:
-		p.lines(data)
-	}
+	err := p.parse(br)
 	src.Kinds = listKinds(p.kinds)
 	s.Sources = append(s.Sources, src)
+	if err != nil {
+		return nil, err
+	}
+	return &s.Sources[len(s.Sources)-1], nil
 }
 
 type parser struct {
@@ -605,6 +677,9 @@ type parser struct {
 	// kind's First and Last once the line's kind is known.
 	pend    kpart.Range
 	hasPend bool
+	// dec decodes JSON lines (decodeObject), line what it reads.
+	dec  *json.Decoder
+	line *strings.Reader
 }
 
 // The kinds of line that are not told apart by a message.
@@ -869,18 +944,26 @@ func (p *parser) add(topic string, partition int32, iv kpart.Range) {
 // text), so an application log that starts with a banner, mixes client lines with
 // delivery lines, or holds both JSON and text is still read; the source's format names
 // the kinds found. With a Pattern every line goes through it instead.
-func (p *parser) lines(data []byte) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
-	n := 0
+func (p *parser) lines(br *bufio.Reader) error {
+	lr := newLineReader(br)
 	kinds := map[string]bool{}
-	for sc.Scan() {
-		n++
-		if pat := p.set.Pattern; pat != nil {
-			p.patternLine(pat, n, sc.Bytes())
+	var err error
+	for n := 1; ; n++ {
+		var raw []byte
+		var long bool
+		raw, long, err = lr.next()
+		if err != nil {
+			break
+		}
+		if long {
+			p.bad(n, string(raw), tooLong())
 			continue
 		}
-		line := strings.TrimSpace(sc.Text())
+		if pat := p.set.Pattern; pat != nil {
+			p.patternLine(pat, n, raw)
+			continue
+		}
+		line := strings.TrimSpace(string(raw))
 		if line == "" || line[0] == '#' {
 			continue
 		}
@@ -901,8 +984,8 @@ func (p *parser) lines(data []byte) {
 			p.kind(Kind{Name: "text (" + k + ")", Counted: true}, line)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		p.bad(n+1, "", "unreadable: "+err.Error())
+	if err == io.EOF {
+		err = nil
 	}
 	switch {
 	case p.set.Pattern != nil:
@@ -916,6 +999,7 @@ func (p *parser) lines(data []byte) {
 	default:
 		p.src.Format = Format(joinKinds(kinds))
 	}
+	return err
 }
 
 // joinKinds names the kinds of lines read: "text (a, b)" for text kinds together.
@@ -954,7 +1038,7 @@ func (p *parser) patternLine(pat *Pattern, n int, line []byte) {
 	}
 	var top, nested map[string]any
 	if len(trimmed) > 0 && trimmed[0] == '{' {
-		top, _ = decodeObject(string(trimmed))
+		top, _ = p.decodeObject(string(trimmed))
 		if top != nil && !hasDelivery(top) {
 			nested = nestedDelivery(top)
 		}
@@ -987,12 +1071,23 @@ func (p *parser) patternLine(pat *Pattern, n int, line []byte) {
 	count(kindOf(true, ""))
 }
 
-// decodeObject decodes one JSON object line, numbers as json.Number.
-func decodeObject(line string) (map[string]any, error) {
-	d := json.NewDecoder(strings.NewReader(line))
-	d.UseNumber()
+// decodeObject decodes one JSON object line, numbers as json.Number (what follows the
+// object on the line is not looked at), with one decoder for all the lines of a file: a
+// decoder per line made half of what reading a log allocated. A line that ends in an error or holds more than its
+// object gets the decoder dropped (it would carry that into the next line).
+func (p *parser) decodeObject(line string) (map[string]any, error) {
+	if p.dec == nil {
+		p.line = new(strings.Reader)
+		p.dec = json.NewDecoder(p.line)
+		p.dec.UseNumber()
+	}
+	p.line.Reset(line)
 	var top map[string]any
-	if err := d.Decode(&top); err != nil {
+	err := p.dec.Decode(&top)
+	if err != nil || p.line.Len() > 0 || p.dec.Buffered().(*bytes.Reader).Len() > 0 {
+		p.dec = nil
+	}
+	if err != nil {
 		return nil, err
 	}
 	return top, nil
@@ -1010,6 +1105,12 @@ func nestedDelivery(top map[string]any) map[string]any {
 }
 
 func isTraceLine(line string) bool {
+	// A trace line has an "ev" or a "schema" key (encoding/json matches names whatever
+	// their case, and a name may be written with \u escapes): most log lines have
+	// neither, and are told apart without a decode.
+	if !strings.Contains(line, `\u`) && !hasFold(line, `ev"`) && !hasFold(line, `schema"`) {
+		return false
+	}
 	var probe struct {
 		Ev     string `json:"ev"`
 		Schema string `json:"schema"`
@@ -1018,6 +1119,20 @@ func isTraceLine(line string) bool {
 		return false
 	}
 	return probe.Schema == traceevent.Schema || probe.Ev != ""
+}
+
+// hasFold reports whether s holds sub (lower-case ASCII) in any case.
+func hasFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for j < len(sub) && (s[i+j] == sub[j] || s[i+j]|0x20 == sub[j]) {
+			j++
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // traceLine reads one kstranded.trace/v1 line; it reports whether the line was read.
@@ -1072,7 +1187,7 @@ var nestKeys = []string{"msg", "message", "record", "kafka"}
 // a line it does not match is ignored, under its kind, before its numbers are checked
 // (it is no delivery line, so it cannot be a malformed one).
 func (p *parser) jsonLine(n int, line string) bool {
-	top, err := decodeObject(line)
+	top, err := p.decodeObject(line)
 	if err != nil {
 		p.bad(n, line, "not JSON: "+jsonReason(err))
 		return false

@@ -348,29 +348,38 @@ func (p *parser) otlpFile(trimmed []byte) {
 	}
 	groups := map[string]bool{}
 	for i, doc := range docs {
-		doc = bytes.TrimSpace(doc)
-		if len(doc) == 0 {
-			continue
-		}
-		ds, c, bad, err := DecodeOTLPJSON(doc)
-		if err != nil {
-			p.bad(i+1, string(doc), "not OTLP JSON traces: "+jsonReason(err))
-			continue
-		}
-		p.src.Spans += c.Spans
-		p.src.Lines += c.Deliveries
-		p.src.Ignored += c.Ignored
-		for _, why := range bad {
-			p.bad(i+1, "", why)
-		}
-		p.src.Malformed += c.Malformed - len(bad)
-		for _, d := range ds {
-			if d.Group != "" {
-				groups[d.Group] = true
-			}
-			p.add(d.Topic, d.Partition, kpart.Range{First: d.Offset, Last: d.Offset})
-		}
+		p.otlpDoc(i+1, bytes.TrimSpace(doc), groups)
 	}
+	p.otlpGroup(groups)
+}
+
+// otlpDoc reads one OTLP JSON document (line n of a file), noting the groups its spans name.
+func (p *parser) otlpDoc(n int, doc []byte, groups map[string]bool) {
+	if len(doc) == 0 {
+		return
+	}
+	ds, c, bad, err := DecodeOTLPJSON(doc)
+	if err != nil {
+		p.bad(n, string(doc), "not OTLP JSON traces: "+jsonReason(err))
+		return
+	}
+	p.src.Spans += c.Spans
+	p.src.Lines += c.Deliveries
+	p.src.Ignored += c.Ignored
+	for _, why := range bad {
+		p.bad(n, "", why)
+	}
+	p.src.Malformed += c.Malformed - len(bad)
+	for _, d := range ds {
+		if d.Group != "" && len(groups) < 2 {
+			groups[d.Group] = true
+		}
+		p.add(d.Topic, d.Partition, kpart.Range{First: d.Offset, Last: d.Offset})
+	}
+}
+
+// otlpGroup names the source's group when its spans named one only.
+func (p *parser) otlpGroup(groups map[string]bool) {
 	if len(groups) == 1 {
 		for g := range groups {
 			p.src.Group = g
