@@ -720,7 +720,9 @@ func PrintConsume(w io.Writer, v Consume, f render.Format, pretty bool) error {
 		fmt.Fprintf(nw, "the group had committed offsets before this run; committed by partition, at start -> now: %s\n", strings.Join(from, ", "))
 	}
 	g := render.Grid{Header: []string{"PARTITION", "DELIVERED", "DUPLICATES", "DELIVERED OFFSETS", "COMMITTED", "HIGH WATERMARK", "LOST", "STRANDED", "VERDICT"},
-		Align: []render.Align{render.Right, render.Right, render.Right, render.Left, render.Right, render.Right, render.Left, render.Left, render.Left}}
+		Align: []render.Align{render.Right, render.Right, render.Right, render.Left, render.Right, render.Right, render.Left, render.Left, render.Left},
+		// a narrow terminal keeps partition, committed, lost, stranded and the verdict
+		Optional: []int{2, 3, 5, 1}}
 	st := render.NewStyles(nw)
 	for _, p := range v.Partitions {
 		g.Rows = append(g.Rows, []string{fmt.Sprint(p.Partition), fmt.Sprint(p.Delivered), fmt.Sprint(p.Duplicates),

@@ -6,15 +6,18 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/inspect"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/internal/render"
 	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/repro"
 	"github.com/kstranded/kstranded/rewind"
+	"github.com/kstranded/kstranded/simulate"
 )
 
 func TestMain(m *testing.M) {
@@ -72,6 +75,33 @@ func TestTerminalTablesFitTheirWidth(t *testing.T) {
 		}},
 		{"simulate-sweep", func(b *bytes.Buffer) error {
 			return PrintSweep(b, NewSweep(sweepResult(t, sweepCases[0].sweep, sweepCases[0].lost)), render.Table, true)
+		}},
+		{"simulate-advice", func(b *bytes.Buffer) error {
+			safe := int64(2520 * time.Second)
+			margin := int64(-1620 * time.Second)
+			four := int64(4)
+			a := &simulate.Advice{Case: simulate.Case{Policy: eachbatch.V1_10_0, Commit: repro.CommitAuto}, Lost: 118,
+				Settings: []simulate.Range{
+					{Flag: "max-poll-interval", Kind: simulate.Duration, Current: int64(15 * time.Minute), Safe: []simulate.Span{{First: safe}},
+						Margin: &margin, CurrentText: "15m0s", SafeText: ">= 42m0s", MarginText: "27m0s short"},
+					{Flag: "concurrency", Kind: simulate.Count, Current: 20, Safe: []simulate.Span{{First: 1, Last: &four}},
+						CurrentText: "20", SafeText: "safe at 1-4"},
+				},
+				Policies: []simulate.Policy{{Policy: eachbatch.V1_10_0, Releases: eachbatch.ReleasesOf(eachbatch.V1_10_0), Lost: 118},
+					{Policy: eachbatch.V1_10_1, Releases: eachbatch.ReleasesOf(eachbatch.V1_10_1)}}}
+			return PrintAdvice(b, NewAdvice(a), render.Table, true)
+		}},
+		{"inspect-list", func(b *bytes.Buffer) error {
+			return PrintGroups(b, NewGroups([]inspect.Listing{{ID: "kstranded-v1.10.0-auto-04e9d516", State: "Empty", GroupProtocol: "classic", ProtocolType: "consumer"},
+				{ID: longTopic + "-billing-consumers", State: "Stable", GroupProtocol: "consumer", ProtocolType: "consumer"}}), render.Table, true)
+		}},
+		{"repro-consume", func(b *bytes.Buffer) error {
+			var lost kpart.RangeSet
+			lost.Add(82, 199)
+			r := &repro.ConsumeResult{Topic: longTopic, Group: "billing", Policy: eachbatch.V1_10_0, Commit: repro.CommitAuto, Elapsed: 12800 * time.Millisecond,
+				Verdict: verdict.Lost, Partitions: []repro.ConsumedPartition{{Partition: 0, Delivered: 83, Committed: 202, StartCommitted: -1, High: 202,
+					Lost: lost, Verdict: verdict.Lost}}}
+			return PrintConsume(b, NewConsume(r), render.Table, true)
 		}},
 		{"rewind-long-topic", func(b *bytes.Buffer) error {
 			p := dryRunPlan()
