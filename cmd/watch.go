@@ -321,7 +321,7 @@ func runWatch(ctx context.Context, g *Globals, o *watchOptions) error {
 				if c.StalledSince != nil {
 					since = ", no progress since " + c.StalledSince.Format(time.RFC3339)
 				}
-				fmt.Fprintf(g.IO.Out, "%s %s %s/%d %s -> %s (lost %d, stranded %d, committed %d%s)%s\n", c.Time.UTC().Format(time.RFC3339),
+				fmt.Fprintf(render.Prose(g.IO.Out), "%s %s %s/%d %s -> %s (lost %d, stranded %d, committed %d%s)%s\n", c.Time.UTC().Format(time.RFC3339),
 					render.Safe(c.Group), render.Safe(c.Topic), c.Partition, orDash(string(c.From)), c.To, c.Lost, c.Stranded, c.Committed, since, reasonSuffix(c.Reason))
 			}
 		}
