@@ -484,12 +484,7 @@ func (o Options) settle(ctx context.Context, lp *loop.Loop, members func() []*me
 		lp.After(check, tick)
 	}
 	lp.After(check, tick)
-	limit := o.PhaseTimeout
-	if limit == 0 {
-		// Generous: every record handled one batch at a time, plus two expiries.
-		perRecord := o.scale(o.HandlerDelay) / time.Duration(o.HandlerParallel)
-		limit = time.Duration(o.Workload.Total()+len(o.Workload.Parts))*perRecord + 4*o.scale(o.MaxPollInterval) + o.Timeout
-	}
+	limit := o.phaseLimit(o.Timeout)
 	deadline := lp.After(limit, func() { timedOut = true })
 	defer deadline.Stop()
 	fatal := func() error {
@@ -513,6 +508,16 @@ func (o Options) settle(ctx context.Context, lp *loop.Loop, members func() []*me
 		return nil, fmt.Errorf("%w within %s", ErrPhaseTimeout, limit)
 	}
 	return committed, nil
+}
+
+// phaseLimit bounds a phase when --phase-timeout is 0. Generous: every record handled
+// one batch at a time, plus two expiries, plus the cluster's slack (live: --timeout).
+func (o Options) phaseLimit(slack time.Duration) time.Duration {
+	if o.PhaseTimeout != 0 {
+		return o.PhaseTimeout
+	}
+	perRecord := o.scale(o.HandlerDelay) / time.Duration(o.HandlerParallel)
+	return time.Duration(o.Workload.Total()+len(o.Workload.Parts))*perRecord + 4*o.scale(o.MaxPollInterval) + slack
 }
 
 func storedCommitted(stored, committed map[kpart.TopicPartition]int64) bool {

@@ -371,14 +371,13 @@ func (s *simCluster) settle(d *driver, n int, extra func() bool) (map[kpart.Topi
 		}
 		return true
 	}
-	limit := s.o.PhaseTimeout
-	if limit == 0 {
-		perRecord := s.o.HandlerDelay / time.Duration(s.o.HandlerParallel)
-		limit = time.Duration(s.o.Workload.Total()+len(s.o.Workload.Parts))*perRecord + 4*s.o.MaxPollInterval + time.Hour
-		if steps := s.o.rebalanceSteps(); len(steps) > 0 && n == 1 {
-			limit += steps[len(steps)-1].At
-		}
+	// Simulated, the slack is an hour of virtual time, and phase 1 covers the
+	// --rebalance-at steps.
+	slack := time.Hour
+	if steps := s.o.rebalanceSteps(); len(steps) > 0 && n == 1 {
+		slack += steps[len(steps)-1].At
 	}
+	limit := s.o.phaseLimit(slack)
 	timedOut := false
 	deadline := d.lp.After(limit, func() { timedOut = true })
 	defer deadline.Stop()
