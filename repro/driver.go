@@ -39,8 +39,9 @@ type cluster interface {
 	settle(d *driver, n int, extra func() bool) (map[kpart.TopicPartition]int64, error)
 	// frontiers are the ledger frontiers a phase records.
 	frontiers(active []*member) map[kpart.TopicPartition]int64
-	// delivered2 holds once phase 2's records (offs) were dealt with.
-	delivered2(d *driver, offs map[int32]int64) func() bool
+	// phase2Done is phase 2's end condition on its records (offs): live, each was
+	// delivered; simulated, each was delivered or taken by its partition's owner.
+	phase2Done(d *driver, offs map[int32]int64) func() bool
 	// current is what the group has committed when a run finishes early, if it can be
 	// read (nil: not read).
 	current(d *driver) map[kpart.TopicPartition]int64
@@ -157,7 +158,7 @@ func (d *driver) phases() error {
 		d.emit(traceevent.Event{Ev: traceevent.Produce, Phase: 2, Topic: d.topic, Partition: traceevent.P(p), N: 1,
 			First: traceevent.P(offs[p]), Last: traceevent.P(offs[p]), High: traceevent.P(highs[p])})
 	}
-	if err := d.phase(2, d.cl.delivered2(d, offs)); err != nil {
+	if err := d.phase(2, d.cl.phase2Done(d, offs)); err != nil {
 		return err
 	}
 	if d.o.Commit == CommitLedger {

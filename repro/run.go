@@ -367,7 +367,7 @@ func drain(lp *loop.Loop, eng *eachbatch.Engine, grace time.Duration) {
 	_ = lp.Run(context.Background(), func() bool { return eng.Stopped() || expired })
 }
 
-func (c *liveCluster) delivered2(d *driver, offs map[int32]int64) func() bool {
+func (c *liveCluster) phase2Done(d *driver, offs map[int32]int64) func() bool {
 	return phase2Delivered(d.allDelivered, c.topic, offs)
 }
 

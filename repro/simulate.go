@@ -313,12 +313,12 @@ func (s *simCluster) frontiers(active []*member) map[kpart.TopicPartition]int64 
 	return out
 }
 
-// delivered2 holds once every phase-2 record was delivered, or taken from the source by
+// phase2Done holds once every phase-2 record was delivered, or taken from the source by
 // the member that owns its partition (its position is past it): a record the JS cache
 // takes and then drops without a rewind (v1.10.0 on a second expiry) is never fetched
 // again, so waiting for its delivery would wait for ever. The phase still ends only
 // when every member is quiescent; the judge then says what became of the record.
-func (s *simCluster) delivered2(d *driver, offs map[int32]int64) func() bool {
+func (s *simCluster) phase2Done(d *driver, offs map[int32]int64) func() bool {
 	delivered := phase2Delivered(d.allDelivered, s.o.Topic, offs)
 	return func() bool {
 		if delivered() {
