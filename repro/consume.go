@@ -159,24 +159,10 @@ func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*Co
 	}
 	ft.assign(src.Assignment(), ledgerStart)
 	ft.attach(eng)
-	src.onAssign = func(tps []kpart.TopicPartition) {
-		// assigned again mid-run (librdkafka rejoined): the ledger starts at the
-		// group's committed offset, where librdkafka fetches from
-		start := map[kpart.TopicPartition]int64{}
-		got, err := src.committedOf(tps, o.probeTimeout())
-		if err != nil {
-			src.errs = append(src.errs, fmt.Errorf("committed offsets of the partitions assigned to %s: %w (their ledger starts with none)", src.name(), err))
-		}
-		for tp, off := range got {
-			if off >= 0 {
-				start[tp] = off
-			}
-		}
-		ft.assign(tps, start)
-	}
-	src.onRevoke = ft.revoked
-	// Rebalances from here on go through the engine's #rebalanceCallback, as in repro.
-	src.onRebalance = eng.RebalanceCallback
+	// Rebalances from here on go through the engine's #rebalanceCallback, as in repro;
+	// a partition assigned again mid-run (librdkafka rejoined) starts its ledger at the
+	// group's committed offset, where librdkafka fetches from.
+	followAssignment(o, src, eng, ft)
 	fetched := map[int32]*kpart.RangeSet{}
 	prev := eng.OnFetch
 	eng.OnFetch = func(recs []eachbatch.Record) {
@@ -200,7 +186,7 @@ func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*Co
 	var runErr error
 	committed := map[kpart.TopicPartition]int64{}
 	if untilQuiescent {
-		members := []*consumer{{src: src, eng: eng, ft: ft}}
+		members := []*member{{client: src, eng: eng, ft: ft}}
 		target := eng.Stored
 		if o.Commit == CommitLedger {
 			target = func() map[kpart.TopicPartition]int64 {
@@ -213,7 +199,7 @@ func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*Co
 				return out
 			}
 		}
-		committed, runErr = o.settle(ctx, lp, func() []*consumer { return members }, nil, target)
+		committed, runErr = o.settle(ctx, lp, func() []*member { return members }, nil, target)
 		res.Quiescent = runErr == nil
 	} else {
 		// Until interrupted, but not past a broker that stopped answering: the same

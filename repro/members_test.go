@@ -228,3 +228,19 @@ func TestSimulatingOneMemberRunsItInAManagedGroup(t *testing.T) {
 		t.Errorf("lost %s, want p0 82-199", lostText(res))
 	}
 }
+
+// A member that left on --rebalance-at is reported as left after a --commit ledger
+// restart too: the restarted instance adds to the members' names, not over their leave
+// (the live run always kept it; the simulated copy used to reset it).
+func TestSimulatingARestartKeepsWhenAMemberLeft(t *testing.T) {
+	o := DefaultOptions()
+	o.Members, o.Commit = 3, CommitLedger
+	o.RebalanceAt = steps(t, "5m:leave")
+	res := simulate(t, o)
+	if res.Restarts == 0 {
+		t.Fatalf("restarts %d, want a phase-3 restart for this test to mean anything", res.Restarts)
+	}
+	if got := res.Members[2]; got.Name != "m3" || got.Left < 5*time.Minute {
+		t.Errorf("members %s, want m3 left at 5m or after (its batches in flight finished)", membersText(res.Members))
+	}
+}

@@ -7,8 +7,10 @@
 //
 // It returns results; printing them is the caller's business.
 //
-// Where things are: options.go (the options and their validation), run.go (the run's
-// lifecycle: produce, consumer instances, phases), judge.go (verdicts per partition and
+// Where things are: options.go (the options and their validation), driver.go (the one
+// scenario driver: produce, consumer instances, phases, restarts, finishing) over a
+// cluster, run.go (the live cluster: librdkafka clients on a broker) or simulate.go (the
+// simulated one: simkafka on virtual time), judge.go (verdicts per partition and
 // per phase), frontier.go (the application ledger beside the client), source.go (the
 // live record source over librdkafka), produce.go (producers and admin), consume.go
 // (`repro consume`).

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"sort"
 	"sync/atomic"
@@ -110,197 +109,137 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res.Topic, res.Group, res.Brokers = topic, group, cfg.Brokers
 
-	r := &run{o: o, ctx: ctx, cfg: cfg, topic: topic, group: group, res: res, start: start, lp: loop.NewReal(), kfake: kfake,
-		records: map[int32][]int64{}, highs: map[int32]int64{}, delivered: map[kpart.TopicPartition]map[int64]int{}}
-	r.emit(traceevent.Event{Ev: traceevent.Run, Schema: traceevent.Schema, Topic: topic, Group: group,
+	lc := &liveCluster{o: o, ctx: ctx, cfg: cfg, topic: topic, group: group, runID: runID, began: start, kfake: kfake}
+	d := newDriver(ctx, o, loop.NewReal(), topic, res, o.Trace.Write)
+	d.cl, lc.d = lc, d
+	d.emit(traceevent.Event{Ev: traceevent.Run, Schema: traceevent.Schema, Topic: topic, Group: group,
 		Policy: string(o.Policy), Commit: string(o.Commit), Settings: res.Settings})
-
-	prod, err := Produce(ctx, cfg, topic, o.Workload, "kstranded-"+runID, o.Timeout)
-	if err != nil {
-		return nil, err
-	}
-	res.Produced = prod
-	for _, pp := range prod.Partitions {
-		r.records[pp.Partition] = append([]int64(nil), pp.Offsets...)
-		r.highs[pp.Partition] = pp.High
-		r.emit(traceevent.Event{Ev: traceevent.Produce, Topic: topic, Partition: traceevent.P(pp.Partition), N: len(pp.Offsets),
-			First: traceevent.P(pp.First()), Last: traceevent.P(pp.Last()), High: traceevent.P(pp.High)})
-	}
-
-	if err := r.startConsumer(); err != nil {
-		r.stopConsumer()
-		return nil, err
-	}
-	defer r.stopConsumer()
-	if o.Group != "" && !res.Embedded {
-		// A group named on a cluster others use: someone may join it while the run goes
-		// on (issue 27 §4); cmd checked who was there at start.
-		if r.shared, err = watchShared(ctx, cfg, group, r.clientID(), o.Timeout, func() int { return int(r.started.Load()) }, func() time.Duration { return time.Since(start) }); err != nil {
-			return nil, err
-		}
-	}
-	if o.Progress != nil {
-		var tick func()
-		tick = func() {
-			if r.c != nil {
-				o.Progress(Progress{Phase: len(res.Phases) + 1, Status: r.c.eng.Status(), Elapsed: time.Since(start)})
+	return d.run(func() error {
+		if o.Group != "" && !res.Embedded {
+			// A group named on a cluster others use: someone may join it while the run
+			// goes on (issue 27 §4); cmd checked who was there at start.
+			var err error
+			if lc.shared, err = watchShared(ctx, cfg, group, lc.clientID(), o.Timeout, func() int { return int(lc.started.Load()) }, func() time.Duration { return time.Since(start) }); err != nil {
+				return err
 			}
-			r.lp.After(200*time.Millisecond, tick)
 		}
-		r.lp.Post(tick)
-	}
-
-	// Phase 1: drain the workload.
-	if err := r.phase(1, nil); err != nil {
-		return r.finish(err)
-	}
-	// Phase 2: one more record on every partition that held workload records wakes the
-	// consumer; auto-commit then moves past whatever was dropped, on every partition
-	// where something was (as in production, where records keep arriving).
-	parts := workloadPartitions(o.Workload)
-	offs, highs, err := ProduceEach(ctx, cfg, topic, parts, o.Timeout)
-	if err != nil {
-		return r.finish(err)
-	}
-	for _, p := range parts {
-		r.records[p] = append(r.records[p], offs[p])
-		r.highs[p] = highs[p]
-		for _, c := range r.cs {
-			c.src.expect[kpart.TopicPartition{Topic: topic, Partition: p}] = highs[p]
+		if o.Progress != nil {
+			var tick func()
+			tick = func() {
+				if len(d.members) > 0 && d.members[0].eng != nil {
+					o.Progress(Progress{Phase: len(res.Phases) + 1, Status: d.members[0].eng.Status(), Elapsed: time.Since(start)})
+				}
+				d.lp.After(200*time.Millisecond, tick)
+			}
+			d.lp.Post(tick)
 		}
-		r.emit(traceevent.Event{Ev: traceevent.Produce, Phase: 2, Topic: topic, Partition: traceevent.P(p), N: 1,
-			First: traceevent.P(offs[p]), Last: traceevent.P(offs[p]), High: traceevent.P(highs[p])})
-	}
-	if err := r.phase(2, phase2Delivered(r.deliveredTimes, topic, offs)); err != nil {
-		return r.finish(err)
-	}
-	if o.Commit == CommitLedger {
-		// Phase 3: restart the consumer in the same group, as an operator would; the
-		// ledger's commit never passed a stranded record, so the restart resumes below
-		// it. Restart again while records remain stranded, up to MaxRestarts.
-		if err := r.restarts(); err != nil {
-			return r.finish(err)
-		}
-	}
-	return r.finish(nil)
+		return nil
+	})
 }
 
-// run is one scenario in progress.
-type run struct {
-	o         Options
-	ctx       context.Context
-	cfg       kafkaconf.Config
-	topic     string
-	group     string
-	res       *Result
-	start     time.Time
-	lp        *loop.Loop
-	c         *consumer     // the first member (progress)
-	cs        []*consumer   // every member of the current instance, in start order (joined ones last)
-	began     time.Duration // on lp's clock, when the first consumer instance started: members' join and leave times count from it
-	steps     int           // --rebalance-at steps not yet done
-	records   map[int32][]int64
-	highs     map[int32]int64
-	delivered map[kpart.TopicPartition]map[int64]int // over every consumer instance
-	restarted int
-	byMember  memberTally  // distinct deliveries per member name, over instances
-	kfake     bool         // the broker is kfake (embedded, or `kstranded broker`)
-	started   atomic.Int64 // consumers started, over instances (sharedWatch)
-	shared    *sharedWatch // a named group on --brokers: who else is in it while the run goes on
+// liveCluster is the scenario's cluster on a broker: each member is a librdkafka
+// client (rdSource) in the run's group, on the wall clock.
+type liveCluster struct {
+	o       Options
+	ctx     context.Context
+	cfg     kafkaconf.Config
+	topic   string
+	group   string
+	runID   string
+	began   time.Time // when Run began: the result's times count from it
+	kfake   bool      // the broker is kfake (embedded, or `kstranded broker`)
+	d       *driver
+	started atomic.Int64 // consumers started, over instances (sharedWatch)
+	shared  *sharedWatch // a named group on --brokers: who else is in it while the run goes on
+}
+
+// rd is a live member's client.
+func rd(m *member) *rdSource { return m.client.(*rdSource) }
+
+func (c *liveCluster) elapsed() time.Duration { return time.Since(c.began) }
+
+func (c *liveCluster) produce() (ProduceResult, error) {
+	return Produce(c.ctx, c.cfg, c.topic, c.o.Workload, "kstranded-"+c.runID, c.o.Timeout)
+}
+
+func (c *liveCluster) produceEach(parts []int32) (map[int32]int64, map[int32]int64, error) {
+	offs, highs, err := ProduceEach(c.ctx, c.cfg, c.topic, parts, c.o.Timeout)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, p := range parts {
+		for _, m := range c.d.members {
+			rd(m).expect[kpart.TopicPartition{Topic: c.topic, Partition: p}] = highs[p]
+		}
+	}
+	return offs, highs, nil
 }
 
 // clientID is the client.id of the run's consumers: the user's, else one of the run's
 // own, which is how sharedWatch tells the run's members from anyone else's.
-func (r *run) clientID() string {
-	if id := r.cfg.Props["client.id"]; id != "" {
+func (c *liveCluster) clientID() string {
+	if id := c.cfg.Props["client.id"]; id != "" {
 		return id
 	}
-	return "kstranded-" + r.res.RunID
+	return "kstranded-" + c.runID
 }
 
 // newSource starts one consumer client of the run in its group.
-func (r *run) newSource() (*rdSource, error) {
-	props := consumerProps(r.o, r.group, r.kfake)
-	if r.cfg.Props["client.id"] == "" {
-		props["client.id"] = r.clientID()
+func (c *liveCluster) newSource() (*rdSource, error) {
+	props := consumerProps(c.o, c.group, c.kfake)
+	if c.cfg.Props["client.id"] == "" {
+		props["client.id"] = c.clientID()
 	}
-	r.started.Add(1)
-	return newRDSource(r.cfg, props, r.topic, r.trace, r.now)
+	c.started.Add(1)
+	return newRDSource(c.cfg, props, c.topic, c.d.trace, func() (time.Time, float64) {
+		return time.Now().UTC(), float64(c.d.lp.Elapsed()) / float64(time.Millisecond)
+	})
 }
 
-// consumer is one consumer instance: librdkafka client, model engine, ledger.
-type consumer struct {
-	src    *rdSource
-	eng    *eachbatch.Engine
-	ft     *frontierTracker
-	joined time.Duration
-	left   time.Duration
-	gone   bool // left on --rebalance-at
-}
-
-func (r *run) now() (time.Time, float64) {
-	return time.Now().UTC(), float64(r.lp.Elapsed()) / float64(time.Millisecond)
-}
-
-func (r *run) trace(ev traceevent.Event) { r.o.Trace.Write(ev) }
-
-func (r *run) emit(ev traceevent.Event) {
-	ev.Time, ev.AtMs = r.now()
-	r.trace(ev)
-}
-
-// startConsumer starts a consumer instance in the run's group: --members consumers,
-// each its own librdkafka client and engine. They subscribe first and are polled in
-// turn until every one holds partitions (an eager rebalance waits for every member to
-// rejoin, so none may be left unpolled), then their engines start; from then on every
-// rebalance goes through the engine's #rebalanceCallback.
-func (r *run) startConsumer() error {
-	o := r.o
-	r.cs = nil
-	for i := 0; i < o.members(); i++ {
-		src, err := r.newSource()
+// start starts a consumer instance in the run's group: n consumers, each its own
+// librdkafka client and engine. They subscribe first and are polled in turn until every
+// one holds partitions (an eager rebalance waits for every member to rejoin, so none may
+// be left unpolled), then their engines start; from then on every rebalance goes
+// through the engine's #rebalanceCallback.
+func (c *liveCluster) start(d *driver, n int) ([]*member, error) {
+	var ms []*member
+	for i := 0; i < n; i++ {
+		src, err := c.newSource()
 		if err != nil {
-			return err
+			return ms, err
 		}
-		if o.grouped() {
+		if c.o.grouped() {
 			src.member = fmt.Sprintf("m%d", i+1)
 			src.emit(traceevent.Event{Ev: traceevent.Member, Reason: "join"})
 		}
-		r.cs = append(r.cs, &consumer{src: src})
+		ms = append(ms, &member{name: fmt.Sprintf("m%d", i+1), client: src})
 	}
-	r.c = r.cs[0]
-	if len(r.cs) == 1 {
-		if err := r.c.src.waitAssigned(r.ctx, r.cfg.Brokers, o.Timeout); err != nil {
-			return err
+	if len(ms) == 1 {
+		if err := rd(ms[0]).waitAssigned(c.ctx, c.cfg.Brokers, c.o.Timeout); err != nil {
+			return ms, err
 		}
-	} else if err := r.waitAllAssigned(); err != nil {
-		return err
+	} else if err := c.waitAllAssigned(ms); err != nil {
+		return ms, err
 	}
-	for _, c := range r.cs {
-		if err := r.startEngine(c); err != nil {
-			return err
-		}
-	}
-	if r.restarted == 0 {
-		r.began = r.lp.Elapsed()
-		for _, st := range o.rebalanceSteps() {
-			r.steps++
-			r.lp.After(o.scale(st.At), func() { r.step(st) })
+	for _, m := range ms {
+		if err := c.startEngine(m); err != nil {
+			return ms, err
 		}
 	}
-	return nil
+	return ms, nil
 }
 
 // waitAllAssigned polls every member until each holds partitions.
-func (r *run) waitAllAssigned() error {
-	deadline := time.Now().Add(r.o.Timeout)
+func (c *liveCluster) waitAllAssigned(ms []*member) error {
+	deadline := time.Now().Add(c.o.Timeout)
 	for {
 		all := true
-		for _, c := range r.cs {
-			if err := r.ctx.Err(); err != nil {
+		for _, m := range ms {
+			src := rd(m)
+			if err := c.ctx.Err(); err != nil {
 				return err
 			}
-			switch e := c.src.c.Poll(20).(type) {
+			switch e := src.c.Poll(20).(type) {
 			case kafka.Error:
 				if e.IsFatal() {
 					return fmt.Errorf("consumer: %w", e)
@@ -314,66 +253,58 @@ func (r *run) waitAllAssigned() error {
 				if e.TopicPartition.LeaderEpoch != nil {
 					epoch = *e.TopicPartition.LeaderEpoch
 				}
-				if err := c.src.Seek(tp, int64(e.TopicPartition.Offset), epoch); err != nil {
+				if err := src.Seek(tp, int64(e.TopicPartition.Offset), epoch); err != nil {
 					return fmt.Errorf("consumer returned a record before its engine started and could not seek back to it: %v: %w", e.TopicPartition, err)
 				}
 			}
-			all = all && len(c.src.assignment) > 0
+			all = all && len(src.assignment) > 0
 		}
 		if all {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("no partition assignment for all %d members from brokers %s within --timeout %s", len(r.cs), r.cfg.Brokers, r.o.Timeout)
+			return fmt.Errorf("no partition assignment for all %d members from brokers %s within --timeout %s", len(ms), c.cfg.Brokers, c.o.Timeout)
 		}
 	}
 }
 
 // startEngine starts a member's engine and ledger on its assigned client.
-func (r *run) startEngine(c *consumer) error {
-	o := r.o
-	src := c.src
-	for p, h := range r.highs {
-		src.expect[kpart.TopicPartition{Topic: r.topic, Partition: p}] = h
+func (c *liveCluster) startEngine(m *member) error {
+	o, d := c.o, c.d
+	src := rd(m)
+	for p, h := range d.highs {
+		src.expect[kpart.TopicPartition{Topic: c.topic, Partition: p}] = h
 	}
-	trace := r.trace
+	trace := d.trace
 	if src.member != "" {
-		trace = func(ev traceevent.Event) { ev.Member = src.member; r.trace(ev) }
+		trace = func(ev traceevent.Event) { ev.Member = src.member; d.trace(ev) }
 	}
-	eng, err := eachbatch.New(r.lp, src, o.EngineSettings(), trace)
-	if err != nil {
+	if err := d.attach(m, src, src, trace); err != nil {
 		return err
 	}
-	c.eng = eng
-	interval := max(o.scale(o.AutoCommitInterval), time.Millisecond)
-	ft := newFrontierTracker(r.lp, o.Commit == CommitLedger, src, interval, trace)
-	ft.maxInFlight, ft.maxBytes = o.MaxInFlight, o.MaxInFlightBytes
 	start := map[kpart.TopicPartition]int64{}
-	if c, err := src.committed(o.Timeout); err == nil {
-		for tp, off := range c {
+	if got, err := src.committed(o.Timeout); err == nil {
+		for tp, off := range got {
 			if off >= 0 {
 				start[tp] = off
 			}
 		}
 	}
-	ft.assign(src.Assignment(), start)
-	ft.attach(eng)
-	discarded := eng.OnDiscard
-	eng.OnDiscard = func(recs []eachbatch.Record) {
-		// The engine reports records dropped from the cache with no rewind at or below
-		// them: from here on nothing will fetch them again.
-		if r.res.LossAt == 0 {
-			r.res.LossAt = time.Since(r.start)
-		}
-		discarded(recs)
-	}
+	m.ft.assign(src.Assignment(), start)
+	followAssignment(o, src, m.eng, m.ft)
+	d.lp.Post(m.eng.Start)
+	return nil
+}
+
+// followAssignment makes a live member's ledger and engine follow its client's
+// rebalances. A partition assigned mid-run (a member joined or left, or librdkafka
+// rejoined after max.poll.interval) starts its ledger at the group's committed offset,
+// as the simulated run's does (simkafka.Client.Committed): librdkafka starts fetching
+// there too (kafkaTPs: OFFSET_INVALID). The read runs inside Poll's rebalance callback,
+// before the partitions are assigned; librdkafka serves it from its main thread
+// (rd_kafka_committed's OffsetFetch), not from this poll.
+func followAssignment(o Options, src *rdSource, eng *eachbatch.Engine, ft *frontierTracker) {
 	src.onAssign = func(tps []kpart.TopicPartition) {
-		// A partition assigned mid-run (a member joined or left, or librdkafka rejoined
-		// after max.poll.interval) starts its ledger at the group's committed offset, as
-		// the simulated run's does (simkafka.Client.Committed): librdkafka starts
-		// fetching there too (kafkaTPs: OFFSET_INVALID). The read runs inside Poll's
-		// rebalance callback, before the partitions are assigned; librdkafka serves it
-		// from its main thread (rd_kafka_committed's OffsetFetch), not from this poll.
 		start := map[kpart.TopicPartition]int64{}
 		got, err := src.committedOf(tps, o.probeTimeout())
 		if err != nil {
@@ -388,9 +319,6 @@ func (r *run) startEngine(c *consumer) error {
 	}
 	src.onRevoke = ft.revoked
 	src.onRebalance = eng.RebalanceCallback
-	c.ft = ft
-	r.lp.Post(eng.Start)
-	return nil
 }
 
 // join is a --rebalance-at TIME:join step live: a new member, its own librdkafka client
@@ -401,185 +329,33 @@ func (r *run) startEngine(c *consumer) error {
 // rebalance through theirs: under the classic protocol (roundrobin, EAGER) every
 // partition is revoked (a pending #unassign once their batches in flight finish) and
 // dealt again; under the consumer protocol (COOPERATIVE) only the partitions that move.
-func (r *run) join() error {
-	name := fmt.Sprintf("m%d", len(r.cs)+1)
-	src, err := r.newSource()
+func (c *liveCluster) join(d *driver, name string) (*member, error) {
+	src, err := c.newSource()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	src.member = name
 	src.emit(traceevent.Event{Ev: traceevent.Member, Reason: "join"})
-	c := &consumer{src: src, joined: r.lp.Elapsed() - r.began}
-	r.cs = append(r.cs, c)
-	return r.startEngine(c)
+	m := &member{name: name, client: src}
+	return m, c.startEngine(m)
 }
 
-// step runs one --rebalance-at step live. A join starts a member (join). A leave is
-// disconnect(): the member's engine stops (batches in flight finish), its ledger commits
-// its completed frontier (ledger mode), and its client closes (close() revokes,
-// librdkafka commits what was stored, and leaves the group).
-func (r *run) step(st RebalanceStep) {
-	defer func() { r.steps-- }()
-	if st.Join {
-		if err := r.join(); err != nil {
-			r.res.Warnings = append(r.res.Warnings, fmt.Sprintf("--rebalance-at %s: not done: %v", st, err))
-		}
-		return
-	}
-	var c *consumer
-	if st.Member > 0 && st.Member <= len(r.cs) {
-		c = r.cs[st.Member-1]
-	}
-	if st.Member == 0 {
-		for i := len(r.cs) - 1; i >= 0 && c == nil; i-- {
-			if !r.cs[i].gone {
-				c = r.cs[i]
-			}
-		}
-	}
-	if c == nil || c.gone {
-		r.res.Warnings = append(r.res.Warnings, fmt.Sprintf("--rebalance-at %s: not done (no such member in the group)", st))
-		return
-	}
-	c.gone = true
-	drain(r.lp, c.eng, r.o.Grace)
-	c.eng.FlushTrace()
-	c.ft.shutdown()
-	if err := c.src.close(r.o.Timeout); err != nil {
-		c.src.errs = append(c.src.errs, err)
-	}
-	c.left = r.lp.Elapsed() - r.began
-	c.src.emit(traceevent.Event{Ev: traceevent.Member, Reason: "leave"})
+// whenStopped is a leave live: the loop runs until the member's batches in flight
+// finish or --grace passes.
+func (c *liveCluster) whenStopped(m *member, then func()) {
+	drain(c.d.lp, m.eng, c.o.Grace)
+	then()
+	rd(m).emit(traceevent.Event{Ev: traceevent.Member, Reason: "leave"})
 }
 
-// active are the members still in the group.
-func (r *run) active() []*consumer {
-	var out []*consumer
-	for _, c := range r.cs {
-		if !c.gone {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// stopConsumer stops admitting, lets batches in flight finish within the grace period
-// while the consumer keeps its assignment, commits only the completed owned frontier
-// (ledger mode; librdkafka commits what is stored on close in auto mode), and closes.
-func (r *run) stopConsumer() {
-	cs := r.cs
-	if len(cs) == 0 {
-		return
-	}
-	r.c, r.cs = nil, nil
-	grace, closeBound := r.o.Grace, r.o.Timeout
-	if r.res.unreachable {
-		// Nothing can be committed or read back: no grace for batches in flight, and a
-		// close bounded so that the run ends within --timeout of the broker's death.
-		grace, closeBound = 0, min(closeBound, closeUnreachable)
-	}
-	var running []*consumer
-	for _, c := range cs {
-		if c.eng != nil && !c.gone {
-			c.eng.Stop()
-			running = append(running, c)
-		}
-	}
-	if len(running) > 0 {
-		expired := false
-		t := r.lp.After(grace, func() { expired = true })
-		_ = r.lp.Run(context.Background(), func() bool {
-			for _, c := range running {
-				if !c.eng.Stopped() {
-					return expired
-				}
-			}
-			return true
-		})
-		t.Stop()
-	}
-	for _, c := range cs {
-		if c.eng != nil {
-			c.eng.FlushTrace()
-			for tp, d := range c.eng.Delivered() {
-				m := r.delivered[tp]
-				if m == nil {
-					m = map[int64]int{}
-					r.delivered[tp] = m
-				}
-				for off, n := range d {
-					m[off] += n
-				}
-			}
-		}
-		if c.gone {
-			r.warn(c)
-			continue
-		}
-		if c.eng != nil && !r.res.unreachable {
-			c.ft.shutdown()
-		}
-		if err := c.src.close(closeBound); err != nil {
-			c.src.errs = append(c.src.errs, err)
-		}
-		r.warn(c)
-	}
-	if r.o.grouped() {
-		r.recordMembers(cs)
+func (s *rdSource) leave(bound time.Duration) {
+	if err := s.close(bound); err != nil {
+		s.errs = append(s.errs, err)
 	}
 }
 
-// recordMembers adds an instance's members to the result. A restarted instance (phase
-// 3) adds to the same names, counting distinct records, as the simulated run does
-// (simRun.recordMembers); a member that joined on --rebalance-at keeps its join time.
-func (r *run) recordMembers(cs []*consumer) {
-	for i, c := range cs {
-		var delivered map[kpart.TopicPartition]map[int64]int
-		if c.eng != nil {
-			delivered = c.eng.Delivered()
-		}
-		m := r.byMember.record(r.res, fmt.Sprintf("m%d", i+1), c.joined, delivered)
-		if c.left > 0 {
-			m.Left = c.left
-		}
-		m.Lost += c.src.lostCount
-	}
-}
-
-// warn turns what went wrong inside a consumer instance (client errors the JS client
-// would only log, failed stores, seeks, commits, pauses) into warnings of the result, so a
-// clean verdict is never printed over them.
-func (r *run) warn(c *consumer) {
-	var errs []error
-	if c.eng != nil {
-		errs = append(errs, c.eng.Errors...)
-	}
-	if c.ft != nil {
-		errs = append(errs, c.ft.Errors...)
-		errs = append(errs, c.ft.Regressions...)
-	}
-	errs = append(errs, c.src.errs...)
-	seen := map[string]int{}
-	var order []string
-	for _, e := range errs {
-		m := suppressed.ReplaceAllString(e.Error(), "")
-		if seen[m] == 0 {
-			order = append(order, m)
-		}
-		seen[m]++
-	}
-	for _, m := range order {
-		if n := seen[m]; n > 1 {
-			m = fmt.Sprintf("%s (%d times)", m, n)
-		}
-		r.res.Warnings = append(r.res.Warnings, m)
-	}
-}
-
-// suppressed is librdkafka's count of identical errors it did not log again
-// (rd_kafka_broker_fail: ", N identical error(s) suppressed"); without it the same
-// error dedupes to one warning with its count.
-var suppressed = regexp.MustCompile(`, \d+ identical error\(s\) suppressed`)
+func (s *rdSource) problems() []error  { return s.errs }
+func (s *rdSource) maxPollLeaves() int { return s.lostCount }
 
 // drain stops admitting work and runs the loop until every batch in flight has
 // finished or the grace period (on the loop's clock) has passed.
@@ -591,189 +367,96 @@ func drain(lp *loop.Loop, eng *eachbatch.Engine, grace time.Duration) {
 	_ = lp.Run(context.Background(), func() bool { return eng.Stopped() || expired })
 }
 
-// allDelivered merges what earlier consumer instances and the current one delivered.
-func (r *run) allDelivered() map[kpart.TopicPartition]map[int64]int {
-	out := map[kpart.TopicPartition]map[int64]int{}
-	add := func(src map[kpart.TopicPartition]map[int64]int) {
-		for tp, d := range src {
-			m := out[tp]
-			if m == nil {
-				m = map[int64]int{}
-				out[tp] = m
-			}
-			for off, n := range d {
-				m[off] += n
-			}
-		}
-	}
-	add(r.delivered)
-	for _, c := range r.cs {
-		if c.eng != nil {
-			add(c.eng.Delivered())
-		}
-	}
-	return out
+func (c *liveCluster) phase2Done(d *driver, offs map[int32]int64) func() bool {
+	return phase2Delivered(d.deliveredTimes, c.topic, offs)
 }
 
-// deliveredTimes is how many times the record at offset of tp reached a handler, over
-// every consumer instance: allDelivered's count of one record, without copying them all.
-func (r *run) deliveredTimes(tp kpart.TopicPartition, offset int64) int {
-	n := r.delivered[tp][offset]
-	for _, c := range r.cs {
-		if c.eng != nil {
-			n += c.eng.DeliveredTimes(tp, offset)
-		}
-	}
-	return n
-}
-
-// consumerRun is what phase 3's restart loop needs of a run, live or simulated.
-type consumerRun interface {
-	stopConsumer()
-	startConsumer() error
-	phase(n int, extra func() bool) error
-	pending() int
-}
-
-// restartUntilDelivered is --commit ledger's phase 3: restart the consumer in the same
-// group until the ledger holds no pending record or max restarts were made.
-func restartUntilDelivered(c consumerRun, restarted *int, max int, res *Result) error {
-	for {
-		c.stopConsumer()
-		*restarted++
-		if err := c.startConsumer(); err != nil {
-			return err
-		}
-		if err := c.phase(3, nil); err != nil {
-			return err
-		}
-		if c.pending() == 0 || *restarted >= max {
-			if n := c.pending(); n > 0 {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%d records still stranded after %d restarts (--max-restarts)", n, *restarted))
-			}
-			res.Restarts = *restarted
-			return nil
-		}
-		// Quiescent with records still pending: the bug stranded them again. The
-		// restart phase is recorded once, with its final state.
-		res.Phases = res.Phases[:len(res.Phases)-1]
-	}
-}
-
-func (r *run) restarts() error { return restartUntilDelivered(r, &r.restarted, r.o.MaxRestarts, r.res) }
-
-func (r *run) finish(runErr error) (*Result, error) {
-	if errors.Is(runErr, ErrUnreachable) {
-		r.res.unreachable = true
-	}
-	if r.ctx.Err() != nil && !r.res.unreachable {
+// current reads what is committed when a run is interrupted or failed mid-phase, if it
+// can be read.
+func (c *liveCluster) current(d *driver) map[kpart.TopicPartition]int64 {
+	if d.ctx.Err() != nil && !d.res.unreachable {
 		// Interrupted while the broker was not answering: the read-back below, the close
 		// and the topic's deletion are bounded as after an unreachable broker, else each
 		// waits --timeout (issue 27 §5).
-		for _, c := range r.active() {
-			if c.src.silent(min(r.o.probeTimeout(), closeUnreachable)) {
-				r.res.unreachable = true
+		for _, m := range d.active() {
+			if rd(m).silent(min(c.o.probeTimeout(), closeUnreachable)) {
+				d.res.unreachable = true
 				break
 			}
 		}
 	}
+	if d.res.unreachable {
+		return nil
+	}
 	var current map[kpart.TopicPartition]int64
-	if !r.res.unreachable {
-		// Interrupted or failed mid-phase: what is committed now, if it can be read.
-		for _, c := range r.active() {
-			if got, err := c.src.committed(min(r.o.Timeout, 5*time.Second)); err == nil {
-				if current == nil {
-					current = map[kpart.TopicPartition]int64{}
-				}
-				maps.Copy(current, got)
+	for _, m := range d.active() {
+		if got, err := rd(m).committed(min(c.o.Timeout, 5*time.Second)); err == nil {
+			if current == nil {
+				current = map[kpart.TopicPartition]int64{}
 			}
+			maps.Copy(current, got)
 		}
 	}
-	r.stopConsumer()
-	if who, at := r.shared.stop(); who != "" {
-		msg := fmt.Sprintf("group %s had another member during the run: %s was in it at %s; it took part of the group's partitions and its joins and leaves rebalanced the run's consumers, so what this run counts is only its share, not the scenario's outcome (a group of the run's own gives that)",
-			r.group, who, at.Round(time.Millisecond))
-		if r.o.AllowSharedGroup {
-			r.res.Warnings = append(r.res.Warnings, "--allow-shared-group: "+msg)
-		} else if runErr == nil {
-			runErr = fmt.Errorf("%w: %s", ErrSharedGroup, msg)
-			r.res.EveryPhase = true
-		}
-	}
-	r.res.Elapsed = time.Since(r.start)
-	r.res.judge(r.allDelivered(), r.records, r.highs, current)
-	if runErr != nil && (errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded)) && r.ctx.Err() != nil {
-		r.res.Interrupted = true
-		r.emit(traceevent.Event{Ev: traceevent.Interrupt})
-	}
-	r.res.Complete = runErr == nil
-	if runErr != nil {
-		r.res.Error = runErr.Error()
-		r.res.incomplete()
-	}
-	r.emit(traceevent.Event{Ev: traceevent.Verdict, Partitions: r.res.partitionStates(), Reason: string(r.res.Verdict)})
-	return r.res, runErr
+	return current
 }
 
-// phase runs the loop until the engine is quiescent and the group's committed offsets
-// equal what the commit mode commits (the stored offsets with auto-commit, the ledger's
-// frontier with --commit ledger), then records the phase.
-func (r *run) phase(n int, extra func() bool) error {
+// stopped ends the shared-group watch: another member in the run's group fails the run
+// unless --allow-shared-group.
+func (c *liveCluster) stopped(runErr error) error {
+	if who, at := c.shared.stop(); who != "" {
+		msg := fmt.Sprintf("group %s had another member during the run: %s was in it at %s; it took part of the group's partitions and its joins and leaves rebalanced the run's consumers, so what this run counts is only its share, not the scenario's outcome (a group of the run's own gives that)",
+			c.group, who, at.Round(time.Millisecond))
+		if c.o.AllowSharedGroup {
+			c.d.res.Warnings = append(c.d.res.Warnings, "--allow-shared-group: "+msg)
+		} else if runErr == nil {
+			runErr = fmt.Errorf("%w: %s", ErrSharedGroup, msg)
+			c.d.res.EveryPhase = true
+		}
+	}
+	return runErr
+}
+
+// settle: the phase ends when the members are quiescent and the group's committed
+// offsets equal what the commit mode commits (the stored offsets with auto-commit, the
+// ledger's frontier with --commit ledger) on the partitions each member holds.
+func (c *liveCluster) settle(d *driver, n int, extra func() bool) (map[kpart.TopicPartition]int64, error) {
 	target := func() map[kpart.TopicPartition]int64 {
 		out := map[kpart.TopicPartition]int64{}
-		for _, c := range r.active() {
-			if r.o.Commit == CommitLedger {
-				for tp, f := range c.ft.frontiers() {
-					if f > 0 && slices.Contains(c.src.assignment, tp) {
+		for _, m := range d.active() {
+			held := rd(m).assignment
+			if c.o.Commit == CommitLedger {
+				for tp, f := range m.ft.frontiers() {
+					if f > 0 && slices.Contains(held, tp) {
 						out[tp] = f
 					}
 				}
 				continue
 			}
-			for tp, o := range c.eng.Stored() {
-				if slices.Contains(c.src.assignment, tp) {
+			for tp, o := range m.eng.Stored() {
+				if slices.Contains(held, tp) {
 					out[tp] = o
 				}
 			}
 		}
 		return out
 	}
-	if r.steps > 0 {
-		// --rebalance-at steps still to come: the phase covers them.
-		inner := extra
-		extra = func() bool { return r.steps == 0 && (inner == nil || inner()) }
-	}
-	committed, err := r.o.settle(r.ctx, r.lp, r.active, extra, target)
-	if err != nil {
-		if errors.Is(err, ErrPhaseTimeout) {
-			return fmt.Errorf("phase %d: %w", n, err)
-		}
-		return err
-	}
-	frontiers := map[kpart.TopicPartition]int64{}
-	// The members at the phase's end, joined ones included: a member's ledger holds
-	// only the partitions it owns (revoked ones are dropped from it).
-	for _, c := range r.active() {
-		maps.Copy(frontiers, c.ft.frontiers())
-	}
-	ph := newPhase(n, time.Since(r.start), committed, r.allDelivered(), frontiers, r.records, r.highs)
-	r.res.Phases = append(r.res.Phases, ph)
-	r.emit(ph.event())
-	return nil
+	return c.o.settle(c.ctx, d.lp, d.active, extra, target)
 }
 
-func (r *run) pending() int {
-	n := 0
-	for _, c := range r.active() {
-		n += c.ft.pending()
+// frontiers: a live member's ledger holds only the partitions it owns (revoked ones are
+// dropped from it); the members at the phase's end, joined ones included.
+func (c *liveCluster) frontiers(active []*member) map[kpart.TopicPartition]int64 {
+	out := map[kpart.TopicPartition]int64{}
+	for _, m := range active {
+		maps.Copy(out, m.ft.frontiers())
 	}
-	return n
+	return out
 }
 
 // settle runs the loop until the engine is quiescent (and extra holds) and the group's
 // committed offsets equal target(), then returns the committed offsets. There is no
 // idle timer: the check runs at the auto-commit interval and ends as soon as it holds.
-func (o Options) settle(ctx context.Context, lp *loop.Loop, members func() []*consumer, extra func() bool,
+func (o Options) settle(ctx context.Context, lp *loop.Loop, members func() []*member, extra func() bool,
 	target func() map[kpart.TopicPartition]int64) (map[kpart.TopicPartition]int64, error) {
 	settled, timedOut := false, false
 	var unreachable error
@@ -786,10 +469,10 @@ func (o Options) settle(ctx context.Context, lp *loop.Loop, members func() []*co
 		}
 		quiet := true
 		for _, m := range members() {
-			if unreachable = m.src.unreachable(o.unreachableAfter(), o.probeTimeout()); unreachable != nil {
+			if unreachable = rd(m).unreachable(o.unreachableAfter(), o.probeTimeout()); unreachable != nil {
 				return
 			}
-			if unreachable = m.src.orphaned(o.unreachableAfter()); unreachable != nil {
+			if unreachable = rd(m).orphaned(o.unreachableAfter()); unreachable != nil {
 				return
 			}
 			quiet = quiet && m.eng.Quiescent()
@@ -799,7 +482,7 @@ func (o Options) settle(ctx context.Context, lp *loop.Loop, members func() []*co
 			var err error
 			for _, m := range members() {
 				var c map[kpart.TopicPartition]int64
-				if c, err = m.src.committed(o.probeTimeout()); err != nil {
+				if c, err = rd(m).committed(o.probeTimeout()); err != nil {
 					break
 				}
 				maps.Copy(all, c)
@@ -812,18 +495,13 @@ func (o Options) settle(ctx context.Context, lp *loop.Loop, members func() []*co
 		lp.After(check, tick)
 	}
 	lp.After(check, tick)
-	limit := o.PhaseTimeout
-	if limit == 0 {
-		// Generous: every record handled one batch at a time, plus two expiries.
-		perRecord := o.scale(o.HandlerDelay) / time.Duration(o.HandlerParallel)
-		limit = time.Duration(o.Workload.Total()+len(o.Workload.Parts))*perRecord + 4*o.scale(o.MaxPollInterval) + o.Timeout
-	}
+	limit := o.phaseLimit(o.Timeout)
 	deadline := lp.After(limit, func() { timedOut = true })
 	defer deadline.Stop()
 	fatal := func() error {
 		for _, m := range members() {
-			if m.src.fatal != nil {
-				return m.src.fatal
+			if rd(m).fatal != nil {
+				return rd(m).fatal
 			}
 		}
 		return nil
@@ -841,6 +519,16 @@ func (o Options) settle(ctx context.Context, lp *loop.Loop, members func() []*co
 		return nil, fmt.Errorf("%w within %s", ErrPhaseTimeout, limit)
 	}
 	return committed, nil
+}
+
+// phaseLimit bounds a phase when --phase-timeout is 0. Generous: every record handled
+// one batch at a time, plus two expiries, plus the cluster's slack (live: --timeout).
+func (o Options) phaseLimit(slack time.Duration) time.Duration {
+	if o.PhaseTimeout != 0 {
+		return o.PhaseTimeout
+	}
+	perRecord := o.scale(o.HandlerDelay) / time.Duration(o.HandlerParallel)
+	return time.Duration(o.Workload.Total()+len(o.Workload.Parts))*perRecord + 4*o.scale(o.MaxPollInterval) + slack
 }
 
 func storedCommitted(stored, committed map[kpart.TopicPartition]int64) bool {

@@ -156,13 +156,8 @@ func simulateOrder(ctx context.Context, o Options) (*Result, error) {
 	if o.Trace != nil {
 		trace = o.Trace.Write
 	}
-	emit := func(ev traceevent.Event) {
-		if trace != nil {
-			ev.Time, ev.AtMs = lp.Now().UTC(), float64(lp.Elapsed())/float64(time.Millisecond)
-			trace(ev)
-		}
-	}
-	emit(traceevent.Event{Ev: traceevent.Run, Schema: traceevent.Schema, Topic: o.Topic, Group: group,
+	d := newDriver(ctx, o, lp, o.Topic, res, trace)
+	d.emit(traceevent.Event{Ev: traceevent.Run, Schema: traceevent.Schema, Topic: o.Topic, Group: group,
 		Policy: string(o.Policy), Commit: string(o.Commit), Settings: res.Settings})
 
 	autoCommit := time.Duration(0)
@@ -178,12 +173,44 @@ func simulateOrder(ctx context.Context, o Options) (*Result, error) {
 	// librdkafka leaving the group when max.poll.interval.ms is exceeded (the JS client
 	// gives librdkafka twice its own setting, #finalizedConfig).
 	g := simkafka.NewGroup(lp, all, o.groupProtocol() == kafkaconf.GroupProtocolConsumer, 2*o.MaxPollInterval)
-	s := &simRun{o: o, ctx: ctx, lp: lp, g: g, w: g.NewMember("", 0, nil), all: all, autoCommit: autoCommit, res: res, trace: trace, emit: emit,
-		records: map[int32][]int64{}, highs: map[int32]int64{}, delivered: map[kpart.TopicPartition]map[int64]int{}}
-	sim := s.w
-	// The workload, laid out as the live producer writes it: each transaction's chunk
-	// of every partition, then its commit marker.
-	res.Produced = ProduceResult{Topic: o.Topic, Spec: o.Workload}
+	d.cl = &simCluster{o: o, d: d, g: g, w: g.NewMember("", 0, nil), all: all, autoCommit: autoCommit}
+	return d.run(nil)
+}
+
+// simCluster is the scenario's cluster simulated: simkafka clients in a simulated
+// group, on virtual time.
+type simCluster struct {
+	o          Options
+	d          *driver
+	g          *simkafka.Group
+	w          *simkafka.Client // writes the logs and reads the group's offsets; never joins
+	autoCommit time.Duration
+	all        []kpart.TopicPartition
+}
+
+// simClient is a simulated member's client.
+type simClient struct{ c *simkafka.Client }
+
+func (c simClient) leave(time.Duration) { c.c.Close() }
+func (c simClient) maxPollLeaves() int  { return c.c.LostCount() }
+func (c simClient) problems() []error {
+	if err := c.c.CloseError(); err != nil {
+		return []error{err}
+	}
+	return nil
+}
+
+// sim is a simulated member's client.
+func sim(m *member) *simkafka.Client { return m.client.(simClient).c }
+
+func (s *simCluster) elapsed() time.Duration { return s.d.lp.Elapsed() }
+
+// produce lays the workload out as the live producer writes it: each transaction's
+// chunk of every partition, then its commit marker.
+func (s *simCluster) produce() (ProduceResult, error) {
+	o := s.o
+	prod := ProduceResult{Topic: o.Topic, Spec: o.Workload}
+	records := map[int32][]int64{}
 	for _, tx := range o.Workload.Layout() {
 		for _, part := range tx {
 			tp := kpart.TopicPartition{Topic: o.Topic, Partition: part.Partition}
@@ -191,109 +218,52 @@ func simulateOrder(ctx context.Context, o Options) (*Result, error) {
 			if o.Workload.Transactions > 0 {
 				kinds = append(kinds, simkafka.Control)
 			}
-			first := sim.Append(tp, kinds...)
+			first := s.w.Append(tp, kinds...)
 			for i := 0; i < part.Records; i++ {
-				s.records[part.Partition] = append(s.records[part.Partition], first+int64(i))
+				records[part.Partition] = append(records[part.Partition], first+int64(i))
 			}
 		}
 	}
 	for _, part := range o.Workload.Parts {
 		tp := kpart.TopicPartition{Topic: o.Topic, Partition: part.Partition}
-		offs := s.records[part.Partition]
-		s.highs[part.Partition] = sim.HighWatermark(tp)
-		res.Produced.Partitions = append(res.Produced.Partitions, ProducedPartition{Partition: part.Partition,
-			Offsets: append([]int64(nil), offs...), High: s.highs[part.Partition]})
-		emit(traceevent.Event{Ev: traceevent.Produce, Topic: o.Topic, Partition: traceevent.P(part.Partition), N: len(offs),
-			First: traceevent.P(offs[0]), Last: traceevent.P(offs[len(offs)-1]), High: traceevent.P(s.highs[part.Partition])})
+		prod.Partitions = append(prod.Partitions, ProducedPartition{Partition: part.Partition,
+			Offsets: records[part.Partition], High: s.w.HighWatermark(tp)})
 	}
+	return prod, nil
+}
 
-	if err := s.startConsumer(); err != nil {
-		return nil, err
+func (s *simCluster) produceEach(parts []int32) (map[int32]int64, map[int32]int64, error) {
+	offs, highs := map[int32]int64{}, map[int32]int64{}
+	for _, p := range parts {
+		tp := kpart.TopicPartition{Topic: s.o.Topic, Partition: p}
+		offs[p] = s.w.Append(tp, simkafka.Data)
+		highs[p] = s.w.HighWatermark(tp)
 	}
-	if err := s.phase(1, nil); err != nil {
-		return s.finish(err)
-	}
-	offs := map[int32]int64{}
-	for _, p := range workloadPartitions(o.Workload) {
-		tp := kpart.TopicPartition{Topic: o.Topic, Partition: p}
-		offs[p] = sim.Append(tp, simkafka.Data)
-		s.records[p] = append(s.records[p], offs[p])
-		s.highs[p] = sim.HighWatermark(tp)
-		emit(traceevent.Event{Ev: traceevent.Produce, Phase: 2, Topic: o.Topic, Partition: traceevent.P(p), N: 1,
-			First: traceevent.P(offs[p]), Last: traceevent.P(offs[p]), High: traceevent.P(s.highs[p])})
-	}
-	if err := s.phase(2, s.phase2Taken(offs)); err != nil {
-		return s.finish(err)
-	}
-	if o.Commit == CommitLedger {
-		if err := s.restarts(); err != nil {
-			return s.finish(err)
+	return offs, highs, nil
+}
+
+func (s *simCluster) start(d *driver, n int) ([]*member, error) {
+	var ms []*member
+	for i := 0; i < n; i++ {
+		m, err := s.join(d, fmt.Sprintf("m%d", i+1))
+		if m != nil {
+			ms = append(ms, m)
+		}
+		if err != nil {
+			return ms, err
 		}
 	}
-	return s.finish(nil)
-}
-
-// simRun is one simulation in progress: Run's run with simulated clients in a
-// simulated group.
-type simRun struct {
-	o          Options
-	ctx        context.Context
-	lp         *loop.Loop
-	g          *simkafka.Group
-	w          *simkafka.Client // writes the logs and reads the group's offsets; never joins
-	autoCommit time.Duration
-	res        *Result
-	trace      func(traceevent.Event)
-	emit       func(traceevent.Event)
-	all        []kpart.TopicPartition
-	members    []*simMember // the current consumer instances, in join order (left ones too)
-	steps      int          // --rebalance-at steps not yet done
-	records    map[int32][]int64
-	highs      map[int32]int64
-	delivered  map[kpart.TopicPartition]map[int64]int // over earlier consumer instances
-	byMember   memberTally
-	restarted  int
-}
-
-// simMember is one consumer of the group: its client, engine and ledger.
-type simMember struct {
-	name   string
-	c      *simkafka.Client
-	eng    *eachbatch.Engine
-	ft     *frontierTracker
-	joined time.Duration
-	left   time.Duration
-	gone   bool // left on --rebalance-at or stopped
-}
-
-// startConsumer starts a consumer instance: --members members join the group, and on
-// the first start the --rebalance-at steps are scheduled.
-func (s *simRun) startConsumer() error {
-	s.members = nil
-	for i := 0; i < s.o.members(); i++ {
-		if err := s.join(); err != nil {
-			return err
-		}
-	}
-	if s.restarted > 0 {
-		return nil
-	}
-	for _, st := range s.o.rebalanceSteps() {
-		s.steps++
-		s.lp.After(st.At-s.lp.Elapsed(), func() { s.step(st) })
-	}
-	return nil
+	return ms, nil
 }
 
 // join starts a member: its engine's rebalance callback is the client's, as the JS
 // client registers #rebalanceCallback with librdkafka.
-func (s *simRun) join() error {
-	name := fmt.Sprintf("m%d", len(s.members)+1)
+func (s *simCluster) join(d *driver, name string) (*member, error) {
 	var trace func(traceevent.Event)
-	if s.trace != nil {
-		trace = s.trace
+	if d.trace != nil {
+		trace = d.trace
 		if s.o.grouped() {
-			trace = func(ev traceevent.Event) { ev.Member = name; s.trace(ev) }
+			trace = func(ev traceevent.Event) { ev.Member = name; d.trace(ev) }
 		}
 	}
 	c := s.g.NewMember(name, s.autoCommit, trace)
@@ -302,20 +272,11 @@ func (s *simRun) join() error {
 	// librdkafka gets (it wins over --max-bytes-per-partition, as in kafkajs-compat).
 	c.Chunk = max(1, s.o.MaxBytes/simkafka.RecordSize)
 	c.StartAt = s.o.simStartAt
-	eng, err := eachbatch.New(s.lp, c, s.o.EngineSettings(), trace)
-	if err != nil {
-		return err
+	m := &member{name: name, client: simClient{c}}
+	if err := d.attach(m, c, c, trace); err != nil {
+		return nil, err
 	}
-	ft := newFrontierTracker(s.lp, s.o.Commit == CommitLedger, c, max(s.o.AutoCommitInterval, time.Millisecond), trace)
-	ft.maxInFlight, ft.maxBytes = s.o.MaxInFlight, s.o.MaxInFlightBytes
-	ft.attach(eng)
-	discarded := eng.OnDiscard
-	eng.OnDiscard = func(recs []eachbatch.Record) {
-		if s.res.LossAt == 0 {
-			s.res.LossAt = s.lp.Elapsed()
-		}
-		discarded(recs)
-	}
+	eng, ft := m.eng, m.ft
 	c.OnNonEmpty = eng.NotifyNonEmpty
 	c.OnRebalance = func(ev eachbatch.Rebalance) {
 		// The application's ledger follows the ownership: an assigned partition starts
@@ -334,160 +295,27 @@ func (s *simRun) join() error {
 		}
 		eng.RebalanceCallback(ev)
 	}
-	m := &simMember{name: name, c: c, eng: eng, ft: ft, joined: s.lp.Elapsed()}
-	s.members = append(s.members, m)
 	s.g.Join(c)
-	s.lp.Post(eng.Start)
-	return nil
+	d.lp.Post(eng.Start)
+	return m, nil
 }
 
-// step runs one --rebalance-at step.
-func (s *simRun) step(st RebalanceStep) {
-	if st.Join {
-		if err := s.join(); err != nil {
-			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("--rebalance-at %s: %v", st, err))
-		}
-		s.steps--
-		return
-	}
-	var m *simMember
-	if st.Member > 0 && st.Member <= len(s.members) {
-		m = s.members[st.Member-1]
-	}
-	if st.Member == 0 {
-		for i := len(s.members) - 1; i >= 0 && m == nil; i-- {
-			if !s.members[i].gone {
-				m = s.members[i]
-			}
-		}
-	}
-	if m == nil || m.gone {
-		s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("--rebalance-at %s: no such member in the group", st))
-		s.steps--
-		return
-	}
-	m.gone = true
-	// disconnect(): the workers stop, batches in flight finish (and store), then the
-	// client closes: close() revokes (committing what was stored) and leaves.
+// whenStopped is disconnect(): the workers stop, batches in flight finish (and store);
+// then the client closes.
+func (s *simCluster) whenStopped(m *member, then func()) {
 	m.eng.Stop()
 	var check func()
 	check = func() {
 		if !m.eng.Stopped() {
-			s.lp.After(100*time.Millisecond, check)
+			s.d.lp.After(100*time.Millisecond, check)
 			return
 		}
-		m.eng.FlushTrace()
-		m.ft.shutdown()
-		m.c.Close()
-		m.left = s.lp.Elapsed()
-		s.steps--
+		then()
 	}
 	check()
 }
 
-// active are the members not stopped.
-func (s *simRun) active() []*simMember {
-	var out []*simMember
-	for _, m := range s.members {
-		if !m.gone {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-func (s *simRun) stopConsumer() {
-	if len(s.members) == 0 {
-		return
-	}
-	active := s.active()
-	for _, m := range active {
-		m.eng.Stop()
-	}
-	expired := false
-	t := s.lp.After(s.o.Grace, func() { expired = true })
-	_ = s.lp.Run(context.Background(), func() bool {
-		for _, m := range active {
-			if !m.eng.Stopped() {
-				return expired
-			}
-		}
-		return true
-	})
-	t.Stop()
-	for _, m := range active {
-		m.eng.FlushTrace()
-		m.ft.shutdown()
-		m.c.Close()
-		m.gone = true
-	}
-	for _, m := range s.members {
-		for tp, d := range m.eng.Delivered() {
-			dm := s.delivered[tp]
-			if dm == nil {
-				dm = map[int64]int{}
-				s.delivered[tp] = dm
-			}
-			for off, n := range d {
-				dm[off] += n
-			}
-		}
-		for _, e := range append(m.eng.Errors, append(m.ft.Errors, m.ft.Regressions...)...) {
-			s.res.Warnings = append(s.res.Warnings, e.Error())
-		}
-		if err := m.c.CloseError(); err != nil {
-			s.res.Warnings = append(s.res.Warnings, err.Error())
-		}
-	}
-	if s.o.grouped() {
-		s.recordMembers()
-	}
-	s.members = nil
-}
-
-// recordMembers adds the current instance's members to the result (a restarted
-// instance's members add to the same names).
-func (s *simRun) recordMembers() {
-	for _, m := range s.members {
-		mr := s.byMember.record(s.res, m.name, m.joined, m.eng.Delivered())
-		mr.Left = m.left
-		mr.Lost += m.c.LostCount()
-	}
-}
-
-func (s *simRun) allDelivered() map[kpart.TopicPartition]map[int64]int {
-	out := map[kpart.TopicPartition]map[int64]int{}
-	add := func(src map[kpart.TopicPartition]map[int64]int) {
-		for tp, d := range src {
-			m := out[tp]
-			if m == nil {
-				m = map[int64]int{}
-				out[tp] = m
-			}
-			for off, n := range d {
-				m[off] += n
-			}
-		}
-	}
-	add(s.delivered)
-	for _, m := range s.members {
-		add(m.eng.Delivered())
-	}
-	return out
-}
-
-// deliveredTimes is how many times the record at offset of tp reached a handler, over
-// every member and earlier instance: allDelivered's count of one record, without copying
-// them all (asked after every task of phase 2).
-func (s *simRun) deliveredTimes(tp kpart.TopicPartition, offset int64) int {
-	n := s.delivered[tp][offset]
-	for _, m := range s.members {
-		n += m.eng.DeliveredTimes(tp, offset)
-	}
-	return n
-}
-
-func (s *simRun) committed() map[kpart.TopicPartition]int64 {
+func (s *simCluster) committed() map[kpart.TopicPartition]int64 {
 	out := make(map[kpart.TopicPartition]int64, len(s.all))
 	for _, tp := range s.all {
 		out[tp] = s.w.Committed(tp)
@@ -495,9 +323,9 @@ func (s *simRun) committed() map[kpart.TopicPartition]int64 {
 	return out
 }
 
-func (s *simRun) member(c *simkafka.Client) *simMember {
-	for _, m := range s.members {
-		if m.c == c {
+func (s *simCluster) member(c *simkafka.Client) *member {
+	for _, m := range s.d.members {
+		if sim(m) == c {
 			return m
 		}
 	}
@@ -505,11 +333,11 @@ func (s *simRun) member(c *simkafka.Client) *simMember {
 }
 
 // frontiers are the ledger frontiers of every partition's owner.
-func (s *simRun) frontiers() map[kpart.TopicPartition]int64 {
+func (s *simCluster) frontiers(active []*member) map[kpart.TopicPartition]int64 {
 	out := map[kpart.TopicPartition]int64{}
-	for _, m := range s.active() {
+	for _, m := range active {
 		for tp, f := range m.ft.frontiers() {
-			if s.g.Owner(tp) == m.c {
+			if s.g.Owner(tp) == sim(m) {
 				out[tp] = f
 			}
 		}
@@ -517,20 +345,20 @@ func (s *simRun) frontiers() map[kpart.TopicPartition]int64 {
 	return out
 }
 
-// phase2Taken holds once every phase-2 record was delivered, or taken from the source by
+// phase2Done holds once every phase-2 record was delivered, or taken from the source by
 // the member that owns its partition (its position is past it): a record the JS cache
 // takes and then drops without a rewind (v1.10.0 on a second expiry) is never fetched
 // again, so waiting for its delivery would wait for ever. The phase still ends only
 // when every member is quiescent; the judge then says what became of the record.
-func (s *simRun) phase2Taken(offs map[int32]int64) func() bool {
-	delivered := phase2Delivered(s.deliveredTimes, s.o.Topic, offs)
+func (s *simCluster) phase2Done(d *driver, offs map[int32]int64) func() bool {
+	delivered := phase2Delivered(d.deliveredTimes, s.o.Topic, offs)
 	return func() bool {
 		if delivered() {
 			return true
 		}
 		for p, off := range offs {
 			tp := kpart.TopicPartition{Topic: s.o.Topic, Partition: p}
-			if s.deliveredTimes(tp, off) > 0 {
+			if d.deliveredTimes(tp, off) > 0 {
 				continue
 			}
 			c := s.g.Owner(tp)
@@ -542,16 +370,16 @@ func (s *simRun) phase2Taken(offs map[int32]int64) func() bool {
 	}
 }
 
-// phase runs the loop until every --rebalance-at step is done, the group is settled
-// with every member in it, each member is quiescent, extra holds and the group's
-// committed offsets equal what the commit mode commits, then records the phase.
-func (s *simRun) phase(n int, extra func() bool) error {
+// settle runs the loop until the group is settled with every member in it, each member
+// is quiescent, extra holds and the group's committed offsets equal what the commit
+// mode commits.
+func (s *simCluster) settle(d *driver, n int, extra func() bool) (map[kpart.TopicPartition]int64, error) {
 	settled := func() bool {
-		if s.steps > 0 || !s.g.Settled() {
+		if !s.g.Settled() {
 			return false
 		}
-		for _, m := range s.active() {
-			if !m.c.InGroup() || !m.eng.Quiescent() {
+		for _, m := range d.active() {
+			if !sim(m).InGroup() || !m.eng.Quiescent() {
 				return false
 			}
 		}
@@ -574,63 +402,35 @@ func (s *simRun) phase(n int, extra func() bool) error {
 		}
 		return true
 	}
-	limit := s.o.PhaseTimeout
-	if limit == 0 {
-		perRecord := s.o.HandlerDelay / time.Duration(s.o.HandlerParallel)
-		limit = time.Duration(s.o.Workload.Total()+len(s.o.Workload.Parts))*perRecord + 4*s.o.MaxPollInterval + time.Hour
-		if steps := s.o.rebalanceSteps(); len(steps) > 0 && n == 1 {
-			limit += steps[len(steps)-1].At
-		}
+	// Simulated, the slack is an hour of virtual time, and phase 1 covers the
+	// --rebalance-at steps.
+	slack := time.Hour
+	if steps := s.o.rebalanceSteps(); len(steps) > 0 && n == 1 {
+		slack += steps[len(steps)-1].At
 	}
+	limit := s.o.phaseLimit(slack)
 	timedOut := false
-	deadline := s.lp.After(limit, func() { timedOut = true })
+	deadline := d.lp.After(limit, func() { timedOut = true })
 	defer deadline.Stop()
 	budget := uint64(MaxSimulatedEvents)
 	if s.o.simEvents > 0 {
 		budget = s.o.simEvents
 	}
-	spent := func() bool { return s.lp.Ran() >= budget }
-	if err := s.lp.Run(s.ctx, func() bool { return timedOut || spent() || settled() }); err != nil {
-		return err
+	spent := func() bool { return d.lp.Ran() >= budget }
+	if err := d.lp.Run(d.ctx, func() bool { return timedOut || spent() || settled() }); err != nil {
+		return nil, err
 	}
 	if spent() && !settled() {
-		return fmt.Errorf("phase %d: %w (%d events, at %s of virtual time; no verdict: fewer records or a shorter --phase-timeout fit)",
-			n, ErrEventBudget, budget, s.lp.Elapsed().Round(time.Millisecond))
+		return nil, fmt.Errorf("%w (%d events, at %s of virtual time; no verdict: fewer records or a shorter --phase-timeout fit)",
+			ErrEventBudget, budget, d.lp.Elapsed().Round(time.Millisecond))
 	}
 	if timedOut && !settled() {
-		return fmt.Errorf("phase %d: %w within %s of virtual time", n, ErrPhaseTimeout, limit)
+		return nil, fmt.Errorf("%w within %s of virtual time", ErrPhaseTimeout, limit)
 	}
-	ph := newPhase(n, s.lp.Elapsed(), s.committed(), s.allDelivered(), s.frontiers(), s.records, s.highs)
-	s.res.Phases = append(s.res.Phases, ph)
-	s.emit(ph.event())
-	return nil
+	return s.committed(), nil
 }
 
-func (s *simRun) pending() int {
-	n := 0
-	for _, m := range s.active() {
-		n += m.ft.pending()
-	}
-	return n
-}
+// current: a simulation judges on the final commit only.
+func (s *simCluster) current(*driver) map[kpart.TopicPartition]int64 { return nil }
 
-func (s *simRun) restarts() error {
-	return restartUntilDelivered(s, &s.restarted, s.o.MaxRestarts, s.res)
-}
-
-func (s *simRun) finish(runErr error) (*Result, error) {
-	s.stopConsumer()
-	s.res.Elapsed = s.lp.Elapsed()
-	s.res.judge(s.allDelivered(), s.records, s.highs, nil)
-	if runErr != nil && (errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded)) && s.ctx.Err() != nil {
-		s.res.Interrupted = true
-		s.emit(traceevent.Event{Ev: traceevent.Interrupt})
-	}
-	s.res.Complete = runErr == nil
-	if runErr != nil {
-		s.res.Error = runErr.Error()
-		s.res.incomplete()
-	}
-	s.emit(traceevent.Event{Ev: traceevent.Verdict, Partitions: s.res.partitionStates(), Reason: string(s.res.Verdict)})
-	return s.res, runErr
-}
+func (s *simCluster) stopped(runErr error) error { return runErr }
