@@ -5,10 +5,10 @@ import (
 	"regexp"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/kstranded/kstranded/evidence"
 	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/trace/jstok"
 )
 
 // The JS client's own log output (confluent-kafka-javascript, its KafkaJS-compatible API).
@@ -132,12 +132,17 @@ func newPatternScan(re *regexp.Regexp) *patternScan {
 // jsObject is one log object being read.
 type jsObject struct {
 	open           bool
-	start          int // the line of its "{"
-	line           int // the line of its message (0 until the message is read)
-	msg, fac, name []byte
+	start          int    // the line of its "{"
+	line           int    // the line of its message (0 until the message is read)
+	msg, fac, name []byte // msg: in place in the line or chunk, or own or the scanner's jbuf
+	own            []byte // the message when it is copied (the lines of an object come one by one)
 	hasMsg, hasFac bool
 	ts             int64 // Unix milliseconds
 	hasTS          bool
+	fromTS         bool   // ts is the client's timestamp: a JSON logger's time is not read
+	timeVal        []byte // a JSON logger's time, read at the end unless the client's came
+	timeStr        bool
+	hasTime        bool
 	cont           bool   // the last string value goes on (a "' +" continuation)
 	contKey        string // the key of that value
 	bad            string
@@ -145,7 +150,7 @@ type jsObject struct {
 }
 
 func (o *jsObject) reset(start int) {
-	*o = jsObject{msg: o.msg[:0], fac: o.fac[:0], name: o.name[:0], text: o.text[:0], start: start}
+	*o = jsObject{own: o.own[:0], fac: o.fac[:0], name: o.name[:0], text: o.text[:0], start: start}
 }
 
 // see keeps the first bytes of the object's first lines ("{" and the line after it), to
@@ -231,7 +236,7 @@ func (s *jsScanner) scan(c *rdChunk) {
 			continue
 		}
 		if bytes.IndexByte(line, 0x1b) >= 0 {
-			s.clean = stripANSI(s.clean[:0], line)
+			s.clean = jstok.StripANSI(s.clean[:0], line)
 			line = s.clean
 		}
 		if s.json {
@@ -255,9 +260,8 @@ func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
 	p := 2 // after "{\n"
 	lines := 1
 	msgLine := 0
-	var msg, fac, name []byte
-	var hasMsg, hasFac, hasTS bool
-	var ts int64
+	o := &s.obj
+	o.reset(c.lines + 1) // the line reader reads it again from its "{" when this returns 0
 	for {
 		rest := data[p:]
 		if len(rest) > 0 && rest[0] == '}' {
@@ -276,61 +280,16 @@ func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
 		if nl >= 0 {
 			line = rest[:nl]
 		}
-		if len(line) < 3 || len(line) > maxLine || line[0] != ' ' || line[1] != ' ' {
+		if len(line) > maxLine {
 			return 0
 		}
-		i := 2
-		for i < len(line) && (line[i] >= 'a' && line[i] <= 'z' || line[i] >= 'A' && line[i] <= 'Z' || line[i] >= '0' && line[i] <= '9' || line[i] == '_' || line[i] == '$') {
-			i++
-		}
-		if i == 2 || i+2 >= len(line) || line[i] != ':' || line[i+1] != ' ' {
+		key, val, isStr, ok := jstok.SimpleField(line)
+		if !ok {
 			return 0
 		}
-		key := line[2:i]
-		i += 2
-		var val []byte
-		isStr := line[i] == '\''
-		if isStr {
-			e := bytes.IndexByte(line[i+1:], '\'')
-			if e < 0 {
-				return 0
-			}
-			val = line[i+1 : i+1+e]
-			if bytes.IndexByte(val, '\\') >= 0 {
-				return 0
-			}
-			i += e + 2
-		} else {
-			j := i
-			for j < len(line) && !isInspectSpecial(line[j]) {
-				j++
-			}
-			val = line[i:j]
-			i = j
-		}
-		if i != len(line) && (i+1 != len(line) || line[i] != ',') {
-			return 0 // more after the value: a continuation, another field, a quote
-		}
-		switch string(key) {
-		case "message":
-			if isStr {
-				msg, hasMsg = val, true
-				if msgLine == 0 {
-					msgLine = c.lines + lines + 1
-				}
-			}
-		case "fac":
-			if isStr {
-				fac, hasFac = val, true
-			}
-		case "name":
-			if isStr {
-				name = val
-			}
-		case "timestamp":
-			if v, ok := s.millis(val); ok {
-				ts, hasTS = v, true
-			}
+		s.field(key, val, isStr, false, true)
+		if o.hasMsg && msgLine == 0 {
+			msgLine = c.lines + lines + 1
 		}
 		lines++
 		if nl < 0 {
@@ -338,45 +297,17 @@ func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
 		}
 		p += nl + 1
 	}
-	if hasFac && !hasMsg {
+	if o.hasFac && !o.hasMsg {
 		return 0 // malformed: the line reader names it
 	}
 	c.lines += lines
 	c.nonblank += lines
-	if !hasFac {
+	if !o.hasFac {
 		return p // an object the application logged: not the client's
 	}
 	c.matched++
-	s.record(c, msgLine, fac, name, msg, ts, hasTS)
+	s.record(c, msgLine, o.fac, o.name, o.msg, o.ts, o.hasTS)
 	return p
-}
-
-// isInspectSpecial reports the bytes that end a bare value, make valueEnd look further, or
-// that the line reader would strip (a CR).
-func isInspectSpecial(b byte) bool {
-	switch b {
-	case ',', '\'', '"', '`', '{', '}', '[', ']', '(', ')', '\r':
-		return true
-	}
-	return false
-}
-
-// stripANSI appends l without its CSI escape sequences (colours: ESC [ ... m) to dst.
-func stripANSI(dst, l []byte) []byte {
-	for i := 0; i < len(l); i++ {
-		if l[i] == 0x1b && i+1 < len(l) && l[i+1] == '[' {
-			j := i + 2
-			for j < len(l) && (l[j] >= '0' && l[j] <= '9' || l[j] == ';') {
-				j++
-			}
-			if j < len(l) {
-				i = j // the final byte of the sequence
-				continue
-			}
-		}
-		dst = append(dst, l[i])
-	}
-	return dst
 }
 
 // truncated counts the open object as malformed: its end never came.
@@ -458,186 +389,96 @@ func (s *jsScanner) continuation(b []byte) {
 // fields reads "key: value" fields separated by ", " (one line of a multi-line object
 // holds one, with a trailing ","; a one-line object holds them all).
 func (s *jsScanner) fields(b []byte, multiline bool) string {
-	o := &s.obj
-	for len(b) > 0 {
-		k := bytes.Index(b, []byte(": "))
-		if k <= 0 {
-			return "log object field without a value"
+	t := jstok.NewInspect(b, multiline)
+	for t.Next() {
+		val := t.Val
+		if t.Esc {
+			s.str = jstok.UnescapeJS(s.str[:0], val)
+			val = s.str
 		}
-		key := b[:k]
-		b = b[k+2:]
-		if len(b) == 0 {
-			return "log object field without a value"
-		}
-		var val []byte
-		isStr := false
-		if b[0] == '\'' || b[0] == '"' || b[0] == '`' {
-			v, rest, ok := s.jsString(b)
-			if !ok {
-				return "unterminated string in a log object"
-			}
-			val, b, isStr = v, rest, true
-		} else {
-			end := valueEnd(b)
-			val, b = b[:end], b[end:]
-		}
-		switch string(key) {
-		case "message":
-			if isStr {
-				o.msg, o.hasMsg = append(o.msg[:0], val...), true
-			}
-		case "fac":
-			if isStr {
-				o.fac, o.hasFac = append(o.fac[:0], val...), true
-			}
-		case "name":
-			if isStr {
-				o.name = append(o.name[:0], val...)
-			}
-		case "timestamp":
-			if v, ok := parseInt(val); ok && len(val) <= 16 {
-				o.ts, o.hasTS = v, true
-			}
-		}
-		b = bytes.TrimLeft(b, " ")
-		if multiline && bytes.HasPrefix(b, []byte("+")) && isStr {
-			o.cont, o.contKey = true, string(key)
-			return ""
-		}
-		if len(b) > 0 && b[0] == ',' {
-			b = bytes.TrimLeft(b[1:], " ")
-		} else if len(b) > 0 {
-			return "unreadable log object field"
-		}
+		s.field(t.Key, val, t.Str, false, false)
 	}
-	return ""
-}
-
-// valueEnd finds the end of a value that is not a string: the next ", " outside brackets
-// and quotes, or the end.
-func valueEnd(b []byte) int {
-	depth := 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '{', '[', '(':
-			depth++
-		case '}', ']', ')':
-			depth--
-		case '\'', '"', '`':
-			q := b[i]
-			for i++; i < len(b) && b[i] != q; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-		case ',':
-			if depth <= 0 {
-				return i
-			}
-		}
+	if t.Cont {
+		s.obj.cont, s.obj.contKey = true, string(t.Key)
 	}
-	return len(b)
+	return t.Err
 }
 
 // jsString reads a JavaScript string literal as util.inspect writes it at the start of b
 // (quoted with ', " or `, backslash escapes), returning its text and what follows it. The
 // text is b's own bytes when it has no escape, else the scanner's buffer.
 func (s *jsScanner) jsString(b []byte) ([]byte, []byte, bool) {
-	q := b[0]
-	end := bytes.IndexByte(b[1:], q) + 1
-	if end == 0 {
-		return nil, nil, false
+	body, rest, esc, ok := jstok.String(b)
+	if esc {
+		s.str = jstok.UnescapeJS(s.str[:0], body)
+		body = s.str
 	}
-	if bytes.IndexByte(b[1:end], '\\') < 0 {
-		return b[1:end], b[end+1:], true // no escape: the common case, found with IndexByte
-	}
-	for i := 1; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case q:
-			s.str = unescapeJS(s.str[:0], b[1:i])
-			return s.str, b[i+1:], true
-		}
-	}
-	return nil, nil, false
+	return body, rest, ok
 }
 
-// unescapeJS appends the body of a JavaScript string literal (as util.inspect writes it)
-// with its escapes resolved.
-func unescapeJS(dst, b []byte) []byte { return unescape(dst, b, true) }
-
-// unescapeJSON appends the body of a JSON string with its escapes resolved.
-func unescapeJSON(dst, b []byte) []byte { return unescape(dst, b, false) }
-
-// unescape appends the body of a string literal with its escapes resolved. Both
-// languages: \n, \t, \r, \b, \f, \uHHHH (a surrogate pair as one rune: both are UTF-16)
-// and \c for any other c; JavaScript adds \v, \0, \xHH and \u{H...}.
-func unescape(dst, b []byte, js bool) []byte {
-	if bytes.IndexByte(b, '\\') < 0 {
-		return append(dst, b...)
-	}
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c != '\\' || i+1 >= len(b) {
-			dst = append(dst, c)
-			continue
+// field keeps what one field of a client log object says: the one place that knows the
+// keys, for both shapes. The DefaultLogger's objects (inspect) carry message, fac, name and
+// timestamp (Date.now()); a JSON logger's carry the text under msg (pino, bunyan) or message
+// (winston), and its own time beside the client's timestamp. val is the value as written:
+// for a JSON string (json) its escapes are resolved here, inspect's by the caller; inPlace
+// says val lasts as long as the object (else a message is copied).
+func (s *jsScanner) field(key, val []byte, isStr, json, inPlace bool) {
+	o := &s.obj
+	switch string(key) {
+	case "msg", "message":
+		if !isStr || (s.json && o.hasMsg && string(key) != "msg") || (!s.json && string(key) != "message") {
+			return
 		}
-		i++
-		switch c := b[i]; {
-		case c == 'n':
-			dst = append(dst, '\n')
-		case c == 't':
-			dst = append(dst, '\t')
-		case c == 'r':
-			dst = append(dst, '\r')
-		case c == 'b':
-			dst = append(dst, '\b')
-		case c == 'f':
-			dst = append(dst, '\f')
-		case js && c == 'v':
-			dst = append(dst, '\v')
-		case js && c == '0':
-			dst = append(dst, 0)
-		case js && c == 'u' && i+1 < len(b) && b[i+1] == '{':
-			h := b[i+1:]
-			if e := bytes.IndexByte(h, '}'); e > 0 {
-				if v, err := strconv.ParseUint(string(h[1:e]), 16, 32); err == nil {
-					dst = utf8.AppendRune(dst, rune(v))
-					i += e + 1
-					continue
-				}
-			}
-			dst = append(dst, c)
-		case c == 'u' || js && c == 'x':
-			n := 4
-			if c == 'x' {
-				n = 2
-			}
-			if i+n >= len(b) {
-				dst = append(dst, c)
-				continue
-			}
-			v, err := strconv.ParseUint(string(b[i+1:i+1+n]), 16, 32)
-			if err != nil {
-				dst = append(dst, c)
-				continue
-			}
-			r := rune(v)
-			i += n
-			// a surrogate pair: \uD83D\uDE00
-			if c == 'u' && r >= 0xd800 && r < 0xdc00 && i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
-				if v2, err := strconv.ParseUint(string(b[i+3:i+7]), 16, 32); err == nil && v2 >= 0xdc00 && v2 < 0xe000 {
-					r = (r-0xd800)<<10 + (rune(v2) - 0xdc00) + 0x10000
-					i += 6
-				}
-			}
-			dst = utf8.AppendRune(dst, r)
+		switch {
+		case json && bytes.IndexByte(val, '\\') >= 0:
+			s.jbuf = jstok.UnescapeJSON(s.jbuf[:0], val)
+			o.msg = s.jbuf
+		case inPlace:
+			o.msg = val // no copy: most lines
 		default:
-			dst = append(dst, c)
+			o.own = append(o.own[:0], val...)
+			o.msg = o.own
+		}
+		o.hasMsg = true
+	case "fac":
+		if isStr {
+			o.fac, o.hasFac = append(o.fac[:0], val...), true
+		}
+	case "name":
+		if isStr && json {
+			o.name = jstok.UnescapeJSON(o.name[:0], val)
+		} else if isStr {
+			o.name = append(o.name[:0], val...)
+		}
+	case "timestamp": // the client's Date.now(), when it logged
+		if !s.json {
+			if v, ok := s.millis(val); ok {
+				o.ts, o.hasTS = v, true
+			}
+		} else if ms, ok := s.jsonTime(val, isStr); ok {
+			o.ts, o.hasTS, o.fromTS = ms, true, true
+		}
+	case "time": // a JSON logger's own, read at the end unless the client's came
+		if !s.json {
+			return
+		}
+		if o.hasTime && !o.fromTS {
+			if ms, ok := s.jsonTime(o.timeVal, o.timeStr); ok {
+				o.ts, o.hasTS = ms, true
+			}
+		}
+		o.timeVal, o.timeStr, o.hasTime = val, isStr, true
+	}
+}
+
+// endFields reads a JSON logger's time when the client's timestamp did not come.
+func (s *jsScanner) endFields() {
+	o := &s.obj
+	if o.hasTime && !o.fromTS {
+		if ms, ok := s.jsonTime(o.timeVal, o.timeStr); ok {
+			o.ts, o.hasTS = ms, true
 		}
 	}
-	return dst
 }
 
 // close reads the object that ended.
@@ -830,198 +671,31 @@ func (s *jsScanner) jsonFields(b []byte) string {
 // jsonFieldsAny is jsonFields for any object: whitespace between tokens, escapes, nested
 // values (skipped).
 func (s *jsScanner) jsonFieldsAny(b []byte) string {
-	o := &s.obj
-	i := 1
-	fromTimestamp := false
-	var timeVal []byte
-	var timeStr, hasTime bool
-	for {
-		i = skipWS(b, i)
-		if i >= len(b) {
-			return "truncated JSON object"
-		}
-		if b[i] == '}' {
-			break
-		}
-		if b[i] != '"' {
-			return "JSON object: a key is not a string"
-		}
-		ke := jsonStringEnd(b, i)
-		if ke < 0 {
-			return "truncated JSON object"
-		}
-		key := b[i+1 : ke]
-		i = skipWS(b, ke+1)
-		if i >= len(b) || b[i] != ':' {
-			return "JSON object: no : after a key"
-		}
-		i = skipWS(b, i+1)
-		if i >= len(b) {
-			return "truncated JSON object"
-		}
-		var val []byte
-		isStr := b[i] == '"'
-		if isStr {
-			ve := jsonStringEnd(b, i)
-			if ve < 0 {
-				return "truncated JSON object"
-			}
-			val = b[i+1 : ve]
-			i = ve + 1
-		} else {
-			ve := jsonValueEnd(b, i)
-			if ve < 0 {
-				return "truncated JSON object"
-			}
-			val = b[i:ve]
-			i = ve
-		}
-		switch string(key) {
-		case "msg", "message":
-			if isStr && (!o.hasMsg || string(key) == "msg") {
-				// in place when it has no escape (most lines): no copy
-				if bytes.IndexByte(val, '\\') < 0 {
-					o.msg = val
-				} else {
-					s.jbuf = unescapeJSON(s.jbuf[:0], val)
-					o.msg = s.jbuf
-				}
-				o.hasMsg = true
-			}
-		case "fac":
-			if isStr {
-				o.fac, o.hasFac = append(o.fac[:0], val...), true
-			}
-		case "name":
-			if isStr {
-				o.name = unescapeJSON(o.name[:0], val)
-			}
-		case "timestamp": // the client's Date.now(), when it logged
-			if ms, ok := jsonTime(val, isStr); ok {
-				o.ts, o.hasTS, fromTimestamp = ms, true, true
-			}
-		case "time": // the logger's own, read at the end unless the client's came
-			if hasTime && !fromTimestamp {
-				if ms, ok := jsonTime(timeVal, timeStr); ok {
-					o.ts, o.hasTS = ms, true
-				}
-			}
-			timeVal, timeStr, hasTime = val, isStr, true
-		}
-		i = skipWS(b, i)
-		if i >= len(b) {
-			return "truncated JSON object"
-		}
-		if b[i] == ',' {
-			i++
-			continue
-		}
-		if b[i] != '}' {
-			return "JSON object: no , between fields"
-		}
-		break
+	t := jstok.NewJSON(b)
+	for t.Next() {
+		s.field(t.Key, t.Val, t.Str, true, true)
 	}
-	if hasTime && !fromTimestamp {
-		if ms, ok := jsonTime(timeVal, timeStr); ok {
-			o.ts, o.hasTS = ms, true
-		}
+	if t.Err != "" {
+		return t.Err
 	}
+	s.endFields()
 	return ""
 }
 
 // jsonFieldsCompact is jsonFields for the objects JSON loggers write (JSON.stringify's
-// output: no whitespace between tokens, flat) when the line holds no backslash: then every
-// quote opens or closes a string, so a string ends at the next quote and the fields are read
-// without looking for escapes. It reads what jsonFields reads and reports false for anything
-// else (whitespace, an escape, a nested value, a truncated or malformed object), which
-// jsonFields then reads from the start. TestCompactJSONReadsAsTheGeneralReader and
+// output: no whitespace between tokens, flat) when the line holds no backslash
+// (jstok.Compact). It reads what jsonFields reads and reports false for anything else,
+// which jsonFields then reads from the start. TestCompactJSONReadsAsTheGeneralReader and
 // FuzzJSONCompact compare the two.
 func (s *jsScanner) jsonFieldsCompact(b []byte) bool {
-	if bytes.IndexByte(b, '\\') >= 0 {
+	t := jstok.NewCompact(b)
+	for t.Next() {
+		s.field(t.Key, t.Val, t.Str, false, true)
+	}
+	if t.Bad {
 		return false
 	}
-	o := &s.obj
-	i := 1
-	fromTimestamp := false
-	var timeVal []byte
-	var timeStr, hasTime bool
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return false
-		}
-		ke := i + 1
-		for ke < len(b) && b[ke] != '"' {
-			ke++
-		}
-		if ke+2 >= len(b) || b[ke+1] != ':' {
-			return false
-		}
-		key := b[i+1 : ke]
-		i = ke + 2
-		var val []byte
-		isStr := b[i] == '"'
-		if isStr {
-			ve := bytes.IndexByte(b[i+1:], '"')
-			if ve < 0 {
-				return false
-			}
-			val = b[i+1 : i+1+ve]
-			i += ve + 2
-		} else {
-			j := i
-			for j < len(b) && b[j] != ',' && b[j] != '}' {
-				if c := b[j]; c == '{' || c == '[' || c == ']' || c == '"' || c == ' ' || c == '\t' {
-					return false
-				}
-				j++
-			}
-			if j == i {
-				return false
-			}
-			val = b[i:j]
-			i = j
-		}
-		switch string(key) {
-		case "msg", "message":
-			if isStr && (!o.hasMsg || string(key) == "msg") {
-				o.msg, o.hasMsg = val, true // no escape in the line: in place
-			}
-		case "fac":
-			if isStr {
-				o.fac, o.hasFac = append(o.fac[:0], val...), true
-			}
-		case "name":
-			if isStr {
-				o.name = append(o.name[:0], val...)
-			}
-		case "timestamp":
-			if ms, ok := s.jsonTime(val, isStr); ok {
-				o.ts, o.hasTS, fromTimestamp = ms, true, true
-			}
-		case "time":
-			if hasTime && !fromTimestamp {
-				if ms, ok := s.jsonTime(timeVal, timeStr); ok {
-					o.ts, o.hasTS = ms, true
-				}
-			}
-			timeVal, timeStr, hasTime = val, isStr, true
-		}
-		if i >= len(b) {
-			return false
-		}
-		if b[i] == '}' {
-			break
-		}
-		if b[i] != ',' {
-			return false
-		}
-		i++
-	}
-	if hasTime && !fromTimestamp {
-		if ms, ok := s.jsonTime(timeVal, timeStr); ok {
-			o.ts, o.hasTS = ms, true
-		}
-	}
+	s.endFields()
 	return true
 }
 
@@ -1045,82 +719,6 @@ func jsonTime(val []byte, isStr bool) (int64, bool) {
 		return 0, false
 	}
 	return t.UnixMilli(), true
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
-		i++
-	}
-	return i
-}
-
-// jsonStringEnd returns the index of the quote that ends the string starting at b[i]: the
-// first quote not escaped (preceded by an even number of backslashes).
-func jsonStringEnd(b []byte, i int) int {
-	// keys and most values are short: a byte loop over the first bytes (skipping the byte
-	// after a backslash is the same as counting the backslashes before a quote), then
-	// IndexByte for the long ones
-	j := i + 1
-	for n := min(len(b), j+24); j < n; j++ {
-		if b[j] == '"' {
-			return j
-		}
-		if b[j] == '\\' {
-			j++
-		}
-	}
-	// j is not an escaped byte here (the loop steps over those); the count of backslashes
-	// before each quote below goes back to the opening quote
-	for j < len(b) {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return -1
-		}
-		j += k
-		n := 0
-		for m := j - 1; m > i && b[m] == '\\'; m-- {
-			n++
-		}
-		if n%2 == 0 {
-			return j
-		}
-		j++
-	}
-	return -1
-}
-
-// jsonValueEnd returns the end of the non-string value starting at b[i] (a number, true,
-// false, null, or a nested object or array, skipped whole).
-func jsonValueEnd(b []byte, i int) int {
-	depth := 0
-	for j := i; j < len(b); j++ {
-		switch b[j] {
-		case '"':
-			e := jsonStringEnd(b, j)
-			if e < 0 {
-				return -1
-			}
-			j = e
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return j
-			}
-			depth--
-			if depth == 0 {
-				return j + 1
-			}
-		case ',':
-			if depth == 0 {
-				return j
-			}
-		}
-	}
-	if depth == 0 {
-		return len(b)
-	}
-	return -1
 }
 
 // jsFolder turns the records of a JS client log into events, in file order: librdkafka's
