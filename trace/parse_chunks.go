@@ -182,8 +182,9 @@ func (a *Analyzer) parseChunks(ctx context.Context, name string, br *bufio.Reade
 		drain()
 	}()
 
-	base := 0
-	defer func() { a.stoppedAt = Ref{File: name, Line: base} }()
+	f := &chunkFolder{a: a, name: name, st: st, fold: fold}
+	f.emit = f.add // one func value for the file, not one per record or chunk
+	defer func() { a.stoppedAt = Ref{File: name, Line: f.base} }()
 	for {
 		var c *rdChunk
 		var ok bool
@@ -203,11 +204,11 @@ func (a *Analyzer) parseChunks(ctx context.Context, name string, br *bufio.Reade
 		if a.halt != nil {
 			return a.halt
 		}
-		base = a.foldChunk(c, name, base, st, fold)
+		f.chunk(c)
 		err := c.err
 		c.data = c.data[:0]
 		if err != nil {
-			return fmt.Errorf("%s: line %d: %w", name, base+1, err)
+			return fmt.Errorf("%s: line %d: %w", name, f.base+1, err)
 		}
 		free <- c
 	}
@@ -274,35 +275,47 @@ func readChunks(br *bufio.Reader, cf chunkFormat, free <-chan *rdChunk, jobs, or
 	}
 }
 
-// foldChunk folds the records of chunk c, whose first line is line base+1 of the file, in
-// order, counts its lines into st, and returns the file's line at its end.
-func (a *Analyzer) foldChunk(c *rdChunk, name string, base int, st *FileStats, fold func(*rdRec, func(Event))) int {
-	emitted := false
-	var ref Ref
-	emit := func(e Event) {
-		emitted = true
-		st.Events++
-		e.Ref = ref
-		a.add(e)
-	}
+// chunkFolder folds the chunks of one file, in file order, into the analyzer.
+type chunkFolder struct {
+	a       *Analyzer
+	name    string
+	st      *FileStats
+	fold    func(*rdRec, func(Event))
+	emit    func(Event) // add
+	base    int         // the file's lines before the next chunk
+	emitted bool        // the record being folded gave an event
+	ref     Ref         // its line
+}
+
+func (f *chunkFolder) add(e Event) {
+	f.emitted = true
+	f.st.Events++
+	e.Ref = f.ref
+	f.a.add(e)
+}
+
+// chunk folds the records of chunk c, the next of the file, in order, and counts its
+// lines into the file's stats.
+func (f *chunkFolder) chunk(c *rdChunk) {
+	st := f.st
 	if c.tooLong != nil {
-		base++
+		f.base++
 		st.Lines++
-		st.malformed(base, c.tooLong, "line too long")
+		st.malformed(f.base, c.tooLong, "line too long")
 	}
 	withEvents := 0
 	for i := range c.recs {
 		r := &c.recs[i]
-		emitted = false
-		ref = Ref{File: name, Line: base + r.line}
-		fold(r, emit)
-		if emitted {
+		f.emitted = false
+		f.ref = Ref{File: f.name, Line: f.base + r.line}
+		f.fold(r, f.emit)
+		if f.emitted {
 			withEvents++
 		}
 	}
 	for _, m := range c.firstErrs {
 		if len(st.FirstErrors) < keepMalformed {
-			m.Line += base
+			m.Line += f.base
 			st.FirstErrors = append(st.FirstErrors, m)
 		}
 	}
@@ -310,6 +323,5 @@ func (a *Analyzer) foldChunk(c *rdChunk, name string, base int, st *FileStats, f
 	st.Matched += c.matched
 	st.Ignored += c.nonblank - c.malformed - withEvents
 	st.Lines += c.lines
-	base += c.lines
-	return base
+	f.base += c.lines
 }
