@@ -330,71 +330,83 @@ func (a *Analyzer) Finish() *Report {
 			r.IdlePartitions++
 			continue
 		}
-		s := PartitionSummary{Topic: k.Topic, Partition: k.Partition, Fetched: ps.fetched, FetchedCount: ps.fetched.Count() - ps.ctrl.Count(),
-			Control: ps.ctrl, Delivered: ps.delivered, DeliveredUnknown: ps.unknownDeliv, DeliveryEvidence: a.anyDelivery,
-			Committed: ps.committed, Stored: ps.stored, Position: ps.position, Clears: len(ps.clears), Discarded: ps.discarded}
-		if a.anyDelivery {
-			s.Undelivered = ps.fetched.Minus(ps.delivered).Minus(ps.ctrl)
-		}
-		// the fetch position left past undelivered records (not yet committed past): the
-		// client let go of them (a clear or a seek that nothing rewound)
-		var dropped *Finding
-		if a.anyDelivery && ps.position != Unknown {
-			low := int64(0)
-			if ps.committed != Unknown {
-				low = ps.committed
-			}
-			past := s.Undelivered.Within(low, ps.position)
-			if f, ok := a.positionFinding(ps, past); ok {
-				dropped = &f
-			}
-		}
-		j := judge.Judge(a.judgeInput(ps, s, dropped))
-		s.Judgement = j
-		s.Verdict, s.Reason = j.Verdict, j.Reason
-		for _, r := range j.Lost {
-			s.Lost.Add(r.First, r.Last)
-		}
-		s.Lost = s.Lost.Minus(ps.ctrl)
-		for _, r := range j.Stranded {
-			s.Stranded.Add(r.First, r.Last)
-		}
-		s.Stranded = s.Stranded.Minus(ps.ctrl)
-		if len(s.Lost) > 0 {
-			r.Findings = append(r.Findings, a.lossFinding(ps, s.Lost))
-		}
-		// clears that discarded undelivered records and did not rewind
-		for _, c := range ps.clears {
-			if len(c.discarded) == 0 {
-				continue
-			}
-			if f, ok := a.clearFinding(ps, c, skipsAll, skipsAllRef); ok {
-				r.Findings = append(r.Findings, f)
-			}
-		}
-		if dropped != nil {
-			if past := dropped.Ranges.Minus(s.Lost); len(past) > 0 {
-				dropped.Ranges, dropped.Count = past, past.Count()
-				r.Findings = append(r.Findings, *dropped)
-			}
-		}
-		if a.partial && s.Verdict != verdict.Lost && s.Verdict != verdict.Stranded {
-			// the rest of the input could deliver, commit or lose: no clean bill of health
-			s.Verdict = verdict.Incomplete
-		}
-		r.Partitions = append(r.Partitions, s)
+		a.summarise(r, k, ps, skipsAll, skipsAllRef)
 	}
 	r.Findings = append(r.Findings, a.regressions...)
 	for _, x := range a.expiries {
 		r.Findings = append(r.Findings, a.expiryFinding(x, r))
 	}
 	r.Findings = append(r.Findings, a.spinFindings()...)
-	for _, m := range a.maxPolls {
-		r.Findings = append(r.Findings, Finding{Rule: RuleMaxPoll, Severity: SevWarn, Partition: AllPartitions,
-			Message:  fmt.Sprintf("the application did not poll within max.poll.interval.ms (%s): the consumer left the group and its partitions were revoked", fmtDur(m.Timeout)),
-			Evidence: []Evidence{{m.Ref, "max.poll.interval.ms exceeded"}}})
-	}
+	r.Findings = append(r.Findings, a.maxPollFindings()...)
 	sort.SliceStable(r.Findings, func(i, j int) bool { return sevRank(r.Findings[i].Severity) < sevRank(r.Findings[j].Severity) })
+	r.Timeline = sortTimeline(tl)
+	r.Counters = a.counters()
+	r.judge(a.unread)
+	return r
+}
+
+// summarise judges one partition that had records or a commit: its summary, and the
+// findings of the rules about one partition (loss, clears that did not rewind, the
+// position left past undelivered records).
+func (a *Analyzer) summarise(r *Report, k kpart.TopicPartition, ps *partState, skipsAll int, skipsAllRef Ref) {
+	s := PartitionSummary{Topic: k.Topic, Partition: k.Partition, Fetched: ps.fetched, FetchedCount: ps.fetched.Count() - ps.ctrl.Count(),
+		Control: ps.ctrl, Delivered: ps.delivered, DeliveredUnknown: ps.unknownDeliv, DeliveryEvidence: a.anyDelivery,
+		Committed: ps.committed, Stored: ps.stored, Position: ps.position, Clears: len(ps.clears), Discarded: ps.discarded}
+	if a.anyDelivery {
+		s.Undelivered = ps.fetched.Minus(ps.delivered).Minus(ps.ctrl)
+	}
+	// the fetch position left past undelivered records (not yet committed past): the
+	// client let go of them (a clear or a seek that nothing rewound)
+	var dropped *Finding
+	if a.anyDelivery && ps.position != Unknown {
+		low := int64(0)
+		if ps.committed != Unknown {
+			low = ps.committed
+		}
+		past := s.Undelivered.Within(low, ps.position)
+		if f, ok := a.positionFinding(ps, past); ok {
+			dropped = &f
+		}
+	}
+	j := judge.Judge(a.judgeInput(ps, s, dropped))
+	s.Judgement = j
+	s.Verdict, s.Reason = j.Verdict, j.Reason
+	for _, r := range j.Lost {
+		s.Lost.Add(r.First, r.Last)
+	}
+	s.Lost = s.Lost.Minus(ps.ctrl)
+	for _, r := range j.Stranded {
+		s.Stranded.Add(r.First, r.Last)
+	}
+	s.Stranded = s.Stranded.Minus(ps.ctrl)
+	if len(s.Lost) > 0 {
+		r.Findings = append(r.Findings, a.lossFinding(ps, s.Lost))
+	}
+	// clears that discarded undelivered records and did not rewind
+	for _, c := range ps.clears {
+		if len(c.discarded) == 0 {
+			continue
+		}
+		if f, ok := a.clearFinding(ps, c, skipsAll, skipsAllRef); ok {
+			r.Findings = append(r.Findings, f)
+		}
+	}
+	if dropped != nil {
+		if past := dropped.Ranges.Minus(s.Lost); len(past) > 0 {
+			dropped.Ranges, dropped.Count = past, past.Count()
+			r.Findings = append(r.Findings, *dropped)
+		}
+	}
+	if a.partial && s.Verdict != verdict.Lost && s.Verdict != verdict.Stranded {
+		// the rest of the input could deliver, commit or lose: no clean bill of health
+		s.Verdict = verdict.Incomplete
+	}
+	r.Partitions = append(r.Partitions, s)
+}
+
+// sortTimeline puts the entries in time order (the order of the input within one time)
+// and renders their details.
+func sortTimeline(tl []Entry) []Entry {
 	sort.SliceStable(tl, func(i, j int) bool {
 		if !tl[i].Time.Equal(tl[j].Time) {
 			return tl[i].Time.Before(tl[j].Time)
@@ -404,7 +416,13 @@ func (a *Analyzer) Finish() *Report {
 	for i := range tl {
 		tl[i].render()
 	}
-	r.Timeline = tl
+	return tl
+}
+
+// counters are the event names counted, declared by counts-summary lines or seen as lines,
+// by name.
+func (a *Analyzer) counters() []Counter {
+	var out []Counter
 	names := map[string]bool{}
 	for n := range a.declared {
 		names[n] = true
@@ -413,11 +431,21 @@ func (a *Analyzer) Finish() *Report {
 		names[n] = true
 	}
 	for n := range names {
-		r.Counters = append(r.Counters, Counter{Name: n, Declared: a.declared[n], Seen: a.seen[n]})
+		out = append(out, Counter{Name: n, Declared: a.declared[n], Seen: a.seen[n]})
 	}
-	sort.Slice(r.Counters, func(i, j int) bool { return r.Counters[i].Name < r.Counters[j].Name })
-	r.judge(a.unread)
-	return r
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// maxPollFindings are the times the client left the group for not polling in time.
+func (a *Analyzer) maxPollFindings() []Finding {
+	var out []Finding
+	for _, m := range a.maxPolls {
+		out = append(out, Finding{Rule: RuleMaxPoll, Severity: SevWarn, Partition: AllPartitions,
+			Message:  fmt.Sprintf("the application did not poll within max.poll.interval.ms (%s): the consumer left the group and its partitions were revoked", fmtDur(m.Timeout)),
+			Evidence: []Evidence{{m.Ref, "max.poll.interval.ms exceeded"}}})
+	}
+	return out
 }
 
 // readSettings takes max.poll.interval and the time scale from the flag or the trace:
@@ -611,7 +639,15 @@ func fmtDur(d time.Duration) string {
 	return d.Round(time.Millisecond).String()
 }
 
-func (a *Analyzer) expiryFinding(x expiryRec, r *Report) Finding {
+// expiryTimes are the times since the last fetch and serve when the cache expired, from
+// the expiry line or the lines before it, with a note on where each came from.
+type expiryTimes struct {
+	sinceFetch, sinceServe time.Duration
+	fetchAtLeast           time.Duration // the kafkajs trace: a lower bound of sinceFetch (Unknown: none)
+	fetchNote, serveNote   string
+}
+
+func newExpiryTimes(x expiryRec) expiryTimes {
 	e := x.e
 	sinceFetch, sinceServe := e.SinceFetch, e.SinceServe
 	fetchNote, serveNote := "", ""
@@ -635,6 +671,14 @@ func (a *Analyzer) expiryFinding(x expiryRec, r *Report) Finding {
 		sinceServe = e.Time.Sub(x.lastServe)
 		serveNote = " (last serve " + clock(x.lastServe) + ")"
 	}
+	return expiryTimes{sinceFetch, sinceServe, fetchAtLeast, fetchNote, serveNote}
+}
+
+func (a *Analyzer) expiryFinding(x expiryRec, r *Report) Finding {
+	e := x.e
+	t := newExpiryTimes(x)
+	sinceFetch, sinceServe, fetchAtLeast := t.sinceFetch, t.sinceServe, t.fetchAtLeast
+	fetchNote, serveNote := t.fetchNote, t.serveNote
 	f := Finding{Rule: RuleCacheExpiry, Severity: SevWarn, Partition: e.Partition, Topic: e.Topic,
 		Facts: map[string]string{}, Evidence: []Evidence{{e.Ref, "cache expired"}}}
 	facts := func(k string, d time.Duration) {
@@ -697,6 +741,21 @@ func (a *Analyzer) expiryFinding(x expiryRec, r *Report) Finding {
 		f.Evidence = append(f.Evidence, Evidence{x.fetchRef, "the last productive fetch"}, Evidence{x.fetchBoundRef, "first serve from it at " + clock(x.fetchBound)})
 		facts("since_fetch_at_least_ms", fetchAtLeast)
 	}
+	msg += t.compare(e, r.MaxPollInterval, maxPoll, scale)
+	if x.e.Reason != "" {
+		msg += " (" + x.e.Reason + ")"
+	}
+	f.Message = msg
+	return f
+}
+
+// compare says what the times say of the timeout in effect at the expiry e against
+// max.poll.interval.ms (configured, and maxPoll in the trace's time; scale: the trace's
+// time_scale).
+func (t expiryTimes) compare(e Event, configured, maxPoll time.Duration, scale float64) string {
+	sinceFetch, sinceServe, fetchAtLeast := t.sinceFetch, t.sinceServe, t.fetchAtLeast
+	scaled := scale != 1
+	msg := ""
 	// the elapsed time bounds the timeout that was in effect
 	elapsed := sinceFetch
 	what := "the last fetch"
@@ -712,7 +771,7 @@ func (a *Analyzer) expiryFinding(x expiryRec, r *Report) Finding {
 		return d <= 5*time.Millisecond || float64(d) <= 0.01*float64(y)
 	}
 	switch {
-	case r.MaxPollInterval < 0:
+	case configured < 0:
 		msg += "; pass --max-poll-interval to compare"
 	case e.Timeout >= 0 && !same(e.Timeout, maxPoll):
 		msg += fmt.Sprintf("; the timeout in effect (%s) is not max.poll.interval.ms (%s)", fmtDur(e.Timeout), fmtDur(maxPoll))
@@ -737,11 +796,7 @@ func (a *Analyzer) expiryFinding(x expiryRec, r *Report) Finding {
 	case elapsed >= 0:
 		msg += "; consistent with max.poll.interval.ms"
 	}
-	if x.e.Reason != "" {
-		msg += " (" + x.e.Reason + ")"
-	}
-	f.Message = msg
-	return f
+	return msg
 }
 
 func fmtMaxPoll(r *Report) string {
