@@ -194,7 +194,7 @@ func facilityOp(fac []byte) rdOp {
 
 // scanMessage reads the message of one log line, given its facility and client name, into
 // r (all but the time). The JS client forwards librdkafka's lines as exactly these three
-// fields (parse_jslog.go), so both formats share it.
+// fields (jsScanner.record), so both formats share it.
 func (sc *rdScanner) scanMessage(fac, client, msg []byte, r *rdRec) (bool, error) {
 	op := facilityOp(fac)
 	if op == rdNone {
