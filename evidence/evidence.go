@@ -1137,17 +1137,18 @@ func hasFold(s, sub string) bool {
 
 // traceLine reads one kstranded.trace/v1 line; it reports whether the line was read.
 func (p *parser) traceLine(n int, line string) bool {
-	var e traceevent.Event
-	if err := json.Unmarshal([]byte(line), &e); err != nil {
+	e, err := traceevent.Decode([]byte(line))
+	var schema *traceevent.SchemaError
+	if errors.As(err, &schema) {
+		p.bad(n, line, "unsupported trace schema "+strconv.Quote(schema.Schema))
+		return false
+	}
+	if err != nil {
 		p.bad(n, line, "not a trace event: "+jsonReason(err))
 		return false
 	}
 	switch e.Ev {
 	case traceevent.Run:
-		if e.Schema != "" && e.Schema != traceevent.Schema {
-			p.bad(n, line, "unsupported trace schema "+strconv.Quote(e.Schema))
-			return false
-		}
 		p.topic = e.Topic
 		if p.src.Topic == "" {
 			p.src.Topic, p.src.Group = e.Topic, e.Group

@@ -330,71 +330,83 @@ func (a *Analyzer) Finish() *Report {
 			r.IdlePartitions++
 			continue
 		}
-		s := PartitionSummary{Topic: k.Topic, Partition: k.Partition, Fetched: ps.fetched, FetchedCount: ps.fetched.Count() - ps.ctrl.Count(),
-			Control: ps.ctrl, Delivered: ps.delivered, DeliveredUnknown: ps.unknownDeliv, DeliveryEvidence: a.anyDelivery,
-			Committed: ps.committed, Stored: ps.stored, Position: ps.position, Clears: len(ps.clears), Discarded: ps.discarded}
-		if a.anyDelivery {
-			s.Undelivered = ps.fetched.Minus(ps.delivered).Minus(ps.ctrl)
-		}
-		// the fetch position left past undelivered records (not yet committed past): the
-		// client let go of them (a clear or a seek that nothing rewound)
-		var dropped *Finding
-		if a.anyDelivery && ps.position != Unknown {
-			low := int64(0)
-			if ps.committed != Unknown {
-				low = ps.committed
-			}
-			past := s.Undelivered.Within(low, ps.position)
-			if f, ok := a.positionFinding(ps, past); ok {
-				dropped = &f
-			}
-		}
-		j := judge.Judge(a.judgeInput(ps, s, dropped))
-		s.Judgement = j
-		s.Verdict, s.Reason = j.Verdict, j.Reason
-		for _, r := range j.Lost {
-			s.Lost.Add(r.First, r.Last)
-		}
-		s.Lost = s.Lost.Minus(ps.ctrl)
-		for _, r := range j.Stranded {
-			s.Stranded.Add(r.First, r.Last)
-		}
-		s.Stranded = s.Stranded.Minus(ps.ctrl)
-		if len(s.Lost) > 0 {
-			r.Findings = append(r.Findings, a.lossFinding(ps, s.Lost))
-		}
-		// clears that discarded undelivered records and did not rewind
-		for _, c := range ps.clears {
-			if len(c.discarded) == 0 {
-				continue
-			}
-			if f, ok := a.clearFinding(ps, c, skipsAll, skipsAllRef); ok {
-				r.Findings = append(r.Findings, f)
-			}
-		}
-		if dropped != nil {
-			if past := dropped.Ranges.Minus(s.Lost); len(past) > 0 {
-				dropped.Ranges, dropped.Count = past, past.Count()
-				r.Findings = append(r.Findings, *dropped)
-			}
-		}
-		if a.partial && s.Verdict != verdict.Lost && s.Verdict != verdict.Stranded {
-			// the rest of the input could deliver, commit or lose: no clean bill of health
-			s.Verdict = verdict.Incomplete
-		}
-		r.Partitions = append(r.Partitions, s)
+		a.summarise(r, k, ps, skipsAll, skipsAllRef)
 	}
 	r.Findings = append(r.Findings, a.regressions...)
 	for _, x := range a.expiries {
 		r.Findings = append(r.Findings, a.expiryFinding(x, r))
 	}
 	r.Findings = append(r.Findings, a.spinFindings()...)
-	for _, m := range a.maxPolls {
-		r.Findings = append(r.Findings, Finding{Rule: RuleMaxPoll, Severity: SevWarn, Partition: AllPartitions,
-			Message:  fmt.Sprintf("the application did not poll within max.poll.interval.ms (%s): the consumer left the group and its partitions were revoked", fmtDur(m.Timeout)),
-			Evidence: []Evidence{{m.Ref, "max.poll.interval.ms exceeded"}}})
-	}
+	r.Findings = append(r.Findings, a.maxPollFindings()...)
 	sort.SliceStable(r.Findings, func(i, j int) bool { return sevRank(r.Findings[i].Severity) < sevRank(r.Findings[j].Severity) })
+	r.Timeline = sortTimeline(tl)
+	r.Counters = a.counters()
+	r.judge(a.unread)
+	return r
+}
+
+// summarise judges one partition that had records or a commit: its summary, and the
+// findings of the rules about one partition (loss, clears that did not rewind, the
+// position left past undelivered records).
+func (a *Analyzer) summarise(r *Report, k kpart.TopicPartition, ps *partState, skipsAll int, skipsAllRef Ref) {
+	s := PartitionSummary{Topic: k.Topic, Partition: k.Partition, Fetched: ps.fetched, FetchedCount: ps.fetched.Count() - ps.ctrl.Count(),
+		Control: ps.ctrl, Delivered: ps.delivered, DeliveredUnknown: ps.unknownDeliv, DeliveryEvidence: a.anyDelivery,
+		Committed: ps.committed, Stored: ps.stored, Position: ps.position, Clears: len(ps.clears), Discarded: ps.discarded}
+	if a.anyDelivery {
+		s.Undelivered = ps.fetched.Minus(ps.delivered).Minus(ps.ctrl)
+	}
+	// the fetch position left past undelivered records (not yet committed past): the
+	// client let go of them (a clear or a seek that nothing rewound)
+	var dropped *Finding
+	if a.anyDelivery && ps.position != Unknown {
+		low := int64(0)
+		if ps.committed != Unknown {
+			low = ps.committed
+		}
+		past := s.Undelivered.Within(low, ps.position)
+		if f, ok := a.positionFinding(ps, past); ok {
+			dropped = &f
+		}
+	}
+	j := judge.Judge(a.judgeInput(ps, s, dropped))
+	s.Judgement = j
+	s.Verdict, s.Reason = j.Verdict, j.Reason
+	for _, r := range j.Lost {
+		s.Lost.Add(r.First, r.Last)
+	}
+	s.Lost = s.Lost.Minus(ps.ctrl)
+	for _, r := range j.Stranded {
+		s.Stranded.Add(r.First, r.Last)
+	}
+	s.Stranded = s.Stranded.Minus(ps.ctrl)
+	if len(s.Lost) > 0 {
+		r.Findings = append(r.Findings, a.lossFinding(ps, s.Lost))
+	}
+	// clears that discarded undelivered records and did not rewind
+	for _, c := range ps.clears {
+		if len(c.discarded) == 0 {
+			continue
+		}
+		if f, ok := a.clearFinding(ps, c, skipsAll, skipsAllRef); ok {
+			r.Findings = append(r.Findings, f)
+		}
+	}
+	if dropped != nil {
+		if past := dropped.Ranges.Minus(s.Lost); len(past) > 0 {
+			dropped.Ranges, dropped.Count = past, past.Count()
+			r.Findings = append(r.Findings, *dropped)
+		}
+	}
+	if a.partial && s.Verdict != verdict.Lost && s.Verdict != verdict.Stranded {
+		// the rest of the input could deliver, commit or lose: no clean bill of health
+		s.Verdict = verdict.Incomplete
+	}
+	r.Partitions = append(r.Partitions, s)
+}
+
+// sortTimeline puts the entries in time order (the order of the input within one time)
+// and renders their details.
+func sortTimeline(tl []Entry) []Entry {
 	sort.SliceStable(tl, func(i, j int) bool {
 		if !tl[i].Time.Equal(tl[j].Time) {
 			return tl[i].Time.Before(tl[j].Time)
@@ -404,7 +416,13 @@ func (a *Analyzer) Finish() *Report {
 	for i := range tl {
 		tl[i].render()
 	}
-	r.Timeline = tl
+	return tl
+}
+
+// counters are the event names counted, declared by counts-summary lines or seen as lines,
+// by name.
+func (a *Analyzer) counters() []Counter {
+	var out []Counter
 	names := map[string]bool{}
 	for n := range a.declared {
 		names[n] = true
@@ -413,11 +431,10 @@ func (a *Analyzer) Finish() *Report {
 		names[n] = true
 	}
 	for n := range names {
-		r.Counters = append(r.Counters, Counter{Name: n, Declared: a.declared[n], Seen: a.seen[n]})
+		out = append(out, Counter{Name: n, Declared: a.declared[n], Seen: a.seen[n]})
 	}
-	sort.Slice(r.Counters, func(i, j int) bool { return r.Counters[i].Name < r.Counters[j].Name })
-	r.judge(a.unread)
-	return r
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // readSettings takes max.poll.interval and the time scale from the flag or the trace:
@@ -453,6 +470,12 @@ func sevRank(s string) int {
 	return 2
 }
 
+// messageRanges is how many ranges a finding's message and evidence list before they say
+// how many more, as a table cell does (kpart.RangeSet.Summary): a trace of 40,000
+// undelivered ranges printed one 234 KB line on stderr and 2.1 MB in all (issue 27 §10).
+// The finding's offsets (Ranges, in -o json) list them all.
+const messageRanges = 8
+
 func tpName(topic string, p int32) string {
 	if topic == "" {
 		return fmt.Sprintf("partition %d", p)
@@ -460,309 +483,11 @@ func tpName(topic string, p int32) string {
 	return fmt.Sprintf("%s/%d", topic, p)
 }
 
-func (a *Analyzer) lossFinding(ps *partState, lost kpart.RangeSet) Finding {
-	f := Finding{Rule: RuleLoss, Severity: SevLoss, Topic: ps.key.Topic, Partition: ps.key.Partition, Ranges: lost, Count: lost.Count()}
-	var ev []Evidence
-	// where the first ranges were fetched, and the last (40,000 ranges gave 40,000 lines)
-	for i, r := range lost {
-		if i == messageRanges && len(lost) > messageRanges+1 {
-			r = lost[len(lost)-1]
-			if ref, ok := ps.fetchRef(r.First); ok {
-				ev = append(ev, Evidence{ref, fmt.Sprintf("offset %d fetched, the last of %d more ranges", r.First, len(lost)-messageRanges)})
-			}
-			break
-		}
-		if ref, ok := ps.fetchRef(r.First); ok {
-			ev = append(ev, Evidence{ref, fmt.Sprintf("offset %d fetched", r.First)})
-		}
-	}
-	var cause string
-	for _, c := range ps.clears {
-		if len(c.discarded.Within(lost[0].First, lost[0].Last+1)) > 0 {
-			ev = append(ev, Evidence{c.ref, fmt.Sprintf("cache clear discarded %s", c.discarded.Summary(messageRanges))})
-			cause = "discarded by a cache clear that did not rewind"
-			break
-		}
-	}
-	if cause == "" {
-		for _, s := range ps.seeks {
-			if s.offset > lost[0].First {
-				ev = append(ev, Evidence{s.ref, fmt.Sprintf("seek to %d skipped them", s.offset)})
-				cause = fmt.Sprintf("skipped by a seek to %d", s.offset)
-				break
-			}
-		}
-	}
-	committed := ps.committed
-	for _, c := range ps.commits {
-		if c.offset > lost[0].First {
-			ev = append(ev, Evidence{c.ref, fmt.Sprintf("committed %d, past offset %d", c.offset, lost[0].First)})
-			committed = c.offset
-			break
-		}
-	}
-	how := "were fetched"
-	if len(ps.fetched.Within(lost[0].First, lost[len(lost)-1].Last+1)) == 0 {
-		how = "hold records (read from the partition)"
-		if ps.live != nil {
-			ev = append(ev, Evidence{Ref{File: "the partition, read live"}, fmt.Sprintf("records at %s", lost.Summary(messageRanges))})
-		}
-	}
-	f.Message = fmt.Sprintf("%s: %d records (%s) %s, never delivered, and the committed offset moved past them (committed %d)",
-		tpName(ps.key.Topic, ps.key.Partition), lost.Count(), lost.Summary(messageRanges), how, committed)
-	if cause != "" {
-		f.Message += "; " + cause
-	}
-	f.Evidence = ev
-	return f
-}
-
-func (a *Analyzer) rewoundAfter(ps *partState, seq int, first int64) (offRef, bool) {
-	for _, rw := range ps.rewinds {
-		if rw.seq >= seq && (rw.offset == Unknown || rw.offset <= first) {
-			return rw, true
-		}
-	}
-	return offRef{}, false
-}
-
-// messageRanges is how many ranges a finding's message and evidence list before they say
-// how many more, as a table cell does (kpart.RangeSet.Summary): a trace of 40,000
-// undelivered ranges printed one 234 KB line on stderr and 2.1 MB in all (issue 27 §10).
-// The finding's offsets (Ranges, in -o json) list them all.
-const messageRanges = 8
-
-func (a *Analyzer) clearFinding(ps *partState, c clearRec, skipsAll int, skipsAllRef Ref) (Finding, bool) {
-	if _, ok := a.rewoundAfter(ps, c.seq, c.discarded[0].First); ok {
-		return Finding{}, false
-	}
-	n := c.discarded.Count()
-	f := Finding{Rule: RuleClearNoRewind, Severity: SevWarn, Topic: ps.key.Topic, Partition: ps.key.Partition,
-		Ranges: c.discarded, Count: n, Facts: map[string]string{"discarded": strconv.FormatInt(n, 10)}}
-	why := []string{}
-	what := "cache cleared"
-	if c.reason != "" {
-		what += " (" + c.reason + ")"
-	}
-	ev := []Evidence{{c.ref, what}}
-	if ref, ok := ps.fetchRef(c.discarded[0].First); ok {
-		ev = append([]Evidence{{ref, fmt.Sprintf("offset %d fetched into the cache", c.discarded[0].First)}}, ev...)
-	}
-	if c.keysKnown {
-		f.Facts["last_consumed_keys"] = fmt.Sprint(c.keys)
-		if len(c.keys) == 0 {
-			why = append(why, "lastConsumedKeys is empty, so there was nothing to rewind to")
-		}
-	}
-	for _, s := range ps.skips {
-		if s.seq >= c.seq {
-			ev = append(ev, Evidence{s.ref, "rewind skipped: " + s.reason})
-			why = append(why, "rewind skipped: "+s.reason)
-			break
-		}
-	}
-	if skipsAll > 0 {
-		f.Facts["rewinds_skipped"] = strconv.Itoa(skipsAll)
-		why = append(why, fmt.Sprintf("rewind skipped on %d partitions", skipsAll))
-		ev = append(ev, Evidence{skipsAllRef, fmt.Sprintf("clearCache-skip-rewind %d", skipsAll)})
-	}
-	if c.reason != "" {
-		f.Facts["clear"] = c.reason
-	}
-	f.Message = fmt.Sprintf("%s: a cache clear discarded %d fetched, undelivered records (%s) and did not rewind the partition",
-		tpName(ps.key.Topic, ps.key.Partition), n, c.discarded.Summary(messageRanges))
-	for i, w := range why {
-		if i == 0 {
-			f.Message += ": "
-		} else {
-			f.Message += "; "
-		}
-		f.Message += w
-	}
-	f.Evidence = ev
-	return f, true
-}
-
-func (a *Analyzer) positionFinding(ps *partState, past kpart.RangeSet) (Finding, bool) {
-	if len(past) == 0 {
-		return Finding{}, false
-	}
-	// only records the client let go of (a clear or a seek past them) are stranded; the
-	// rest may still be in its cache
-	var drop *Evidence
-	for _, c := range ps.clears {
-		if len(c.discarded.Within(past[0].First, past[len(past)-1].Last+1)) > 0 {
-			if _, ok := a.rewoundAfter(ps, c.seq, past[0].First); !ok {
-				drop = &Evidence{c.ref, fmt.Sprintf("cache clear discarded %s", c.discarded.Summary(messageRanges))}
-			}
-			break
-		}
-	}
-	if drop == nil {
-		for _, s := range ps.seeks {
-			if s.offset > past[0].First {
-				if _, ok := a.rewoundAfter(ps, s.seq+1, past[0].First); !ok {
-					drop = &Evidence{s.ref, fmt.Sprintf("seek to %d", s.offset)}
-				}
-				break
-			}
-		}
-	}
-	if drop == nil {
-		return Finding{}, false
-	}
-	f := Finding{Rule: RulePositionPast, Severity: SevWarn, Topic: ps.key.Topic, Partition: ps.key.Partition, Ranges: past, Count: past.Count()}
-	f.Message = fmt.Sprintf("%s: the fetch position (%d) is past %d undelivered records (%s) and nothing rewound it: they will not be fetched again by this consumer, and the next commit past them loses them",
-		tpName(ps.key.Topic, ps.key.Partition), ps.position, past.Count(), past.Summary(messageRanges))
-	f.Evidence = []Evidence{*drop, {ps.posRef, fmt.Sprintf("fetch position %d", ps.position)}}
-	return f, true
-}
-
 func fmtDur(d time.Duration) string {
 	if d < 0 {
 		return "unknown"
 	}
 	return d.Round(time.Millisecond).String()
-}
-
-func (a *Analyzer) expiryFinding(x expiryRec, r *Report) Finding {
-	e := x.e
-	sinceFetch, sinceServe := e.SinceFetch, e.SinceServe
-	fetchNote, serveNote := "", ""
-	if sinceFetch == Unknown {
-		if !x.lastFetch.IsZero() && e.Timed {
-			sinceFetch = e.Time.Sub(x.lastFetch)
-			fetchNote = " (last fetch " + clock(x.lastFetch) + ")"
-		} else {
-			fetchNote = " (the trace's fetch lines carry no time)"
-		}
-	}
-	// The kafkajs trace times no fetch; the first timed serve after the last productive
-	// fetch bounds it from above, so at least this long passed since the last fetch.
-	fetchAtLeast := time.Duration(Unknown)
-	if sinceFetch == Unknown && !x.fetchBound.IsZero() && e.Timed && !e.Time.Before(x.fetchBound) {
-		fetchAtLeast = e.Time.Sub(x.fetchBound)
-		fetchNote = fmt.Sprintf(" (the fetch lines carry no time; the last productive fetch filled the cache no later than %s, when the first batch was served from it: at least %s before the expiry)",
-			clock(x.fetchBound), fmtDur(fetchAtLeast))
-	}
-	if sinceServe == Unknown && !x.lastServe.IsZero() && e.Timed {
-		sinceServe = e.Time.Sub(x.lastServe)
-		serveNote = " (last serve " + clock(x.lastServe) + ")"
-	}
-	f := Finding{Rule: RuleCacheExpiry, Severity: SevWarn, Partition: e.Partition, Topic: e.Topic,
-		Facts: map[string]string{}, Evidence: []Evidence{{e.Ref, "cache expired"}}}
-	facts := func(k string, d time.Duration) {
-		if d >= 0 {
-			f.Facts[k] = strconv.FormatInt(d.Milliseconds(), 10)
-		} else {
-			f.Facts[k] = "unknown"
-		}
-	}
-	// a scaled trace (kstranded repro, time_scale 0.01) measures every duration in its own,
-	// faster time: max.poll.interval is compared after scaling it the same way, and the
-	// message gives the full-scale figures next to the trace's own
-	scale := r.TimeScale
-	if scale <= 0 {
-		scale = 1
-	}
-	scaled := scale != 1
-	full := func(d time.Duration) string {
-		if !scaled || d < 0 {
-			return ""
-		}
-		return fmt.Sprintf(" (%s at full scale)", fmtDur(time.Duration(float64(d)/scale)))
-	}
-	maxPoll := r.MaxPollInterval // in the trace's time
-	if maxPoll >= 0 && scaled {
-		maxPoll = time.Duration(float64(maxPoll) * scale)
-	}
-	facts("since_fetch_ms", sinceFetch)
-	facts("since_serve_ms", sinceServe)
-	facts("max_poll_interval_ms", r.MaxPollInterval)
-	facts("timeout_ms", e.Timeout)
-	if scaled {
-		f.Facts["time_scale"] = strconv.FormatFloat(scale, 'g', -1, 64)
-		facts("max_poll_interval_trace_ms", maxPoll)
-	}
-	msg := fmt.Sprintf("cache expired at %s: %s since the last fetch%s%s, %s since the last serve%s%s, max.poll.interval.ms %s",
-		clock(e.Time), fmtDur(sinceFetch), full(sinceFetch), fetchNote, fmtDur(sinceServe), full(sinceServe), serveNote, fmtMaxPoll(r))
-	if fetchAtLeast >= 0 {
-		msg = strings.Replace(msg, "unknown since the last fetch", "at least "+fmtDur(fetchAtLeast)+" since the last fetch", 1)
-	}
-	if scaled {
-		msg += fmt.Sprintf(", %s in this trace's time (its durations are scaled by time_scale %s, %s)",
-			fmtDur(maxPoll), f.Facts["time_scale"], r.TimeScaleSource)
-	}
-	if e.Timeout >= 0 {
-		msg += fmt.Sprintf(", expiration timeout in effect %s (timeout_ms %d in the trace)%s", fmtDur(e.Timeout), e.Timeout.Milliseconds(), full(e.Timeout))
-	}
-	if r.MaxPollSource != "" && r.MaxPollSource != "--max-poll-interval" {
-		for _, k := range []string{"max.poll.interval.ms", "max_poll_interval"} {
-			if v, ok := a.settings[k]; ok {
-				f.Evidence = append(f.Evidence, Evidence{a.settingRef[k], k + "=" + v})
-				break
-			}
-		}
-	}
-	if scaled {
-		f.Evidence = append(f.Evidence, Evidence{a.settingRef["time_scale"], "time_scale=" + a.settings["time_scale"]})
-	}
-	if fetchAtLeast >= 0 {
-		f.Evidence = append(f.Evidence, Evidence{x.fetchRef, "the last productive fetch"}, Evidence{x.fetchBoundRef, "first serve from it at " + clock(x.fetchBound)})
-		facts("since_fetch_at_least_ms", fetchAtLeast)
-	}
-	// the elapsed time bounds the timeout that was in effect
-	elapsed := sinceFetch
-	what := "the last fetch"
-	if elapsed < 0 {
-		elapsed, what = sinceServe, "the last serve"
-	}
-	// timers fire a little late and durations are rounded: within 1 % (or 5 ms) is "the same"
-	same := func(x, y time.Duration) bool {
-		d := x - y
-		if d < 0 {
-			d = -d
-		}
-		return d <= 5*time.Millisecond || float64(d) <= 0.01*float64(y)
-	}
-	switch {
-	case r.MaxPollInterval < 0:
-		msg += "; pass --max-poll-interval to compare"
-	case e.Timeout >= 0 && !same(e.Timeout, maxPoll):
-		msg += fmt.Sprintf("; the timeout in effect (%s) is not max.poll.interval.ms (%s)", fmtDur(e.Timeout), fmtDur(maxPoll))
-	case e.Timeout < 0 && fetchAtLeast >= 0 && same(fetchAtLeast, maxPoll):
-		msg += fmt.Sprintf("; the expiry came %s after the cache was filled: max.poll.interval.ms (%s) was honoured, counted from the last fetch. The %s is the time since the last serve, not since the last fetch: while a worker holds the only partition with cached records the others wait for a partition and never fetch, so nothing restarted the count (every fetch, even an empty one, does)",
-			fmtDur(fetchAtLeast), fmtDur(maxPoll), fmtDur(sinceServe))
-	case e.Timeout < 0 && fetchAtLeast >= 0 && fetchAtLeast > maxPoll:
-		msg += fmt.Sprintf("; at least %s passed since the last productive fetch, more than max.poll.interval.ms (%s): fetches the trace does not time (empty ones count too) may have restarted the count", fmtDur(fetchAtLeast), fmtDur(maxPoll))
-	case e.Timeout >= 0:
-		msg += "; the timeout in effect is max.poll.interval.ms"
-		if sinceFetch >= 0 && sinceServe >= 0 && sinceServe < e.Timeout && !same(sinceServe, e.Timeout) {
-			ago := fmtDur(sinceServe) + " ago"
-			if scaled {
-				ago += ", " + fmtDur(time.Duration(float64(sinceServe)/scale)) + " at full scale"
-			}
-			msg += fmt.Sprintf(", counted from the last fetch (%s ago), not from the last serve (%s): the handler was still being served from the cache, but nothing had been fetched for max.poll.interval, so the cache was dropped",
-				fmtDur(sinceFetch), ago)
-		}
-	case elapsed >= 0 && elapsed < maxPoll && !same(elapsed, maxPoll):
-		msg += fmt.Sprintf("; it fired %s after %s, %s before max.poll.interval.ms would allow: the expiration timeout in effect was at most %s, not the configured %s",
-			fmtDur(elapsed), what, fmtDur(maxPoll-elapsed), fmtDur(elapsed), fmtDur(maxPoll))
-	case elapsed >= 0:
-		msg += "; consistent with max.poll.interval.ms"
-	}
-	if x.e.Reason != "" {
-		msg += " (" + x.e.Reason + ")"
-	}
-	f.Message = msg
-	return f
-}
-
-func fmtMaxPoll(r *Report) string {
-	if r.MaxPollInterval < 0 {
-		return "unknown"
-	}
-	return fmt.Sprintf("%d (%s, from %s)", r.MaxPollInterval.Milliseconds(), fmtDur(r.MaxPollInterval), r.MaxPollSource)
 }
 
 // clock prints a time; the kafkajs trace has times of day only.
@@ -774,46 +499,4 @@ func clock(t time.Time) string {
 		return t.Format("15:04:05.999")
 	}
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
-}
-
-func (a *Analyzer) spinFindings() []Finding {
-	var out []Finding
-	span := a.last.Sub(a.first)
-	names := make([]string, 0, len(a.spins)+2)
-	for n := range a.spins {
-		names = append(names, n)
-	}
-	for _, n := range []string{"cache:nextN-null"} {
-		if _, ok := a.spins[n]; !ok && a.declared[n] > 0 {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		s := a.spins[n]
-		total, maxPS := 0, 0
-		var ref Ref
-		var at time.Time
-		if s != nil {
-			total, maxPS, ref, at = s.total, s.maxPerSec, s.ref, s.maxAt
-		}
-		decl := a.declared[n]
-		if n == "consume-result" {
-			decl = 0 // the declared count includes productive results
-		}
-		switch {
-		case maxPS >= SpinRate:
-			out = append(out, Finding{Rule: RuleHotSpin, Severity: SevWarn, Partition: AllPartitions,
-				Message:  fmt.Sprintf("%s: %d per second at %s (%d in all): the client spins on an empty cache or fetch", n, maxPS, clock(at), total),
-				Facts:    map[string]string{"name": n, "max_per_second": strconv.Itoa(maxPS), "total": strconv.Itoa(total)},
-				Evidence: []Evidence{{ref, n}}})
-		case decl > total && span > 0 && float64(decl)/span.Seconds() >= SpinRate:
-			rate := float64(decl) / span.Seconds()
-			out = append(out, Finding{Rule: RuleHotSpin, Severity: SevWarn, Partition: AllPartitions,
-				Message:  fmt.Sprintf("%s: %d in all, ≈%.0f per second on average over the trace's %s: the client spins on an empty cache or fetch", n, decl, rate, span.Round(time.Second)),
-				Facts:    map[string]string{"name": n, "avg_per_second": strconv.FormatFloat(rate, 'f', 0, 64), "total": strconv.Itoa(decl)},
-				Evidence: []Evidence{{a.counterRefs[n], fmt.Sprintf("%s %d", n, decl)}}})
-		}
-	}
-	return out
 }

@@ -446,26 +446,3 @@ func TestAReportWithoutTimelineSaysTheSameAsOneWith(t *testing.T) {
 		})
 	}
 }
-
-func TestStringEscapesResolveAsEachLanguageWritesThem(t *testing.T) {
-	for _, tc := range []struct {
-		in       string
-		js, json string
-	}{
-		{`plain`, "plain", "plain"},
-		{`a\nb\tc\\d\'e\"f`, "a\nb\tc\\d'e\"f", "a\nb\tc\\d'e\"f"},
-		{`\x41\u0042\u{1F600}`, "AB\U0001F600", "x41Bu{1F600}"},
-		{`\uD83D\uDE00`, "\U0001F600", "\U0001F600"}, // a surrogate pair: both are UTF-16
-		{`\v\0`, "\v\x00", "v0"},
-		{`\u12`, "u12", "u12"}, // too short
-		{`\x`, "x", "x"},
-		{`end\`, `end\`, `end\`},
-	} {
-		if got := string(unescapeJS(nil, []byte(tc.in))); got != tc.js {
-			t.Errorf("JS %s: %q, want %q", tc.in, got, tc.js)
-		}
-		if got := string(unescapeJSON(nil, []byte(tc.in))); got != tc.json {
-			t.Errorf("JSON %s: %q, want %q", tc.in, got, tc.json)
-		}
-	}
-}

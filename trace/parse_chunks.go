@@ -165,62 +165,7 @@ func (a *Analyzer) parseChunks(ctx context.Context, name string, br *bufio.Reade
 		}()
 	}
 	stop := make(chan struct{})
-	go func() {
-		defer close(order)
-		defer close(jobs)
-		var carry []byte // the start of a line cut by the end of the previous chunk
-		for {
-			var c *rdChunk
-			select {
-			case c = <-free:
-			case <-stop:
-				return
-			}
-			c.data = append(c.data[:0], carry...)
-			c.tooLong = nil
-			n, err := io.ReadFull(br, c.data[len(c.data):cap(c.data)])
-			c.data = c.data[:len(c.data)+n]
-			eof := err == io.EOF || err == io.ErrUnexpectedEOF
-			if err != nil && !eof {
-				c.data, c.err = c.data[:0], err
-				c.done <- struct{}{}
-				order <- c
-				return
-			}
-			carry = carry[:0]
-			if !eof {
-				cut := cf.cut(c.data)
-				if cut < 0 {
-					// one line fills the chunk: malformed; skip to its end
-					c.tooLong = append([]byte{}, c.data[:min(len(c.data), 256)]...)
-					c.data = c.data[:0]
-					for {
-						_, err = br.ReadSlice('\n')
-						if err != bufio.ErrBufferFull {
-							break
-						}
-					}
-					eof = err == io.EOF
-					if err != nil && !eof {
-						c.err = err
-					}
-					c.done <- struct{}{}
-					order <- c
-					if eof || c.err != nil {
-						return
-					}
-					continue
-				}
-				carry = append(carry, c.data[cut+1:]...)
-				c.data = c.data[:cut+1]
-			}
-			order <- c
-			jobs <- c
-			if eof {
-				return
-			}
-		}
-	}()
+	go readChunks(br, cf, free, jobs, order, stop)
 	defer func() {
 		close(stop)
 		drain := func() {
@@ -237,16 +182,9 @@ func (a *Analyzer) parseChunks(ctx context.Context, name string, br *bufio.Reade
 		drain()
 	}()
 
-	base := 0
-	emitted := false
-	var ref Ref
-	emit := func(e Event) {
-		emitted = true
-		st.Events++
-		e.Ref = ref
-		a.add(e)
-	}
-	defer func() { a.stoppedAt = Ref{File: name, Line: base} }()
+	f := &chunkFolder{a: a, name: name, st: st, fold: fold}
+	f.emit = f.add // one func value for the file, not one per record or chunk
+	defer func() { a.stoppedAt = Ref{File: name, Line: f.base} }()
 	for {
 		var c *rdChunk
 		var ok bool
@@ -266,38 +204,124 @@ func (a *Analyzer) parseChunks(ctx context.Context, name string, br *bufio.Reade
 		if a.halt != nil {
 			return a.halt
 		}
-		if c.tooLong != nil {
-			base++
-			st.Lines++
-			st.malformed(base, c.tooLong, "line too long")
-		}
-		withEvents := 0
-		for i := range c.recs {
-			r := &c.recs[i]
-			emitted = false
-			ref = Ref{File: name, Line: base + r.line}
-			fold(r, emit)
-			if emitted {
-				withEvents++
-			}
-		}
-		for _, m := range c.firstErrs {
-			if len(st.FirstErrors) < keepMalformed {
-				m.Line += base
-				st.FirstErrors = append(st.FirstErrors, m)
-			}
-		}
-		st.Malformed += c.malformed
-		st.Matched += c.matched
-		st.Ignored += c.nonblank - c.malformed - withEvents
-		st.Lines += c.lines
-		base += c.lines
+		f.chunk(c)
 		err := c.err
 		c.data = c.data[:0]
 		if err != nil {
-			return fmt.Errorf("%s: line %d: %w", name, base+1, err)
+			return fmt.Errorf("%s: line %d: %w", name, f.base+1, err)
 		}
 		free <- c
 	}
 	return a.halt // a limit reached while folding the last chunk (nil: none)
+}
+
+// readChunks reads br into the chunks free hands it, each cut after its last whole line
+// (cf.cut) with the rest carried into the next, and hands them to the workers (jobs) and,
+// in file order, to the fold (order); until the end of br, an error, or stop.
+func readChunks(br *bufio.Reader, cf chunkFormat, free <-chan *rdChunk, jobs, order chan<- *rdChunk, stop <-chan struct{}) {
+	defer close(order)
+	defer close(jobs)
+	var carry []byte // the start of a line cut by the end of the previous chunk
+	for {
+		var c *rdChunk
+		select {
+		case c = <-free:
+		case <-stop:
+			return
+		}
+		c.data = append(c.data[:0], carry...)
+		c.tooLong = nil
+		n, err := io.ReadFull(br, c.data[len(c.data):cap(c.data)])
+		c.data = c.data[:len(c.data)+n]
+		eof := err == io.EOF || err == io.ErrUnexpectedEOF
+		if err != nil && !eof {
+			c.data, c.err = c.data[:0], err
+			c.done <- struct{}{}
+			order <- c
+			return
+		}
+		carry = carry[:0]
+		if !eof {
+			cut := cf.cut(c.data)
+			if cut < 0 {
+				// one line fills the chunk: malformed; skip to its end
+				c.tooLong = append([]byte{}, c.data[:min(len(c.data), 256)]...)
+				c.data = c.data[:0]
+				for {
+					_, err = br.ReadSlice('\n')
+					if err != bufio.ErrBufferFull {
+						break
+					}
+				}
+				eof = err == io.EOF
+				if err != nil && !eof {
+					c.err = err
+				}
+				c.done <- struct{}{}
+				order <- c
+				if eof || c.err != nil {
+					return
+				}
+				continue
+			}
+			carry = append(carry, c.data[cut+1:]...)
+			c.data = c.data[:cut+1]
+		}
+		order <- c
+		jobs <- c
+		if eof {
+			return
+		}
+	}
+}
+
+// chunkFolder folds the chunks of one file, in file order, into the analyzer.
+type chunkFolder struct {
+	a       *Analyzer
+	name    string
+	st      *FileStats
+	fold    func(*rdRec, func(Event))
+	emit    func(Event) // add
+	base    int         // the file's lines before the next chunk
+	emitted bool        // the record being folded gave an event
+	ref     Ref         // its line
+}
+
+func (f *chunkFolder) add(e Event) {
+	f.emitted = true
+	f.st.Events++
+	e.Ref = f.ref
+	f.a.add(e)
+}
+
+// chunk folds the records of chunk c, the next of the file, in order, and counts its
+// lines into the file's stats.
+func (f *chunkFolder) chunk(c *rdChunk) {
+	st := f.st
+	if c.tooLong != nil {
+		f.base++
+		st.Lines++
+		st.malformed(f.base, c.tooLong, "line too long")
+	}
+	withEvents := 0
+	for i := range c.recs {
+		r := &c.recs[i]
+		f.emitted = false
+		f.ref = Ref{File: f.name, Line: f.base + r.line}
+		f.fold(r, f.emit)
+		if f.emitted {
+			withEvents++
+		}
+	}
+	for _, m := range c.firstErrs {
+		if len(st.FirstErrors) < keepMalformed {
+			m.Line += f.base
+			st.FirstErrors = append(st.FirstErrors, m)
+		}
+	}
+	st.Malformed += c.malformed
+	st.Matched += c.matched
+	st.Ignored += c.nonblank - c.malformed - withEvents
+	st.Lines += c.lines
+	f.base += c.lines
 }

@@ -128,19 +128,7 @@ func (p *kafkajsParser) Line(raw []byte, emit func(Event)) error {
 	rest := s
 	rest = strings.TrimPrefix(rest, "...")
 	rest = strings.TrimSpace(rest)
-	t, dated, ok, n := parseClock(rest)
-	timed := ok
-	if ok {
-		rest = strings.TrimSpace(rest[n:])
-		if !dated {
-			t = time.Date(0, 1, 1, t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
-			// a clock that goes backwards crossed midnight
-			if p.timed && t.Add(24*time.Hour).Sub(p.last) < 12*time.Hour && t.Before(p.last) {
-				p.day = p.day.Add(24 * time.Hour)
-			}
-			t = t.Add(p.day.Sub(time.Time{}))
-		}
-	}
+	t, timed, rest := p.clock(rest)
 	repeat := 1
 	// "670 x consume-result ..."
 	if i := strings.Index(rest, " x "); i > 0 {
@@ -148,24 +136,7 @@ func (p *kafkajsParser) Line(raw []byte, emit func(Event)) error {
 			repeat, rest = k, strings.TrimSpace(rest[i+3:])
 		}
 	}
-	// event name(s): "a / b"
-	var names []string
-	for {
-		j := 0
-		for j < len(rest) && isNameByte(rest[j]) {
-			j++
-		}
-		if j == 0 || !strings.ContainsAny(rest[:j], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") {
-			break
-		}
-		names = append(names, rest[:j])
-		rest = strings.TrimSpace(rest[j:])
-		if strings.HasPrefix(rest, "/ ") {
-			rest = strings.TrimSpace(rest[1:])
-			continue
-		}
-		break
-	}
+	names, rest := eventNames(rest)
 	if len(names) == 0 || !strings.ContainsAny(names[0], "-:") && !looksKafkaJS([]byte(names[0])) {
 		return p.notAnEvent(s)
 	}
@@ -212,6 +183,48 @@ func (p *kafkajsParser) Line(raw []byte, emit func(Event)) error {
 		}
 	}
 	return nil
+}
+
+// clock reads the time at the start of rest: a date and time, or a time of day, whose day
+// is the trace's first, moved on each time the clock goes backwards across midnight.
+func (p *kafkajsParser) clock(rest string) (time.Time, bool, string) {
+	t, dated, ok, n := parseClock(rest)
+	if !ok {
+		return t, false, rest
+	}
+	rest = strings.TrimSpace(rest[n:])
+	if !dated {
+		t = time.Date(0, 1, 1, t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+		// a clock that goes backwards crossed midnight
+		if p.timed && t.Add(24*time.Hour).Sub(p.last) < 12*time.Hour && t.Before(p.last) {
+			p.day = p.day.Add(24 * time.Hour)
+		}
+		t = t.Add(p.day.Sub(time.Time{}))
+	}
+	return t, true, rest
+}
+
+// eventNames reads the event name(s) at the start of rest, "a / b", and returns them and
+// what follows.
+func eventNames(rest string) ([]string, string) {
+	var names []string
+	for {
+		j := 0
+		for j < len(rest) && isNameByte(rest[j]) {
+			j++
+		}
+		if j == 0 || !strings.ContainsAny(rest[:j], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") {
+			break
+		}
+		names = append(names, rest[:j])
+		rest = strings.TrimSpace(rest[j:])
+		if strings.HasPrefix(rest, "/ ") {
+			rest = strings.TrimSpace(rest[1:])
+			continue
+		}
+		break
+	}
+	return names, rest
 }
 
 func (p *kafkajsParser) stamp(e *Event, timed bool) {
@@ -265,48 +278,7 @@ func kafkajsEvents(name string, pl kafkajsPayload, hasPayload bool, repeat int) 
 	}
 	switch {
 	case name == "consume-result":
-		if pl.Count == nil || *pl.Count == 0 {
-			e := newEvent(KindEmptyFetch)
-			part(&e)
-			e.Count = repeat
-			return []Event{e}
-		}
-		// offsets are listed as "partition:offset" (the list may be cut short: count wins)
-		byPart := map[int32]*kpart.RangeSet{}
-		var order []int32
-		for _, s := range pl.Offsets {
-			pt, o, ok := partOffset(s)
-			if !ok {
-				continue
-			}
-			if byPart[pt] == nil {
-				byPart[pt] = &kpart.RangeSet{}
-				order = append(order, pt)
-			}
-			byPart[pt].Add(o, o)
-		}
-		var out []Event
-		for _, pt := range order {
-			e := newEvent(KindFetch)
-			part(&e)
-			e.Partition = pt
-			rs := *byPart[pt]
-			if len(order) == 1 && int64(len(pl.Offsets)) < int64(*pl.Count) {
-				// a cut list: the count is contiguous from the first listed offset
-				rs = kpart.RangeSet{{First: rs[0].First, Last: rs[0].First + int64(*pl.Count) - 1}}
-				e.Reason = "offsets list cut short; range inferred from count"
-			}
-			e.Ranges, e.Count = rs, int(rs.Count())
-			out = append(out, e)
-		}
-		if len(out) == 0 {
-			e := newEvent(KindFetch)
-			part(&e)
-			e.Count = *pl.Count
-			e.Reason = "offsets not listed"
-			out = append(out, e)
-		}
-		return out
+		return consumeResultEvents(pl, repeat, part)
 	case name == "consume-request":
 		e := newEvent(KindNote)
 		part(&e)
@@ -380,6 +352,53 @@ func kafkajsEvents(name string, pl kafkajsPayload, hasPayload bool, repeat int) 
 	part(&e)
 	e.Count = repeat
 	return []Event{e}
+}
+
+// consumeResultEvents reads a consume-result: an empty fetch, or the records fetched by
+// partition; part names the partition of an event as the payload does.
+func consumeResultEvents(pl kafkajsPayload, repeat int, part func(*Event)) []Event {
+	if pl.Count == nil || *pl.Count == 0 {
+		e := newEvent(KindEmptyFetch)
+		part(&e)
+		e.Count = repeat
+		return []Event{e}
+	}
+	// offsets are listed as "partition:offset" (the list may be cut short: count wins)
+	byPart := map[int32]*kpart.RangeSet{}
+	var order []int32
+	for _, s := range pl.Offsets {
+		pt, o, ok := partOffset(s)
+		if !ok {
+			continue
+		}
+		if byPart[pt] == nil {
+			byPart[pt] = &kpart.RangeSet{}
+			order = append(order, pt)
+		}
+		byPart[pt].Add(o, o)
+	}
+	var out []Event
+	for _, pt := range order {
+		e := newEvent(KindFetch)
+		part(&e)
+		e.Partition = pt
+		rs := *byPart[pt]
+		if len(order) == 1 && int64(len(pl.Offsets)) < int64(*pl.Count) {
+			// a cut list: the count is contiguous from the first listed offset
+			rs = kpart.RangeSet{{First: rs[0].First, Last: rs[0].First + int64(*pl.Count) - 1}}
+			e.Reason = "offsets list cut short; range inferred from count"
+		}
+		e.Ranges, e.Count = rs, int(rs.Count())
+		out = append(out, e)
+	}
+	if len(out) == 0 {
+		e := newEvent(KindFetch)
+		part(&e)
+		e.Count = *pl.Count
+		e.Reason = "offsets not listed"
+		out = append(out, e)
+	}
+	return out
 }
 
 func firstOf(ps ...*float64) *float64 {

@@ -1,7 +1,7 @@
 package trace
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -24,8 +24,9 @@ func msDur(p *float64) time.Duration {
 }
 
 func (p *kstrandedParser) Line(line []byte, emit func(Event)) error {
-	var ev traceevent.Event
-	if err := json.Unmarshal(line, &ev); err != nil {
+	ev, err := traceevent.Decode(line)
+	var schema *traceevent.SchemaError
+	if err != nil && !errors.As(err, &schema) {
 		return errMalformed("not a kstranded.trace/v1 JSON line: " + err.Error())
 	}
 	if ev.Ev == "" {
@@ -33,6 +34,9 @@ func (p *kstrandedParser) Line(line []byte, emit func(Event)) error {
 	}
 	if ev.Time.IsZero() {
 		return errMalformed(`no "ts" field`)
+	}
+	if schema != nil {
+		return errMalformed(fmt.Sprintf("schema %q, want %q", schema.Schema, traceevent.Schema))
 	}
 	switch ev.Ev {
 	case traceevent.Run:
@@ -102,9 +106,6 @@ func (p *kstrandedParser) base(ev *traceevent.Event, k Kind) Event {
 
 // run reads the run line: the topic of every later event, the settings.
 func (p *kstrandedParser) run(ev *traceevent.Event, emit func(Event)) error {
-	if ev.Schema != "" && ev.Schema != traceevent.Schema {
-		return errMalformed(fmt.Sprintf("schema %q, want %q", ev.Schema, traceevent.Schema))
-	}
 	p.lastSpin, p.topic = ev.Time, ev.Topic
 	for k, v := range ev.Settings {
 		e := p.base(ev, KindSetting)

@@ -5,33 +5,6 @@ import (
 	"testing"
 )
 
-// jsonStringEnd's byte loop over the first bytes and its IndexByte search after them find
-// the same quote as counting the backslashes before every quote.
-func TestJSONStringEndFindsTheFirstUnescapedQuote(t *testing.T) {
-	slow := func(b []byte, i int) int {
-		for j := i + 1; j < len(b); j++ {
-			if b[j] != '"' {
-				continue
-			}
-			n := 0
-			for m := j - 1; m > i && b[m] == '\\'; m-- {
-				n++
-			}
-			if n%2 == 0 {
-				return j
-			}
-		}
-		return -1
-	}
-	for _, s := range []string{`""`, `"abc"`, `"a\"b"`, `"a\\"`, `"` + strings.Repeat("x", 23) + `\"y"`,
-		`"` + strings.Repeat("x", 22) + `\\"`, `"` + strings.Repeat("x", 23) + `\\"`, `"` + strings.Repeat("\\", 24) + `"`,
-		`"` + strings.Repeat("\\", 25) + `"x"`, `"` + strings.Repeat("x", 40), `"` + strings.Repeat("x", 30) + `\\\"x"`, `"\`} {
-		if got, want := jsonStringEnd([]byte(s), 0), slow([]byte(s), 0); got != want {
-			t.Errorf("%q: %d, want %d", s, got, want)
-		}
-	}
-}
-
 // topicPartAt's shortcut (the separator right after "topic [p]") finds what searching the
 // whole text for the first separator finds.
 func TestTopicPartAtReadsTheFirstSeparator(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
@@ -218,4 +219,28 @@ func InPartition(partition int32, rs []kpart.RecordRange) []Range {
 		out[i] = Range{partition, r}
 	}
 	return out
+}
+
+// Decode reads one line of the format: the one decoder of it, used by trace parse and by
+// the evidence reader. It fails on a line that is not an event object (the encoding/json
+// error, for the reader to word) and on a run line naming another schema (*SchemaError,
+// with the event read, so a reader may check its other fields first). What else an event
+// must carry is the reader's to check: trace parse and inspect --delivered need different
+// fields.
+func Decode(line []byte) (Event, error) {
+	var e Event
+	if err := json.Unmarshal(line, &e); err != nil {
+		return Event{}, err
+	}
+	if e.Ev == Run && e.Schema != "" && e.Schema != Schema {
+		return e, &SchemaError{Schema: e.Schema}
+	}
+	return e, nil
+}
+
+// SchemaError is a run line of a schema other than this package's.
+type SchemaError struct{ Schema string }
+
+func (e *SchemaError) Error() string {
+	return "schema " + strconv.Quote(e.Schema) + ", want " + strconv.Quote(Schema)
 }

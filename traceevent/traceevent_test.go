@@ -3,6 +3,7 @@ package traceevent
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -28,5 +29,28 @@ func TestClearEventsKeepAnEmptyLastConsumedList(t *testing.T) {
 	var back Event
 	if err := json.Unmarshal([]byte(lines[0]), &back); err != nil || back.Discarded[0].Count != 118 {
 		t.Fatalf("round trip: %v %+v", err, back)
+	}
+}
+
+// Decode reads what Writer writes, refuses what is not an event, and names another
+// schema's run line while still handing over the event.
+func TestDecodeReadsWhatTheWriterWrites(t *testing.T) {
+	var b bytes.Buffer
+	w := NewWriter(&b)
+	w.Write(Event{Time: time.Unix(1700000000, 0).UTC(), Ev: Serve, Partition: P(int32(3)), Offsets: []int64{7, 8}})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Decode(bytes.TrimSpace(b.Bytes()))
+	if err != nil || e.Ev != Serve || *e.Partition != 3 || len(e.Offsets) != 2 {
+		t.Fatalf("%+v, %v", e, err)
+	}
+	if _, err := Decode([]byte(`{"ev":`)); err == nil {
+		t.Fatal("a cut line decoded")
+	}
+	e, err = Decode([]byte(`{"ev":"run","schema":"kstranded.trace/v9","topic":"t"}`))
+	var se *SchemaError
+	if !errors.As(err, &se) || se.Schema != "kstranded.trace/v9" || e.Topic != "t" {
+		t.Fatalf("%+v, %v", e, err)
 	}
 }

@@ -1,0 +1,279 @@
+package trace
+
+import (
+	"bytes"
+)
+
+// scan, the first stage of reading a librdkafka log: one line into an rdRec, by its
+// facility (see rdkafkaParser).
+
+var (
+	bFetchTopic   = []byte("Fetch topic ")
+	bAtOffset     = []byte(" at offset ")
+	bEnqueue      = []byte("Enqueue ")
+	bOn           = []byte(" on ")
+	bLastOffset   = []byte("last_offset ")
+	bCtrl         = []byte(" ctrl msgs")
+	bStored       = []byte("stored offset ")
+	bForCommit    = []byte("for commit")
+	bOffsetCom    = []byte("OffsetCommit for ")
+	bReturned     = []byte(": returned: ")
+	bSuccess      = []byte("Success")
+	bStartFetch   = []byte(" start fetching at offset ")
+	bPartition    = []byte("Partition ")
+	bTopic        = []byte("Topic ")
+	bNotFetch     = []byte("is not fetchable: ")
+	bIsFetchable  = []byte(") is fetchable")
+	bFetchFailed  = []byte(": Fetch failed at offset ")
+	bRemoving     = []byte("Removing ")
+	bStoredEq     = []byte("stored offset=")
+	bAdd          = []byte(": add ")
+	bDelete       = []byte(": delete ")
+	bMaxPoll      = []byte("maximum poll interval (")
+	bExceeded     = []byte("ms) exceeded by ")
+	bPausing      = []byte("Pausing fetchers for ")
+	bResuming     = []byte("Resuming fetchers for ")
+	bOffReset     = []byte(": offset reset (at offset ")
+	bTo           = []byte(") to ")
+	bLost         = []byte(" lost: ")
+	bCommitted    = []byte("committed offset ")
+	bProducerName = []byte("#producer-")
+	bToppars      = []byte("toppar(s)")
+)
+
+// rdOp is what one librdkafka line says, before fold turns it into events.
+type rdOp uint8
+
+const (
+	rdNone       rdOp = iota
+	rdPosition        // Fetch topic / Fetch failed at offset: off; text: "", "EOF" or the error
+	rdStartFetch      // Partition t [p] start fetching at offset: off
+	rdFetchable       // Topic t [p] ... is (not) fetchable: flag = paused
+	rdFetch           // Enqueue n message(s): off = last_offset, aux = n, ctrl
+	rdStore           // stored offset: off; aux = committed offset or Unknown; flag = for commit
+	rdOffReset        // offset reset: off (or Unknown), text
+	rdRemove          // Removing t [p] ... stored offset=: off
+	rdCommit          // OffsetCommit ... returned: flag = success, ctrl = 1 for "No offset stored"; text on failure
+	rdAssign          // PARTADD
+	rdRevoke          // PARTDEL
+	rdMaxPoll         // MAXPOLL: off = interval ms or Unknown, aux = exceeded by ms or Unknown, text
+	rdLost            // LOST: text
+	rdPause           // PAUSE: text
+	rdResume          // PAUSE (resuming): text
+)
+
+// rdRec is one scanned line.
+type rdRec struct {
+	line   int // within its chunk, 1-based
+	op     rdOp
+	flag   bool
+	ctrl   int32
+	part   int32
+	ts     int64 // Unix nanoseconds
+	off    int64
+	aux    int64
+	topic  string
+	client string
+	text   string
+}
+
+// rdScanner holds what scan may reuse between lines of one chunk: interned topic and
+// client names, and the last record of each partition, to drop repeats.
+type rdScanner struct {
+	names    map[string]string
+	lastName string  // the last name interned
+	last     []rdRec // by partition (< 1<<16)
+}
+
+func newRdScanner() *rdScanner { return &rdScanner{names: map[string]string{}} }
+
+func (sc *rdScanner) reset() { sc.last = sc.last[:0] }
+
+// repeat reports whether r says again what the last record of its partition in this chunk
+// said, in a way that cannot change anything: a fetch position or a stored offset (not for
+// commit) that the analyzer already holds. The fetcher repeats "Fetch topic t [p] at offset
+// N" on every long poll and the offset manager its "stored offset" line on every commit
+// timer tick: these are most of a debug log. Records of other partitions in between do not
+// move this one's position or stored offset.
+func (sc *rdScanner) repeat(r *rdRec) bool {
+	if r.part < 0 || r.part >= 1<<16 {
+		return false
+	}
+	p := int(r.part)
+	for p >= len(sc.last) {
+		sc.last = append(sc.last, rdRec{})
+	}
+	l := &sc.last[p]
+	same := l.op == r.op && l.off == r.off && l.aux == r.aux && l.topic == r.topic &&
+		(r.op == rdPosition && (r.text == l.text || r.text == "" || r.text == "EOF") || r.op == rdStore && !r.flag && !l.flag)
+	if !same {
+		*l = rdRec{op: r.op, off: r.off, aux: r.aux, topic: r.topic, flag: r.flag, text: r.text}
+	}
+	return same
+}
+
+// scan reads one line. It returns ok=false for a well-formed line that says nothing about
+// offsets (or repeats what its partition's last line said), and an error for a line that
+// is not a librdkafka log line.
+func (sc *rdScanner) scan(l []byte, r *rdRec) (bool, error) {
+	if !isRdkafkaLine(l) {
+		return false, errMalformed("not a librdkafka log line (%LEVEL|epoch|FACILITY|client| ...)")
+	}
+	rest := l[3:]
+	i := bytes.IndexByte(rest, '|')
+	if i < 0 {
+		return false, errMalformed("no timestamp field")
+	}
+	tsField := rest[:i]
+	rest = rest[i+1:]
+	i = bytes.IndexByte(rest, '|')
+	if i < 0 {
+		return false, errMalformed("no facility field")
+	}
+	fac := rest[:i]
+	rest = rest[i+1:]
+	i = bytes.IndexByte(rest, '|')
+	if i < 0 {
+		return false, errMalformed("no client field")
+	}
+	ok, err := sc.scanMessage(fac, rest[:i], rest[i+1:], r)
+	if !ok || err != nil {
+		return false, err
+	}
+	ts, tok := parseEpoch(tsField)
+	if !tok {
+		return false, errMalformed("bad timestamp")
+	}
+	r.ts = ts.UnixNano()
+	return true, nil
+}
+
+// facilityOp maps a facility to the record it may give. Most facilities of a
+// consumer,fetch,cgrp debug log (DUMP_*, ASSIGNDONE, HEARTBEAT, ...) say nothing here, so the
+// dispatch on the facility comes before any look at the message.
+func facilityOp(fac []byte) rdOp {
+	switch len(fac) {
+	case 4:
+		if string(fac) == "LOST" {
+			return rdLost
+		}
+	case 5:
+		switch string(fac) {
+		case "FETCH":
+			return rdPosition
+		case "PAUSE":
+			return rdPause
+		}
+	case 6:
+		switch string(fac) {
+		case "OFFSET":
+			return rdStore
+		case "REMOVE":
+			return rdRemove
+		case "COMMIT":
+			return rdCommit
+		}
+	case 7:
+		switch string(fac) {
+		case "CONSUME":
+			return rdFetch
+		case "PARTADD":
+			return rdAssign
+		case "PARTDEL":
+			return rdRevoke
+		case "MAXPOLL":
+			return rdMaxPoll
+		}
+	case 8:
+		if string(fac) == "FETCHERR" {
+			return rdPosition
+		}
+	}
+	return rdNone
+}
+
+// scanMessage reads the message of one log line, given its facility and client name, into
+// r (all but the time). The JS client forwards librdkafka's lines as exactly these three
+// fields (jsScanner.record), so both formats share it.
+func (sc *rdScanner) scanMessage(fac, client, msg []byte, r *rdRec) (bool, error) {
+	op := facilityOp(fac)
+	if op == rdNone {
+		return false, nil
+	}
+	// with debug on, every client of the process (producers and admin clients, which
+	// librdkafka names "<client.id>#producer-N", next to the consumer) logs into the same
+	// stream: only consumers fetch, store and commit
+	if bytes.Contains(client, bProducerName) {
+		return false, nil
+	}
+	*r = rdRec{op: op, part: AllPartitions, off: Unknown, aux: Unknown}
+	if op == rdPosition && len(fac) == 5 {
+		// FETCH: the long-poll lines are most of a log; read them before anything else
+		if bytes.HasSuffix(msg, bToppars) {
+			return false, nil // the fetcher's request summary, "Fetch 3/3/3 toppar(s)"
+		}
+		if j := bytes.Index(msg, bFetchTopic); j >= 0 {
+			topic, part, off, ok := sc.topicPartAt(msg[j+len(bFetchTopic):], bAtOffset)
+			if !ok {
+				return false, errMalformed("unreadable Fetch topic line")
+			}
+			r.topic, r.part, r.off = topic, part, off
+			return sc.keep(r, client), nil
+		}
+	}
+	if len(msg) > 0 && msg[0] == ' ' || bytes.HasPrefix(msg, []byte("[thrd:")) {
+		if j := bytes.Index(msg, []byte("]: ")); j >= 0 {
+			msg = msg[j+3:]
+		}
+	}
+	ok, err := sc.message(fac, msg, r)
+	if !ok || err != nil {
+		return false, err
+	}
+	return sc.keep(r, client), nil
+}
+
+// keep drops repeats and names the client of the records that settle commits.
+func (sc *rdScanner) keep(r *rdRec, client []byte) bool {
+	if r.topic != "" && sc.repeat(r) {
+		return false
+	}
+	if r.op == rdStore || r.op == rdRemove || r.op == rdCommit {
+		r.client = sc.intern(client)
+	}
+	return true
+}
+
+// message reads the message of a line of an interesting facility into r: one reader per
+// facility.
+func (sc *rdScanner) message(fac, msg []byte, r *rdRec) (bool, error) {
+	switch r.op {
+	case rdPosition:
+		if fac[len(fac)-1] == 'R' { // FETCHERR
+			return sc.fetchFailed(msg, r)
+		}
+		return sc.fetcher(msg, r)
+	case rdFetch:
+		return sc.enqueue(msg, r)
+	case rdStore: // OFFSET
+		return sc.offset(msg, r)
+	case rdRemove:
+		return sc.remove(msg, r)
+	case rdCommit:
+		return commitResult(msg, r), nil
+	case rdAssign, rdRevoke:
+		return sc.partAddDel(msg, r), nil
+	case rdMaxPoll:
+		return maxPollExceeded(msg, r), nil
+	case rdLost:
+		j := bytes.Index(msg, bLost)
+		if j < 0 {
+			return false, nil
+		}
+		r.text = "lost: " + string(msg[j+len(bLost):])
+		return true, nil
+	case rdPause:
+		return pauseResume(msg, r), nil
+	}
+	return false, nil
+}

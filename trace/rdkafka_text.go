@@ -1,0 +1,151 @@
+package trace
+
+import (
+	"bytes"
+	"time"
+)
+
+// Byte-level readers of the librdkafka log's text: numbers, "topic [partition]", times;
+// no allocation but for a new topic name.
+
+func itoa(v int64) string {
+	var b [20]byte
+	i := len(b)
+	if v == 0 {
+		return "0"
+	}
+	neg := v < 0
+	if neg {
+		v = -v
+	}
+	for v > 0 {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
+
+// topicPart reads "topic [p]" at the start of b.
+func (sc *rdScanner) topicPart(b []byte) (string, int32, bool) {
+	t, part, _, ok := sc.topicPartEnd(b)
+	return t, part, ok
+}
+
+// topicPartEnd is topicPart, also returning where "topic [p" ends in b when b starts with
+// the topic and the topic has no space (else -1).
+func (sc *rdScanner) topicPartEnd(b []byte) (string, int32, int, bool) {
+	lead := 0
+	for lead < len(b) && b[lead] == ' ' {
+		lead++
+	}
+	// the first " [": a byte loop, topics are short (bytes.Index costs more on them)
+	j, spaced := -1, false
+	for i := lead; i+1 < len(b); i++ {
+		if b[i] == ' ' {
+			if b[i+1] == '[' {
+				j = i
+				break
+			}
+			spaced = true
+		}
+	}
+	if j <= lead {
+		return "", 0, -1, false
+	}
+	v, ok := parseInt(b[j+2:])
+	if !ok || v < 0 || v > 1<<31-1 {
+		return "", 0, -1, false
+	}
+	end := -1
+	if !spaced && lead == 0 {
+		end = j + 2
+		for end < len(b) && b[end] >= '0' && b[end] <= '9' {
+			end++
+		}
+	}
+	return sc.intern(b[lead:j]), int32(v), end, true
+}
+
+// topicPartAt reads "topic [p]<sep>N".
+func (sc *rdScanner) topicPartAt(b, sep []byte) (string, int32, int64, bool) {
+	t, part, end, ok := sc.topicPartEnd(b)
+	if !ok {
+		return "", 0, 0, false
+	}
+	// sep (" at offset ") right after "topic [p]" is its first occurrence in b when b
+	// starts with a topic without spaces: an earlier one would have to start at a space
+	// before the "]", and the only one is the space of " [" (sep does not go on with "[")
+	j := -1
+	if end >= 0 && end < len(b) && b[end] == ']' && len(sep) > 1 && sep[0] == ' ' && sep[1] != '[' && bytes.HasPrefix(b[end+1:], sep) {
+		j = end + 1
+	} else {
+		j = bytes.Index(b, sep)
+	}
+	if j < 0 {
+		return "", 0, 0, false
+	}
+	off, ok := parseInt(b[j+len(sep):])
+	return t, part, off, ok
+}
+
+func (sc *rdScanner) intern(b []byte) string {
+	// a log names the same topic line after line: the last name, without hashing
+	if string(b) == sc.lastName && sc.lastName != "" {
+		return sc.lastName
+	}
+	s := sc.internMap(b)
+	sc.lastName = s
+	return s
+}
+
+func (sc *rdScanner) internMap(b []byte) string {
+	if s, ok := sc.names[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(sc.names) < 100000 {
+		sc.names[s] = s
+	}
+	return s
+}
+
+// parseInt reads a non-negative decimal at the start of b.
+func parseInt(b []byte) (int64, bool) {
+	var v int64
+	n := 0
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' && n < 18 {
+		v = v*10 + int64(b[n]-'0')
+		n++
+	}
+	return v, n > 0
+}
+
+// parseEpoch reads "1796225597.721" (seconds.milliseconds since the epoch).
+func parseEpoch(b []byte) (time.Time, bool) {
+	dot := bytes.IndexByte(b, '.')
+	if dot < 0 {
+		dot = len(b)
+	}
+	sec, ok := parseInt(b[:dot])
+	if !ok || dot > 12 {
+		return time.Time{}, false
+	}
+	var ns int64
+	if dot < len(b) {
+		frac := b[dot+1:]
+		scale := int64(1e9)
+		for _, c := range frac {
+			if c < '0' || c > '9' || scale == 1 {
+				break
+			}
+			scale /= 10
+			ns += int64(c-'0') * scale
+		}
+	}
+	return time.Unix(sec, ns).UTC(), true
+}
