@@ -470,10 +470,8 @@ func sevRank(s string) int {
 	return 2
 }
 
-// messageRanges is how many ranges a finding's message and evidence list before they say
-// how many more, as a table cell does (kpart.RangeSet.Summary): a trace of 40,000
-// undelivered ranges printed one 234 KB line on stderr and 2.1 MB in all (issue 27 §10).
-// The finding's offsets (Ranges, in -o json) list them all.
+// messageRanges: the ranges a message lists before saying how many more (Summary; 40,000
+// ranges printed 2.1 MB on stderr, issue 27 §10); -o json's Ranges list them all.
 const messageRanges = 8
 
 func tpName(topic string, p int32) string {
