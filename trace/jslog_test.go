@@ -446,3 +446,19 @@ func TestAReportWithoutTimelineSaysTheSameAsOneWith(t *testing.T) {
 		})
 	}
 }
+
+// TestAJSClientLineOfColourCodesAloneIsAnEmptyLine: a line made only of terminal colour
+// codes (a logger's reset written on its own) became an empty line once the codes were
+// stripped, and the reader indexed its first byte: trace parse --format jsclient
+// panicked (index out of range). Found splitting the package (issue 22 §4).
+func TestAJSClientLineOfColourCodesAloneIsAnEmptyLine(t *testing.T) {
+	for _, f := range []Format{FormatJSClient, FormatJSClientJSON} {
+		for _, in := range []string{"a\n\x1b[0m\n", "\x1b[0m\n", "{\n\x1b[31m\x1b[0m\n}\n", "\x1b[0m   \n"} {
+			a := NewAnalyzer(Options{})
+			if _, err := a.Parse("colour.log", strings.NewReader(in), f); err != nil && strings.Contains(err.Error(), "panic") {
+				t.Fatalf("%s %q: %v", f, in, err)
+			}
+			a.Finish()
+		}
+	}
+}

@@ -166,6 +166,9 @@ func (s *jsScanner) scan(c *rdChunk) {
 		if bytes.IndexByte(line, 0x1b) >= 0 {
 			s.clean = jstok.StripANSI(s.clean[:0], line)
 			line = s.clean
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue // colour codes alone: an empty line, as takeLine skips them
+			}
 		}
 		if s.json {
 			s.jsonLine(c, line)
