@@ -28,6 +28,11 @@ func (p *kstrandedParser) Line(line []byte, emit func(Event)) error {
 	if err := json.Unmarshal(line, &ev); err != nil {
 		return errMalformed("not a kstranded.trace/v1 JSON line: " + err.Error())
 	}
+	return p.event(ev, emit)
+}
+
+// event reads one kstranded.trace/v1 event, from a line (Line) or handed over (Events).
+func (p *kstrandedParser) event(ev traceevent.Event, emit func(Event)) error {
 	if ev.Ev == "" {
 		return errMalformed(`no "ev" field`)
 	}
