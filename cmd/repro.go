@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -284,7 +283,7 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 	for i, rc := range cases {
 		opts := o.Options
 		opts.Policy, opts.Handler, opts.Commit = rc.policy, rc.handler, rc.commit
-		var svgTrace *bytes.Buffer
+		var svgTrace *[]traceevent.Event
 		opts.Trace, svgTrace = runEvents(traceFile, o.SVGFile != "")
 		if progress {
 			label := view.RunOf(i+1, len(cases), fmt.Sprintf("%s/%s/%s", rc.policy, rc.handler, rc.commit), time.Since(started))
@@ -308,7 +307,7 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 			err = fmt.Errorf("--trace: %w", ferr)
 		}
 		if err == nil && o.SVGFile != "" {
-			err = reproSVG(svgFileOf(o.SVGFile, len(cases), rc.policy, rc.handler, rc.commit), fmt.Sprintf("repro %s/%s/%s", rc.policy, rc.handler, rc.commit), svgTrace)
+			err = reproSVG(svgFileOf(o.SVGFile, len(cases), rc.policy, rc.handler, rc.commit), fmt.Sprintf("repro %s/%s/%s", rc.policy, rc.handler, rc.commit), *svgTrace)
 		}
 		if err != nil {
 			runErr = err
@@ -331,22 +330,17 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 }
 
 // runEvents is one run's event writer: to --trace FILE (file, when not nil) and, with
-// svg, to a buffer that trace parse's analyzer reads once the run is over (reproSVG).
-// nil without either.
-func runEvents(file io.Writer, svg bool) (*traceevent.Writer, *bytes.Buffer) {
-	var sinks []io.Writer
-	if file != nil {
-		sinks = append(sinks, file)
+// svg, into the returned list, which the trace analyzer reads once the run is over
+// (reproSVG). nil without either.
+func runEvents(file io.Writer, svg bool) (*traceevent.Writer, *[]traceevent.Event) {
+	if !svg {
+		if file == nil {
+			return nil, nil
+		}
+		return traceevent.NewWriter(file), nil
 	}
-	var buf *bytes.Buffer
-	if svg {
-		buf = &bytes.Buffer{}
-		sinks = append(sinks, buf)
-	}
-	if len(sinks) == 0 {
-		return nil, nil
-	}
-	return traceevent.NewWriter(io.MultiWriter(sinks...)), buf
+	evs := &[]traceevent.Event{}
+	return traceevent.NewTee(file, func(e traceevent.Event) { *evs = append(*evs, e) }), evs
 }
 
 // openTrace opens --trace FILE, if given; the returned function flushes and closes it.
@@ -388,10 +382,11 @@ func svgFileOf(file string, runs int, policy eachbatch.Policy, handler eachbatch
 	return fmt.Sprintf("%s-%s-%s-%s.svg", base, policy, handler, commit)
 }
 
-// reproSVG reads a run's kstranded trace as trace parse does and draws it.
-func reproSVG(file, name string, run io.Reader) error {
+// reproSVG reads a run's events as trace parse reads them from its kstranded trace
+// (the analyzer's Events) and draws them.
+func reproSVG(file, name string, run []traceevent.Event) error {
 	a := trace.NewAnalyzer(trace.Options{})
-	if _, err := a.Parse(name, run, trace.FormatKstranded); err != nil {
+	if _, err := a.Events(name, run); err != nil {
 		return fmt.Errorf("--svg: reading the run's trace: %w", err)
 	}
 	rep := a.Finish()

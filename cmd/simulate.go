@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/repro"
 	"github.com/kstranded/kstranded/simulate"
+	"github.com/kstranded/kstranded/traceevent"
 	"github.com/kstranded/kstranded/view"
 )
 
@@ -223,7 +223,7 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 	for _, c := range cases {
 		opts := o.Options
 		opts.Policy, opts.Handler, opts.Commit = c.policy, c.handler, c.commit
-		var svgTrace *bytes.Buffer
+		var svgTrace *[]traceevent.Event
 		opts.Trace, svgTrace = runEvents(traceFile, o.SVG != "")
 		res, err := repro.Simulate(ctx, opts)
 		if res != nil {
@@ -234,7 +234,7 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 		}
 		if err == nil && o.SVG != "" {
 			// drawn as repro --svg draws a live run
-			err = reproSVG(svgFileOf(o.SVG, len(cases), c.policy, c.handler, c.commit), fmt.Sprintf("simulate %s/%s/%s", c.policy, c.handler, c.commit), svgTrace)
+			err = reproSVG(svgFileOf(o.SVG, len(cases), c.policy, c.handler, c.commit), fmt.Sprintf("simulate %s/%s/%s", c.policy, c.handler, c.commit), *svgTrace)
 		}
 		if err != nil {
 			runErr = err

@@ -125,7 +125,7 @@ func (k *Kafka) snapshots(ctx context.Context, ids []string, topics []string) (*
 		return out, nil
 	}
 	var (
-		committed map[string]map[string]map[int32]kadm.OffsetResponse
+		committed map[string]map[string]map[int32]CommittedOffset
 		groups    map[string]*Group
 		errO      error
 		errD      error
@@ -255,36 +255,31 @@ func coordinatorMoving(err error) bool {
 	return errors.Is(err, kerr.CoordinatorNotAvailable) || errors.Is(err, kerr.CoordinatorLoadInProgress) || errors.Is(err, kerr.NotCoordinator)
 }
 
-// committedOffsets fetches the groups' committed offsets in one OffsetFetch, keeping
-// only partitions with a valid one. A group the coordinator does not know has none; an
-// error the broker gives for one group goes to errs, under the group; a request that
-// was not answered fails the call.
-func (k *Kafka) committedOffsets(ctx context.Context, ids []string, errs map[string]error) (map[string]map[string]map[int32]kadm.OffsetResponse, error) {
-	c, cancel := k.bound(ctx)
-	defer cancel()
-	fetched := k.adm.FetchManyOffsets(c, ids...)
-	out := map[string]map[string]map[int32]kadm.OffsetResponse{}
+// committedOffsets reads the groups' committed offsets (CommittedOffsets, one
+// OffsetFetch), keeping only partitions with a valid one, by topic and partition. A
+// group the coordinator does not know has none; an error the broker gives for one group
+// goes to errs, under the group; a request that was not answered fails the call.
+func (k *Kafka) committedOffsets(ctx context.Context, ids []string, errs map[string]error) (map[string]map[string]map[int32]CommittedOffset, error) {
+	fetched, err := k.CommittedOffsets(ctx, ids...)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]map[int32]CommittedOffset{}
 	for _, id := range ids {
 		f := fetched[id]
-		if err := f.Err; err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
-			var ke *kerr.Error
-			if !errors.As(err, &ke) {
-				return nil, k.timeoutErr("fetching the group's committed offsets", err)
-			}
-			errs[id] = fmt.Errorf("fetching the committed offsets of %q: %w", id, err)
+		if err := f.Err; err != nil && !errors.Is(err, ErrGroupNotFound) {
+			errs[id] = err
 			continue
 		}
-		committed := map[string]map[int32]kadm.OffsetResponse{}
-		for t, ps := range f.Fetched {
-			for p, o := range ps {
-				if o.Err != nil || o.At < 0 {
-					continue
-				}
-				if committed[t] == nil {
-					committed[t] = map[int32]kadm.OffsetResponse{}
-				}
-				committed[t][p] = o
+		committed := map[string]map[int32]CommittedOffset{}
+		for tp, o := range f.Offsets {
+			if o.Offset < 0 {
+				continue
 			}
+			if committed[tp.Topic] == nil {
+				committed[tp.Topic] = map[int32]CommittedOffset{}
+			}
+			committed[tp.Topic][tp.Partition] = o
 		}
 		out[id] = committed
 	}
@@ -501,7 +496,7 @@ func (k *Kafka) topicNames(ctx context.Context) (map[[16]byte]string, error) {
 func ptr[T any](v T) *T { return &v }
 
 // topicsInScope returns, sorted, the topics asked for, or else those with committed offsets.
-func topicsInScope(g Group, committed map[string]map[int32]kadm.OffsetResponse, topics []string) ([]string, error) {
+func topicsInScope(g Group, committed map[string]map[int32]CommittedOffset, topics []string) ([]string, error) {
 	want := map[string]bool{}
 	if len(topics) > 0 {
 		for _, t := range topics {
@@ -526,12 +521,12 @@ func topicsInScope(g Group, committed map[string]map[int32]kadm.OffsetResponse, 
 // partitionOffsets joins, for each partition in scope (those with a committed offset,
 // and every partition of the topics asked for), its committed offset, owner and ends,
 // sorted by topic and partition.
-func partitionOffsets(names, topics []string, committed map[string]map[int32]kadm.OffsetResponse, owners map[string]map[int32]string, metas map[string]topicMeta, ends partitionEnds) []Offsets {
+func partitionOffsets(names, topics []string, committed map[string]map[int32]CommittedOffset, owners map[string]map[int32]string, metas map[string]topicMeta, ends partitionEnds) []Offsets {
 	var out []Offsets
 	add := func(t string, p int32) {
 		o := Offsets{Topic: t, Partition: p, Committed: -1, CommittedEpoch: -1, LogStart: -1, LastStable: -1, HighWatermark: -1}
 		if c, ok := committed[t][p]; ok {
-			o.Committed, o.CommittedEpoch, o.Metadata = c.At, c.LeaderEpoch, c.Metadata
+			o.Committed, o.CommittedEpoch, o.Metadata = c.Offset, c.LeaderEpoch, c.Metadata
 		}
 		o.Owner = owners[t][p]
 		if _, ok := metas[t]; !ok {

@@ -12,6 +12,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/inspect"
 	"github.com/kstranded/kstranded/internal/embedded"
 	"github.com/kstranded/kstranded/internal/kafkaconf"
 	"github.com/kstranded/kstranded/internal/kpart"
@@ -371,8 +372,7 @@ type GroupStart struct {
 func ExistingOffsets(ctx context.Context, cfg kafkaconf.Config, group, topic string, timeout time.Duration) (GroupStart, error) {
 	gs := GroupStart{Group: group, Topic: topic, Offsets: map[kpart.TopicPartition]int64{}}
 	offs, err := GroupCommitted(ctx, cfg, group, "", timeout)
-	var kerr kafka.Error
-	if errors.As(err, &kerr) && kerr.Code() == kafka.ErrGroupIDNotFound {
+	if errors.Is(err, inspect.ErrGroupNotFound) {
 		return gs, nil // kfake's answer for a group it never saw (Kafka's: no offsets)
 	}
 	if err != nil {

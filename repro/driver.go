@@ -334,7 +334,7 @@ func (d *driver) recordMembers(ms []*member) {
 		if m.left > 0 {
 			mr.Left = m.left
 		}
-		mr.Lost += m.client.maxPollLeaves()
+		mr.MaxPollLeaves += m.client.maxPollLeaves()
 	}
 }
 

@@ -118,11 +118,11 @@ func (o Options) validateMembers() error {
 
 // MemberResult is what one member of the group did.
 type MemberResult struct {
-	Name      string
-	Delivered int           // distinct records this member handed to its handler
-	Joined    time.Duration // since the consumers started
-	Left      time.Duration // when it left on --rebalance-at (0: it stayed)
-	Lost      int           // times librdkafka left the group for it on max.poll.interval.ms
+	Name          string
+	Delivered     int           // distinct records this member handed to its handler
+	Joined        time.Duration // since the consumers started
+	Left          time.Duration // when it left on --rebalance-at (0: it stayed)
+	MaxPollLeaves int           // times librdkafka left the group for it on max.poll.interval.ms: lost assignments, not records
 }
 
 // memberTally counts the distinct records each member delivered, by name, over the

@@ -101,8 +101,8 @@ func membersText(ms []MemberResult) string {
 		if m.Left > 0 {
 			s += fmt.Sprintf(" left %s", m.Left.Round(time.Second))
 		}
-		if m.Lost > 0 {
-			s += fmt.Sprintf(" dropped %d", m.Lost)
+		if m.MaxPollLeaves > 0 {
+			s += fmt.Sprintf(" dropped %d", m.MaxPollLeaves)
 		}
 		parts = append(parts, s)
 	}

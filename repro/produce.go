@@ -11,6 +11,7 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/kstranded/kstranded/inspect"
 	"github.com/kstranded/kstranded/internal/kafkaconf"
 	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/workload"
@@ -391,33 +392,36 @@ func ClusterID(ctx context.Context, cfg kafkaconf.Config, timeout time.Duration)
 // GroupCommitted reads a group's committed offsets on topic with an admin client of
 // its own: it answers after the group's consumer closed, so it sees the commit that
 // close made (librdkafka commits what is stored when a consumer closes). topic "": every
-// topic the group has offsets on.
+// topic the group has offsets on. The read is inspect's (CommittedOffsets, the one
+// reader of committed offsets on the cluster's side): -1 is no committed offset, a group
+// the coordinator does not know is inspect.ErrGroupNotFound.
 func GroupCommitted(ctx context.Context, cfg kafkaconf.Config, group, topic string, timeout time.Duration) (map[kpart.TopicPartition]int64, error) {
-	a, berrs, closeAdmin, err := newAdmin(cfg)
+	opts, err := cfg.KgoOpts()
 	if err != nil {
 		return nil, err
 	}
-	defer closeAdmin()
-	tctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	res, err := a.ListConsumerGroupOffsets(tctx, []kafka.ConsumerGroupTopicPartitions{{Group: group}})
+	k, err := inspect.NewKafka(opts, timeout)
 	if err != nil {
-		return nil, reachError(cfg.Brokers, "committed offsets of group "+group, err, tctx, berrs.last())
+		return nil, err
+	}
+	defer k.Close()
+	gs, err := k.CommittedOffsets(ctx, group)
+	if err != nil {
+		return nil, fmt.Errorf("committed offsets of group %s (brokers %s): %w", group, cfg.Brokers, err)
+	}
+	g := gs[group]
+	if g.Err != nil {
+		return nil, g.Err
+	}
+	for tp, e := range g.Failed {
+		if topic == "" || tp.Topic == topic {
+			return nil, fmt.Errorf("committed offset of %s: %w", tp, e)
+		}
 	}
 	out := map[kpart.TopicPartition]int64{}
-	for _, g := range res.ConsumerGroupsTopicPartitions {
-		for _, p := range g.Partitions {
-			if p.Topic == nil || (topic != "" && *p.Topic != topic) {
-				continue
-			}
-			if p.Error != nil {
-				return nil, fmt.Errorf("committed offset of %s/%d: %w", *p.Topic, p.Partition, p.Error)
-			}
-			off := int64(p.Offset)
-			if off < 0 {
-				off = -1
-			}
-			out[kpart.TopicPartition{Topic: *p.Topic, Partition: p.Partition}] = off
+	for tp, o := range g.Offsets {
+		if topic == "" || tp.Topic == topic {
+			out[tp] = o.Offset
 		}
 	}
 	return out, nil

@@ -638,7 +638,12 @@ func (s *rdSource) name() string {
 	return s.member
 }
 
-// committedOf reads the group's committed offsets of tps from the coordinator.
+// committedOf reads the group's committed offsets of tps from the coordinator, as the
+// member sees them: through its own client (librdkafka's Committed, on its coordinator
+// connection), which is the view the scenario measures (what this consumer would resume
+// from). It is deliberately not inspect.CommittedOffsets, the one reader from the
+// cluster's side (an admin's OffsetFetch), which GroupCommitted uses after the members
+// closed.
 func (s *rdSource) committedOf(tps []kpart.TopicPartition, timeout time.Duration) (map[kpart.TopicPartition]int64, error) {
 	ps := make([]kafka.TopicPartition, 0, len(tps))
 	for _, tp := range tps {

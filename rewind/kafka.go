@@ -29,14 +29,13 @@ type Cluster interface {
 	Committed(ctx context.Context, group string) (map[kpart.TopicPartition]CommittedOffset, error)
 }
 
-// CommittedOffset is a committed offset read back with the metadata committed with it.
-type CommittedOffset struct {
-	Offset   int64
-	Metadata string
-}
+// CommittedOffset is a committed offset read back with the metadata committed with it
+// (inspect's, the one reader of committed offsets).
+type CommittedOffset = inspect.CommittedOffset
 
 // Kafka implements Cluster with inspect's franz-go client: the analysis, the hold and
-// the offset commit go through one client (one set of connections and metadata).
+// the offset commit go through one client (one set of connections and metadata), and
+// the read-back is inspect's (Committed, its one reader of committed offsets).
 type Kafka struct {
 	*inspect.Kafka
 	adm     *kadm.Client
@@ -69,25 +68,6 @@ func (k *Kafka) DeleteOffsets(ctx context.Context, group string, tps []kpart.Top
 	for t, ps := range resp {
 		for p, e := range ps {
 			out[kpart.TopicPartition{Topic: t, Partition: p}] = e
-		}
-	}
-	return out, nil
-}
-
-// Committed implements Cluster.
-func (k *Kafka) Committed(ctx context.Context, group string) (map[kpart.TopicPartition]CommittedOffset, error) {
-	c, cancel := context.WithTimeout(ctx, k.timeout)
-	defer cancel()
-	resp, err := k.adm.FetchOffsets(c, group)
-	if err != nil {
-		return nil, k.Explain("reading the committed offsets back", err)
-	}
-	out := map[kpart.TopicPartition]CommittedOffset{}
-	for t, ps := range resp {
-		for p, r := range ps {
-			if r.Err == nil {
-				out[kpart.TopicPartition{Topic: t, Partition: p}] = CommittedOffset{Offset: r.At, Metadata: r.Metadata}
-			}
 		}
 	}
 	return out, nil

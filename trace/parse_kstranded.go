@@ -29,14 +29,19 @@ func (p *kstrandedParser) Line(line []byte, emit func(Event)) error {
 	if err != nil && !errors.As(err, &schema) {
 		return errMalformed("not a kstranded.trace/v1 JSON line: " + err.Error())
 	}
+	if schema != nil && ev.Ev != "" && !ev.Time.IsZero() {
+		return errMalformed(fmt.Sprintf("schema %q, want %q", schema.Schema, traceevent.Schema))
+	}
+	return p.event(ev, emit)
+}
+
+// event reads one kstranded.trace/v1 event, from a line (Line) or handed over (Events).
+func (p *kstrandedParser) event(ev traceevent.Event, emit func(Event)) error {
 	if ev.Ev == "" {
 		return errMalformed(`no "ev" field`)
 	}
 	if ev.Time.IsZero() {
 		return errMalformed(`no "ts" field`)
-	}
-	if schema != nil {
-		return errMalformed(fmt.Sprintf("schema %q, want %q", schema.Schema, traceevent.Schema))
 	}
 	switch ev.Ev {
 	case traceevent.Run:

@@ -14,6 +14,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -170,18 +172,59 @@ func (e Event) MarshalJSON() ([]byte, error) {
 // P returns a pointer to v (for the optional fields).
 func P[T any](v T) *T { return &v }
 
+// Clone returns a copy of e that shares nothing with it: what e's line says when it is
+// written, whatever the writer does later with the slices and variables it pointed to.
+func (e Event) Clone() Event {
+	c := e
+	c.Settings = maps.Clone(e.Settings)
+	c.Partition, c.Offset, c.Remaining = clonePtr(e.Partition), clonePtr(e.Offset), clonePtr(e.Remaining)
+	c.First, c.Last, c.High = clonePtr(e.First), clonePtr(e.Last), clonePtr(e.High)
+	c.SinceFetchMs, c.SinceServeMs, c.TimeoutMs, c.WindowMs = clonePtr(e.SinceFetchMs), clonePtr(e.SinceServeMs), clonePtr(e.TimeoutMs), clonePtr(e.WindowMs)
+	c.Offsets, c.Ranges, c.Discarded = slices.Clone(e.Offsets), slices.Clone(e.Ranges), slices.Clone(e.Discarded)
+	c.Rewinds, c.Skipped, c.LastConsumedKeys = slices.Clone(e.Rewinds), slices.Clone(e.Skipped), slices.Clone(e.LastConsumedKeys)
+	c.Committed = slices.Clone(e.Committed)
+	if e.Partitions != nil {
+		c.Partitions = make([]PartitionState, len(e.Partitions))
+		for i, p := range e.Partitions {
+			p.Frontier, p.Lost, p.Stranded = clonePtr(p.Frontier), slices.Clone(p.Lost), slices.Clone(p.Stranded)
+			c.Partitions[i] = p
+		}
+	}
+	return c
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	return P(*p)
+}
+
 // Writer writes events as JSON lines. It is safe for concurrent use.
 type Writer struct {
-	mu  sync.Mutex
-	bw  *bufio.Writer
-	enc *json.Encoder
-	err error
+	mu   sync.Mutex
+	bw   *bufio.Writer
+	enc  *json.Encoder
+	err  error
+	also func(Event) // NewTee's
 }
 
 // NewWriter returns a Writer on w.
 func NewWriter(w io.Writer) *Writer {
 	bw := bufio.NewWriterSize(w, 64*1024)
 	return &Writer{bw: bw, enc: json.NewEncoder(bw)}
+}
+
+// NewTee returns a Writer that writes to w as NewWriter's does (no lines when w is nil)
+// and hands also a copy (Clone) of every event, in the order written: repro --svg gives
+// a run's events to the trace analyzer as they are, not as JSON to parse back.
+func NewTee(w io.Writer, also func(Event)) *Writer {
+	t := &Writer{also: also}
+	if w != nil {
+		t.bw = bufio.NewWriterSize(w, 64*1024)
+		t.enc = json.NewEncoder(t.bw)
+	}
+	return t
 }
 
 // Write appends one event; the first error is kept and returned by Flush.
@@ -191,7 +234,10 @@ func (w *Writer) Write(e Event) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.err == nil {
+	if w.also != nil {
+		w.also(e.Clone())
+	}
+	if w.enc != nil && w.err == nil {
 		w.err = w.enc.Encode(e)
 	}
 }
@@ -203,6 +249,9 @@ func (w *Writer) Flush() error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.bw == nil {
+		return w.err
+	}
 	if err := w.bw.Flush(); w.err == nil {
 		w.err = err
 	}

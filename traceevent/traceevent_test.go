@@ -54,3 +54,36 @@ func TestDecodeReadsWhatTheWriterWrites(t *testing.T) {
 		t.Fatalf("%+v, %v", e, err)
 	}
 }
+
+func TestATeeHandsOverEachEventAsItWasWhenWritten(t *testing.T) {
+	var buf bytes.Buffer
+	var got []Event
+	w := NewTee(&buf, func(e Event) { got = append(got, e) })
+	offsets := []int64{1, 2, 3}
+	p := int32(4)
+	parts := []PartitionState{{Partition: 4, Frontier: P(int64(3)), Lost: []Range{PartitionRange(4, 1, 3, 3)}}}
+	w.Write(Event{Time: time.Unix(0, 0).UTC(), Ev: Serve, Partition: &p, Offsets: offsets, Partitions: parts})
+	offsets[0], p, *parts[0].Frontier, parts[0].Lost[0].First = 9, 9, 9, 9
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("handed over %d events, want 1", len(got))
+	}
+	e := got[0]
+	if e.Offsets[0] != 1 || *e.Partition != 4 || *e.Partitions[0].Frontier != 3 || e.Partitions[0].Lost[0].First != 1 {
+		t.Errorf("the event handed over changed with the writer's variables: %+v", e)
+	}
+	if !strings.Contains(buf.String(), `"offsets":[1,2,3]`) {
+		t.Errorf("the line: %s", buf.String())
+	}
+}
+
+func TestATeeWithoutAFileWritesNoLine(t *testing.T) {
+	n := 0
+	w := NewTee(nil, func(Event) { n++ })
+	w.Write(Event{Ev: Fetch})
+	if err := w.Flush(); err != nil || n != 1 {
+		t.Errorf("flush %v, %d events handed over", err, n)
+	}
+}

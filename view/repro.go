@@ -194,7 +194,7 @@ func NewRepro(results []*repro.Result) Repro {
 			run.LossAtMs = ptr(ms(r.LossAt))
 		}
 		for _, m := range r.Members {
-			rm := ReproMember{Name: m.Name, Delivered: m.Delivered, JoinedMs: ms(m.Joined), MaxPollLeaves: m.Lost}
+			rm := ReproMember{Name: m.Name, Delivered: m.Delivered, JoinedMs: ms(m.Joined), MaxPollLeaves: m.MaxPollLeaves}
 			if m.Left > 0 {
 				rm.LeftMs = ptr(ms(m.Left))
 			}
