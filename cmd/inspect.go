@@ -19,15 +19,12 @@ import (
 )
 
 type inspectOptions struct {
-	Group        string
-	Topics       []string
-	Delivered    []string
-	Pattern      string
-	When         string // --delivered-when
-	OTLPComplete bool   // --otlp-complete
-	MaxScan      int64
-	Watch        time.Duration
-	Count        int
+	Group  string
+	Topics []string
+	evidenceFlags
+	MaxScan int64
+	Watch   time.Duration
+	Count   int
 	// List (--list, or no --group): list the cluster's groups instead of inspecting one.
 	// Describe (--describe) is kafka-consumer-groups.sh's verb for inspecting one: it
 	// changes nothing but asks for --group.
@@ -133,7 +130,7 @@ data and a truncated gzip are errors (exit 1).
 			if stdin > 1 {
 				return exitcode.Usagef("--delivered - (stdin) can be given once")
 			}
-			if err := checkEvidenceFlags(o.Delivered, o.Pattern, o.When); err != nil {
+			if err := o.evidenceFlags.check(); err != nil {
 				return err
 			}
 			if stdin == 1 && o.Watch > 0 {
@@ -155,10 +152,7 @@ data and a truncated gzip are errors (exit 1).
 	f := c.Flags()
 	f.StringVarP(&o.Group, "group", "g", "", "consumer group to inspect (required)")
 	f.StringArrayVarP(&o.Topics, "topic", "t", nil, "limit to these topics and show all their partitions (repeatable)")
-	f.StringArrayVar(&o.Delivered, "delivered", nil, "delivery evidence file (repeatable; - for stdin; gzip accepted)")
-	f.StringVar(&o.Pattern, "pattern", "", "read --delivered through this regular expression, with named groups partition, offset (topic optional), as trace parse does")
-	f.StringVar(&o.When, "delivered-when", "", deliveredWhenHelp)
-	f.BoolVar(&o.OTLPComplete, "otlp-complete", false, otlpCompleteHelp)
+	o.evidenceFlags.bind(f, "delivery evidence file (repeatable; - for stdin; gzip accepted)")
 	f.Int64Var(&o.MaxScan, "max-scan", 10_000_000, "most offsets to read per partition when classifying undelivered offsets")
 	f.DurationVar(&o.Watch, "watch", 0, "re-inspect at this interval and print what changed")
 	f.IntVar(&o.Count, "count", 0, "with --watch: number of inspections (0: until interrupted)")
@@ -217,12 +211,8 @@ func checkEvidenceFlags(delivered []string, pattern, when string) error {
 	return nil
 }
 
-// readEvidence reads --delivered files, through --pattern and --delivered-when when
-// given (both were validated with the flags).
 // readEvidence reads --delivered files, each read ending at ctx's end (a pipe gone quiet,
 // a FIFO with no writer, /dev/zero: an interrupt stops them within a read).
-// otlpCompleteHelp is --otlp-complete's help, the same in every command that reads evidence.
-const otlpCompleteHelp = "every delivery is exported as an OpenTelemetry span (no sampling): spans alone can prove a loss (without it, evidence of spans alone is NO EVIDENCE)"
 
 func readEvidence(ctx context.Context, g *Globals, files []string, pattern, when string, spansComplete bool) (*evidence.Set, error) {
 	if len(files) == 0 {
@@ -310,7 +300,7 @@ func inspectLoop(ctx context.Context, g *Globals, o *inspectOptions, cl inspect.
 	var prev *inspect.Report
 	var last error
 	for i := 0; ; i++ {
-		ev, err := readEvidence(ctx, g, o.Delivered, o.Pattern, o.When, o.OTLPComplete)
+		ev, err := o.evidenceFlags.read(ctx, g)
 		if err != nil {
 			return err
 		}

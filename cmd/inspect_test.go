@@ -328,7 +328,7 @@ func TestAnInterruptedInspectPrintsThePartialReportAndExits130(t *testing.T) {
 			defer cancel()
 			var out bytes.Buffer // stdout and the notes, as a person at a pipe sees them
 			g := &Globals{IO: IO{Out: &out, Err: &out}, Output: c.format, Timeout: time.Second}
-			err := inspectLoop(ctx, g, &inspectOptions{Group: "g", Delivered: []string{ev}, MaxScan: 1000}, interruptingCluster{cancel})
+			err := inspectLoop(ctx, g, &inspectOptions{Group: "g", evidenceFlags: evidenceFlags{Delivered: []string{ev}}, MaxScan: 1000}, interruptingCluster{cancel})
 			if code := exitcode.Code(err); code != exitcode.Interrupted {
 				t.Fatalf("exit %d (%v), want %d", code, err, exitcode.Interrupted)
 			}

@@ -20,12 +20,9 @@ import (
 )
 
 type rewindOptions struct {
-	Group        string
-	Topics       []string
-	Delivered    []string
-	Pattern      string
-	When         string // --delivered-when
-	OTLPComplete bool   // --otlp-complete
+	Group  string
+	Topics []string
+	evidenceFlags
 	To           []string
 	FromFile     string
 	Execute      bool
@@ -141,10 +138,7 @@ records in several kinds of line ("processing" and "processed") without
 	f := c.Flags()
 	f.StringVarP(&o.Group, "group", "g", "", "consumer group to repair (required unless --from-file names it)")
 	f.StringArrayVarP(&o.Topics, "topic", "t", nil, "with --delivered: limit the plan to these topics (repeatable)")
-	f.StringArrayVar(&o.Delivered, "delivered", nil, "delivery evidence file, as for inspect (repeatable; - for stdin; gzip accepted)")
-	f.StringVar(&o.Pattern, "pattern", "", "read --delivered through this regular expression (named groups partition, offset, topic optional), as inspect and trace parse do")
-	f.StringVar(&o.When, "delivered-when", "", deliveredWhenHelp)
-	f.BoolVar(&o.OTLPComplete, "otlp-complete", false, otlpCompleteHelp)
+	o.evidenceFlags.bind(f, "delivery evidence file, as for inspect (repeatable; - for stdin; gzip accepted)")
 	f.StringArrayVar(&o.To, "to", nil, "target TOPIC/PARTITION=OFFSET or TOPIC:PARTITION=OFFSET (repeatable, or comma separated)")
 	f.StringVar(&o.FromFile, "from-file", "", "apply a saved plan (rewind -o json) or an undo file")
 	f.BoolVar(&o.Execute, "execute", false, "apply the plan (default: dry run)")
@@ -266,7 +260,7 @@ func (o *rewindOptions) validate(g *Globals) error {
 	if o.MaxScan <= 0 {
 		return exitcode.Usagef("--max-scan must be > 0, got %d", o.MaxScan)
 	}
-	if err := checkEvidenceFlags(o.Delivered, o.Pattern, o.When); err != nil {
+	if err := o.evidenceFlags.check(); err != nil {
 		return err
 	}
 	stdin := 0
@@ -342,7 +336,7 @@ var rewindCluster = func(k *rewind.Kafka) rewind.Cluster { return k }
 // rewindWith plans against cl, prints the plan, and with --execute applies it.
 func rewindWith(ctx context.Context, g *Globals, o *rewindOptions, cl rewind.Cluster) error {
 	format, _ := g.Format()
-	ev, err := readEvidence(ctx, g, o.Delivered, o.Pattern, o.When, o.OTLPComplete)
+	ev, err := o.evidenceFlags.read(ctx, g)
 	if err != nil {
 		return err
 	}

@@ -28,18 +28,17 @@ import (
 type watchOptions struct {
 	Groups     []string
 	GroupRegex string
-	Delivered  []string
-	Pattern    string
+	evidenceFlags
 	Listen     string
 	Interval   time.Duration
 	StallAfter time.Duration
 	Checkpoint string
 	MaxScan    int64
 	Count      int
-	When       string
-	// OTLP serves POST /v1/traces; OTLPComplete states every delivery is exported.
-	OTLP, OTLPComplete bool
-	OTLPCapture        string
+	// OTLP serves POST /v1/traces (evidenceFlags.OTLPComplete states every delivery is
+	// exported).
+	OTLP        bool
+	OTLPCapture string
 }
 
 // newWatchCmd builds `kstranded watch`; runF, when not nil (tests), receives the
@@ -112,15 +111,7 @@ atomically after each evaluation and at SIGTERM; a corrupt one is reported and i
 			if o.Count < 0 {
 				return exitcode.Usagef("--count must be >= 0, got %d", o.Count)
 			}
-			if o.Pattern != "" {
-				if len(o.Delivered) == 0 {
-					return exitcode.Usagef("--pattern reads --delivered FILE; give one")
-				}
-				if _, err := evidence.CompilePattern(o.Pattern); err != nil {
-					return exitcode.Usagef("%v", err)
-				}
-			}
-			if err := checkEvidenceFlags(o.Delivered, o.Pattern, o.When); err != nil {
+			if err := o.evidenceFlags.check(); err != nil {
 				return err
 			}
 			if (o.OTLPComplete || o.OTLPCapture != "") && !o.OTLP {
@@ -151,17 +142,14 @@ atomically after each evaluation and at SIGTERM; a corrupt one is reported and i
 	f := c.Flags()
 	f.StringArrayVarP(&o.Groups, "group", "g", nil, "consumer group to watch (repeatable)")
 	f.StringVar(&o.GroupRegex, "group-regex", "", "also watch every group whose name matches (listed at each evaluation)")
-	f.StringArrayVar(&o.Delivered, "delivered", nil, "delivery evidence to follow (repeatable; - for stdin)")
-	f.StringVar(&o.Pattern, "pattern", "", "read --delivered with this regular expression (named groups partition, offset; topic optional)")
+	o.evidenceFlags.bind(f, "delivery evidence to follow (repeatable; - for stdin)")
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:9638", "HTTP address for /metrics")
 	f.DurationVar(&o.Interval, "interval", 30*time.Second, "time between evaluations")
 	f.DurationVar(&o.StallAfter, "stall-after", 5*time.Minute, "records waiting this long with no delivery and no commit make a partition STALLED (0: never)")
 	f.StringVar(&o.Checkpoint, "checkpoint", "", "file that keeps deliveries and verdicts across restarts")
 	f.Int64Var(&o.MaxScan, "max-scan", 10_000_000, "most offsets to read per partition when classifying undelivered offsets")
-	f.StringVar(&o.When, "delivered-when", "", deliveredWhenHelp)
 	f.IntVar(&o.Count, "count", 0, "stop after this many evaluations (0: until interrupted)")
 	f.BoolVar(&o.OTLP, "otlp", false, "also serve POST /v1/traces (OTLP/HTTP): consumer process spans are deliveries")
-	f.BoolVar(&o.OTLPComplete, "otlp-complete", false, "every delivery is exported as a span (no sampling): spans alone can prove a loss")
 	f.StringVar(&o.OTLPCapture, "otlp-capture", "", "append every OTLP request to FILE as a JSON line of TracesData")
 	return c
 }
