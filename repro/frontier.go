@@ -52,6 +52,7 @@ type frontierTracker struct {
 	paused      map[kpart.TopicPartition]bool
 	timer       *loop.Timer
 	last        map[kpart.TopicPartition]int64 // last frontier traced
+	pushed      map[kpart.TopicPartition]pushedEvidence
 
 	Regressions []error
 	Errors      []error
@@ -66,7 +67,8 @@ type flight struct {
 func newFrontierTracker(lp *loop.Loop, commits bool, target committer, interval time.Duration, trace func(traceevent.Event)) *frontierTracker {
 	t := &frontierTracker{lp: lp, led: ledger.New(), tokens: map[kpart.TopicPartition]ledger.Token{}, commits: commits,
 		target: target, interval: interval, trace: trace, inflight: map[kpart.TopicPartition]*flight{},
-		paused: map[kpart.TopicPartition]bool{}, last: map[kpart.TopicPartition]int64{}}
+		paused: map[kpart.TopicPartition]bool{}, last: map[kpart.TopicPartition]int64{},
+		pushed: map[kpart.TopicPartition]pushedEvidence{}}
 	if p, ok := target.(pauser); ok {
 		t.pause = p
 	}
@@ -211,9 +213,22 @@ func (t *frontierTracker) evidence() {
 	}
 	for tp, tok := range t.tokens {
 		if off, ok := t.ev.EndEvidence(tp); ok {
+			// The same evidence for the same incarnation again changes nothing in the
+			// ledger (lower or equal evidence is ignored): it is pushed once, not at
+			// every tick of a long idle stretch (a third of the seed's time, issue 25).
+			if e, seen := t.pushed[tp]; seen && e.tok == tok && e.off == off {
+				continue
+			}
+			t.pushed[tp] = pushedEvidence{tok, off}
 			_ = t.led.Evidence(lkey(tp), tok, off, -1)
 		}
 	}
+}
+
+// pushedEvidence is the end-of-partition evidence last given to the ledger.
+type pushedEvidence struct {
+	tok ledger.Token
+	off int64
 }
 
 func (t *frontierTracker) tick() {

@@ -495,7 +495,7 @@ func (c *Client) GroupAssign(tps []TP, incremental bool) error {
 		c.assignment = nil
 	}
 	for _, tp := range tps {
-		if !c.assigned(tp) {
+		if !c.assignedScan(tp) {
 			c.assignment = append(c.assignment, tp)
 		}
 		c.pos[tp] = c.g.committed[tp]

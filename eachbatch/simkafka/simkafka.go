@@ -12,6 +12,7 @@ package simkafka
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -185,14 +186,16 @@ func (c *Client) Close() {
 	c.paused = map[TP]bool{}
 }
 
+// assigned reports whether tp is assigned: a binary search, the assignment being kept
+// sorted (a scan made the end-of-partition evidence of every partition quadratic in
+// the partitions, issue 25).
 func (c *Client) assigned(tp TP) bool {
-	for _, a := range c.assignment {
-		if a == tp {
-			return true
-		}
-	}
-	return false
+	_, ok := slices.BinarySearchFunc(c.assignment, tp, kpart.Compare)
+	return ok
 }
+
+// assignedScan is assigned for an assignment being built, not sorted yet.
+func (c *Client) assignedScan(tp TP) bool { return slices.Contains(c.assignment, tp) }
 
 func (c *Client) autoCommitTick() {
 	if !c.lost && c.InGroup() && !c.awaitingUnassign() {
