@@ -73,7 +73,7 @@ type Engine struct {
 	emptyReads, emptyFetches int
 	lastSpinFlush            time.Time // spin counters reach the trace at most once per valve period
 
-	delivered map[kpart.TopicPartition]map[int64]int
+	delivered map[kpart.TopicPartition]*kpart.Counts
 	stored    map[kpart.TopicPartition]int64
 	failAt    map[int64]bool                          // Settings.FailAt
 	failed    map[kpart.TopicPartition]map[int64]bool // FailAt offsets that already threw
@@ -105,7 +105,7 @@ func New(l *loop.Loop, src Source, s Settings, trace func(traceevent.Event)) (*E
 		cacheMaxSize: 1, // #messageCacheMaxSize starts at 1
 		lastConsumed: map[kpart.TopicPartition]lastConsumed{},
 		inflight:     map[kpart.TopicPartition]*batch{},
-		delivered:    map[kpart.TopicPartition]map[int64]int{},
+		delivered:    map[kpart.TopicPartition]*kpart.Counts{},
 		stored:       map[kpart.TopicPartition]int64{},
 		failAt:       map[int64]bool{},
 		failed:       map[kpart.TopicPartition]map[int64]bool{},
@@ -436,11 +436,11 @@ func (e *Engine) deliver(recs []Record) {
 	tp := recs[0].TopicPartition
 	d := e.delivered[tp]
 	if d == nil {
-		d = map[int64]int{}
+		d = &kpart.Counts{}
 		e.delivered[tp] = d
 	}
 	for _, r := range recs {
-		d[r.Offset]++
+		d.Inc(r.Offset)
 	}
 }
 
@@ -782,7 +782,7 @@ type Status struct {
 func (e *Engine) Status() Status {
 	st := Status{Cached: e.cache.size, InFlight: len(e.inflight)}
 	for _, d := range e.delivered {
-		st.Delivered += len(d)
+		st.Delivered += d.Len()
 	}
 	if !e.terminating && !e.lastFetch.IsZero() {
 		st.UntilClear = e.lastFetch.Add(e.s.MaxPollInterval).Sub(e.l.Now())
@@ -797,18 +797,14 @@ func (e *Engine) Status() Status {
 // a lookup, where Delivered copies every partition's deliveries (a run's "is the phase-2
 // record delivered yet" asked after each task copied them all, quadratic in records).
 func (e *Engine) DeliveredTimes(tp kpart.TopicPartition, offset int64) int {
-	return e.delivered[tp][offset]
+	return e.delivered[tp].Get(offset)
 }
 
 // Delivered returns, per partition, how many times each offset reached the handler.
 func (e *Engine) Delivered() map[kpart.TopicPartition]map[int64]int {
 	out := make(map[kpart.TopicPartition]map[int64]int, len(e.delivered))
 	for tp, d := range e.delivered {
-		m := make(map[int64]int, len(d))
-		for o, n := range d {
-			m[o] = n
-		}
-		out[tp] = m
+		out[tp] = d.Map()
 	}
 	return out
 }

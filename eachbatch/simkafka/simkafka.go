@@ -298,12 +298,19 @@ func (c *Client) take(out []eachbatch.Record, tp TP, max int) []eachbatch.Record
 		return out
 	}
 	log := c.g.logs[tp]
-	for len(out) < max && c.pos[tp] < int64(len(log)) {
-		o := c.pos[tp]
-		c.pos[tp]++
+	pos := c.pos[tp]
+	if n := min(int64(max-len(out)), int64(len(log))-pos); n > 0 {
+		out = slices.Grow(out, int(n)) // one allocation a call, not a doubling series
+	}
+	for len(out) < max && pos < int64(len(log)) {
+		o := pos
+		pos++
 		if log[o] == Data {
 			out = append(out, eachbatch.Record{TopicPartition: tp, Offset: o, Size: RecordSize})
 		}
+	}
+	if pos != c.pos[tp] {
+		c.pos[tp] = pos
 	}
 	return out
 }
