@@ -30,6 +30,11 @@ type evidencer interface {
 	EndEvidence(tp kpart.TopicPartition) (int64, bool)
 }
 
+// evidenceVersioner tells when the end-of-partition evidence may have changed.
+type evidenceVersioner interface {
+	EvidenceVersion() uint64
+}
+
 // frontierTracker keeps an application ledger beside the modeled client: every record
 // the client fetched is registered before it is served, completions come from batch
 // ends, and records the cache dropped stay pending. In auto mode it only watches (the
@@ -53,6 +58,8 @@ type frontierTracker struct {
 	timer       *loop.Timer
 	last        map[kpart.TopicPartition]int64 // last frontier traced
 	pushed      map[kpart.TopicPartition]pushedEvidence
+	evVersion   uint64 // the client's EvidenceVersion when every partition's evidence was last pushed
+	evPushed    bool   // evVersion holds, for the current tokens
 
 	Regressions []error
 	Errors      []error
@@ -97,6 +104,7 @@ func (t *frontierTracker) assign(tps []kpart.TopicPartition, start map[kpart.Top
 			s = -1
 		}
 		t.tokens[tp] = t.led.Assign(lkey(tp), s)
+		t.evPushed = false
 		t.inflight[tp] = &flight{size: map[int64]int{}}
 	}
 	if t.timer == nil && t.interval > 0 {
@@ -211,6 +219,10 @@ func (t *frontierTracker) evidence() {
 	if t.ev == nil {
 		return
 	}
+	v, versioned := t.ev.(evidenceVersioner)
+	if versioned && t.evPushed && v.EvidenceVersion() == t.evVersion {
+		return // nothing EndEvidence reads changed since every partition's was pushed
+	}
 	for tp, tok := range t.tokens {
 		if off, ok := t.ev.EndEvidence(tp); ok {
 			// The same evidence for the same incarnation again changes nothing in the
@@ -222,6 +234,9 @@ func (t *frontierTracker) evidence() {
 			t.pushed[tp] = pushedEvidence{tok, off}
 			_ = t.led.Evidence(lkey(tp), tok, off, -1)
 		}
+	}
+	if versioned {
+		t.evVersion, t.evPushed = v.EvidenceVersion(), true
 	}
 }
 
@@ -296,6 +311,7 @@ func (t *frontierTracker) revoked(tps []kpart.TopicPartition, lost bool) {
 			}
 		}
 		delete(t.tokens, tp)
+		t.evPushed = false
 		delete(t.inflight, tp)
 		delete(t.paused, tp)
 	}

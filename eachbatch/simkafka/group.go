@@ -49,6 +49,9 @@ import (
 type Group struct {
 	l         *loop.Loop
 	logs      map[TP][]Kind
+	// changes counts the changes to what EndEvidence reads (a log, a client's
+	// position or assignment), so a caller can skip asking again when it is the same.
+	changes uint64
 	committed map[TP]int64
 	commits   []Commit
 	clients   []*Client
@@ -491,6 +494,7 @@ func (c *Client) RebalanceProtocol() string {
 // GroupAssign implements eachbatch.GroupSource: each partition starts at the group's
 // committed offset.
 func (c *Client) GroupAssign(tps []TP, incremental bool) error {
+	c.g.changes++
 	if !incremental {
 		c.assignment = nil
 	}
@@ -527,6 +531,7 @@ func (c *Client) unassign(tps []TP) {
 			c.commit(offs, true)
 		}
 	}
+	c.g.changes++
 	gone := map[TP]bool{}
 	for _, tp := range tps {
 		gone[tp] = true

@@ -113,6 +113,7 @@ func New(l *loop.Loop, autoCommit time.Duration, trace func(traceevent.Event)) *
 
 // Append writes entries to a partition's log and returns the offset of the first.
 func (c *Client) Append(tp TP, kinds ...Kind) int64 {
+	c.g.changes++
 	first := int64(len(c.g.logs[tp]))
 	c.g.logs[tp] = append(c.g.logs[tp], kinds...)
 	for _, o := range c.g.clients {
@@ -137,6 +138,7 @@ func (c *Client) HighWatermark(tp TP) int64 { return int64(len(c.g.logs[tp])) }
 
 // Assign assigns partitions, starting each at its committed offset (or 0).
 func (c *Client) Assign(tps ...TP) {
+	c.g.changes++
 	c.assignment = append([]TP(nil), tps...)
 	kpart.Sort(c.assignment)
 	ps := make([]int32, len(tps))
@@ -170,6 +172,7 @@ func (c *Client) Close() {
 			c.pollTimer = nil
 		}
 		c.events = nil
+		c.g.changes++
 		c.assignment = nil
 		c.exceeded = false
 		c.stored = map[TP]int64{}
@@ -181,6 +184,7 @@ func (c *Client) Close() {
 		c.autoTimer = nil
 		c.commitStored(true)
 	}
+	c.g.changes++
 	c.assignment = nil
 	c.stored = map[TP]int64{}
 	c.paused = map[TP]bool{}
@@ -310,6 +314,7 @@ func (c *Client) take(out []eachbatch.Record, tp TP, max int) []eachbatch.Record
 		}
 	}
 	if pos != c.pos[tp] {
+		c.g.changes++
 		c.pos[tp] = pos
 	}
 	return out
@@ -317,6 +322,7 @@ func (c *Client) take(out []eachbatch.Record, tp TP, max int) []eachbatch.Record
 
 // Seek implements eachbatch.Source.
 func (c *Client) Seek(tp TP, offset int64, _ int32) error {
+	c.g.changes++
 	c.pos[tp] = offset
 	return nil
 }
@@ -392,6 +398,9 @@ func (c *Client) EndEvidence(tp TP) (int64, bool) {
 	}
 	return 0, false
 }
+
+// EvidenceVersion changes whenever what EndEvidence reports may have changed.
+func (c *Client) EvidenceVersion() uint64 { return c.g.changes }
 
 // Position is the next offset the client will return for tp.
 func (c *Client) Position(tp TP) int64 { return c.pos[tp] }
