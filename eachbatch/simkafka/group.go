@@ -47,11 +47,11 @@ import (
 // rebalance until it does; librdkafka's own max.poll.interval check, which has the same
 // length, usually removes it first), session timeouts, static membership, heartbeats.
 type Group struct {
-	l         *loop.Loop
-	logs      map[TP][]Kind
+	l    *loop.Loop
+	logs map[TP][]Kind
 	// changes counts the changes to what EndEvidence reads (a log, a client's
 	// position or assignment), so a caller can skip asking again when it is the same.
-	changes uint64
+	changes   uint64
 	committed map[TP]int64
 	commits   []Commit
 	clients   []*Client
