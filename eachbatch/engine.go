@@ -39,6 +39,9 @@ type Engine struct {
 	src   Source
 	s     Settings
 	trace func(traceevent.Event)
+	// tracing is false when New was given no trace: events whose building allocates
+	// (offsets, ranges, pointers) are then not built at all (issue 25).
+	tracing bool
 
 	cache          *cache
 	workers        []*worker
@@ -96,11 +99,12 @@ func New(l *loop.Loop, src Source, s Settings, trace func(traceevent.Event)) (*E
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	tracing := trace != nil
 	if trace == nil {
 		trace = func(traceevent.Event) {}
 	}
 	e := &Engine{
-		l: l, src: src, s: s, trace: trace,
+		l: l, src: src, s: s, trace: trace, tracing: tracing,
 		cache:        newCache(),
 		cacheMaxSize: 1, // #messageCacheMaxSize starts at 1
 		lastConsumed: map[kpart.TopicPartition]lastConsumed{},
@@ -335,11 +339,13 @@ func (e *Engine) fetchSized(size int) ([]Record, *ppc, error) {
 		e.emptyFetches++
 	}
 	if len(recs) > 0 || err != nil {
-		ev := traceevent.Event{Ev: traceevent.Fetch, Requested: size, Returned: len(recs), Ranges: ranges(recs)}
-		if err != nil {
-			ev.Error = err.Error()
+		if e.tracing {
+			ev := traceevent.Event{Ev: traceevent.Fetch, Requested: size, Returned: len(recs), Ranges: ranges(recs)}
+			if err != nil {
+				ev.Error = err.Error()
+			}
+			e.emit(ev)
 		}
-		e.emit(ev)
 		if e.OnFetch != nil && len(recs) > 0 {
 			e.OnFetch(recs)
 		}
@@ -400,7 +406,9 @@ func (e *Engine) returnMessages(recs []Record, p *ppc) {
 	if e.cache.returnMessages(recs) {
 		e.notifyAvailable()
 	}
-	e.emit(traceevent.Event{Ev: traceevent.Returned, Partition: traceevent.P(tp.Partition), Offsets: offsets(recs)})
+	if e.tracing {
+		e.emit(traceevent.Event{Ev: traceevent.Returned, Partition: traceevent.P(tp.Partition), Offsets: offsets(recs)})
+	}
 }
 
 func (e *Engine) serve(w *worker, recs []Record) {
@@ -412,8 +420,10 @@ func (e *Engine) serve(w *worker, recs []Record) {
 	if w.ppc != nil {
 		remaining = len(w.ppc.recs)
 	}
-	e.emit(traceevent.Event{Ev: traceevent.Serve, Topic: tp.Topic, Partition: traceevent.P(tp.Partition), Worker: w.id,
-		Offsets: offsets(recs), Remaining: traceevent.P(remaining)})
+	if e.tracing {
+		e.emit(traceevent.Event{Ev: traceevent.Serve, Topic: tp.Topic, Partition: traceevent.P(tp.Partition), Worker: w.id,
+			Offsets: offsets(recs), Remaining: traceevent.P(remaining)})
+	}
 	if e.s.EachMessage() {
 		e.deliver(recs)
 		e.serveMessage(w, b)
@@ -518,8 +528,10 @@ func (e *Engine) endBatch(w *worker, b *batch) {
 	default:
 		reason = "not resolved"
 	}
-	e.emit(traceevent.Event{Ev: traceevent.BatchEnd, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Worker: w.id,
-		Offsets: offsets(b.recs), Reason: reason})
+	if e.tracing {
+		e.emit(traceevent.Event{Ev: traceevent.BatchEnd, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Worker: w.id,
+			Offsets: offsets(b.recs), Reason: reason})
+	}
 	if e.OnBatchEnd != nil {
 		switch done := resolvedPrefix(b); {
 		case resolved:
@@ -572,8 +584,10 @@ func (e *Engine) endMessage(w *worker, b *batch) {
 	m := b.recs[0]
 	delete(e.inflight, b.tp)
 	if e.failsIn(b.tp, b.recs, true) {
-		e.emit(traceevent.Event{Ev: traceevent.BatchEnd, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Worker: w.id,
-			Offsets: offsets(b.recs), Reason: "handler threw"})
+		if e.tracing {
+			e.emit(traceevent.Event{Ev: traceevent.BatchEnd, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Worker: w.id,
+				Offsets: offsets(b.recs), Reason: "handler threw"})
+		}
 		if e.OnBatchEnd != nil {
 			e.OnBatchEnd(b.recs, false)
 		}
@@ -587,13 +601,17 @@ func (e *Engine) endMessage(w *worker, b *batch) {
 		e.Errors = append(e.Errors, err)
 	} else {
 		e.stored[b.tp] = m.Offset + 1
-		e.emit(traceevent.Event{Ev: traceevent.Store, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Offset: traceevent.P(m.Offset + 1)})
+		if e.tracing {
+			e.emit(traceevent.Event{Ev: traceevent.Store, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Offset: traceevent.P(m.Offset + 1)})
+		}
 		if e.s.Policy != V1_10_0 {
 			e.lastConsumed[b.tp] = lastConsumed{offset: m.Offset, leaderEpoch: m.LeaderEpoch}
 		}
 	}
-	e.emit(traceevent.Event{Ev: traceevent.BatchEnd, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Worker: w.id,
-		Offsets: offsets(b.recs), Reason: "resolved"})
+	if e.tracing {
+		e.emit(traceevent.Event{Ev: traceevent.BatchEnd, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Worker: w.id,
+			Offsets: offsets(b.recs), Reason: "resolved"})
+	}
 	if e.OnBatchEnd != nil {
 		e.OnBatchEnd(b.recs, true)
 	}
@@ -611,7 +629,9 @@ func (e *Engine) resolveOffset(b *batch, offset int64, epoch int32) {
 		return
 	}
 	e.stored[b.tp] = offset + 1
-	e.emit(traceevent.Event{Ev: traceevent.Store, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Offset: traceevent.P(offset + 1)})
+	if e.tracing {
+		e.emit(traceevent.Event{Ev: traceevent.Store, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Offset: traceevent.P(offset + 1)})
+	}
 	if e.s.Policy != V1_10_0 {
 		// 1.10.1 records the last consumed offset here; 1.10.0 does not, which is the bug.
 		e.lastConsumed[b.tp] = lastConsumed{offset: offset, leaderEpoch: epoch}
@@ -709,7 +729,7 @@ func (e *Engine) notifyNonEmpty(cause string) {
 		e.nonEmpty = false
 		ws := e.nonEmptyWaits
 		e.nonEmptyWaits = nil
-		if len(ws) > 0 {
+		if len(ws) > 0 && e.tracing {
 			e.flushWake()
 			ev := traceevent.Event{Ev: traceevent.Wake, Reason: cause, N: len(ws),
 				SinceFetchMs: traceevent.P(ms(e.l.Now().Sub(e.lastFetch)))}
@@ -753,11 +773,13 @@ func (e *Engine) flushSpinAt(t time.Time) {
 	if e.emptyReads == 0 && e.emptyFetches == 0 {
 		return
 	}
-	ev := traceevent.Event{Ev: traceevent.Spin, EmptyReads: e.emptyReads, EmptyFetches: e.emptyFetches}
-	if !e.lastSpinFlush.IsZero() {
-		ev.WindowMs = traceevent.P(ms(t.Sub(e.lastSpinFlush)))
+	if e.tracing {
+		ev := traceevent.Event{Ev: traceevent.Spin, EmptyReads: e.emptyReads, EmptyFetches: e.emptyFetches}
+		if !e.lastSpinFlush.IsZero() {
+			ev.WindowMs = traceevent.P(ms(t.Sub(e.lastSpinFlush)))
+		}
+		e.emitAt(ev, t)
 	}
-	e.emitAt(ev, t)
 	e.emptyReads, e.emptyFetches = 0, 0
 	e.lastSpinFlush = t
 }
