@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -55,5 +56,21 @@ func BenchmarkSimulateSpread(b *testing.B) {
 	}
 	for _, parts := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprintf("partitions=%d", parts), func(b *testing.B) { benchSpread(b, parts, 100_000/parts, int32(parts)) })
+	}
+}
+
+// BenchmarkSimulateSeedMaxPoll is one point of the seed's max.poll.interval sweep.
+func BenchmarkSimulateSeedMaxPoll(b *testing.B) {
+	for _, d := range []time.Duration{time.Second, 10 * time.Second, 100 * time.Second, 1000 * time.Second} {
+		b.Run(d.String(), func(b *testing.B) {
+			o := repro.DefaultOptions()
+			o.MaxPollInterval = d
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := repro.Simulate(context.Background(), o); err != nil && !errors.Is(err, repro.ErrPhaseTimeout) {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -57,6 +57,7 @@ type Client struct {
 	autoTimer  *loop.Timer
 	paused     map[TP]bool
 	trace      func(traceevent.Event)
+	tracing    bool // trace was given: events are built only then
 	// OnNonEmpty is called (posted on the loop) when records are appended: librdkafka's
 	// queue-non-empty callback.
 	OnNonEmpty func()
@@ -227,13 +228,19 @@ func (c *Client) commit(offs map[TP]int64, auto bool) {
 		tps = append(tps, tp)
 	}
 	sort.Slice(tps, func(i, j int) bool { return tps[i].Partition < tps[j].Partition })
+	at := c.l.Elapsed()
+	for _, tp := range tps {
+		c.g.committed[tp] = offs[tp]
+		c.g.commits = append(c.g.commits, Commit{At: at, TP: tp, Offset: offs[tp], Auto: auto})
+	}
+	if !c.tracing {
+		return
+	}
 	ev := traceevent.Event{Time: c.l.Now().UTC(), AtMs: msSince(c.l), Ev: traceevent.Commit, Reason: "manual"}
 	if auto {
 		ev.Reason = "auto"
 	}
 	for _, tp := range tps {
-		c.g.committed[tp] = offs[tp]
-		c.g.commits = append(c.g.commits, Commit{At: c.l.Elapsed(), TP: tp, Offset: offs[tp], Auto: auto})
 		ev.Committed = append(ev.Committed, traceevent.PartitionOffset{Partition: tp.Partition, Offset: offs[tp]})
 	}
 	c.trace(ev)
