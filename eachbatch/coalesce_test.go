@@ -3,8 +3,8 @@ package eachbatch_test
 import (
 	"context"
 	"encoding/json"
-	"math/rand"
 	"fmt"
+	"math/rand"
 	"testing"
 	"time"
 
