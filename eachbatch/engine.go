@@ -831,6 +831,14 @@ func (e *Engine) Delivered() map[kpart.TopicPartition]map[int64]int {
 	return out
 }
 
+// StoredOffset returns the last stored offset of tp: Stored's entry, without a copy of
+// every partition's (asked per partition after every task, that was quadratic in the
+// partitions).
+func (e *Engine) StoredOffset(tp kpart.TopicPartition) (int64, bool) {
+	o, ok := e.stored[tp]
+	return o, ok
+}
+
 // Stored returns the last stored offset per partition.
 func (e *Engine) Stored() map[kpart.TopicPartition]int64 {
 	out := make(map[kpart.TopicPartition]int64, len(e.stored))

@@ -350,6 +350,14 @@ func (t *frontierTracker) frontiers() map[kpart.TopicPartition]int64 {
 	return out
 }
 
+// frontier returns the ledger's frontier of tp: frontiers' entry, without the map.
+func (t *frontierTracker) frontier(tp kpart.TopicPartition) (int64, bool) {
+	if _, owned := t.tokens[tp]; !owned {
+		return 0, false
+	}
+	return t.led.Frontier(lkey(tp))
+}
+
 // pending counts the owned records that are registered and unfinished.
 func (t *frontierTracker) pending() int {
 	n := 0

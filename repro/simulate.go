@@ -564,9 +564,9 @@ func (s *simRun) phase(n int, extra func() bool) error {
 			if m == nil {
 				return false
 			}
-			want, ok := m.eng.Stored()[tp]
+			want, ok := m.eng.StoredOffset(tp)
 			if s.o.Commit == CommitLedger {
-				want, ok = m.ft.frontiers()[tp]
+				want, ok = m.ft.frontier(tp)
 				ok = ok && want > 0
 			}
 			if ok && s.w.Committed(tp) != want {
