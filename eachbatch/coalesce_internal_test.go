@@ -27,10 +27,11 @@ func TestCoalescedTicksEqualSteppedTicks(t *testing.T) {
 		}
 		reads, fetches := rng.Intn(3), rng.Intn(2)
 		waiting := 1 + rng.Intn(20)
-		run := func(coalesced bool) ([]traceevent.Event, int, int, time.Time) {
+		tracing := i%2 == 0 // without a trace, flushes that leave no trace are skipped
+		run := func(coalesced bool) ([]traceevent.Event, int, int, time.Time, time.Time) {
 			var evs []traceevent.Event
 			l := loop.NewVirtual(start)
-			e := &Engine{l: l, s: s, trace: func(ev traceevent.Event) { evs = append(evs, ev) },
+			e := &Engine{l: l, s: s, trace: func(ev traceevent.Event) { evs = append(evs, ev) }, tracing: tracing,
 				emptyReads: reads, emptyFetches: fetches, lastSpinFlush: lastFlush}
 			if coalesced {
 				e.countIdleTicks(now, limit, waiting)
@@ -38,13 +39,13 @@ func TestCoalescedTicksEqualSteppedTicks(t *testing.T) {
 				e.coalesceIdleStepped(now, limit, waiting)
 			}
 			next, _, _ := l.Idle()
-			return evs, e.emptyReads, e.emptyFetches, next
+			return evs, e.emptyReads, e.emptyFetches, next, e.lastSpinFlush
 		}
-		ce, cr, cf, cn := run(true)
-		se, sr, sf, sn := run(false)
-		if !reflect.DeepEqual(ce, se) || cr != sr || cf != sf || !cn.Equal(sn) {
-			t.Fatalf("case %d (%+v now %s limit %s last flush %s, %d waiting): counted %d events, %d/%d, expiry %s; stepped %d events, %d/%d, expiry %s",
-				i, s, now, limit, lastFlush, waiting, len(ce), cr, cf, cn, len(se), sr, sf, sn)
+		ce, cr, cf, cn, cl := run(true)
+		se, sr, sf, sn, sl := run(false)
+		if !reflect.DeepEqual(ce, se) || cr != sr || cf != sf || !cn.Equal(sn) || !cl.Equal(sl) {
+			t.Fatalf("case %d (%+v now %s limit %s last flush %s, %d waiting, tracing %v): counted %d events, %d/%d, expiry %s, flushed %s; stepped %d events, %d/%d, expiry %s, flushed %s",
+				i, s, now, limit, lastFlush, waiting, tracing, len(ce), cr, cf, cn, cl, len(se), sr, sf, sn, sl)
 		}
 	}
 }

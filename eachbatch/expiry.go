@@ -254,6 +254,18 @@ func (e *Engine) countIdleTicks(now, limit time.Time, waiting int) {
 		t := now.Add(time.Duration(k) * e.s.MinWake)
 		if t.Sub(e.lastSpinFlush) >= flushEvery {
 			e.flushSpinAt(t)
+			if !e.tracing && e.lastSpinFlush.Equal(t) {
+				// With no trace a flush only resets the counters: from a flush at k,
+				// one falls every period ticks (waiting > 0, so none is a no-op), and
+				// only the last before the end of the stretch leaves a trace in the
+				// state (its time, and the counters it reset).
+				period := ceilDiv(int64(flushEvery), int64(e.s.MinWake))
+				if m := (ticks - 1 - k) / period; m > 0 {
+					k += m * period
+					t = now.Add(time.Duration(k) * e.s.MinWake)
+					e.emptyReads, e.emptyFetches, e.lastSpinFlush = 0, 0, t
+				}
+			}
 		}
 		// The next tick that flushes: the first at least flushEvery after the last
 		// flush (the next one when the last flush is unknown or was a no-op).
