@@ -28,7 +28,7 @@ var ErrIdle = errors.New("loop: idle with nothing scheduled")
 type Loop struct {
 	virtual bool
 
-	mu     sync.Mutex
+	mu sync.Mutex
 	// vnow is the virtual clock, in nanoseconds since start: atomic, so Now is read
 	// without the mutex (it is asked for at every event; issue 25).
 	vnow   atomic.Int64
