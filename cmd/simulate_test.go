@@ -40,8 +40,8 @@ func TestSimulateRejectsBadInputNamingTheFlag(t *testing.T) {
 		// issue 27 §9: 1000h of idle virtual time took 18 s, 999999h ran on; 10,000,000
 		// records ran past 76 s and 2.35 GB
 		{"a rebalance step after a day", []string{"simulate", "--rebalance-at", "999999h:join"}, []string{"--rebalance-at", "24h0m0s"}},
-		{"more records than a simulation takes", []string{"simulate", "--spread", "1x10000000", "--handler-delay", "0"}, []string{"--records/--spread", "500000"}},
-		{"more records than a simulation takes, by --records", []string{"simulate", "--records", "500001"}, []string{"--records/--spread", "500000"}},
+		{"more records than a simulation takes", []string{"simulate", "--spread", "1x10000000", "--handler-delay", "0"}, []string{"--records/--spread", "1000000"}},
+		{"more records than a simulation takes, by --records", []string{"simulate", "--records", "1000001"}, []string{"--records/--spread", "1000000"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errs := runCmd(t, "", c.args...)

@@ -54,10 +54,21 @@ func (c *cache) add(r Record, head bool) (newPartition bool) {
 
 // addMessages is MessageCache.addMessages.
 func (c *cache) addMessages(rs []Record) (newPartition bool) {
-	for _, r := range rs {
-		if c.add(r, false) {
+	// Record by record, as MessageCache.addMessages, but each run of one partition's
+	// records is appended at once (one growth of its FIFO, not one a record).
+	for i := 0; i < len(rs); {
+		j := i + 1
+		for j < len(rs) && rs[j].TopicPartition == rs[i].TopicPartition {
+			j++
+		}
+		if c.add(rs[i], false) {
 			newPartition = true
 		}
+		if j > i+1 {
+			p := c.ppcs[rs[i].TopicPartition]
+			p.recs = append(p.recs, rs[i+1:j]...)
+		}
+		i = j
 	}
 	c.size += len(rs)
 	return newPartition

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand"
 	"testing"
 	"time"
 
@@ -152,6 +153,52 @@ func TestCoalescedIdleTimeGivesTheSameTraceThroughRebalances(t *testing.T) {
 			}
 			if len(a) != len(b) {
 				t.Fatalf("coalesced %d events, stepped %d", len(a), len(b))
+			}
+		})
+	}
+}
+
+// The fast path (idle stretches coalesced, ticks counted) and the record-by-record,
+// tick-by-tick reference (StepIdle) give identical traces and deliveries on random
+// shapes: partitions, records, workers, batch sizes, handlers, throws, consume times
+// and policies (issue 25).
+func TestFastPathEqualsSteppedReferenceOnRandomShapes(t *testing.T) {
+	rng := rand.New(rand.NewSource(2025))
+	n := 40
+	if testing.Short() {
+		n = 10
+	}
+	for i := 0; i < n; i++ {
+		s := eachbatch.DefaultSettings()
+		s.Policy = eachbatch.Policies[rng.Intn(len(eachbatch.Policies))]
+		s.Concurrency = 1 + rng.Intn(6)
+		s.BatchSize = []int{-1, 1, 3, 20}[rng.Intn(4)]
+		s.HandlerParallel = 1 + rng.Intn(3)
+		if rng.Intn(3) == 0 {
+			s.Handler = eachbatch.EachMessage
+		}
+		s.AutoResolve = rng.Intn(3) > 0 || s.Handler == eachbatch.EachMessage
+		if rng.Intn(3) == 0 {
+			s.FailAt = []int64{int64(rng.Intn(30))}
+		}
+		s.ConsumeTime = []time.Duration{0, 0, 300 * time.Millisecond}[rng.Intn(3)]
+		parts, records := 1+rng.Intn(8), 1+rng.Intn(40)
+		name := fmt.Sprintf("%d/%s %dx%d c%d b%d p%d %s auto=%v fail=%v consume=%s", i, s.Policy, parts, records,
+			s.Concurrency, s.BatchSize, s.HandlerParallel, s.Handler, s.AutoResolve, s.FailAt, s.ConsumeTime)
+		t.Run(name, func(t *testing.T) {
+			fast, fastDel := traceOf(t, s, parts, records)
+			s.StepIdle = true
+			slow, slowDel := traceOf(t, s, parts, records)
+			if fastDel != slowDel {
+				t.Fatalf("delivered differs:\n%s\n%s", fastDel, slowDel)
+			}
+			for k := 0; k < len(fast) && k < len(slow); k++ {
+				if fast[k] != slow[k] {
+					t.Fatalf("event %d differs:\n fast    %s\n stepped %s", k, fast[k], slow[k])
+				}
+			}
+			if len(fast) != len(slow) {
+				t.Fatalf("%d events fast, %d stepped", len(fast), len(slow))
 			}
 		})
 	}

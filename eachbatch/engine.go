@@ -39,6 +39,9 @@ type Engine struct {
 	src   Source
 	s     Settings
 	trace func(traceevent.Event)
+	// tracing is false when New was given no trace: events whose building allocates
+	// (offsets, ranges, pointers) are then not built at all (issue 25).
+	tracing bool
 
 	cache          *cache
 	workers        []*worker
@@ -73,7 +76,7 @@ type Engine struct {
 	emptyReads, emptyFetches int
 	lastSpinFlush            time.Time // spin counters reach the trace at most once per valve period
 
-	delivered map[kpart.TopicPartition]map[int64]int
+	delivered map[kpart.TopicPartition]*kpart.Counts
 	stored    map[kpart.TopicPartition]int64
 	failAt    map[int64]bool                          // Settings.FailAt
 	failed    map[kpart.TopicPartition]map[int64]bool // FailAt offsets that already threw
@@ -96,16 +99,17 @@ func New(l *loop.Loop, src Source, s Settings, trace func(traceevent.Event)) (*E
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	tracing := trace != nil
 	if trace == nil {
 		trace = func(traceevent.Event) {}
 	}
 	e := &Engine{
-		l: l, src: src, s: s, trace: trace,
+		l: l, src: src, s: s, trace: trace, tracing: tracing,
 		cache:        newCache(),
 		cacheMaxSize: 1, // #messageCacheMaxSize starts at 1
 		lastConsumed: map[kpart.TopicPartition]lastConsumed{},
 		inflight:     map[kpart.TopicPartition]*batch{},
-		delivered:    map[kpart.TopicPartition]map[int64]int{},
+		delivered:    map[kpart.TopicPartition]*kpart.Counts{},
 		stored:       map[kpart.TopicPartition]int64{},
 		failAt:       map[int64]bool{},
 		failed:       map[kpart.TopicPartition]map[int64]bool{},
@@ -335,11 +339,13 @@ func (e *Engine) fetchSized(size int) ([]Record, *ppc, error) {
 		e.emptyFetches++
 	}
 	if len(recs) > 0 || err != nil {
-		ev := traceevent.Event{Ev: traceevent.Fetch, Requested: size, Returned: len(recs), Ranges: ranges(recs)}
-		if err != nil {
-			ev.Error = err.Error()
+		if e.tracing {
+			ev := traceevent.Event{Ev: traceevent.Fetch, Requested: size, Returned: len(recs), Ranges: ranges(recs)}
+			if err != nil {
+				ev.Error = err.Error()
+			}
+			e.emit(ev)
 		}
-		e.emit(ev)
 		if e.OnFetch != nil && len(recs) > 0 {
 			e.OnFetch(recs)
 		}
@@ -400,7 +406,9 @@ func (e *Engine) returnMessages(recs []Record, p *ppc) {
 	if e.cache.returnMessages(recs) {
 		e.notifyAvailable()
 	}
-	e.emit(traceevent.Event{Ev: traceevent.Returned, Partition: traceevent.P(tp.Partition), Offsets: offsets(recs)})
+	if e.tracing {
+		e.emit(traceevent.Event{Ev: traceevent.Returned, Partition: traceevent.P(tp.Partition), Offsets: offsets(recs)})
+	}
 }
 
 func (e *Engine) serve(w *worker, recs []Record) {
@@ -412,8 +420,10 @@ func (e *Engine) serve(w *worker, recs []Record) {
 	if w.ppc != nil {
 		remaining = len(w.ppc.recs)
 	}
-	e.emit(traceevent.Event{Ev: traceevent.Serve, Topic: tp.Topic, Partition: traceevent.P(tp.Partition), Worker: w.id,
-		Offsets: offsets(recs), Remaining: traceevent.P(remaining)})
+	if e.tracing {
+		e.emit(traceevent.Event{Ev: traceevent.Serve, Topic: tp.Topic, Partition: traceevent.P(tp.Partition), Worker: w.id,
+			Offsets: offsets(recs), Remaining: traceevent.P(remaining)})
+	}
 	if e.s.EachMessage() {
 		e.deliver(recs)
 		e.serveMessage(w, b)
@@ -436,11 +446,11 @@ func (e *Engine) deliver(recs []Record) {
 	tp := recs[0].TopicPartition
 	d := e.delivered[tp]
 	if d == nil {
-		d = map[int64]int{}
+		d = &kpart.Counts{}
 		e.delivered[tp] = d
 	}
 	for _, r := range recs {
-		d[r.Offset]++
+		d.Inc(r.Offset)
 	}
 }
 
@@ -518,8 +528,10 @@ func (e *Engine) endBatch(w *worker, b *batch) {
 	default:
 		reason = "not resolved"
 	}
-	e.emit(traceevent.Event{Ev: traceevent.BatchEnd, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Worker: w.id,
-		Offsets: offsets(b.recs), Reason: reason})
+	if e.tracing {
+		e.emit(traceevent.Event{Ev: traceevent.BatchEnd, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Worker: w.id,
+			Offsets: offsets(b.recs), Reason: reason})
+	}
 	if e.OnBatchEnd != nil {
 		switch done := resolvedPrefix(b); {
 		case resolved:
@@ -572,8 +584,10 @@ func (e *Engine) endMessage(w *worker, b *batch) {
 	m := b.recs[0]
 	delete(e.inflight, b.tp)
 	if e.failsIn(b.tp, b.recs, true) {
-		e.emit(traceevent.Event{Ev: traceevent.BatchEnd, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Worker: w.id,
-			Offsets: offsets(b.recs), Reason: "handler threw"})
+		if e.tracing {
+			e.emit(traceevent.Event{Ev: traceevent.BatchEnd, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Worker: w.id,
+				Offsets: offsets(b.recs), Reason: "handler threw"})
+		}
 		if e.OnBatchEnd != nil {
 			e.OnBatchEnd(b.recs, false)
 		}
@@ -587,13 +601,17 @@ func (e *Engine) endMessage(w *worker, b *batch) {
 		e.Errors = append(e.Errors, err)
 	} else {
 		e.stored[b.tp] = m.Offset + 1
-		e.emit(traceevent.Event{Ev: traceevent.Store, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Offset: traceevent.P(m.Offset + 1)})
+		if e.tracing {
+			e.emit(traceevent.Event{Ev: traceevent.Store, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Offset: traceevent.P(m.Offset + 1)})
+		}
 		if e.s.Policy != V1_10_0 {
 			e.lastConsumed[b.tp] = lastConsumed{offset: m.Offset, leaderEpoch: m.LeaderEpoch}
 		}
 	}
-	e.emit(traceevent.Event{Ev: traceevent.BatchEnd, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Worker: w.id,
-		Offsets: offsets(b.recs), Reason: "resolved"})
+	if e.tracing {
+		e.emit(traceevent.Event{Ev: traceevent.BatchEnd, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Worker: w.id,
+			Offsets: offsets(b.recs), Reason: "resolved"})
+	}
 	if e.OnBatchEnd != nil {
 		e.OnBatchEnd(b.recs, true)
 	}
@@ -611,7 +629,9 @@ func (e *Engine) resolveOffset(b *batch, offset int64, epoch int32) {
 		return
 	}
 	e.stored[b.tp] = offset + 1
-	e.emit(traceevent.Event{Ev: traceevent.Store, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Offset: traceevent.P(offset + 1)})
+	if e.tracing {
+		e.emit(traceevent.Event{Ev: traceevent.Store, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Offset: traceevent.P(offset + 1)})
+	}
 	if e.s.Policy != V1_10_0 {
 		// 1.10.1 records the last consumed offset here; 1.10.0 does not, which is the bug.
 		e.lastConsumed[b.tp] = lastConsumed{offset: offset, leaderEpoch: epoch}
@@ -709,7 +729,7 @@ func (e *Engine) notifyNonEmpty(cause string) {
 		e.nonEmpty = false
 		ws := e.nonEmptyWaits
 		e.nonEmptyWaits = nil
-		if len(ws) > 0 {
+		if len(ws) > 0 && e.tracing {
 			e.flushWake()
 			ev := traceevent.Event{Ev: traceevent.Wake, Reason: cause, N: len(ws),
 				SinceFetchMs: traceevent.P(ms(e.l.Now().Sub(e.lastFetch)))}
@@ -753,11 +773,13 @@ func (e *Engine) flushSpinAt(t time.Time) {
 	if e.emptyReads == 0 && e.emptyFetches == 0 {
 		return
 	}
-	ev := traceevent.Event{Ev: traceevent.Spin, EmptyReads: e.emptyReads, EmptyFetches: e.emptyFetches}
-	if !e.lastSpinFlush.IsZero() {
-		ev.WindowMs = traceevent.P(ms(t.Sub(e.lastSpinFlush)))
+	if e.tracing {
+		ev := traceevent.Event{Ev: traceevent.Spin, EmptyReads: e.emptyReads, EmptyFetches: e.emptyFetches}
+		if !e.lastSpinFlush.IsZero() {
+			ev.WindowMs = traceevent.P(ms(t.Sub(e.lastSpinFlush)))
+		}
+		e.emitAt(ev, t)
 	}
-	e.emitAt(ev, t)
 	e.emptyReads, e.emptyFetches = 0, 0
 	e.lastSpinFlush = t
 }
@@ -782,7 +804,7 @@ type Status struct {
 func (e *Engine) Status() Status {
 	st := Status{Cached: e.cache.size, InFlight: len(e.inflight)}
 	for _, d := range e.delivered {
-		st.Delivered += len(d)
+		st.Delivered += d.Len()
 	}
 	if !e.terminating && !e.lastFetch.IsZero() {
 		st.UntilClear = e.lastFetch.Add(e.s.MaxPollInterval).Sub(e.l.Now())
@@ -797,20 +819,24 @@ func (e *Engine) Status() Status {
 // a lookup, where Delivered copies every partition's deliveries (a run's "is the phase-2
 // record delivered yet" asked after each task copied them all, quadratic in records).
 func (e *Engine) DeliveredTimes(tp kpart.TopicPartition, offset int64) int {
-	return e.delivered[tp][offset]
+	return e.delivered[tp].Get(offset)
 }
 
 // Delivered returns, per partition, how many times each offset reached the handler.
 func (e *Engine) Delivered() map[kpart.TopicPartition]map[int64]int {
 	out := make(map[kpart.TopicPartition]map[int64]int, len(e.delivered))
 	for tp, d := range e.delivered {
-		m := make(map[int64]int, len(d))
-		for o, n := range d {
-			m[o] = n
-		}
-		out[tp] = m
+		out[tp] = d.Map()
 	}
 	return out
+}
+
+// StoredOffset returns the last stored offset of tp: Stored's entry, without a copy of
+// every partition's (asked per partition after every task, that was quadratic in the
+// partitions).
+func (e *Engine) StoredOffset(tp kpart.TopicPartition) (int64, bool) {
+	o, ok := e.stored[tp]
+	return o, ok
 }
 
 // Stored returns the last stored offset per partition.

@@ -233,6 +233,58 @@ func (e *Engine) coalesceIdle(now, cacheExp time.Time) bool {
 	if ok && next.Before(limit) {
 		limit = next
 	}
+	e.countIdleTicks(now, limit, waiting)
+	return true
+}
+
+// countIdleTicks runs the ticks of an idle stretch from now to limit and arms the
+// expiry timer at the first tick at or past limit.
+func (e *Engine) countIdleTicks(now, limit time.Time, waiting int) {
+	// The ticks are now + k*MinWake for k in [0, ticks): the first at or past limit
+	// ends the stretch. Each adds the waiting workers to the empty reads; a tick at
+	// least flushEvery after the last flush first flushes the counters. The ticks
+	// between flushes are counted, not stepped through (coalesceIdleStepped is the
+	// tick-by-tick reference the tests compare this with).
+	flushEvery := max(e.s.FetchValve, time.Second)
+	ticks := int64(1)
+	if d := limit.Sub(now); d > 0 {
+		ticks = ceilDiv(int64(d), int64(e.s.MinWake))
+	}
+	for k := int64(0); k < ticks; {
+		t := now.Add(time.Duration(k) * e.s.MinWake)
+		if t.Sub(e.lastSpinFlush) >= flushEvery {
+			e.flushSpinAt(t)
+			if !e.tracing && e.lastSpinFlush.Equal(t) {
+				// With no trace a flush only resets the counters: from a flush at k,
+				// one falls every period ticks (waiting > 0, so none is a no-op), and
+				// only the last before the end of the stretch leaves a trace in the
+				// state (its time, and the counters it reset).
+				period := ceilDiv(int64(flushEvery), int64(e.s.MinWake))
+				if m := (ticks - 1 - k) / period; m > 0 {
+					k += m * period
+					t = now.Add(time.Duration(k) * e.s.MinWake)
+					e.emptyReads, e.emptyFetches, e.lastSpinFlush = 0, 0, t
+				}
+			}
+		}
+		// The next tick that flushes: the first at least flushEvery after the last
+		// flush (the next one when the last flush is unknown or was a no-op).
+		next := k + 1
+		if !e.lastSpinFlush.IsZero() {
+			if d := e.lastSpinFlush.Sub(now) + flushEvery; d > 0 {
+				next = max(next, ceilDiv(int64(d), int64(e.s.MinWake)))
+			}
+		}
+		next = min(next, ticks)
+		e.emptyReads += waiting * int(next-k)
+		k = next
+	}
+	e.armExpiry(time.Duration(ticks) * e.s.MinWake)
+}
+
+// coalesceIdleStepped is the stretch of coalesceIdle stepped tick by tick, as the
+// engine ran it before the ticks were counted: the reference of the tests.
+func (e *Engine) coalesceIdleStepped(now, limit time.Time, waiting int) {
 	flushEvery := max(e.s.FetchValve, time.Second)
 	t := now
 	for {
@@ -246,5 +298,7 @@ func (e *Engine) coalesceIdle(now, cacheExp time.Time) bool {
 		}
 	}
 	e.armExpiry(t.Sub(now))
-	return true
 }
+
+// ceilDiv is a/b rounded up, for a >= 0 and b > 0.
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }

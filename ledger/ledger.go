@@ -271,9 +271,19 @@ func (p *partition) prune() {
 	}
 	p.floorOffset = p.records[n-1].offset
 	p.floorEpoch = p.records[n-1].epoch
-	// Copy rather than reslice so the backing array does not pin pruned
-	// records for the life of the run.
-	p.records = append(p.records[:0:0], p.records[n:]...)
+	// Reslice rather than copy on every prune: records completed one by one
+	// then cost amortised O(1) each (a copy per completion was quadratic in the
+	// window: 40% of a simulation's allocations, issue 25). The backing array
+	// pins at most the largest window held since it was allocated (an append
+	// past its end reallocates to the live records), and it is copied once the
+	// live records fill less than a quarter of what is left of it.
+	p.records = p.records[n:]
+	switch {
+	case len(p.records) == 0:
+		p.records = nil
+	case len(p.records) < cap(p.records)/4:
+		p.records = append([]record(nil), p.records...)
+	}
 }
 
 // committable reports whether the incarnation may still produce and store

@@ -30,6 +30,11 @@ type evidencer interface {
 	EndEvidence(tp kpart.TopicPartition) (int64, bool)
 }
 
+// evidenceVersioner tells when the end-of-partition evidence may have changed.
+type evidenceVersioner interface {
+	EvidenceVersion() uint64
+}
+
 // frontierTracker keeps an application ledger beside the modeled client: every record
 // the client fetched is registered before it is served, completions come from batch
 // ends, and records the cache dropped stay pending. In auto mode it only watches (the
@@ -52,6 +57,9 @@ type frontierTracker struct {
 	paused      map[kpart.TopicPartition]bool
 	timer       *loop.Timer
 	last        map[kpart.TopicPartition]int64 // last frontier traced
+	pushed      map[kpart.TopicPartition]pushedEvidence
+	evVersion   uint64 // the client's EvidenceVersion when every partition's evidence was last pushed
+	evPushed    bool   // evVersion holds, for the current tokens
 
 	Regressions []error
 	Errors      []error
@@ -66,7 +74,8 @@ type flight struct {
 func newFrontierTracker(lp *loop.Loop, commits bool, target committer, interval time.Duration, trace func(traceevent.Event)) *frontierTracker {
 	t := &frontierTracker{lp: lp, led: ledger.New(), tokens: map[kpart.TopicPartition]ledger.Token{}, commits: commits,
 		target: target, interval: interval, trace: trace, inflight: map[kpart.TopicPartition]*flight{},
-		paused: map[kpart.TopicPartition]bool{}, last: map[kpart.TopicPartition]int64{}}
+		paused: map[kpart.TopicPartition]bool{}, last: map[kpart.TopicPartition]int64{},
+		pushed: map[kpart.TopicPartition]pushedEvidence{}}
 	if p, ok := target.(pauser); ok {
 		t.pause = p
 	}
@@ -95,6 +104,7 @@ func (t *frontierTracker) assign(tps []kpart.TopicPartition, start map[kpart.Top
 			s = -1
 		}
 		t.tokens[tp] = t.led.Assign(lkey(tp), s)
+		t.evPushed = false
 		t.inflight[tp] = &flight{size: map[int64]int{}}
 	}
 	if t.timer == nil && t.interval > 0 {
@@ -209,11 +219,31 @@ func (t *frontierTracker) evidence() {
 	if t.ev == nil {
 		return
 	}
+	v, versioned := t.ev.(evidenceVersioner)
+	if versioned && t.evPushed && v.EvidenceVersion() == t.evVersion {
+		return // nothing EndEvidence reads changed since every partition's was pushed
+	}
 	for tp, tok := range t.tokens {
 		if off, ok := t.ev.EndEvidence(tp); ok {
+			// The same evidence for the same incarnation again changes nothing in the
+			// ledger (lower or equal evidence is ignored): it is pushed once, not at
+			// every tick of a long idle stretch (a third of the seed's time, issue 25).
+			if e, seen := t.pushed[tp]; seen && e.tok == tok && e.off == off {
+				continue
+			}
+			t.pushed[tp] = pushedEvidence{tok, off}
 			_ = t.led.Evidence(lkey(tp), tok, off, -1)
 		}
 	}
+	if versioned {
+		t.evVersion, t.evPushed = v.EvidenceVersion(), true
+	}
+}
+
+// pushedEvidence is the end-of-partition evidence last given to the ledger.
+type pushedEvidence struct {
+	tok ledger.Token
+	off int64
 }
 
 func (t *frontierTracker) tick() {
@@ -281,6 +311,7 @@ func (t *frontierTracker) revoked(tps []kpart.TopicPartition, lost bool) {
 			}
 		}
 		delete(t.tokens, tp)
+		t.evPushed = false
 		delete(t.inflight, tp)
 		delete(t.paused, tp)
 	}
@@ -317,6 +348,14 @@ func (t *frontierTracker) frontiers() map[kpart.TopicPartition]int64 {
 		}
 	}
 	return out
+}
+
+// frontier returns the ledger's frontier of tp: frontiers' entry, without the map.
+func (t *frontierTracker) frontier(tp kpart.TopicPartition) (int64, bool) {
+	if _, owned := t.tokens[tp]; !owned {
+		return 0, false
+	}
+	return t.led.Frontier(lkey(tp))
 }
 
 // pending counts the owned records that are registered and unfinished.

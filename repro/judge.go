@@ -39,7 +39,9 @@ func (v PartitionVerdict) StrandedCount() int { return countRanges(v.Stranded) }
 // cover); a committed offset of -1 is none.
 func Judge(partition int32, records []int64, delivered map[int64]int, committed, high int64) PartitionVerdict {
 	rs := append([]int64(nil), records...)
-	sort.Slice(rs, func(i, j int) bool { return rs[i] < rs[j] })
+	if !slices.IsSorted(rs) {
+		slices.Sort(rs)
+	}
 	if n := len(rs); n > 0 && high <= rs[n-1] {
 		high = rs[n-1] + 1
 	}
@@ -63,13 +65,14 @@ func Judge(partition int32, records []int64, delivered map[int64]int, committed,
 	}
 	in.Deliveries = &judge.Deliveries{Ranges: set, Duplicates: dup, Source: "the consumer's deliveries"}
 	j := judge.Judge(in)
-	isRecord := make(map[int64]bool, len(rs))
-	for _, o := range rs {
-		isRecord[o] = true
-	}
 	v := PartitionVerdict{Records: len(rs), Duplicates: int(dup), Verdict: j.Verdict, Judgement: j}
-	for _, o := range offs {
-		if isRecord[o] {
+	// Delivered offsets that hold records: a merge of the two sorted lists (rs may
+	// repeat an offset; a set of rs counted each delivered offset once).
+	for i, k := 0, 0; i < len(offs); i++ {
+		for k < len(rs) && rs[k] < offs[i] {
+			k++
+		}
+		if k < len(rs) && rs[k] == offs[i] {
 			v.Delivered++
 		}
 	}

@@ -112,17 +112,18 @@ func orderOutcome(r *Result) string {
 // MaxSimulatedRecords bounds the records a simulation takes (the workload: --records,
 // --spread), checked with the flags; a live run's bound is workload.MaxRecords. A
 // simulation's cost follows its events, about 21 a record with no handler delay:
-// 500,000 records run in 6 to 13 s (a shared 2-core machine) and 175 MB; 10,000,000
-// (workload.MaxRecords) ran past 76 s and 2.35 GB (issue 27 §9).
-const MaxSimulatedRecords = 500_000
+// 1,000,000 records (issue 25's shape) run in 1.1 to 1.3 s and 160 to 240 MB on a
+// shared 2-core machine (BENCHMARKS.md); 10,000,000 (workload.MaxRecords) ran past
+// 76 s and 2.35 GB (issue 27 §9).
+const MaxSimulatedRecords = 1_000_000
 
 // MaxSimulatedEvents bounds the events (the loop's tasks and timers) one simulation
 // runs, every phase and restart together. A run that reaches it ends INCOMPLETE with
 // ErrEventBudget, where a stretch of virtual time the model steps through (a stalled
 // phase under a long --phase-timeout: stale batches delivered again and again) would
 // otherwise cost time in proportion to the virtual time, not to what happens in it. It
-// is above what MaxSimulatedRecords records need (10,500,000 events with the defaults).
-const MaxSimulatedEvents = 12_000_000
+// is above what MaxSimulatedRecords records need (21,000,000 events with the defaults).
+const MaxSimulatedEvents = 24_000_000
 
 // ErrEventBudget is returned when a simulation runs MaxSimulatedEvents events before
 // its phase settles.
@@ -391,9 +392,9 @@ func (s *simCluster) settle(d *driver, n int, extra func() bool) (map[kpart.Topi
 			if m == nil {
 				return false
 			}
-			want, ok := m.eng.Stored()[tp]
+			want, ok := m.eng.StoredOffset(tp)
 			if s.o.Commit == CommitLedger {
-				want, ok = m.ft.frontiers()[tp]
+				want, ok = m.ft.frontier(tp)
 				ok = ok && want > 0
 			}
 			if ok && s.w.Committed(tp) != want {

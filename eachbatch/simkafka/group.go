@@ -47,8 +47,11 @@ import (
 // rebalance until it does; librdkafka's own max.poll.interval check, which has the same
 // length, usually removes it first), session timeouts, static membership, heartbeats.
 type Group struct {
-	l         *loop.Loop
-	logs      map[TP][]Kind
+	l    *loop.Loop
+	logs map[TP][]Kind
+	// changes counts the changes to what EndEvidence reads (a log, a client's
+	// position or assignment), so a caller can skip asking again when it is the same.
+	changes   uint64
 	committed map[TP]int64
 	commits   []Commit
 	clients   []*Client
@@ -90,10 +93,12 @@ func (g *Group) NewMember(name string, autoCommit time.Duration, trace func(trac
 }
 
 func (g *Group) newClient(autoCommit time.Duration, trace func(traceevent.Event)) *Client {
+	tracing := trace != nil
 	if trace == nil {
 		trace = func(traceevent.Event) {}
 	}
-	c := &Client{l: g.l, g: g, pos: map[TP]int64{}, stored: map[TP]int64{}, autoCommit: autoCommit, paused: map[TP]bool{}, trace: trace}
+	c := &Client{l: g.l, g: g, pos: map[TP]int64{}, stored: map[TP]int64{}, autoCommit: autoCommit, paused: map[TP]bool{}, trace: trace,
+		tracing: tracing}
 	g.clients = append(g.clients, c)
 	return c
 }
@@ -119,6 +124,9 @@ func (g *Group) Settled() bool {
 }
 
 func (g *Group) emit(c *Client, ev traceevent.Event) {
+	if !c.tracing {
+		return
+	}
 	ev.Time, ev.AtMs = g.l.Now().UTC(), msSince(g.l)
 	if c.name != "" {
 		ev.Member = c.name
@@ -153,13 +161,13 @@ func (g *Group) Leave(c *Client) {
 		return
 	}
 	if len(c.assignment) > 0 {
-		g.emit(c, traceevent.Event{Ev: traceevent.Revoke, N: len(c.assignment), Reason: "revoked", Partitions: partStates(c.assignment)})
+		g.emit(c, traceevent.Event{Ev: traceevent.Revoke, N: len(c.assignment), Reason: "revoked", Partitions: c.partStates(c.assignment)})
 		if c.awaitingUnassign() {
 			// librdkafka sends LeaveGroup before the unassign's commit, which the broker
 			// then refuses (UNKNOWN_MEMBER_ID): nothing is committed
 			c.lost = true
 			c.closeErr = fmt.Errorf("%s closed while an eager rebalance waited for its revoke: LeaveGroup went first and the unassign's commit of its stored offsets was refused (UNKNOWN_MEMBER_ID); the next owners start at the offsets committed before", c.name)
-			g.emit(c, traceevent.Event{Ev: traceevent.Commit, Reason: "unassign", Error: c.closeErr.Error(), Partitions: partStates(c.assignment)})
+			g.emit(c, traceevent.Event{Ev: traceevent.Commit, Reason: "unassign", Error: c.closeErr.Error(), Partitions: c.partStates(c.assignment)})
 		}
 		c.unassign(c.Assignment())
 	}
@@ -466,13 +474,13 @@ func (c *Client) serveRebalance() bool {
 	ev := c.events[0]
 	c.events = c.events[1:]
 	if ev.Assign {
-		c.g.emit(c, traceevent.Event{Ev: traceevent.Assign, N: len(ev.Partitions), Partitions: partStates(ev.Partitions)})
+		c.g.emit(c, traceevent.Event{Ev: traceevent.Assign, N: len(ev.Partitions), Partitions: c.partStates(ev.Partitions)})
 	} else {
 		reason := "revoked"
 		if ev.Lost {
 			reason = "lost"
 		}
-		c.g.emit(c, traceevent.Event{Ev: traceevent.Revoke, N: len(ev.Partitions), Reason: reason, Partitions: partStates(ev.Partitions)})
+		c.g.emit(c, traceevent.Event{Ev: traceevent.Revoke, N: len(ev.Partitions), Reason: reason, Partitions: c.partStates(ev.Partitions)})
 	}
 	if c.OnRebalance != nil {
 		c.OnRebalance(ev)
@@ -491,11 +499,12 @@ func (c *Client) RebalanceProtocol() string {
 // GroupAssign implements eachbatch.GroupSource: each partition starts at the group's
 // committed offset.
 func (c *Client) GroupAssign(tps []TP, incremental bool) error {
+	c.g.changes++
 	if !incremental {
 		c.assignment = nil
 	}
 	for _, tp := range tps {
-		if !c.assigned(tp) {
+		if !c.assignedScan(tp) {
 			c.assignment = append(c.assignment, tp)
 		}
 		c.pos[tp] = c.g.committed[tp]
@@ -527,6 +536,7 @@ func (c *Client) unassign(tps []TP) {
 			c.commit(offs, true)
 		}
 	}
+	c.g.changes++
 	gone := map[TP]bool{}
 	for _, tp := range tps {
 		gone[tp] = true
@@ -559,7 +569,12 @@ func (c *Client) LostCount() int { return c.lostCount }
 // Name is the member's name.
 func (c *Client) Name() string { return c.name }
 
-func partStates(tps []TP) []traceevent.PartitionState {
+// partStates is the partitions of a trace event (nil when the client has no trace: the
+// event is not written).
+func (c *Client) partStates(tps []TP) []traceevent.PartitionState {
+	if !c.tracing {
+		return nil
+	}
 	out := make([]traceevent.PartitionState, len(tps))
 	for i, tp := range tps {
 		out[i] = traceevent.PartitionState{Partition: tp.Partition}

@@ -12,6 +12,7 @@ package simkafka
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -56,6 +57,7 @@ type Client struct {
 	autoTimer  *loop.Timer
 	paused     map[TP]bool
 	trace      func(traceevent.Event)
+	tracing    bool // trace was given: events are built only then
 	// OnNonEmpty is called (posted on the loop) when records are appended: librdkafka's
 	// queue-non-empty callback.
 	OnNonEmpty func()
@@ -112,6 +114,7 @@ func New(l *loop.Loop, autoCommit time.Duration, trace func(traceevent.Event)) *
 
 // Append writes entries to a partition's log and returns the offset of the first.
 func (c *Client) Append(tp TP, kinds ...Kind) int64 {
+	c.g.changes++
 	first := int64(len(c.g.logs[tp]))
 	c.g.logs[tp] = append(c.g.logs[tp], kinds...)
 	for _, o := range c.g.clients {
@@ -136,6 +139,7 @@ func (c *Client) HighWatermark(tp TP) int64 { return int64(len(c.g.logs[tp])) }
 
 // Assign assigns partitions, starting each at its committed offset (or 0).
 func (c *Client) Assign(tps ...TP) {
+	c.g.changes++
 	c.assignment = append([]TP(nil), tps...)
 	kpart.Sort(c.assignment)
 	ps := make([]int32, len(tps))
@@ -169,6 +173,7 @@ func (c *Client) Close() {
 			c.pollTimer = nil
 		}
 		c.events = nil
+		c.g.changes++
 		c.assignment = nil
 		c.exceeded = false
 		c.stored = map[TP]int64{}
@@ -180,19 +185,22 @@ func (c *Client) Close() {
 		c.autoTimer = nil
 		c.commitStored(true)
 	}
+	c.g.changes++
 	c.assignment = nil
 	c.stored = map[TP]int64{}
 	c.paused = map[TP]bool{}
 }
 
+// assigned reports whether tp is assigned: a binary search, the assignment being kept
+// sorted (a scan made the end-of-partition evidence of every partition quadratic in
+// the partitions, issue 25).
 func (c *Client) assigned(tp TP) bool {
-	for _, a := range c.assignment {
-		if a == tp {
-			return true
-		}
-	}
-	return false
+	_, ok := slices.BinarySearchFunc(c.assignment, tp, kpart.Compare)
+	return ok
 }
+
+// assignedScan is assigned for an assignment being built, not sorted yet.
+func (c *Client) assignedScan(tp TP) bool { return slices.Contains(c.assignment, tp) }
 
 func (c *Client) autoCommitTick() {
 	if !c.lost && c.InGroup() && !c.awaitingUnassign() {
@@ -220,13 +228,19 @@ func (c *Client) commit(offs map[TP]int64, auto bool) {
 		tps = append(tps, tp)
 	}
 	sort.Slice(tps, func(i, j int) bool { return tps[i].Partition < tps[j].Partition })
+	at := c.l.Elapsed()
+	for _, tp := range tps {
+		c.g.committed[tp] = offs[tp]
+		c.g.commits = append(c.g.commits, Commit{At: at, TP: tp, Offset: offs[tp], Auto: auto})
+	}
+	if !c.tracing {
+		return
+	}
 	ev := traceevent.Event{Time: c.l.Now().UTC(), AtMs: msSince(c.l), Ev: traceevent.Commit, Reason: "manual"}
 	if auto {
 		ev.Reason = "auto"
 	}
 	for _, tp := range tps {
-		c.g.committed[tp] = offs[tp]
-		c.g.commits = append(c.g.commits, Commit{At: c.l.Elapsed(), TP: tp, Offset: offs[tp], Auto: auto})
 		ev.Committed = append(ev.Committed, traceevent.PartitionOffset{Partition: tp.Partition, Offset: offs[tp]})
 	}
 	c.trace(ev)
@@ -295,18 +309,27 @@ func (c *Client) take(out []eachbatch.Record, tp TP, max int) []eachbatch.Record
 		return out
 	}
 	log := c.g.logs[tp]
-	for len(out) < max && c.pos[tp] < int64(len(log)) {
-		o := c.pos[tp]
-		c.pos[tp]++
+	pos := c.pos[tp]
+	if n := min(int64(max-len(out)), int64(len(log))-pos); n > 0 {
+		out = slices.Grow(out, int(n)) // one allocation a call, not a doubling series
+	}
+	for len(out) < max && pos < int64(len(log)) {
+		o := pos
+		pos++
 		if log[o] == Data {
 			out = append(out, eachbatch.Record{TopicPartition: tp, Offset: o, Size: RecordSize})
 		}
+	}
+	if pos != c.pos[tp] {
+		c.g.changes++
+		c.pos[tp] = pos
 	}
 	return out
 }
 
 // Seek implements eachbatch.Source.
 func (c *Client) Seek(tp TP, offset int64, _ int32) error {
+	c.g.changes++
 	c.pos[tp] = offset
 	return nil
 }
@@ -382,6 +405,9 @@ func (c *Client) EndEvidence(tp TP) (int64, bool) {
 	}
 	return 0, false
 }
+
+// EvidenceVersion changes whenever what EndEvidence reports may have changed.
+func (c *Client) EvidenceVersion() uint64 { return c.g.changes }
 
 // Position is the next offset the client will return for tp.
 func (c *Client) Position(tp TP) int64 { return c.pos[tp] }

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,8 +28,10 @@ var ErrIdle = errors.New("loop: idle with nothing scheduled")
 type Loop struct {
 	virtual bool
 
-	mu     sync.Mutex
-	vnow   time.Time
+	mu sync.Mutex
+	// vnow is the virtual clock, in nanoseconds since start: atomic, so Now is read
+	// without the mutex (it is asked for at every event; issue 25).
+	vnow   atomic.Int64
 	start  time.Time
 	tasks  []func()
 	timers timerHeap
@@ -40,7 +43,7 @@ type Loop struct {
 // NewVirtual returns a loop whose clock starts at start and only moves when the loop
 // advances it to the next timer.
 func NewVirtual(start time.Time) *Loop {
-	return &Loop{virtual: true, vnow: start, start: start, wake: make(chan struct{}, 1)}
+	return &Loop{virtual: true, start: start, wake: make(chan struct{}, 1)}
 }
 
 // NewReal returns a loop on the wall clock.
@@ -75,13 +78,16 @@ func (l *Loop) Now() time.Time {
 	if !l.virtual {
 		return time.Now()
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.vnow
+	return l.start.Add(time.Duration(l.vnow.Load()))
 }
 
 // Elapsed returns the time since the loop was created.
-func (l *Loop) Elapsed() time.Duration { return l.Now().Sub(l.start) }
+func (l *Loop) Elapsed() time.Duration {
+	if l.virtual {
+		return time.Duration(l.vnow.Load())
+	}
+	return time.Since(l.start)
+}
 
 // Start returns the loop's creation time.
 func (l *Loop) Start() time.Time { return l.start }
@@ -156,8 +162,8 @@ func (l *Loop) next() (f func(), wait time.Duration, scheduled bool) {
 	}
 	t := l.timers[0]
 	if l.virtual {
-		if t.when.After(l.vnow) {
-			l.vnow = t.when
+		if d := t.when.Sub(l.start); d > time.Duration(l.vnow.Load()) {
+			l.vnow.Store(int64(d))
 		}
 		heap.Pop(&l.timers)
 		return t.f, 0, true
