@@ -151,6 +151,9 @@ type liveCluster struct {
 	d       *driver
 	started atomic.Int64 // consumers started, over instances (sharedWatch)
 	shared  *sharedWatch // a named group on --brokers: who else is in it while the run goes on
+	// consumed is set on `repro consume`: the group's data already in the topic, read
+	// where the consumer is assigned, instead of a workload produced (consume.go).
+	consumed *consumed
 }
 
 // rd is a live member's client.
@@ -187,7 +190,7 @@ func (c *liveCluster) clientID() string {
 // newSource starts one consumer client of the run in its group.
 func (c *liveCluster) newSource() (*rdSource, error) {
 	props := consumerProps(c.o, c.group, c.kfake)
-	if c.cfg.Props["client.id"] == "" {
+	if c.cfg.Props["client.id"] == "" && c.runID != "" {
 		props["client.id"] = c.clientID()
 	}
 	c.started.Add(1)
@@ -217,6 +220,11 @@ func (c *liveCluster) start(d *driver, n int) ([]*member, error) {
 	if len(ms) == 1 {
 		if err := rd(ms[0]).waitAssigned(c.ctx, c.cfg.Brokers, c.o.Timeout); err != nil {
 			return ms, err
+		}
+		if c.consumed != nil {
+			if err := c.readStart(rd(ms[0])); err != nil {
+				return ms, err
+			}
 		}
 	} else if err := c.waitAllAssigned(ms); err != nil {
 		return ms, err
@@ -283,7 +291,14 @@ func (c *liveCluster) startEngine(m *member) error {
 		return err
 	}
 	start := map[kpart.TopicPartition]int64{}
-	if got, err := src.committed(o.Timeout); err == nil {
+	var got map[kpart.TopicPartition]int64
+	var err error
+	if c.consumed != nil {
+		got = c.consumed.startAt // read as it was assigned (readStart)
+	} else {
+		got, err = src.committed(o.Timeout)
+	}
+	if err == nil {
 		for tp, off := range got {
 			if off >= 0 {
 				start[tp] = off
@@ -374,17 +389,7 @@ func (c *liveCluster) phase2Done(d *driver, offs map[int32]int64) func() bool {
 // current reads what is committed when a run is interrupted or failed mid-phase, if it
 // can be read.
 func (c *liveCluster) current(d *driver) map[kpart.TopicPartition]int64 {
-	if d.ctx.Err() != nil && !d.res.unreachable {
-		// Interrupted while the broker was not answering: the read-back below, the close
-		// and the topic's deletion are bounded as after an unreachable broker, else each
-		// waits --timeout (issue 27 §5).
-		for _, m := range d.active() {
-			if rd(m).silent(min(c.o.probeTimeout(), closeUnreachable)) {
-				d.res.unreachable = true
-				break
-			}
-		}
-	}
+	c.interruptedSilent(d)
 	if d.res.unreachable {
 		return nil
 	}
@@ -398,6 +403,21 @@ func (c *liveCluster) current(d *driver) map[kpart.TopicPartition]int64 {
 		}
 	}
 	return current
+}
+
+// interruptedSilent marks the run unreachable when it was interrupted while the broker
+// was not answering: the read-back, the close and the topic's deletion are then bounded
+// as after an unreachable broker, else each waits --timeout (issue 27 §5).
+func (c *liveCluster) interruptedSilent(d *driver) {
+	if d.ctx.Err() == nil || d.res.unreachable {
+		return
+	}
+	for _, m := range d.active() {
+		if rd(m).silent(min(c.o.probeTimeout(), closeUnreachable)) {
+			d.res.unreachable = true
+			return
+		}
+	}
 }
 
 // stopped ends the shared-group watch: another member in the run's group fails the run
