@@ -85,9 +85,7 @@ func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*Co
 	}
 	o.Members, o.RebalanceAt = 0, nil // one consumer, no membership steps
 	start := time.Now()
-	d := newDriver(ctx, o, loop.NewReal(), o.Topic, &Result{}, o.Trace.Write)
-	d.emit(traceevent.Event{Ev: traceevent.Run, Schema: traceevent.Schema, Topic: o.Topic, Group: o.Group,
-		Policy: string(o.Policy), Commit: string(o.Commit), Settings: o.settingsMap()})
+	d := newDriver(ctx, o, loop.NewReal(), o.Topic, o.Group, &Result{}, o.Trace.Write)
 	lc := &liveCluster{o: o, ctx: ctx, cfg: o.Kafka, topic: o.Topic, group: o.Group, began: start, d: d,
 		consumed: &consumed{withData: map[int32]bool{}, fetched: map[int32]*kpart.RangeSet{}}}
 	d.cl = lc
@@ -130,18 +128,14 @@ func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*Co
 	// than the group's real one (issue 16 §1).
 	d.stopConsumer()
 	res.Warnings = d.res.Warnings
-	cleanup := o.Timeout
-	if d.res.unreachable {
-		cleanup = min(cleanup, closeUnreachable)
-	}
-	if c, err := GroupCommitted(context.WithoutCancel(ctx), o.Kafka, o.Group, o.Topic, cleanup); err == nil {
+	if c, err := GroupCommitted(context.WithoutCancel(ctx), o.Kafka, o.Group, o.Topic, d.res.cleanup(o.Timeout)); err == nil {
 		committed = c
 	} else {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("committed offsets not read back after close: %v", err))
 		res.CommitUnknown = true
 	}
 	lc.consumed.judge(res, d.allDelivered(), committed, d.highs)
-	res.Elapsed = time.Since(start)
+	res.Elapsed = lc.elapsed()
 	return res, runErr
 }
 

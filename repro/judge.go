@@ -185,6 +185,16 @@ type Result struct {
 	unreachable bool // the broker stopped answering: the run ended on it, or was interrupted while it was silent
 }
 
+// cleanup bounds each clean-up step (a close, a read-back, the topic's deletion) at the
+// end of a run: timeout (--timeout), but a second once the broker stopped answering,
+// so that the run ends within --timeout of its last answer.
+func (r *Result) cleanup(timeout time.Duration) time.Duration {
+	if r.unreachable {
+		return min(timeout, closeUnreachable)
+	}
+	return timeout
+}
+
 // incomplete withdraws the verdicts a run cut short did not reach. LOST stays: records
 // below an offset the group committed (read back from the broker at a phase end or at
 // the interruption) that were never delivered are lost whatever would have followed,

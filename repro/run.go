@@ -91,10 +91,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		if !o.Keep {
 			defer func() {
-				bound := o.Timeout
-				if res.unreachable {
-					bound = min(bound, closeUnreachable)
-				}
+				bound := res.cleanup(o.Timeout)
 				dctx, cancel := context.WithTimeout(context.Background(), bound)
 				defer cancel()
 				if err := DeleteTopic(dctx, cfg, topic, bound); err != nil {
@@ -110,10 +107,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res.Topic, res.Group, res.Brokers = topic, group, cfg.Brokers
 
 	lc := &liveCluster{o: o, ctx: ctx, cfg: cfg, topic: topic, group: group, runID: runID, began: start, kfake: kfake}
-	d := newDriver(ctx, o, loop.NewReal(), topic, res, o.Trace.Write)
+	d := newDriver(ctx, o, loop.NewReal(), topic, group, res, o.Trace.Write)
 	d.cl, lc.d = lc, d
-	d.emit(traceevent.Event{Ev: traceevent.Run, Schema: traceevent.Schema, Topic: topic, Group: group,
-		Policy: string(o.Policy), Commit: string(o.Commit), Settings: res.Settings})
 	return d.run(func() error {
 		if o.Group != "" && !res.Embedded {
 			// A group named on a cluster others use: someone may join it while the run
