@@ -469,13 +469,21 @@ func (d *driver) restarts() error {
 	}
 }
 
-// finish stops the consumer and judges what was delivered and committed.
-func (d *driver) finish(runErr error) (*Result, error) {
+// stop ends a run that ended on runErr: it reads what the group has committed, if it
+// can (cluster.current), and stops the consumer, within the clean-up bound of a broker
+// that stopped answering if it did.
+func (d *driver) stop(runErr error) map[kpart.TopicPartition]int64 {
 	if errors.Is(runErr, ErrUnreachable) {
 		d.res.unreachable = true
 	}
 	current := d.cl.current(d)
 	d.stopConsumer()
+	return current
+}
+
+// finish stops the consumer and judges what was delivered and committed.
+func (d *driver) finish(runErr error) (*Result, error) {
+	current := d.stop(runErr)
 	runErr = d.cl.stopped(runErr)
 	d.res.Elapsed = d.cl.elapsed()
 	d.res.judge(d.allDelivered(), d.records, d.highs, current)

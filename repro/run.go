@@ -384,7 +384,17 @@ func (c *liveCluster) phase2Done(d *driver, offs map[int32]int64) func() bool {
 // current reads what is committed when a run is interrupted or failed mid-phase, if it
 // can be read.
 func (c *liveCluster) current(d *driver) map[kpart.TopicPartition]int64 {
-	c.interruptedSilent(d)
+	if d.ctx.Err() != nil && !d.res.unreachable {
+		// Interrupted while the broker was not answering: the read-back below, the close
+		// and the topic's deletion are bounded as after an unreachable broker, else each
+		// waits --timeout (issue 27 §5).
+		for _, m := range d.active() {
+			if rd(m).silent(min(c.o.probeTimeout(), closeUnreachable)) {
+				d.res.unreachable = true
+				break
+			}
+		}
+	}
 	if d.res.unreachable {
 		return nil
 	}
@@ -398,21 +408,6 @@ func (c *liveCluster) current(d *driver) map[kpart.TopicPartition]int64 {
 		}
 	}
 	return current
-}
-
-// interruptedSilent marks the run unreachable when it was interrupted while the broker
-// was not answering: the read-back, the close and the topic's deletion are then bounded
-// as after an unreachable broker, else each waits --timeout (issue 27 §5).
-func (c *liveCluster) interruptedSilent(d *driver) {
-	if d.ctx.Err() == nil || d.res.unreachable {
-		return
-	}
-	for _, m := range d.active() {
-		if rd(m).silent(min(c.o.probeTimeout(), closeUnreachable)) {
-			d.res.unreachable = true
-			return
-		}
-	}
 }
 
 // stopped ends the shared-group watch: another member in the run's group fails the run
