@@ -263,25 +263,15 @@ func (cs *consumed) judgePartition(res *ConsumeResult, p int32, del map[kpart.To
 	if c, ok := cs.startAt[tp]; ok && c >= 0 {
 		cp.StartCommitted = c
 	}
-	offs := make([]int64, 0, len(del[tp]))
-	for off, n := range del[tp] {
-		offs = append(offs, off)
-		cp.Duplicates += n - 1
-	}
-	sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
-	cp.Delivered = len(offs)
+	offs, dels := judgedDeliveries(del[tp], "the model consumer's deliveries")
+	cp.Delivered, cp.Duplicates = len(offs), int(dels.Duplicates)
 	cp.Ranges = traceevent.InPartition(p, kpart.Runs(offs))
 	// the one judge: what the consumer fetched is what is known to hold records
 	// (the rest of the partition it did not read); the commit is known only when
 	// it was read back
-	var dels kpart.RangeSet
-	for _, r := range kpart.Runs(offs) {
-		dels.Add(r.First, r.Last)
-	}
 	c, known := committed[tp]
 	in := judge.Input{Topic: res.Topic, Partition: p, From: judge.Unknown, LogStart: judge.Unknown, LastStable: judge.Unknown, HighWatermark: judge.Unknown,
-		Deliveries: &judge.Deliveries{Ranges: dels, Duplicates: int64(cp.Duplicates), Source: "the model consumer's deliveries"},
-		Commit:     judge.Commit{Known: known, Offset: c, Peak: judge.Unknown, Source: "the group's committed offsets, read back"}}
+		Deliveries: dels, Commit: judge.Commit{Known: known, Offset: c, Peak: judge.Unknown, Source: "the group's committed offsets, read back"}}
 	// the run speaks for what it consumed: from where the group stood when it was
 	// assigned the partition (else its first fetch or delivery, else nothing)
 	in.From = c
@@ -295,8 +285,8 @@ func (cs *consumed) judgePartition(res *ConsumeResult, p int32, del map[kpart.To
 			in.Contents.Spans = append(in.Contents.Spans, judge.Span{First: r.First, Last: r.Last, Kind: judge.Record})
 		}
 		in.Contents.Source = "the records the consumer fetched"
-	} else if len(dels) > 0 {
-		in.From = dels[0].First
+	} else if len(dels.Ranges) > 0 {
+		in.From = dels.Ranges[0].First
 	}
 	if cp.StartCommitted >= 0 && (in.From < 0 || cp.StartCommitted < in.From) {
 		in.From = cp.StartCommitted
