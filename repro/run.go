@@ -185,7 +185,7 @@ func (c *liveCluster) clientID() string {
 // newSource starts one consumer client of the run in its group.
 func (c *liveCluster) newSource() (*rdSource, error) {
 	props := consumerProps(c.o, c.group, c.kfake)
-	if c.cfg.Props["client.id"] == "" && c.runID != "" {
+	if c.cfg.Props["client.id"] == "" && c.runID != "" { // repro consume has no run ID: librdkafka's
 		props["client.id"] = c.clientID()
 	}
 	c.started.Add(1)
