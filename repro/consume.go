@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -73,6 +72,11 @@ type ConsumedPartition struct {
 // prefix (--commit ledger: auto-commit off, the frontier committed at the auto-commit
 // interval and when the consumer stops). existing says the group had committed offsets
 // before the run (ExistingGroup); the caller decided it may run there.
+//
+// It is the scenario driver on the live cluster with the scenario off: no workload
+// produced, one consumer, and one phase, the settle (untilQuiescent) or the run until
+// ctx ends or the broker stops answering; the driver stops the consumer, and the
+// committed offsets read back after it closed are judged per partition.
 func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*ConsumeResult, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -80,158 +84,30 @@ func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*Co
 	if o.Kafka.Brokers == "" || o.Group == "" {
 		return nil, errors.New("consume needs --brokers and --group")
 	}
+	o.Members, o.RebalanceAt = 0, nil // one consumer, no membership steps
 	start := time.Now()
-	lp := loop.NewReal()
-	now := func() (time.Time, float64) {
-		return time.Now().UTC(), float64(lp.Elapsed()) / float64(time.Millisecond)
-	}
-	trace := o.Trace.Write
-	ev := traceevent.Event{Ev: traceevent.Run, Schema: traceevent.Schema, Topic: o.Topic, Group: o.Group,
-		Policy: string(o.Policy), Commit: string(o.Commit), Settings: o.settingsMap()}
-	ev.Time, ev.AtMs = now()
-	trace(ev)
-	onEmbedded := false
+	d := newDriver(ctx, o, loop.NewReal(), o.Topic, o.Group, &Result{}, o.Trace.Write)
+	lc := &liveCluster{o: o, ctx: ctx, cfg: o.Kafka, topic: o.Topic, group: o.Group, began: start, d: d,
+		consumed: &consumed{withData: map[int32]bool{}, fetched: map[int32]*kpart.RangeSet{}}}
+	d.cl = lc
 	if id, err := ClusterID(ctx, o.Kafka, o.Timeout); err != nil {
 		return nil, err
 	} else if id == embedded.ClusterID {
-		onEmbedded = true // `kstranded broker`: kfake needs a short fetch wait
+		lc.kfake = true // `kstranded broker`: kfake needs a short fetch wait
 	}
-	src, err := newRDSource(o.Kafka, consumerProps(o, o.Group, onEmbedded), o.Topic, trace, now)
-	if err != nil {
+	if err := d.startConsumer(); err != nil {
+		d.res.unreachable = errors.Is(err, ErrUnreachable)
+		d.stopConsumer()
 		return nil, err
 	}
-	closed := false
-	defer func() {
-		if !closed {
-			_ = src.close(o.Timeout)
-		}
-	}()
-	if err := src.waitAssigned(ctx, o.Kafka.Brokers, o.Timeout); err != nil {
-		return nil, err
-	}
-	highs := map[int32]int64{}
-	// The start-up reads share one --timeout: a broker that dies as the consumer is
-	// assigned ends the run within it, as unreachable (the clean-up is then bounded by
-	// a second, below).
-	startup := time.Now()
-	budget := func() time.Duration { return max(o.Timeout-time.Since(startup), 100*time.Millisecond) }
-	// Where the group starts on each partition: its committed offset, else the log start.
-	// A partition with offsets in [start, high watermark) is listed whatever happens.
-	startAt, _ := src.committed(budget())
-	withData := map[int32]bool{}
-	for _, tp := range src.assignment {
-		low, high, err := src.c.QueryWatermarkOffsets(tp.Topic, tp.Partition, int(budget()/time.Millisecond))
-		start := low
-		if c, ok := startAt[tp]; ok && c >= 0 {
-			start = c
-		}
-		if high > start {
-			withData[tp.Partition] = true
-		}
-		if err != nil {
-			closed = true
-			_ = src.close(time.Second)
-			if ke, ok := err.(kafka.Error); ok && ke.Code() == kafka.ErrTimedOutQueue || ok && ke.Code() == kafka.ErrTimedOut || ok && ke.Code() == kafka.ErrTransport {
-				return nil, fmt.Errorf("%w: watermarks of %s: %v", ErrUnreachable, tp, err)
-			}
-			return nil, fmt.Errorf("watermarks of %s: %w", tp, err)
-		}
-		src.expect[tp] = high
-		highs[tp.Partition] = high
-	}
-	total := int64(0)
-	for _, h := range highs {
-		total += h
-	}
-	o.Workload = workload.Spec{Parts: []workload.Part{{Records: int(total)}}} // bounds the derived phase timeout
-	eng, err := eachbatch.New(lp, src, o.EngineSettings(), trace)
-	if err != nil {
-		return nil, err
-	}
-	// The application ledger beside the engine, as in repro: with --commit ledger it
-	// commits the completed prefix; with --commit auto it only watches.
-	ft := newFrontierTracker(lp, o.Commit == CommitLedger, src, max(o.scale(o.AutoCommitInterval), time.Millisecond), trace)
-	ft.maxInFlight, ft.maxBytes = o.MaxInFlight, o.MaxInFlightBytes
-	ledgerStart := map[kpart.TopicPartition]int64{}
-	for tp, off := range startAt {
-		if off >= 0 {
-			ledgerStart[tp] = off
-		}
-	}
-	ft.assign(src.Assignment(), ledgerStart)
-	ft.attach(eng)
-	// Rebalances from here on go through the engine's #rebalanceCallback, as in repro;
-	// a partition assigned again mid-run (librdkafka rejoined) starts its ledger at the
-	// group's committed offset, where librdkafka fetches from.
-	followAssignment(o, src, eng, ft)
-	fetched := map[int32]*kpart.RangeSet{}
-	prev := eng.OnFetch
-	eng.OnFetch = func(recs []eachbatch.Record) {
-		if prev != nil {
-			prev(recs)
-		}
-		for _, r := range recs {
-			if r.Topic != o.Topic {
-				continue
-			}
-			rs := fetched[r.Partition]
-			if rs == nil {
-				rs = &kpart.RangeSet{}
-				fetched[r.Partition] = rs
-			}
-			rs.Add(r.Offset, r.Offset)
-		}
-	}
-	lp.Post(eng.Start)
+	lc.consumed.follow(d.members[0].eng, o.Topic)
 	res := &ConsumeResult{Topic: o.Topic, Group: o.Group, Policy: o.Policy, Commit: o.Commit, ExistingGroup: existing}
 	var runErr error
-	committed := map[kpart.TopicPartition]int64{}
 	if untilQuiescent {
-		members := []*member{{client: src, eng: eng, ft: ft}}
-		target := eng.Stored
-		if o.Commit == CommitLedger {
-			target = func() map[kpart.TopicPartition]int64 {
-				out := map[kpart.TopicPartition]int64{}
-				for tp, f := range ft.frontiers() {
-					if f > 0 && slices.Contains(src.assignment, tp) {
-						out[tp] = f
-					}
-				}
-				return out
-			}
-		}
-		committed, runErr = o.settle(ctx, lp, func() []*member { return members }, nil, target)
+		_, runErr = lc.settle(d, 1, nil)
 		res.Quiescent = runErr == nil
 	} else {
-		// Until interrupted, but not past a broker that stopped answering: the same
-		// watch as a phase's (no answer for half of --timeout ends the run).
-		var unreachable error
-		check := o.checkEvery()
-		var watch func()
-		watch = func() {
-			if unreachable = src.unreachable(o.unreachableAfter(), o.probeTimeout()); unreachable == nil {
-				lp.After(check, watch)
-			}
-		}
-		lp.After(check, watch)
-		runErr = lp.Run(ctx, func() bool { return src.fatal != nil || unreachable != nil })
-		switch {
-		case src.fatal != nil:
-			runErr = src.fatal
-		case unreachable != nil:
-			runErr = unreachable
-		}
-	}
-	// The clean-up after a broker that stopped answering is bounded by a second each
-	// (close, the committed offsets' read-back), as a phase's: the run ends within about
-	// --timeout of the broker's last answer.
-	// A batch in flight gets no grace then either: nothing it completes can be committed
-	// (a batch of the --until-quiescent run at --time-scale 0.05 held the exit 9 s past
-	// the broker's death, beyond --timeout 6s, in CI).
-	// So is the clean-up after an interrupt while the broker was not answering.
-	cleanup, grace := o.Timeout, o.Grace
-	if errors.Is(runErr, ErrUnreachable) || ctx.Err() != nil && src.silent(min(o.probeTimeout(), closeUnreachable)) {
-		cleanup, grace = min(cleanup, closeUnreachable), 0
+		runErr = lc.untilStopped(d)
 	}
 	if runErr != nil && ctx.Err() != nil {
 		res.Interrupted = true
@@ -239,35 +115,121 @@ func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*Co
 			runErr = nil // interruption is how a plain consume ends
 		}
 	}
-	// Stop admitting, let a batch in flight finish within the grace period, then read
-	// what is committed (librdkafka commits what is stored when it closes).
-	drain(lp, eng, grace)
-	eng.FlushTrace()
-	// --commit ledger: the completed owned frontier, committed before the client closes
-	// (with auto-commit, closing commits what is stored).
-	ft.shutdown()
-	for _, err := range ft.Errors {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("ledger: %v", err))
-	}
-	for _, err := range ft.Regressions {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("ledger: %v", err))
-	}
-	// The committed offsets reported are read back after the consumer closed: closing
-	// commits what is stored (auto-commit), so a read before it shows an offset lower
-	// than the group's real one (issue 16 §1).
-	closed = true
-	if err := src.close(cleanup); err != nil {
-		res.Warnings = append(res.Warnings, err.Error())
-	}
-	if c, err := GroupCommitted(context.WithoutCancel(ctx), o.Kafka, o.Group, o.Topic, cleanup); err == nil {
-		committed = c
-	} else {
+	// The driver's stop: after a broker that stopped answering (or an interrupt while
+	// it was silent) with no grace for a batch in flight and a bounded close, so that
+	// the run ends within about --timeout of the broker's last answer (a batch of the
+	// --until-quiescent run at --time-scale 0.05 held the exit 9 s past the broker's
+	// death, beyond --timeout 6s, in CI). The committed offsets reported are read back
+	// after the consumer closed, within the same bound: closing commits what is stored
+	// (auto-commit), so a read before it shows an offset lower than the group's real
+	// one (issue 16 §1); that read is shown only when the read-back failed.
+	current := d.stop(runErr)
+	res.Warnings = d.res.Warnings
+	committed, err := GroupCommitted(context.WithoutCancel(ctx), o.Kafka, o.Group, o.Topic, d.res.cleanup(o.Timeout))
+	if err != nil {
+		committed = current
 		res.Warnings = append(res.Warnings, fmt.Sprintf("committed offsets not read back after close: %v", err))
 		res.CommitUnknown = true
 	}
-	del := eng.Delivered()
+	lc.consumed.judge(res, d.allDelivered(), committed, d.highs)
+	res.Elapsed = lc.elapsed()
+	return res, runErr
+}
+
+// consumed is what `repro consume` knows of the data it consumes: where the group
+// stood on each partition when the consumer was assigned it, which partitions held
+// records from there, and which offsets the consumer fetched.
+type consumed struct {
+	startAt  map[kpart.TopicPartition]int64 // the group's committed offsets at assignment
+	withData map[int32]bool                 // offsets in [start, high watermark)
+	fetched  map[int32]*kpart.RangeSet
+}
+
+// readStart reads, once the consumer is assigned, where the group starts on each
+// partition (its committed offset, else the log start) and the high watermarks (into
+// the driver's highs, which bound what the consumer expects). The reads share one
+// --timeout: a broker that dies as the consumer is assigned ends the run within it, as
+// unreachable (the clean-up is then bounded by a second).
+func (c *liveCluster) readStart(src *rdSource) error {
+	startup := time.Now()
+	budget := func() time.Duration { return max(c.o.Timeout-time.Since(startup), 100*time.Millisecond) }
+	c.consumed.startAt, _ = src.committed(budget())
+	total := int64(0)
+	for _, tp := range src.assignment {
+		low, high, err := src.c.QueryWatermarkOffsets(tp.Topic, tp.Partition, int(budget()/time.Millisecond))
+		if err != nil {
+			if ke, ok := err.(kafka.Error); ok && (ke.Code() == kafka.ErrTimedOutQueue || ke.Code() == kafka.ErrTimedOut || ke.Code() == kafka.ErrTransport) {
+				return fmt.Errorf("%w: watermarks of %s: %v", ErrUnreachable, tp, err)
+			}
+			return fmt.Errorf("watermarks of %s: %w", tp, err)
+		}
+		from := low
+		if off, ok := c.consumed.startAt[tp]; ok && off >= 0 {
+			from = off
+		}
+		if high > from {
+			c.consumed.withData[tp.Partition] = true
+		}
+		c.d.highs[tp.Partition] = high
+		total += high
+	}
+	// the records there bound the derived phase timeout
+	c.o.Workload = workload.Spec{Parts: []workload.Part{{Records: int(total)}}}
+	c.d.o.Workload = c.o.Workload
+	return nil
+}
+
+// follow records the offsets eng fetches on topic.
+func (cs *consumed) follow(eng *eachbatch.Engine, topic string) {
+	prev := eng.OnFetch
+	eng.OnFetch = func(recs []eachbatch.Record) {
+		if prev != nil {
+			prev(recs)
+		}
+		for _, r := range recs {
+			if r.Topic != topic {
+				continue
+			}
+			rs := cs.fetched[r.Partition]
+			if rs == nil {
+				rs = &kpart.RangeSet{}
+				cs.fetched[r.Partition] = rs
+			}
+			rs.Add(r.Offset, r.Offset)
+		}
+	}
+}
+
+// untilStopped is a plain consume's one phase: the loop runs until ctx ends, but not
+// past a broker that stopped answering: the same watch as a phase's (no answer for
+// half of --timeout ends the run).
+func (c *liveCluster) untilStopped(d *driver) error {
+	src := rd(d.members[0])
+	var unreachable error
+	check := c.o.checkEvery()
+	var watch func()
+	watch = func() {
+		if unreachable = src.unreachable(c.o.unreachableAfter(), c.o.probeTimeout()); unreachable == nil {
+			d.lp.After(check, watch)
+		}
+	}
+	d.lp.After(check, watch)
+	err := d.lp.Run(c.ctx, func() bool { return src.fatal != nil || unreachable != nil })
+	switch {
+	case src.fatal != nil:
+		return src.fatal
+	case unreachable != nil:
+		return unreachable
+	}
+	return err
+}
+
+// judge judges each partition with the one judge into res: every partition with
+// records to consume, a delivery or a committed offset. With res.CommitUnknown,
+// committed is what was read before the consumer closed, if anything.
+func (cs *consumed) judge(res *ConsumeResult, del map[kpart.TopicPartition]map[int64]int, committed map[kpart.TopicPartition]int64, highs map[int32]int64) {
 	parts := map[int32]bool{}
-	for p := range withData {
+	for p := range cs.withData {
 		parts[p] = true
 	}
 	for tp := range del {
@@ -279,70 +241,9 @@ func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*Co
 		}
 	}
 	for p := range parts {
-		tp := kpart.TopicPartition{Topic: o.Topic, Partition: p}
-		cp := ConsumedPartition{Partition: p, Committed: -1, StartCommitted: -1, High: highs[p]}
-		if c, ok := committed[tp]; ok {
-			cp.Committed = c
-		}
-		if c, ok := startAt[tp]; ok && c >= 0 {
-			cp.StartCommitted = c
-		}
-		offs := make([]int64, 0, len(del[tp]))
-		for off, n := range del[tp] {
-			offs = append(offs, off)
-			cp.Duplicates += n - 1
-		}
-		sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
-		cp.Delivered = len(offs)
-		cp.Ranges = traceevent.InPartition(p, kpart.Runs(offs))
-		// the one judge: what the consumer fetched is what is known to hold records
-		// (the rest of the partition it did not read); the commit is known only when
-		// it was read back
-		var dels kpart.RangeSet
-		for _, r := range kpart.Runs(offs) {
-			dels.Add(r.First, r.Last)
-		}
-		c, known := committed[tp]
-		in := judge.Input{Topic: o.Topic, Partition: p, From: judge.Unknown, LogStart: judge.Unknown, LastStable: judge.Unknown, HighWatermark: judge.Unknown,
-			Deliveries: &judge.Deliveries{Ranges: dels, Duplicates: int64(cp.Duplicates), Source: "the model consumer's deliveries"},
-			Commit:     judge.Commit{Known: known, Offset: c, Peak: judge.Unknown, Source: "the group's committed offsets, read back"}}
-		// the run speaks for what it consumed: from where the group stood when it was
-		// assigned the partition (else its first fetch or delivery, else nothing)
-		in.From = c
-		if f := fetched[p]; f != nil && len(*f) > 0 {
-			in.From = (*f)[0].First
-			for i, r := range *f {
-				if i > 0 {
-					// the fetcher went past these offsets without a record: nothing to deliver
-					in.Contents.Spans = append(in.Contents.Spans, judge.Span{First: (*f)[i-1].Last + 1, Last: r.First - 1, Kind: judge.Skipped})
-				}
-				in.Contents.Spans = append(in.Contents.Spans, judge.Span{First: r.First, Last: r.Last, Kind: judge.Record})
-			}
-			in.Contents.Source = "the records the consumer fetched"
-		} else if len(dels) > 0 {
-			in.From = dels[0].First
-		}
-		if cp.StartCommitted >= 0 && (in.From < 0 || cp.StartCommitted < in.From) {
-			in.From = cp.StartCommitted
-		}
-		j := judge.Judge(in)
-		cp.Verdict, cp.Judgement = j.Verdict, j
-		for _, r := range j.Lost {
-			cp.Lost.Add(r.First, r.Last)
-		}
-		for _, r := range j.Stranded {
-			cp.Stranded.Add(r.First, r.Last)
-		}
-		if res.CommitUnknown && j.Verdict != verdict.Lost {
-			// a loss below a commit read earlier stands (auto-commit only moves
-			// forward); anything else needs the final commit: no STRANDED without it
-			cp.Verdict, cp.Stranded = verdict.NoCommitEvidence, nil
-			cp.Judgement = judge.NotJudged(verdict.NoCommitEvidence, "the committed offsets were not read back after the consumer closed")
-		}
-		res.Partitions = append(res.Partitions, cp)
+		res.Partitions = append(res.Partitions, cs.judgePartition(res, p, del, committed, highs[p]))
 	}
 	sort.Slice(res.Partitions, func(i, j int) bool { return res.Partitions[i].Partition < res.Partitions[j].Partition })
-	res.Elapsed = time.Since(start)
 	res.Verdict = verdict.OK
 	judged := false
 	for _, p := range res.Partitions {
@@ -352,7 +253,60 @@ func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*Co
 	if !judged && len(res.Partitions) > 0 {
 		res.Verdict = verdict.Worse(res.Verdict, verdict.NoEvidence)
 	}
-	return res, runErr
+}
+
+func (cs *consumed) judgePartition(res *ConsumeResult, p int32, del map[kpart.TopicPartition]map[int64]int, committed map[kpart.TopicPartition]int64, high int64) ConsumedPartition {
+	tp := kpart.TopicPartition{Topic: res.Topic, Partition: p}
+	cp := ConsumedPartition{Partition: p, Committed: -1, StartCommitted: -1, High: high}
+	if c, ok := committed[tp]; ok {
+		cp.Committed = c
+	}
+	if c, ok := cs.startAt[tp]; ok && c >= 0 {
+		cp.StartCommitted = c
+	}
+	offs, dels := judgedDeliveries(del[tp], "the model consumer's deliveries")
+	cp.Delivered, cp.Duplicates = len(offs), int(dels.Duplicates)
+	cp.Ranges = traceevent.InPartition(p, kpart.Runs(offs))
+	// the one judge: what the consumer fetched is what is known to hold records
+	// (the rest of the partition it did not read); the commit is known only when
+	// it was read back
+	c, known := committed[tp]
+	in := judge.Input{Topic: res.Topic, Partition: p, From: judge.Unknown, LogStart: judge.Unknown, LastStable: judge.Unknown, HighWatermark: judge.Unknown,
+		Deliveries: dels, Commit: judge.Commit{Known: known, Offset: c, Peak: judge.Unknown, Source: "the group's committed offsets, read back"}}
+	// the run speaks for what it consumed: from where the group stood when it was
+	// assigned the partition (else its first fetch or delivery, else nothing)
+	in.From = c
+	if f := cs.fetched[p]; f != nil && len(*f) > 0 {
+		in.From = (*f)[0].First
+		for i, r := range *f {
+			if i > 0 {
+				// the fetcher went past these offsets without a record: nothing to deliver
+				in.Contents.Spans = append(in.Contents.Spans, judge.Span{First: (*f)[i-1].Last + 1, Last: r.First - 1, Kind: judge.Skipped})
+			}
+			in.Contents.Spans = append(in.Contents.Spans, judge.Span{First: r.First, Last: r.Last, Kind: judge.Record})
+		}
+		in.Contents.Source = "the records the consumer fetched"
+	} else if len(dels.Ranges) > 0 {
+		in.From = dels.Ranges[0].First
+	}
+	if cp.StartCommitted >= 0 && (in.From < 0 || cp.StartCommitted < in.From) {
+		in.From = cp.StartCommitted
+	}
+	j := judge.Judge(in)
+	cp.Verdict, cp.Judgement = j.Verdict, j
+	for _, r := range j.Lost {
+		cp.Lost.Add(r.First, r.Last)
+	}
+	for _, r := range j.Stranded {
+		cp.Stranded.Add(r.First, r.Last)
+	}
+	if res.CommitUnknown && j.Verdict != verdict.Lost {
+		// a loss below a commit read earlier stands (auto-commit only moves
+		// forward); anything else needs the final commit: no STRANDED without it
+		cp.Verdict, cp.Stranded = verdict.NoCommitEvidence, nil
+		cp.Judgement = judge.NotJudged(verdict.NoCommitEvidence, "the committed offsets were not read back after the consumer closed")
+	}
+	return cp
 }
 
 // GroupStart is what a group holds before `repro consume` joins it: its committed

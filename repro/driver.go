@@ -93,9 +93,13 @@ type driver struct {
 	restarted int
 }
 
-func newDriver(ctx context.Context, o Options, lp *loop.Loop, topic string, res *Result, trace func(traceevent.Event)) *driver {
-	return &driver{o: o, ctx: ctx, lp: lp, topic: topic, res: res, trace: trace,
+// newDriver begins a run of group on topic: its trace starts with the run's event.
+func newDriver(ctx context.Context, o Options, lp *loop.Loop, topic, group string, res *Result, trace func(traceevent.Event)) *driver {
+	d := &driver{o: o, ctx: ctx, lp: lp, topic: topic, res: res, trace: trace,
 		records: map[int32][]int64{}, highs: map[int32]int64{}, delivered: map[kpart.TopicPartition]map[int64]int{}}
+	d.emit(traceevent.Event{Ev: traceevent.Run, Schema: traceevent.Schema, Topic: topic, Group: group,
+		Policy: string(o.Policy), Commit: string(o.Commit), Settings: o.settingsMap()})
+	return d
 }
 
 func (d *driver) emit(ev traceevent.Event) {
@@ -276,11 +280,11 @@ func (d *driver) stopConsumer() {
 		return
 	}
 	d.members = nil
-	grace, closeBound := d.o.Grace, d.o.Timeout
+	grace, closeBound := d.o.Grace, d.res.cleanup(d.o.Timeout)
 	if d.res.unreachable {
-		// Nothing can be committed or read back: no grace for batches in flight, and a
-		// close bounded so that the run ends within --timeout of the broker's death.
-		grace, closeBound = 0, min(closeBound, closeUnreachable)
+		// Nothing can be committed or read back: no grace for batches in flight (and
+		// a close bounded so that the run ends within --timeout of the broker's death).
+		grace = 0
 	}
 	var running []*member
 	for _, m := range ms {
@@ -465,13 +469,21 @@ func (d *driver) restarts() error {
 	}
 }
 
-// finish stops the consumer and judges what was delivered and committed.
-func (d *driver) finish(runErr error) (*Result, error) {
+// stop ends a run that ended on runErr: it reads what the group has committed, if it
+// can (cluster.current), and stops the consumer, within the clean-up bound of a broker
+// that stopped answering if it did.
+func (d *driver) stop(runErr error) map[kpart.TopicPartition]int64 {
 	if errors.Is(runErr, ErrUnreachable) {
 		d.res.unreachable = true
 	}
 	current := d.cl.current(d)
 	d.stopConsumer()
+	return current
+}
+
+// finish stops the consumer and judges what was delivered and committed.
+func (d *driver) finish(runErr error) (*Result, error) {
+	current := d.stop(runErr)
 	runErr = d.cl.stopped(runErr)
 	d.res.Elapsed = d.cl.elapsed()
 	d.res.judge(d.allDelivered(), d.records, d.highs, current)

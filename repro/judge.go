@@ -48,22 +48,9 @@ func Judge(partition int32, records []int64, delivered map[int64]int, committed,
 	in := judge.Input{Partition: partition, From: judge.Unknown, LogStart: 0, LastStable: judge.Unknown, HighWatermark: judge.Unknown,
 		Commit:   judge.Commit{Known: true, Offset: committed, Peak: judge.Unknown, Source: "the group's committed offsets"},
 		Contents: judge.Contents{Spans: judge.RecordSpans(rs, 0, high), Source: "the producer's acknowledgements"}}
-	offs := make([]int64, 0, len(delivered))
-	var dup int64
-	for o, n := range delivered {
-		if n > 0 {
-			offs = append(offs, o)
-		}
-		if n > 1 {
-			dup += int64(n - 1)
-		}
-	}
-	var set kpart.RangeSet
-	slices.Sort(offs)
-	for _, o := range offs {
-		set.Add(o, o)
-	}
-	in.Deliveries = &judge.Deliveries{Ranges: set, Duplicates: dup, Source: "the consumer's deliveries"}
+	offs, dels := judgedDeliveries(delivered, "the consumer's deliveries")
+	in.Deliveries = dels
+	dup := dels.Duplicates
 	j := judge.Judge(in)
 	v := PartitionVerdict{Records: len(rs), Duplicates: int(dup), Verdict: j.Verdict, Judgement: j}
 	// Delivered offsets that hold records: a merge of the two sorted lists (rs may
@@ -83,6 +70,28 @@ func Judge(partition int32, records []int64, delivered map[int64]int, committed,
 		v.Stranded = traceevent.InPartition(partition, j.Stranded)
 	}
 	return v
+}
+
+// judgedDeliveries are a partition's deliveries (offset: times it reached a handler)
+// as the judge reads them, from source; offs are the offsets delivered, in order.
+func judgedDeliveries(delivered map[int64]int, source string) (offs []int64, d *judge.Deliveries) {
+	offs = make([]int64, 0, len(delivered))
+	d = &judge.Deliveries{Source: source}
+	for o, n := range delivered {
+		if n > 0 {
+			offs = append(offs, o)
+		}
+		if n > 1 {
+			d.Duplicates += int64(n - 1)
+		}
+	}
+	slices.Sort(offs)
+	var set kpart.RangeSet
+	for _, o := range offs {
+		set.Add(o, o)
+	}
+	d.Ranges = set
+	return offs, d
 }
 
 func countRanges(rs []traceevent.Range) int {
@@ -186,6 +195,16 @@ type Result struct {
 	EveryPhase bool
 
 	unreachable bool // the broker stopped answering: the run ended on it, or was interrupted while it was silent
+}
+
+// cleanup bounds each clean-up step (a close, a read-back, the topic's deletion) at the
+// end of a run: timeout (--timeout), but a second once the broker stopped answering,
+// so that the run ends within --timeout of its last answer.
+func (r *Result) cleanup(timeout time.Duration) time.Duration {
+	if r.unreachable {
+		return min(timeout, closeUnreachable)
+	}
+	return timeout
 }
 
 // incomplete withdraws the verdicts a run cut short did not reach. LOST stays: records

@@ -91,10 +91,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		if !o.Keep {
 			defer func() {
-				bound := o.Timeout
-				if res.unreachable {
-					bound = min(bound, closeUnreachable)
-				}
+				bound := res.cleanup(o.Timeout)
 				dctx, cancel := context.WithTimeout(context.Background(), bound)
 				defer cancel()
 				if err := DeleteTopic(dctx, cfg, topic, bound); err != nil {
@@ -110,10 +107,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res.Topic, res.Group, res.Brokers = topic, group, cfg.Brokers
 
 	lc := &liveCluster{o: o, ctx: ctx, cfg: cfg, topic: topic, group: group, runID: runID, began: start, kfake: kfake}
-	d := newDriver(ctx, o, loop.NewReal(), topic, res, o.Trace.Write)
+	d := newDriver(ctx, o, loop.NewReal(), topic, group, res, o.Trace.Write)
 	d.cl, lc.d = lc, d
-	d.emit(traceevent.Event{Ev: traceevent.Run, Schema: traceevent.Schema, Topic: topic, Group: group,
-		Policy: string(o.Policy), Commit: string(o.Commit), Settings: res.Settings})
 	return d.run(func() error {
 		if o.Group != "" && !res.Embedded {
 			// A group named on a cluster others use: someone may join it while the run
@@ -151,6 +146,9 @@ type liveCluster struct {
 	d       *driver
 	started atomic.Int64 // consumers started, over instances (sharedWatch)
 	shared  *sharedWatch // a named group on --brokers: who else is in it while the run goes on
+	// consumed is set on `repro consume`: the group's data already in the topic, read
+	// where the consumer is assigned, instead of a workload produced (consume.go).
+	consumed *consumed
 }
 
 // rd is a live member's client.
@@ -187,7 +185,7 @@ func (c *liveCluster) clientID() string {
 // newSource starts one consumer client of the run in its group.
 func (c *liveCluster) newSource() (*rdSource, error) {
 	props := consumerProps(c.o, c.group, c.kfake)
-	if c.cfg.Props["client.id"] == "" {
+	if c.cfg.Props["client.id"] == "" && c.runID != "" { // repro consume has no run ID: librdkafka's
 		props["client.id"] = c.clientID()
 	}
 	c.started.Add(1)
@@ -217,6 +215,11 @@ func (c *liveCluster) start(d *driver, n int) ([]*member, error) {
 	if len(ms) == 1 {
 		if err := rd(ms[0]).waitAssigned(c.ctx, c.cfg.Brokers, c.o.Timeout); err != nil {
 			return ms, err
+		}
+		if c.consumed != nil {
+			if err := c.readStart(rd(ms[0])); err != nil {
+				return ms, err
+			}
 		}
 	} else if err := c.waitAllAssigned(ms); err != nil {
 		return ms, err
@@ -283,7 +286,14 @@ func (c *liveCluster) startEngine(m *member) error {
 		return err
 	}
 	start := map[kpart.TopicPartition]int64{}
-	if got, err := src.committed(o.Timeout); err == nil {
+	var got map[kpart.TopicPartition]int64
+	var err error
+	if c.consumed != nil {
+		got = c.consumed.startAt // read as it was assigned (readStart)
+	} else {
+		got, err = src.committed(o.Timeout)
+	}
+	if err == nil {
 		for tp, off := range got {
 			if off >= 0 {
 				start[tp] = off

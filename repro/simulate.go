@@ -157,9 +157,7 @@ func simulateOrder(ctx context.Context, o Options) (*Result, error) {
 	if o.Trace != nil {
 		trace = o.Trace.Write
 	}
-	d := newDriver(ctx, o, lp, o.Topic, res, trace)
-	d.emit(traceevent.Event{Ev: traceevent.Run, Schema: traceevent.Schema, Topic: o.Topic, Group: group,
-		Policy: string(o.Policy), Commit: string(o.Commit), Settings: res.Settings})
+	d := newDriver(ctx, o, lp, o.Topic, group, res, trace)
 
 	autoCommit := time.Duration(0)
 	if o.Commit == CommitAuto && o.AutoCommit {
