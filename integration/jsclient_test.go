@@ -230,6 +230,15 @@ func agreement(real, model outcomes, orders []outcomes) string {
 	if len(orders) == 0 && len(real) > 8 && slices.Equal(real.multiset(), model.multiset()) {
 		return "up to which partitions"
 	}
+	// The explored orders are rotations (one partition served first, the others after it
+	// in order). The clean-clone CI run of 2026-12-04 saw the real client lose 8x5's
+	// partitions 0, 1, 2 and 6 (1.10.0) and 0, 1, 5 and 6 (1.10.1): four whole, as every
+	// explored order does, but not four in a row. Which partitions the broker and
+	// librdkafka serve first is not modelled beyond rotations (FIDELITY.md, issue 23
+	// §4): the same outcomes up to which partitions is the agreement then, said so.
+	if len(real) > 1 && slices.Equal(real.multiset(), model.multiset()) {
+		return "up to which partitions (not one of the explored orders)"
+	}
 	return ""
 }
 
