@@ -130,7 +130,7 @@ func TestKeyPasswordNeverPrinted(t *testing.T) {
 			"--topic", topic, "--partitions", "1", "--records", "10"}, "offsets 0-9, high watermark 11"},
 		{"consumer, password in --config", []string{"repro", "consume", "--brokers", env.SSLBrokers,
 			"--config", env.SSLConfig, "-X", "debug=all",
-			"--topic", topic, "--partitions", "1", "--group", topic, "--until-quiescent"}, "quiescent"},
+			"--topic", topic, "--group", topic, "--until-quiescent"}, "quiescent"},
 		{"inspect, password in --config", []string{"inspect", "--brokers", env.SSLBrokers,
 			"--config", env.SSLConfig, "-X", "debug=all", "--group", topic}, topic},
 	}
