@@ -91,6 +91,7 @@ type driver struct {
 	delivered map[kpart.TopicPartition]map[int64]int // over earlier consumer instances
 	byMember  memberTally
 	restarted int
+	failed    bool // the run ended on an error (stop)
 }
 
 // newDriver begins a run of group on topic: its trace starts with the run's event.
@@ -476,6 +477,7 @@ func (d *driver) stop(runErr error) map[kpart.TopicPartition]int64 {
 	if errors.Is(runErr, ErrUnreachable) {
 		d.res.unreachable = true
 	}
+	d.failed = runErr != nil
 	current := d.cl.current(d)
 	d.stopConsumer()
 	return current

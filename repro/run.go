@@ -291,7 +291,12 @@ func (c *liveCluster) startEngine(m *member) error {
 	if c.consumed != nil {
 		got = c.consumed.startAt // read as it was assigned (readStart)
 	} else {
-		got, err = src.committed(o.Timeout)
+		// Bounded like the phase's probes: a broker that stops answering here (between
+		// the join and the engine's start) must leave the run its unreachable bound.
+		if got, err = src.committed(o.probeTimeout()); err != nil {
+			src.unanswered(fmt.Errorf("committed offsets unreadable as the engine started: %w", err))
+			src.errs = append(src.errs, fmt.Errorf("committed offsets of %s's partitions as its engine started: %w (its ledger starts with none)", src.name(), err))
+		}
 	}
 	if err == nil {
 		for tp, off := range got {
@@ -384,10 +389,12 @@ func (c *liveCluster) phase2Done(d *driver, offs map[int32]int64) func() bool {
 // current reads what is committed when a run is interrupted or failed mid-phase, if it
 // can be read.
 func (c *liveCluster) current(d *driver) map[kpart.TopicPartition]int64 {
-	if d.ctx.Err() != nil && !d.res.unreachable {
-		// Interrupted while the broker was not answering: the read-back below, the close
-		// and the topic's deletion are bounded as after an unreachable broker, else each
-		// waits --timeout (issue 27 §5).
+	if (d.ctx.Err() != nil || d.failed) && !d.res.unreachable {
+		// Interrupted, or failed on another error (no assignment, a lost one), while the
+		// broker was not answering: the read-back below, the close and the topic's
+		// deletion are bounded as after an unreachable broker, else each waits --timeout
+		// (issue 27 §5; a broker frozen as the consumer started ended the run 20 s after
+		// the freeze at --timeout 6s).
 		for _, m := range d.active() {
 			if rd(m).silent(min(c.o.probeTimeout(), closeUnreachable)) {
 				d.res.unreachable = true

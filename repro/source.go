@@ -491,7 +491,7 @@ func (s *rdSource) unreachable(limit, probe time.Duration) error {
 			return nil
 		}
 		if _, err := s.committed(probe); err != nil {
-			s.troubleSince, s.trouble = s.lastContact, fmt.Errorf("committed offsets unreadable: %w", err)
+			s.unanswered(fmt.Errorf("committed offsets unreadable: %w", err))
 		}
 		return nil
 	}
@@ -510,6 +510,16 @@ func (s *rdSource) unreachable(limit, probe time.Duration) error {
 		return fmt.Errorf("%w: no answer from the cluster for %s (a phase ends after half of --timeout); last error: %v", ErrUnreachable, since.Round(time.Millisecond), s.trouble)
 	}
 	return nil
+}
+
+// unanswered records a read the cluster did not answer: trouble since the last contact
+// (not since now), so that the unreachable bound counts from when the cluster went
+// quiet.
+func (s *rdSource) unanswered(err error) {
+	if s.troubleSince.IsZero() {
+		s.troubleSince = s.lastContact
+	}
+	s.trouble = err
 }
 
 // silent says, once the run was interrupted, whether the cluster had stopped answering:
