@@ -227,7 +227,7 @@ func (c *liveCluster) untilStopped(d *driver) error {
 // judge judges each partition with the one judge into res: every partition with
 // records to consume, a delivery or a committed offset. With res.CommitUnknown,
 // committed is what was read before the consumer closed, if anything.
-func (cs *consumed) judge(res *ConsumeResult, del map[kpart.TopicPartition]map[int64]int, committed map[kpart.TopicPartition]int64, highs map[int32]int64) {
+func (cs *consumed) judge(res *ConsumeResult, del map[kpart.TopicPartition]*kpart.Counts, committed map[kpart.TopicPartition]int64, highs map[int32]int64) {
 	parts := map[int32]bool{}
 	for p := range cs.withData {
 		parts[p] = true
@@ -255,7 +255,7 @@ func (cs *consumed) judge(res *ConsumeResult, del map[kpart.TopicPartition]map[i
 	}
 }
 
-func (cs *consumed) judgePartition(res *ConsumeResult, p int32, del map[kpart.TopicPartition]map[int64]int, committed map[kpart.TopicPartition]int64, high int64) ConsumedPartition {
+func (cs *consumed) judgePartition(res *ConsumeResult, p int32, del map[kpart.TopicPartition]*kpart.Counts, committed map[kpart.TopicPartition]int64, high int64) ConsumedPartition {
 	tp := kpart.TopicPartition{Topic: res.Topic, Partition: p}
 	cp := ConsumedPartition{Partition: p, Committed: -1, StartCommitted: -1, High: high}
 	if c, ok := committed[tp]; ok {
@@ -264,9 +264,9 @@ func (cs *consumed) judgePartition(res *ConsumeResult, p int32, del map[kpart.To
 	if c, ok := cs.startAt[tp]; ok && c >= 0 {
 		cp.StartCommitted = c
 	}
-	offs, dels := judgedDeliveries(del[tp], "the model consumer's deliveries")
-	cp.Delivered, cp.Duplicates = len(offs), int(dels.Duplicates)
-	cp.Ranges = traceevent.InPartition(p, kpart.Runs(offs))
+	dels := judgedDeliveries(del[tp], "the model consumer's deliveries")
+	cp.Delivered, cp.Duplicates = del[tp].Len(), int(dels.Duplicates)
+	cp.Ranges = traceevent.InPartition(p, kpart.RunsOf(dels.Ranges))
 	// the one judge: what the consumer fetched is what is known to hold records
 	// (the rest of the partition it did not read); the commit is known only when
 	// it was read back

@@ -88,7 +88,7 @@ type driver struct {
 	steps     int                    // --rebalance-at steps not yet done
 	records   map[int32][]int64
 	highs     map[int32]int64
-	delivered map[kpart.TopicPartition]map[int64]int // over earlier consumer instances
+	delivered map[kpart.TopicPartition]*kpart.Counts // over earlier consumer instances
 	byMember  memberTally
 	restarted int
 	failed    bool // the run ended on an error (stop)
@@ -97,7 +97,7 @@ type driver struct {
 // newDriver begins a run of group on topic: its trace starts with the run's event.
 func newDriver(ctx context.Context, o Options, lp *loop.Loop, topic, group string, res *Result, trace func(traceevent.Event)) *driver {
 	d := &driver{o: o, ctx: ctx, lp: lp, topic: topic, res: res, trace: trace,
-		records: map[int32][]int64{}, highs: map[int32]int64{}, delivered: map[kpart.TopicPartition]map[int64]int{}}
+		records: map[int32][]int64{}, highs: map[int32]int64{}, delivered: map[kpart.TopicPartition]*kpart.Counts{}}
 	d.emit(traceevent.Event{Ev: traceevent.Run, Schema: traceevent.Schema, Topic: topic, Group: group,
 		Policy: string(o.Policy), Commit: string(o.Commit), Settings: o.settingsMap()})
 	return d
@@ -140,7 +140,9 @@ func (d *driver) produce() error {
 	}
 	d.res.Produced = prod
 	for _, pp := range prod.Partitions {
-		d.records[pp.Partition] = append([]int64(nil), pp.Offsets...)
+		// shared with the result, not copied: phase 2's append goes past its length,
+		// unseen by it (in place when the cluster left room for it)
+		d.records[pp.Partition] = pp.Offsets
 		d.highs[pp.Partition] = pp.High
 		d.emit(traceevent.Event{Ev: traceevent.Produce, Topic: d.topic, Partition: traceevent.P(pp.Partition), N: len(pp.Offsets),
 			First: traceevent.P(pp.First()), Last: traceevent.P(pp.Last()), High: traceevent.P(pp.High)})
@@ -310,7 +312,7 @@ func (d *driver) stopConsumer() {
 	for _, m := range ms {
 		if m.eng != nil {
 			m.eng.FlushTrace()
-			addDelivered(d.delivered, m.eng.Delivered())
+			addDelivered(d.delivered, m.eng.DeliveredCounts())
 		}
 		if !m.gone {
 			if m.eng != nil && !d.res.unreachable {
@@ -331,9 +333,9 @@ func (d *driver) stopConsumer() {
 // --rebalance-at keeps its join time.
 func (d *driver) recordMembers(ms []*member) {
 	for _, m := range ms {
-		var delivered map[kpart.TopicPartition]map[int64]int
+		var delivered map[kpart.TopicPartition]*kpart.Counts
 		if m.eng != nil {
-			delivered = m.eng.Delivered()
+			delivered = m.eng.DeliveredCounts()
 		}
 		mr := d.byMember.record(d.res, m.name, m.joined, delivered)
 		if m.left > 0 {
@@ -378,26 +380,42 @@ func (d *driver) warn(m *member) {
 // error dedupes to one warning with its count.
 var suppressed = regexp.MustCompile(`, \d+ identical error\(s\) suppressed`)
 
-func addDelivered(to, from map[kpart.TopicPartition]map[int64]int) {
-	for tp, d := range from {
+// addDelivered adds from's counts to to's (from's are read, never changed).
+func addDelivered(to, from map[kpart.TopicPartition]*kpart.Counts) {
+	for tp, c := range from {
 		m := to[tp]
 		if m == nil {
-			m = map[int64]int{}
+			m = &kpart.Counts{}
 			to[tp] = m
 		}
-		for off, n := range d {
-			m[off] += n
-		}
+		m.Merge(c)
 	}
 }
 
 // allDelivered merges what earlier consumer instances and the current one delivered.
-func (d *driver) allDelivered() map[kpart.TopicPartition]map[int64]int {
-	out := map[kpart.TopicPartition]map[int64]int{}
-	addDelivered(out, d.delivered)
+// A partition only one source delivered is that source's counts, shared, not copied:
+// the result is read, never changed.
+func (d *driver) allDelivered() map[kpart.TopicPartition]*kpart.Counts {
+	srcs := []map[kpart.TopicPartition]*kpart.Counts{d.delivered}
 	for _, m := range d.members {
 		if m.eng != nil {
-			addDelivered(out, m.eng.Delivered())
+			srcs = append(srcs, m.eng.DeliveredCounts())
+		}
+	}
+	out := map[kpart.TopicPartition]*kpart.Counts{}
+	shared := map[kpart.TopicPartition]bool{}
+	for _, src := range srcs {
+		for tp, c := range src {
+			switch prev := out[tp]; {
+			case prev == nil:
+				out[tp], shared[tp] = c, true
+			case shared[tp]:
+				m := prev.Clone()
+				m.Merge(c)
+				out[tp], shared[tp] = m, false
+			default:
+				prev.Merge(c)
+			}
 		}
 	}
 	return out
@@ -407,7 +425,7 @@ func (d *driver) allDelivered() map[kpart.TopicPartition]map[int64]int {
 // every consumer instance: allDelivered's count of one record, without copying them all
 // (phase 2 asks it after every task; copying every delivery each time was quadratic).
 func (d *driver) deliveredTimes(tp kpart.TopicPartition, offset int64) int {
-	n := d.delivered[tp][offset]
+	n := d.delivered[tp].Get(offset)
 	for _, m := range d.members {
 		if m.eng != nil {
 			n += m.eng.DeliveredTimes(tp, offset)

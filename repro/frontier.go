@@ -56,6 +56,7 @@ type frontierTracker struct {
 	inflight    map[kpart.TopicPartition]*flight
 	paused      map[kpart.TopicPartition]bool
 	timer       *loop.Timer
+	tickFn      func()                         // tick, made once: a method value allocates at every tick
 	last        map[kpart.TopicPartition]int64 // last frontier traced
 	pushed      map[kpart.TopicPartition]pushedEvidence
 	evVersion   uint64 // the client's EvidenceVersion when every partition's evidence was last pushed
@@ -108,7 +109,7 @@ func (t *frontierTracker) assign(tps []kpart.TopicPartition, start map[kpart.Top
 		t.inflight[tp] = &flight{size: map[int64]int{}}
 	}
 	if t.timer == nil && t.interval > 0 {
-		t.timer = t.lp.After(t.interval, t.tick)
+		t.timer = t.lp.After(t.interval, t.tickFunc())
 	}
 }
 
@@ -246,6 +247,13 @@ type pushedEvidence struct {
 	off int64
 }
 
+func (t *frontierTracker) tickFunc() func() {
+	if t.tickFn == nil {
+		t.tickFn = t.tick
+	}
+	return t.tickFn
+}
+
 func (t *frontierTracker) tick() {
 	t.timer = nil
 	t.evidence()
@@ -253,7 +261,7 @@ func (t *frontierTracker) tick() {
 	if t.commits {
 		t.commitPrepared()
 	}
-	t.timer = t.lp.After(t.interval, t.tick)
+	t.timer = t.lp.After(t.interval, t.tickFunc())
 }
 
 // commitPrepared commits every partition whose frontier moved past its last commit.

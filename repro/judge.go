@@ -38,8 +38,22 @@ func (v PartitionVerdict) StrandedCount() int { return countRanges(v.Stranded) }
 // as lost. high is the partition's high watermark (what the producer's acknowledgements
 // cover); a committed offset of -1 is none.
 func Judge(partition int32, records []int64, delivered map[int64]int, committed, high int64) PartitionVerdict {
-	rs := append([]int64(nil), records...)
+	var c kpart.Counts
+	for o, n := range delivered {
+		for ; n > 0; n-- {
+			c.Inc(o)
+		}
+	}
+	return judgeCounts(partition, records, &c, committed, high)
+}
+
+// judgeCounts is Judge on the deliveries as counts (nil: none), as the engine keeps
+// them: no map of every offset (issue 25). records are read, never changed: a sorted
+// list is judged as it is, shared with the caller, not copied.
+func judgeCounts(partition int32, records []int64, delivered *kpart.Counts, committed, high int64) PartitionVerdict {
+	rs := records
 	if !slices.IsSorted(rs) {
+		rs = slices.Clone(records)
 		slices.Sort(rs)
 	}
 	if n := len(rs); n > 0 && high <= rs[n-1] {
@@ -48,18 +62,15 @@ func Judge(partition int32, records []int64, delivered map[int64]int, committed,
 	in := judge.Input{Partition: partition, From: judge.Unknown, LogStart: 0, LastStable: judge.Unknown, HighWatermark: judge.Unknown,
 		Commit:   judge.Commit{Known: true, Offset: committed, Peak: judge.Unknown, Source: "the group's committed offsets"},
 		Contents: judge.Contents{Spans: judge.RecordSpans(rs, 0, high), Source: "the producer's acknowledgements"}}
-	offs, dels := judgedDeliveries(delivered, "the consumer's deliveries")
+	dels := judgedDeliveries(delivered, "the consumer's deliveries")
 	in.Deliveries = dels
 	dup := dels.Duplicates
 	j := judge.Judge(in)
 	v := PartitionVerdict{Records: len(rs), Duplicates: int(dup), Verdict: j.Verdict, Judgement: j}
-	// Delivered offsets that hold records: a merge of the two sorted lists (rs may
-	// repeat an offset; a set of rs counted each delivered offset once).
-	for i, k := 0, 0; i < len(offs); i++ {
-		for k < len(rs) && rs[k] < offs[i] {
-			k++
-		}
-		if k < len(rs) && rs[k] == offs[i] {
+	// Delivered offsets that hold records: each distinct record (rs is sorted and may
+	// repeat an offset) counted once if it was delivered.
+	for i, o := range rs {
+		if (i == 0 || rs[i-1] != o) && delivered.Get(o) > 0 {
 			v.Delivered++
 		}
 	}
@@ -72,26 +83,13 @@ func Judge(partition int32, records []int64, delivered map[int64]int, committed,
 	return v
 }
 
-// judgedDeliveries are a partition's deliveries (offset: times it reached a handler)
-// as the judge reads them, from source; offs are the offsets delivered, in order.
-func judgedDeliveries(delivered map[int64]int, source string) (offs []int64, d *judge.Deliveries) {
-	offs = make([]int64, 0, len(delivered))
-	d = &judge.Deliveries{Source: source}
-	for o, n := range delivered {
-		if n > 0 {
-			offs = append(offs, o)
-		}
-		if n > 1 {
-			d.Duplicates += int64(n - 1)
-		}
-	}
-	slices.Sort(offs)
-	var set kpart.RangeSet
-	for _, o := range offs {
-		set.Add(o, o)
-	}
-	d.Ranges = set
-	return offs, d
+// judgedDeliveries are a partition's deliveries (offset: times it reached a handler;
+// nil: none) as the judge reads them, from source: the offsets delivered as ranges,
+// and the deliveries beyond the first of each.
+func judgedDeliveries(delivered *kpart.Counts, source string) *judge.Deliveries {
+	d := &judge.Deliveries{Source: source}
+	d.Ranges, d.Duplicates = delivered.Ranges()
+	return d
 }
 
 func countRanges(rs []traceevent.Range) int {
@@ -239,12 +237,12 @@ func (r *Result) Lost() int {
 	return n
 }
 
-func (r *Result) judge(delivered map[kpart.TopicPartition]map[int64]int, records map[int32][]int64, highs map[int32]int64, current map[kpart.TopicPartition]int64) {
+func (r *Result) judge(delivered map[kpart.TopicPartition]*kpart.Counts, records map[int32][]int64, highs map[int32]int64, current map[kpart.TopicPartition]int64) {
 	parts := map[int32]bool{}
 	for p := range records {
 		parts[p] = true
 	}
-	byPart := map[int32]map[int64]int{}
+	byPart := map[int32]*kpart.Counts{}
 	for tp, d := range delivered {
 		parts[tp.Partition] = true
 		byPart[tp.Partition] = d
@@ -273,7 +271,7 @@ func (r *Result) judge(delivered map[kpart.TopicPartition]map[int64]int, records
 		if v, ok := current[kpart.TopicPartition{Topic: r.Topic, Partition: p}]; ok && len(r.Phases) < 2 {
 			committed = v
 		}
-		v := Judge(p, records[p], byPart[p], committed, highs[p])
+		v := judgeCounts(p, records[p], byPart[p], committed, highs[p])
 		r.Partitions = append(r.Partitions, PartitionResult{Partition: p, Produced: len(records[p]), High: highs[p],
 			CommittedByPhase: byPhase, FrontierByPhase: frontiers, VerdictByPhase: verdicts, PartitionVerdict: v})
 		switch {

@@ -127,30 +127,23 @@ type MemberResult struct {
 
 // memberTally counts the distinct records each member delivered, by name, over the
 // consumer instances of a run (a phase-3 restart's members add to the same names).
-type memberTally map[string]map[kpart.TopicPartition]map[int64]bool
+type memberTally map[string]map[kpart.TopicPartition]*kpart.Counts
 
 // record adds what the member name delivered in this instance and returns its result in
 // res, added (with its join time) the first time the name is seen.
-func (t *memberTally) record(res *Result, name string, joined time.Duration, delivered map[kpart.TopicPartition]map[int64]int) *MemberResult {
+func (t *memberTally) record(res *Result, name string, joined time.Duration, delivered map[kpart.TopicPartition]*kpart.Counts) *MemberResult {
 	if *t == nil {
 		*t = memberTally{}
 	}
 	seen := (*t)[name]
 	if seen == nil {
-		seen = map[kpart.TopicPartition]map[int64]bool{}
+		seen = map[kpart.TopicPartition]*kpart.Counts{}
 		(*t)[name] = seen
 	}
-	for tp, d := range delivered {
-		if seen[tp] == nil {
-			seen[tp] = map[int64]bool{}
-		}
-		for off := range d {
-			seen[tp][off] = true
-		}
-	}
+	addDelivered(seen, delivered)
 	n := 0
 	for _, d := range seen {
-		n += len(d)
+		n += d.Len()
 	}
 	var m *MemberResult
 	for i := range res.Members {

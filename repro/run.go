@@ -601,20 +601,20 @@ func phase2Delivered(times func(kpart.TopicPartition, int64) int, topic string, 
 
 // newPhase records the state at a phase end: every partition with a committed offset,
 // a delivery or workload records.
-func newPhase(n int, elapsed time.Duration, committed map[kpart.TopicPartition]int64, del map[kpart.TopicPartition]map[int64]int,
+func newPhase(n int, elapsed time.Duration, committed map[kpart.TopicPartition]int64, del map[kpart.TopicPartition]*kpart.Counts,
 	fr map[kpart.TopicPartition]int64, records map[int32][]int64, highs map[int32]int64) Phase {
 	ph := Phase{N: n, Elapsed: elapsed}
 	for tp, cm := range committed {
 		d := del[tp]
-		if cm < 0 && len(d) == 0 && highs[tp.Partition] == 0 {
+		if cm < 0 && d.Len() == 0 && highs[tp.Partition] == 0 {
 			continue
 		}
 		f, ok := fr[tp]
 		if !ok {
 			f = -1
 		}
-		v := Judge(tp.Partition, records[tp.Partition], d, cm, highs[tp.Partition])
-		ph.Partitions = append(ph.Partitions, PhasePartition{Partition: tp.Partition, Delivered: len(d), Committed: cm, Frontier: f,
+		v := judgeCounts(tp.Partition, records[tp.Partition], d, cm, highs[tp.Partition])
+		ph.Partitions = append(ph.Partitions, PhasePartition{Partition: tp.Partition, Delivered: d.Len(), Committed: cm, Frontier: f,
 			High: highs[tp.Partition], Verdict: v.Verdict, Lost: v.LostCount(), Stranded: v.StrandedCount()})
 	}
 	sort.Slice(ph.Partitions, func(i, j int) bool { return ph.Partitions[i].Partition < ph.Partitions[j].Partition })

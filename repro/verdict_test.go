@@ -116,7 +116,11 @@ func TestARunCutShortKeepsOnlyTheLossItObserved(t *testing.T) {
 			if c.committed >= 0 {
 				cur[kpart.TopicPartition{Topic: "t", Partition: 0}] = c.committed
 			}
-			r.judge(map[kpart.TopicPartition]map[int64]int{{Topic: "t", Partition: 0}: deliveredOnce(seq(0, 81))},
+			var once kpart.Counts
+			for _, o := range seq(0, 81) {
+				once.Inc(o)
+			}
+			r.judge(map[kpart.TopicPartition]*kpart.Counts{{Topic: "t", Partition: 0}: &once},
 				map[int32][]int64{0: seed}, map[int32]int64{0: 201}, cur)
 			r.incomplete()
 			if r.Partitions[0].Verdict != c.partition || r.Verdict != c.run {

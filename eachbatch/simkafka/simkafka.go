@@ -55,6 +55,7 @@ type Client struct {
 	commits    []Commit
 	autoCommit time.Duration
 	autoTimer  *loop.Timer
+	autoTick   func() // autoCommitTick, made once: a method value allocates at every tick
 	paused     map[TP]bool
 	trace      func(traceevent.Event)
 	tracing    bool // trace was given: events are built only then
@@ -149,7 +150,7 @@ func (c *Client) Assign(tps ...TP) {
 	}
 	c.trace(traceevent.Event{Time: c.l.Now().UTC(), AtMs: msSince(c.l), Ev: traceevent.Assign, N: len(tps)})
 	if c.autoCommit > 0 && c.autoTimer == nil {
-		c.autoTimer = c.l.After(c.autoCommit, c.autoCommitTick)
+		c.autoTimer = c.l.After(c.autoCommit, c.autoTickFunc())
 	}
 }
 
@@ -207,7 +208,14 @@ func (c *Client) autoCommitTick() {
 		// A lost assignment is not committed (rd_kafka_cgrp_assigned_offsets_commit).
 		c.commitStored(true)
 	}
-	c.autoTimer = c.l.After(c.autoCommit, c.autoCommitTick)
+	c.autoTimer = c.l.After(c.autoCommit, c.autoTickFunc())
+}
+
+func (c *Client) autoTickFunc() func() {
+	if c.autoTick == nil {
+		c.autoTick = c.autoCommitTick
+	}
+	return c.autoTick
 }
 
 func (c *Client) commitStored(auto bool) {

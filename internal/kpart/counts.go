@@ -1,5 +1,7 @@
 package kpart
 
+import "slices"
+
 // Counts counts occurrences of offsets (how many times each record of a partition
 // reached a handler) in blocks of countsBlock consecutive offsets: 4 bytes an offset
 // of a dense run where a map held about 40, and an increment is an index, not a hash
@@ -77,4 +79,68 @@ func (c *Counts) Map() map[int64]int {
 		}
 	}
 	return m
+}
+
+// Merge adds o's counts to c (o is not changed; a nil o adds nothing).
+func (c *Counts) Merge(o *Counts) {
+	if o == nil {
+		return
+	}
+	for k, ob := range o.blocks {
+		b := c.blocks[k]
+		if b == nil {
+			if c.blocks == nil {
+				c.blocks = map[int64]*[countsBlock]int32{}
+			}
+			b = new([countsBlock]int32)
+			c.blocks[k] = b
+		}
+		for i, n := range ob {
+			if n == 0 {
+				continue
+			}
+			if b[i] == 0 {
+				c.n++
+			}
+			b[i] += n
+		}
+	}
+}
+
+// Clone returns a copy of c that shares nothing with it.
+func (c *Counts) Clone() *Counts {
+	out := &Counts{}
+	out.Merge(c)
+	return out
+}
+
+// Ranges returns the offsets counted at least once as numeric runs (any gap splits a
+// range), with the counts beyond the first of each offset (duplicates): Runs and a
+// sum over Map's values, without a map or a list of every offset.
+func (c *Counts) Ranges() (rs RangeSet, duplicates int64) {
+	if c == nil {
+		return nil, 0
+	}
+	keys := make([]int64, 0, len(c.blocks))
+	for k := range c.blocks {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		b := c.blocks[k]
+		for i := 0; i < countsBlock; i++ {
+			n := b[i]
+			if n == 0 {
+				continue
+			}
+			duplicates += int64(n - 1)
+			o := k<<10 | int64(i)
+			if l := len(rs); l > 0 && rs[l-1].Last+1 == o {
+				rs[l-1].Last = o
+				continue
+			}
+			rs = append(rs, Range{First: o, Last: o})
+		}
+	}
+	return rs, duplicates
 }

@@ -142,3 +142,16 @@ func OffsetWord(o int64) string {
 	}
 	return strconv.FormatInt(o, 10)
 }
+
+// RunsOf is rs as RecordRanges that hold every offset they cover (Runs of the offsets
+// of a RangeSet).
+func RunsOf(rs RangeSet) []RecordRange {
+	if rs == nil {
+		return nil
+	}
+	out := make([]RecordRange, len(rs))
+	for i, r := range rs {
+		out[i] = RecordRange{r, r.Len()}
+	}
+	return out
+}
