@@ -93,3 +93,24 @@ func TestAFileTruncatedWhileMappedEndsTheParseWithAnError(t *testing.T) {
 		t.Fatalf("err = %v, want %v", err, errTruncated)
 	}
 }
+
+// A line longer than a chunk is one malformed line: the chunk that held it gives no
+// records of its own (it used to fold again the records of its previous use).
+func TestALineLongerThanAChunkAddsNoRecords(t *testing.T) {
+	defer func(size, workers int) { rdChunkSize, rdWorkers = size, workers }(rdChunkSize, rdWorkers)
+	rdChunkSize, rdWorkers = 1024, 1
+	var b bytes.Buffer
+	if err := tracegen.WriteBusyRdkafkaLog(&b, 64<<10, 4); err != nil {
+		t.Fatal(err)
+	}
+	want, wantSt := parseBytes(t, "busy.log", b.Bytes(), FormatLibrdkafka, "")
+	long := append(append([]byte{}, b.Bytes()...), bytes.Repeat([]byte("x"), 3000)...)
+	long = append(long, '\n')
+	got, st := parseBytes(t, "busy.log", long, FormatLibrdkafka, "")
+	if st.Events != wantSt.Events || st.Malformed != wantSt.Malformed+1 || st.Lines != wantSt.Lines+1 {
+		t.Fatalf("stats %+v, want %+v and one malformed line more", st, wantSt)
+	}
+	if len(got.Findings) != len(want.Findings) {
+		t.Fatalf("findings %d, want %d", len(got.Findings), len(want.Findings))
+	}
+}
