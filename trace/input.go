@@ -89,10 +89,13 @@ const (
 	maxLine     = 1 << 20 // longer lines are malformed and skipped
 )
 
-// open wraps r: transparent gzip, a buffered reader big enough to sniff the format.
-func open(ctx context.Context, r io.Reader) (*bufio.Reader, error) {
+// open wraps r: transparent gzip, a buffered reader big enough to sniff the format. src,
+// r as a file that may be mapped, is moved past the byte-order mark, or set to nil when r
+// is gzipped (the mapping would hold the compressed bytes).
+func open(ctx context.Context, r io.Reader, src **mapSource) (*bufio.Reader, error) {
 	br := bufio.NewReaderSize(ctxio.Interruptible(ctx, r), 256<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		*src = nil
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
@@ -108,6 +111,9 @@ func open(ctx context.Context, r io.Reader) (*bufio.Reader, error) {
 	}
 	if _, err := br.Discard(skip); err != nil {
 		return nil, err
+	}
+	if *src != nil {
+		(*src).off += int64(skip)
 	}
 	return br, nil
 }
@@ -277,7 +283,8 @@ func (a *Analyzer) Parse(name string, r io.Reader, format Format) (FileStats, er
 // error or ErrLimit.
 func (a *Analyzer) ParseContext(ctx context.Context, name string, r io.Reader, format Format) (FileStats, error) {
 	st := FileStats{Name: name, Format: format}
-	br, err := open(ctx, r)
+	src := mappable(r)
+	br, err := open(ctx, r, &src)
 	if err != nil {
 		return st, fmt.Errorf("%s: %w", name, err)
 	}
@@ -318,7 +325,7 @@ func (a *Analyzer) ParseContext(ctx context.Context, name string, r io.Reader, f
 		return st, a.parseDeliveries(ctx, name, br, &st)
 	}
 	a.beginFile(name)
-	if err := a.parseFormat(ctx, name, br, &st); err != nil {
+	if err := a.parseFormat(ctx, name, br, src, &st); err != nil {
 		if stop := a.stopped(ctx, err); stop != nil {
 			st.Stopped = true
 			a.endFile()
@@ -354,7 +361,7 @@ func (a *Analyzer) stopped(ctx context.Context, err error) error {
 const stopCheck = 1024
 
 // parseFormat reads br in st.Format.
-func (a *Analyzer) parseFormat(ctx context.Context, name string, br *bufio.Reader, st *FileStats) error {
+func (a *Analyzer) parseFormat(ctx context.Context, name string, br *bufio.Reader, src *mapSource, st *FileStats) error {
 	switch st.Format {
 	case FormatKstranded:
 		return a.parseLines(ctx, name, br, st, &kstrandedParser{})
@@ -372,7 +379,7 @@ func (a *Analyzer) parseFormat(ctx context.Context, name string, br *bufio.Reade
 		return a.parseLines(ctx, name, br, st, pp)
 	case FormatLibrdkafka:
 		// the formats of multi-gigabyte logs: scanned in chunks, concurrently, folded in order
-		return a.parseChunks(ctx, name, br, st, rdkafkaChunks{}, newRdkafkaParser(a).fold)
+		return a.parseChunks(ctx, name, br, src, st, rdkafkaChunks{}, newRdkafkaParser(a).fold)
 	case FormatJSClient, FormatJSClientJSON:
 		f := &jsFolder{rd: newRdkafkaParser(a)}
 		fold := func(r *rdRec, emit func(Event)) {
@@ -381,7 +388,7 @@ func (a *Analyzer) parseFormat(ctx context.Context, name string, br *bufio.Reade
 			}
 			f.fold(r, emit)
 		}
-		return a.parseChunks(ctx, name, br, st, jsChunks{json: st.Format == FormatJSClientJSON, pattern: a.patternScan()}, fold)
+		return a.parseChunks(ctx, name, br, src, st, jsChunks{json: st.Format == FormatJSClientJSON, pattern: a.patternScan()}, fold)
 	}
 	return fmt.Errorf("%s: unknown format %q", name, st.Format)
 }

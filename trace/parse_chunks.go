@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 )
 
@@ -20,6 +21,9 @@ import (
 // rdChunkSize is the size of a chunk; a line longer than a chunk (or than maxLine) is
 // malformed. A variable so tests can cut the fixtures into many small chunks.
 var rdChunkSize = 1 << 20
+
+// afterMap, when set (tests), is called with a file just mapped.
+var afterMap func(*os.File)
 
 // rdWorkers is the number of scanning goroutines (0: GOMAXPROCS, at most 4).
 var rdWorkers = 0
@@ -142,16 +146,31 @@ func (c *rdChunk) badAt(line int, text []byte, reason string) {
 	}
 }
 
-// parseChunks reads a file of a chunked format from br into a, filling st; fold turns
-// each record into events, in file order.
-func (a *Analyzer) parseChunks(ctx context.Context, name string, br *bufio.Reader, st *FileStats, cf chunkFormat, fold func(*rdRec, func(Event))) error {
+// parseChunks reads a file of a chunked format from br (or, when src is a file that can
+// be mapped, from its mapping) into a, filling st; fold turns each record into events, in
+// file order.
+func (a *Analyzer) parseChunks(ctx context.Context, name string, br *bufio.Reader, src *mapSource, st *FileStats, cf chunkFormat, fold func(*rdRec, func(Event))) error {
 	workers := rdWorkers
 	if workers <= 0 {
 		workers = min(runtime.GOMAXPROCS(0), 4)
 	}
+	var m *mapping
+	var mapped []byte
+	if src != nil {
+		var err error
+		if m, mapped, err = mapFile(src.f, src.off); err != nil {
+			m = nil // read it instead
+		} else if afterMap != nil {
+			afterMap(src.f)
+		}
+	}
 	free := make(chan *rdChunk, 2*workers+1)
 	for range cap(free) {
-		free <- &rdChunk{data: make([]byte, 0, rdChunkSize), done: make(chan struct{}, 1)}
+		c := &rdChunk{done: make(chan struct{}, 1)}
+		if m == nil {
+			c.data = make([]byte, 0, rdChunkSize)
+		}
+		free <- c
 	}
 	jobs := make(chan *rdChunk, cap(free))
 	order := make(chan *rdChunk, cap(free))
@@ -159,18 +178,29 @@ func (a *Analyzer) parseChunks(ctx context.Context, name string, br *bufio.Reade
 		go func() {
 			sc := cf.newScanner()
 			for c := range jobs {
-				sc.scan(c)
+				if m == nil {
+					sc.scan(c)
+				} else if err := faultSafe(func() { sc.scan(c) }); err != nil {
+					c.err = err
+				}
 				c.done <- struct{}{}
 			}
 		}()
 	}
 	stop := make(chan struct{})
-	go readChunks(br, cf, free, jobs, order, stop)
+	if m == nil {
+		go readChunks(br, cf, free, jobs, order, stop)
+	} else {
+		go mapChunks(mapped, cf, free, jobs, order, stop)
+	}
 	defer func() {
 		close(stop)
 		drain := func() {
 			for c := range order { // let the reader and the workers finish
 				<-c.done
+			}
+			if m != nil {
+				m.close() // nothing reads the mapping any more
 			}
 		}
 		if ctx.Err() != nil {
@@ -206,7 +236,16 @@ func (a *Analyzer) parseChunks(ctx context.Context, name string, br *bufio.Reade
 		}
 		f.chunk(c)
 		err := c.err
-		c.data = c.data[:0]
+		if m != nil {
+			if len(c.data) > 0 {
+				// the pages the fold has passed go back (the workers are past them too,
+				// or read them again from the page cache)
+				m.release(len(m.all) - len(mapped) + mapOffset(mapped, c.data) + len(c.data))
+			}
+			c.data = nil
+		} else {
+			c.data = c.data[:0]
+		}
 		if err != nil {
 			return fmt.Errorf("%s: line %d: %w", name, f.base+1, err)
 		}
@@ -247,6 +286,7 @@ func readChunks(br *bufio.Reader, cf chunkFormat, free <-chan *rdChunk, jobs, or
 				// one line fills the chunk: malformed; skip to its end
 				c.tooLong = append([]byte{}, c.data[:min(len(c.data), 256)]...)
 				c.data = c.data[:0]
+				c.reset() // not scanned: no records, no lines of its own
 				for {
 					_, err = br.ReadSlice('\n')
 					if err != bufio.ErrBufferFull {
@@ -324,4 +364,62 @@ func (f *chunkFolder) chunk(c *rdChunk) {
 	st.Ignored += c.nonblank - c.malformed - withEvents
 	st.Lines += c.lines
 	f.base += c.lines
+}
+
+// mapOffset is the index of chunk in data, of which it is a slice (both run to the end of
+// the mapping).
+func mapOffset(data, chunk []byte) int { return cap(data) - cap(chunk) }
+
+// mapChunks is readChunks over a mapped file: the chunks are slices of data, cut as
+// readChunks cuts them (rdChunkSize bytes, then after their last whole record), so a
+// mapped file is read in the same chunks as the file read. A fault on a page the file
+// lost (truncated meanwhile) ends it with errTruncated.
+func mapChunks(data []byte, cf chunkFormat, free <-chan *rdChunk, jobs, order chan<- *rdChunk, stop <-chan struct{}) {
+	defer close(order)
+	defer close(jobs)
+	for pos := 0; pos < len(data); {
+		var c *rdChunk
+		select {
+		case c = <-free:
+		case <-stop:
+			return
+		}
+		end := min(pos+rdChunkSize, len(data))
+		c.data, c.tooLong = data[pos:end], nil
+		cut := len(c.data) - 1
+		var skip int // for a line longer than a chunk: the bytes to its end
+		err := faultSafe(func() {
+			if end == len(data) {
+				return
+			}
+			if cut = cf.cut(c.data); cut < 0 {
+				c.tooLong = append([]byte{}, c.data[:min(len(c.data), 256)]...)
+				if skip = bytes.IndexByte(data[end:], '\n'); skip < 0 {
+					skip = len(data) - end
+				} else {
+					skip++
+				}
+			}
+		})
+		if err != nil {
+			c.data, c.tooLong, c.err = nil, nil, err
+			c.reset()
+			c.done <- struct{}{}
+			order <- c
+			return
+		}
+		if cut < 0 {
+			// one line fills the chunk: malformed; skip to its end
+			c.data = nil
+			c.reset() // not scanned: no records, no lines of its own
+			pos = end + skip
+			c.done <- struct{}{}
+			order <- c
+			continue
+		}
+		c.data = c.data[:cut+1]
+		pos += len(c.data)
+		order <- c
+		jobs <- c
+	}
 }

@@ -54,6 +54,12 @@ const (
 	jsResume                         // BINDING "Resuming N topics": aux = N
 	jsNote                           // another BINDING line worth the timeline: text
 	jsDeliver                        // an application line matching --pattern: topic, part, off; flag = timed
+	// jsTime: the time (ts) of the last of the timed records the scanner dropped as
+	// repeats since the record before it. An untimed delivery line is placed at the time
+	// of the client's last timed record before it, and which repeats a scan drops depends
+	// on where the chunks are cut (a partition's first record in a chunk is always kept):
+	// counting the dropped ones too makes the timeline the same whatever the chunks.
+	jsTime
 )
 
 var (
@@ -198,6 +204,12 @@ func (s *jsScanner) record(c *rdChunk, line int, fac, name, msg []byte, ts int64
 	}
 	if !ok || err != nil {
 		c.recs = c.recs[:len(c.recs)-1]
+		if s.rd.repeated {
+			s.rd.repeated = false
+			if timed && err == nil {
+				c.droppedAt(ts * int64(time.Millisecond))
+			}
+		}
 		return
 	}
 	r.line = line
@@ -312,6 +324,10 @@ type jsFolder struct {
 }
 
 func (f *jsFolder) fold(r *rdRec, emit func(Event)) {
+	if r.op == jsTime {
+		f.last = r.ts
+		return
+	}
 	if r.op < jsFetchRequest {
 		if r.ts == 0 {
 			r.ts = f.last // a client object without its timestamp
@@ -346,4 +362,14 @@ func (f *jsFolder) fold(r *rdRec, emit func(Event)) {
 		e.Ranges = []kpart.Range{{First: r.off, Last: r.off}}
 	}
 	emit(e)
+}
+
+// droppedAt notes the time of a timed record dropped as a repeat (jsTime): one record
+// between two others, holding the last such time.
+func (c *rdChunk) droppedAt(ts int64) {
+	if n := len(c.recs); n > 0 && c.recs[n-1].op == jsTime {
+		c.recs[n-1].ts = ts
+		return
+	}
+	c.recs = append(c.recs, rdRec{op: jsTime, ts: ts, line: c.lines})
 }

@@ -83,6 +83,9 @@ type rdScanner struct {
 	names    map[string]string
 	lastName string  // the last name interned
 	last     []rdRec // by partition (< 1<<16)
+	// repeated: keep dropped a record as a repeat (the JS scanner reads and clears it:
+	// the dropped record's time still counts, jsTime)
+	repeated bool
 }
 
 func newRdScanner() *rdScanner { return &rdScanner{names: map[string]string{}} }
@@ -236,6 +239,7 @@ func (sc *rdScanner) scanMessage(fac, client, msg []byte, r *rdRec) (bool, error
 // keep drops repeats and names the client of the records that settle commits.
 func (sc *rdScanner) keep(r *rdRec, client []byte) bool {
 	if r.topic != "" && sc.repeat(r) {
+		sc.repeated = true
 		return false
 	}
 	if r.op == rdStore || r.op == rdRemove || r.op == rdCommit {
