@@ -78,6 +78,7 @@ type Engine struct {
 
 	delivered map[kpart.TopicPartition]*kpart.Counts
 	stored    map[kpart.TopicPartition]int64
+	committed map[kpart.TopicPartition]int64          // ManualCommit to a Source that is no StoredCommitter
 	failAt    map[int64]bool                          // Settings.FailAt
 	failed    map[kpart.TopicPartition]map[int64]bool // FailAt offsets that already threw
 	// OnBatchEnd, when set, is told of every batch the handler finished, with the
@@ -429,7 +430,7 @@ func (e *Engine) serve(w *worker, recs []Record) {
 		e.serveMessage(w, b)
 		return
 	}
-	if e.s.AutoResolve && !e.failsIn(tp, recs, false) {
+	if e.s.AutoResolve && !e.s.ManualCommit && !e.failsIn(tp, recs, false) {
 		e.deliver(recs)
 		// The whole batch in one timer: the handler neither resolves nor throws on its way.
 		e.l.After(e.s.BatchDuration(len(recs)), func() {
@@ -455,7 +456,8 @@ func (e *Engine) deliver(recs []Record) {
 }
 
 // round runs one round of HandlerParallel records of an eachBatch handler that
-// resolves offsets itself or throws: the kafkajs pattern
+// resolves offsets itself or throws: the kafkajs pattern (ManualCommit: the same without
+// the isStale() break, and `await commitOffsetsIfNecessary()` after the loop)
 //
 //	for (const m of batch.messages) {
 //	  if (!isRunning() || isStale()) break;
@@ -478,11 +480,15 @@ func (e *Engine) round(w *worker, b *batch) {
 			return
 		}
 		b.done += n
-		if !e.s.AutoResolve {
+		if !e.s.AutoResolve || e.s.ManualCommit {
 			last := part[n-1]
 			e.resolveOffset(b, last.Offset, last.LeaderEpoch)
 		}
-		if b.done == len(b.recs) || (!e.s.AutoResolve && b.stale) {
+		if b.done == len(b.recs) && e.s.ManualCommit {
+			// `await commitOffsetsIfNecessary()`, the handler's last statement
+			e.commitStored()
+		}
+		if b.done == len(b.recs) || (!e.s.AutoResolve && !e.s.ManualCommit && b.stale) {
 			e.endBatch(w, b)
 			return
 		}
@@ -510,10 +516,54 @@ func (e *Engine) failsIn(tp kpart.TopicPartition, recs []Record, mark bool) bool
 	return false
 }
 
+// StoredCommitter is a Source that commits its stored offsets itself: librdkafka's
+// rd_kafka_commit with no list (confluent-kafka-go's Commit()), which commits the stored
+// offsets of the assignment that differ from the committed ones.
+type StoredCommitter interface {
+	CommitStored() error
+}
+
+// commitStored is commitOffsets() with no argument, as
+// #eachBatchPayload_commitOffsetsIfNecessary calls it when autoCommit is off: the client
+// hands librdkafka no list, so what is committed is what was stored (resolved), on
+// every partition of the assignment. A Source that is no StoredCommitter is given the
+// engine's own record of the stored offsets not committed yet. The JS client treats
+// ERR__NO_OFFSET (nothing stored) as success; a failure is logged and the handler goes
+// on (the scenario's handler does not catch it: the batch would throw; not modelled).
+func (e *Engine) commitStored() {
+	if sc, ok := e.src.(StoredCommitter); ok {
+		if err := sc.CommitStored(); err != nil {
+			e.Errors = append(e.Errors, err)
+		}
+		return
+	}
+	if e.committed == nil {
+		e.committed = map[kpart.TopicPartition]int64{}
+	}
+	offs := map[kpart.TopicPartition]int64{}
+	for _, tp := range e.src.Assignment() {
+		if o, ok := e.stored[tp]; ok {
+			if c, done := e.committed[tp]; !done || c != o {
+				offs[tp] = o
+			}
+		}
+	}
+	if len(offs) == 0 {
+		return
+	}
+	if err := e.src.Commit(offs); err != nil {
+		e.Errors = append(e.Errors, err)
+		return
+	}
+	for tp, o := range offs {
+		e.committed[tp] = o
+	}
+}
+
 // endBatch is the rest of #batchProcessor once eachBatch returns or throws.
 func (e *Engine) endBatch(w *worker, b *batch) {
 	last := b.recs[len(b.recs)-1]
-	if e.s.AutoResolve && !b.stale && !b.threw {
+	if e.s.AutoResolve && !e.s.ManualCommit && !b.stale && !b.threw {
 		e.resolveOffset(b, last.Offset, last.LeaderEpoch)
 	}
 	delete(e.inflight, b.tp)

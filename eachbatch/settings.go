@@ -76,6 +76,17 @@ type Settings struct {
 	// resolveOffset(last of the round), and it stops early (returns) once the payload
 	// is stale (`if (!isRunning() || isStale()) break`).
 	AutoResolve bool
+	// ManualCommit is kafkaJS autoCommit: false with the idiom of upstream #476: the
+	// eachBatch handler runs with eachBatchAutoResolve false, calls resolveOffset() for
+	// every record it processed (after each round of HandlerParallel records, without
+	// an isStale() check: it finishes the batch), and ends with
+	// `await commitOffsetsIfNecessary()`, which in manual mode is commitOffsets() with
+	// no argument: librdkafka commits the stored offsets of the assignment
+	// (#eachBatchPayload_commitOffsetsIfNecessary, _consumer.js 892-901 in 1.10.0,
+	// 898-907 in 1.10.1; commitOffsets 1697-1723 and 1706-1732). No auto-commit, and #seekInternal
+	// commits nothing (CommitOnSeek must be false). eachBatch only: eachMessage has no
+	// commitOffsetsIfNecessary.
+	ManualCommit bool
 	// FailAt lists offsets at which the handler throws, the first time it reaches the
 	// offset in each partition (a transient failure: the redelivered record succeeds).
 	// eachBatch throws in the round holding the offset, after the earlier rounds;
@@ -123,6 +134,12 @@ func (s Settings) Validate() error {
 	}
 	if s.Handler == EachMessage && !s.AutoResolve {
 		errs = append(errs, "auto-resolve=false applies to eachBatch only (eachMessage resolves each record when the handler returns)")
+	}
+	if s.ManualCommit && s.Handler == EachMessage {
+		errs = append(errs, "manual commit (resolveOffset, commitOffsetsIfNecessary) applies to eachBatch only: eachMessage's payload has no commitOffsetsIfNecessary")
+	}
+	if s.ManualCommit && s.CommitOnSeek {
+		errs = append(errs, "manual commit turns enable.auto.commit off, and with it #seekInternal's commit (CommitOnSeek)")
 	}
 	for _, o := range s.FailAt {
 		if o < 0 {

@@ -55,8 +55,10 @@ var jsShapes = []jsShape{
 	{name: "seed-maxpoll-3s", scenario: []string{"--max-poll-ms", "3000"}, simulate: []string{"--max-poll-interval", "5m"}},
 	{name: "eachmessage-40", scenario: []string{"--handler", "eachMessage", "--spread", "0:40", "--max-poll-ms", "3000"},
 		simulate: []string{"--handler", "each-message", "--spread", "0:40", "--max-poll-interval", "5m"}},
+	// upstream #476's idiom: autoCommit false, eachBatchAutoResolve false, resolveOffset
+	// per record, commitOffsetsIfNecessary at the end of each batch
 	{name: "manual-commit", scenario: []string{"--commit", "manual", "--max-poll-ms", "3000"},
-		inexpressible: "the client's own manual commit (autoCommit false, resolveOffset, commitOffsetsIfNecessary) is issue 23 §1; --commit ledger is kstranded's commit, not the client's"},
+		simulate: []string{"--commit", "manual", "--max-poll-interval", "5m"}},
 	{name: "8x5-c2", scenario: []string{"--spread", "8x5", "--concurrency", "2", "--parallel", "1", "--max-poll-ms", "3000"},
 		simulate: []string{"--spread", "8x5", "--concurrency", "2", "--handler-parallel", "1", "--max-poll-interval", "5m"}},
 	{name: "12x5-c2", scenario: []string{"--spread", "12x5", "--concurrency", "2", "--parallel", "1", "--max-poll-ms", "3000"},
