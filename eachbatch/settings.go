@@ -87,6 +87,19 @@ type Settings struct {
 	// commits nothing (CommitOnSeek must be false). eachBatch only: eachMessage has no
 	// commitOffsetsIfNecessary.
 	ManualCommit bool
+	// PauseAt, when > 0, makes the handler call its payload's pause() once: at the first
+	// round (eachBatch) or record (eachMessage) that starts at least PauseAt after the
+	// consumer started, after which it goes on with its batch; ResumeAfter later the
+	// function pause() returned is called (resume()). pause() marks the batch stale and
+	// queues #pauseInternal as a pending operation: MessageCache.markStale drops the
+	// partition's cached records, librdkafka pauses it (its fetch position stays past
+	// what it returned), and the position is repaired by a seek to last-consumed + 1
+	// only where #lastConsumedOffsets has an entry (_consumer.js pause 1978 / 1987,
+	// #pauseInternal 1857-1881 / 1866-1890 in 1.10.0 / 1.10.1). 1.10.0's eachBatch never
+	// records one (upstream #517): a handler that resolves its whole batch leaves no
+	// repair, and the dropped records are never fetched again.
+	PauseAt     time.Duration
+	ResumeAfter time.Duration
 	// FailAt lists offsets at which the handler throws, the first time it reaches the
 	// offset in each partition (a transient failure: the redelivered record succeeds).
 	// eachBatch throws in the round holding the offset, after the earlier rounds;
@@ -161,6 +174,9 @@ func (s Settings) Validate() error {
 	}
 	if s.HandlerParallel <= 0 {
 		errs = append(errs, "handler parallelism must be > 0")
+	}
+	if s.PauseAt < 0 || s.ResumeAfter < 0 {
+		errs = append(errs, "pause-at and resume-after must be >= 0")
 	}
 	if s.ConsumeTime < 0 {
 		errs = append(errs, "consume time must be >= 0")

@@ -60,6 +60,11 @@ type Options struct {
 	// AutoResolve is --auto-resolve (eachBatchAutoResolve); false: the handler resolves
 	// each round itself and stops when the batch is stale.
 	AutoResolve bool
+	// PauseAt is --pause-at: the handler calls its payload's pause() at its first round
+	// (record) starting this long after the consumer started; ResumeAfter
+	// (--resume-after) later it resumes (eachbatch.Settings.PauseAt). 0: never.
+	PauseAt     time.Duration
+	ResumeAfter time.Duration
 	// HandlerFailAt is --handler-fail-at: offsets where the handler throws once per
 	// partition.
 	HandlerFailAt []int64
@@ -134,6 +139,10 @@ func (o Options) EngineSettings() eachbatch.Settings {
 		s.ManualCommit, s.AutoResolve = true, false
 	}
 	s.FailAt = o.HandlerFailAt
+	s.PauseAt, s.ResumeAfter = o.scale(o.PauseAt), o.scale(o.ResumeAfter)
+	if o.PauseAt > 0 && s.PauseAt <= 0 {
+		s.PauseAt = 1 // scaled below a nanosecond: still a pause
+	}
 	s.Concurrency = o.Concurrency
 	s.BatchSize = o.BatchSize
 	s.MaxPollInterval = o.scale(o.MaxPollInterval)
@@ -216,6 +225,10 @@ func (o Options) Validate() error {
 		return errors.New("--auto-commit=false: with --commit auto the client's auto-commit is what this scenario reproduces; use --commit manual for the client's manual commit (resolveOffset, commitOffsetsIfNecessary) or --commit ledger for kstranded's")
 	case o.Commit == CommitManual && o.handler() == eachbatch.EachMessage:
 		return errors.New("--commit manual is the eachBatch idiom (eachBatchAutoResolve false, resolveOffset per record, commitOffsetsIfNecessary at the end of each batch): eachMessage's payload has no commitOffsetsIfNecessary; use --handler each-batch")
+	case o.PauseAt < 0 || o.ResumeAfter < 0:
+		return errors.New("--pause-at and --resume-after must be >= 0")
+	case o.PauseAt > MaxRebalanceAt:
+		return fmt.Errorf("--pause-at must be at most %s", MaxRebalanceAt)
 	case o.MaxInFlight < 0 || o.MaxInFlightBytes < 0:
 		return errors.New("--max-in-flight and --max-in-flight-bytes must be >= 0")
 	case o.Grace < 0:
@@ -302,6 +315,9 @@ func (o Options) settingsMap() map[string]string {
 		// --auto-resolve say (EngineSettings)
 		m["auto_commit"], m["auto_resolve"] = "false", "false"
 		delete(m, "auto_commit_interval")
+	}
+	if o.PauseAt > 0 {
+		m["pause_at"], m["resume_after"] = o.PauseAt.String(), o.ResumeAfter.String()
 	}
 	if len(o.HandlerFailAt) > 0 {
 		m["handler_fail_at"] = fmt.Sprint(o.HandlerFailAt)
