@@ -23,7 +23,7 @@ const completionTimeout = 3 * time.Second
 // so a command that defines one of these flags gets its completion without saying so.
 func registerCompletions(root *cobra.Command, g *Globals) {
 	fixed := map[string][]string{
-		"commit": {"auto", "ledger", "all"},
+		"commit": {"auto", "ledger", "manual", "all"},
 		"output": {"table", "json"},
 	}
 	for _, r := range eachbatch.Releases {

@@ -80,8 +80,10 @@ func bindModelFlags(f *pflag.FlagSet, o *reproOptions) {
 	f.StringVar(&o.Policy, "policy", string(o.Options.Policy), "alias of --client")
 	f.StringVar(&o.Handler, "handler", string(eachbatch.EachBatch), "the application's run() callback: each-batch, each-message, or all (a row per handler)")
 	f.BoolVar(&o.AutoResolve, "auto-resolve", o.AutoResolve, "eachBatchAutoResolve; false: the handler calls resolveOffset after each round of --handler-parallel records and stops when the batch is stale")
+	f.DurationVar(&o.PauseAt, "pause-at", 0, "the handler calls its payload's pause() at its first round (record) starting this long after the consumer started, and goes on with its batch (0: never)")
+	f.DurationVar(&o.ResumeAfter, "resume-after", 500*time.Millisecond, "with --pause-at: resume() this long after the pause")
 	f.Int64SliceVar(&o.FailAt, "handler-fail-at", nil, "offsets where the handler throws, once per partition (comma-separated)")
-	f.StringVar(&o.Commit, "commit", string(o.Options.Commit), "who commits: auto (the client's auto-commit), ledger (the completed prefix, manual commits), or all")
+	f.StringVar(&o.Commit, "commit", string(o.Options.Commit), "who commits: auto (the client's auto-commit), manual (the client's manual commit: autoCommit false, resolveOffset per record, commitOffsetsIfNecessary after each batch; eachBatch only), ledger (kstranded's commit of the completed prefix), or all")
 	f.IntVar(&o.MaxInFlight, "max-in-flight", 0, "ledger back-pressure: unfinished records per partition before it is paused (0: no bound)")
 	f.IntVar(&o.MaxInFlightBytes, "max-in-flight-bytes", 0, "ledger back-pressure: unfinished bytes per partition before it is paused (0: no bound)")
 }
@@ -234,23 +236,34 @@ func (o *reproOptions) complete(g *Globals) ([]reproCase, error) {
 		o.RebalanceAt = append(o.RebalanceAt, st)
 	}
 	var commits []repro.CommitMode
+	allCommits := strings.ToLower(o.Commit) == "all"
 	switch c := strings.ToLower(o.Commit); c {
 	case "all":
-		commits = []repro.CommitMode{repro.CommitAuto, repro.CommitLedger}
+		commits = repro.CommitModes
 	default:
 		commits = []repro.CommitMode{repro.CommitMode(c)}
+	}
+	// --commit all names manual commit for eachBatch only: with each-message it is
+	// left out, where --commit manual given by name is refused (Validate)
+	skip := func(h eachbatch.Handler, c repro.CommitMode) bool {
+		return allCommits && c == repro.CommitManual && h == eachbatch.EachMessage
 	}
 	var cases []reproCase
 	for _, p := range policies {
 		for _, h := range handlers {
 			for _, c := range commits {
-				cases = append(cases, reproCase{p, h, c})
+				if !skip(h, c) {
+					cases = append(cases, reproCase{p, h, c})
+				}
 			}
 		}
 	}
 	o.Options.Policy, o.Options.Handler, o.Options.Commit = policies[0], handlers[0], commits[0]
 	for _, h := range handlers {
 		for _, c := range commits {
+			if skip(h, c) {
+				continue
+			}
 			v := o.Options
 			v.Handler, v.Commit = h, c
 			if err := v.Validate(); err != nil {

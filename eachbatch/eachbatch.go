@@ -13,9 +13,10 @@
 // The engine covers the per-partition message cache, the workers serving eachBatch or
 // eachMessage, the adaptive fetch size, the queue-non-empty wait and its valve, the cache
 // expiry loop, pending operations, the clear with each release's rewind rule, handler
-// errors, and rebalances (with simkafka.Group as the source). What is modelled, with the
-// JS names, and what the model still leaves out (pause/resume, manual commits, live
-// member ordering, librdkafka internals, ...) is in docs/model.md.
+// errors, the client's manual commit (commitOffsetsIfNecessary), and rebalances (with
+// simkafka.Group as the source). What is modelled, with the JS names, and what the model
+// still leaves out (pause/resume, commits of explicit offsets, live member ordering,
+// librdkafka internals, ...) is in docs/model.md.
 //
 // Where things are: settings.go (settings and policies), engine.go (workers, fetches,
 // batches, pending operations), expiry.go (the cache expiry and the clear, where the

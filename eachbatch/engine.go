@@ -69,6 +69,11 @@ type Engine struct {
 	running        bool
 	rebalanced     bool // the consume call in progress served a rebalance event
 
+	// pause/resume from the handler's payload (Settings.PauseAt)
+	started   time.Time
+	pauseDone bool                          // the handler called pause()
+	paused    map[kpart.TopicPartition]bool // paused and not resumed yet (pending operations included)
+
 	// woken is a #nonEmpty wait that ended and whose wake event waits for the result
 	// of the consume call that follows (see notifyNonEmpty).
 	woken *traceevent.Event
@@ -78,6 +83,7 @@ type Engine struct {
 
 	delivered map[kpart.TopicPartition]*kpart.Counts
 	stored    map[kpart.TopicPartition]int64
+	committed map[kpart.TopicPartition]int64          // ManualCommit to a Source that is no StoredCommitter
 	failAt    map[int64]bool                          // Settings.FailAt
 	failed    map[kpart.TopicPartition]map[int64]bool // FailAt offsets that already threw
 	// OnBatchEnd, when set, is told of every batch the handler finished, with the
@@ -148,6 +154,7 @@ func (e *Engine) Start() {
 		return
 	}
 	e.running = true
+	e.started = e.l.Now()
 	e.newGeneration()
 }
 
@@ -429,7 +436,7 @@ func (e *Engine) serve(w *worker, recs []Record) {
 		e.serveMessage(w, b)
 		return
 	}
-	if e.s.AutoResolve && !e.failsIn(tp, recs, false) {
+	if e.s.AutoResolve && !e.s.ManualCommit && !e.failsIn(tp, recs, false) && (e.s.PauseAt == 0 || e.pauseDone) {
 		e.deliver(recs)
 		// The whole batch in one timer: the handler neither resolves nor throws on its way.
 		e.l.After(e.s.BatchDuration(len(recs)), func() {
@@ -455,7 +462,8 @@ func (e *Engine) deliver(recs []Record) {
 }
 
 // round runs one round of HandlerParallel records of an eachBatch handler that
-// resolves offsets itself or throws: the kafkajs pattern
+// resolves offsets itself or throws: the kafkajs pattern (ManualCommit: the same without
+// the isStale() break, and `await commitOffsetsIfNecessary()` after the loop)
 //
 //	for (const m of batch.messages) {
 //	  if (!isRunning() || isStale()) break;
@@ -466,6 +474,7 @@ func (e *Engine) deliver(recs []Record) {
 // with HandlerParallel records processed at a time (Promise.all: a round that throws
 // resolves none of its records).
 func (e *Engine) round(w *worker, b *batch) {
+	e.maybePause(b.tp)
 	n := min(e.s.HandlerParallel, len(b.recs)-b.done)
 	part := b.recs[b.done : b.done+n]
 	// Only records the handler reaches count as delivered: after a throw or a stale
@@ -478,11 +487,15 @@ func (e *Engine) round(w *worker, b *batch) {
 			return
 		}
 		b.done += n
-		if !e.s.AutoResolve {
+		if !e.s.AutoResolve || e.s.ManualCommit {
 			last := part[n-1]
 			e.resolveOffset(b, last.Offset, last.LeaderEpoch)
 		}
-		if b.done == len(b.recs) || (!e.s.AutoResolve && b.stale) {
+		if b.done == len(b.recs) && e.s.ManualCommit {
+			// `await commitOffsetsIfNecessary()`, the handler's last statement
+			e.commitStored()
+		}
+		if b.done == len(b.recs) || (!e.s.AutoResolve && !e.s.ManualCommit && b.stale) {
 			e.endBatch(w, b)
 			return
 		}
@@ -510,10 +523,54 @@ func (e *Engine) failsIn(tp kpart.TopicPartition, recs []Record, mark bool) bool
 	return false
 }
 
+// StoredCommitter is a Source that commits its stored offsets itself: librdkafka's
+// rd_kafka_commit with no list (confluent-kafka-go's Commit()), which commits the stored
+// offsets of the assignment that differ from the committed ones.
+type StoredCommitter interface {
+	CommitStored() error
+}
+
+// commitStored is commitOffsets() with no argument, as
+// #eachBatchPayload_commitOffsetsIfNecessary calls it when autoCommit is off: the client
+// hands librdkafka no list, so what is committed is what was stored (resolved), on
+// every partition of the assignment. A Source that is no StoredCommitter is given the
+// engine's own record of the stored offsets not committed yet. The JS client treats
+// ERR__NO_OFFSET (nothing stored) as success; a failure is logged and the handler goes
+// on (the scenario's handler does not catch it: the batch would throw; not modelled).
+func (e *Engine) commitStored() {
+	if sc, ok := e.src.(StoredCommitter); ok {
+		if err := sc.CommitStored(); err != nil {
+			e.Errors = append(e.Errors, err)
+		}
+		return
+	}
+	if e.committed == nil {
+		e.committed = map[kpart.TopicPartition]int64{}
+	}
+	offs := map[kpart.TopicPartition]int64{}
+	for _, tp := range e.src.Assignment() {
+		if o, ok := e.stored[tp]; ok {
+			if c, done := e.committed[tp]; !done || c != o {
+				offs[tp] = o
+			}
+		}
+	}
+	if len(offs) == 0 {
+		return
+	}
+	if err := e.src.Commit(offs); err != nil {
+		e.Errors = append(e.Errors, err)
+		return
+	}
+	for tp, o := range offs {
+		e.committed[tp] = o
+	}
+}
+
 // endBatch is the rest of #batchProcessor once eachBatch returns or throws.
 func (e *Engine) endBatch(w *worker, b *batch) {
 	last := b.recs[len(b.recs)-1]
-	if e.s.AutoResolve && !b.stale && !b.threw {
+	if e.s.AutoResolve && !e.s.ManualCommit && !b.stale && !b.threw {
 		e.resolveOffset(b, last.Offset, last.LeaderEpoch)
 	}
 	delete(e.inflight, b.tp)
@@ -567,6 +624,7 @@ func resolvedPrefix(b *batch) []Record {
 // serveMessage is #messageProcessor: one record to eachMessage.
 func (e *Engine) serveMessage(w *worker, b *batch) {
 	m := b.recs[0]
+	e.maybePause(m.TopicPartition)
 	if e.s.Policy == V1_10_0 {
 		// 1.10.0 sets #lastConsumedOffsets before awaiting config.eachMessage, so a
 		// clear rewinds to the record being handled (and, without the + 1 of 1.10.1,
@@ -638,13 +696,100 @@ func (e *Engine) resolveOffset(b *batch, offset int64, epoch int32) {
 	}
 }
 
+// pauseDue reports whether the handler is still to pause and the time has come (a
+// batch then runs round by round, so the pause falls in the round it is due).
+func (e *Engine) pauseDue() bool {
+	return e.s.PauseAt > 0 && !e.pauseDone && !e.started.IsZero() && e.l.Now().Sub(e.started) >= e.s.PauseAt
+}
+
+// maybePause is the handler calling its payload's pause() when it is due: pause() marks
+// the partition's batch payload stale (not seeked: #markBatchPayloadsStale without
+// isSeek), records the partition as paused and queues #pauseInternal; the function it
+// returns is called ResumeAfter later.
+func (e *Engine) maybePause(tp kpart.TopicPartition) {
+	if !e.pauseDue() {
+		return
+	}
+	e.pauseDone = true
+	if b := e.inflight[tp]; b != nil {
+		b.stale = true
+	}
+	if e.paused == nil {
+		e.paused = map[kpart.TopicPartition]bool{}
+	}
+	e.paused[tp] = true
+	e.emit(traceevent.Event{Ev: traceevent.Pause, Topic: tp.Topic, Partition: traceevent.P(tp.Partition), Reason: "payload pause()"})
+	e.addPendingOp(pendingOp{name: "pause", run: func() { e.pauseInternal(tp) }})
+	e.l.After(e.s.ResumeAfter, func() {
+		// resume(): queued like every other operation (#resumeInternal)
+		e.addPendingOp(pendingOp{name: "resume", run: func() { e.resumeInternal(tp) }})
+	})
+}
+
+// Pauser is a Source that can pause and resume fetching a partition (librdkafka's
+// pause/resume: a paused partition returns nothing; resumed, it is fetched from the
+// position the application reached, past what it already returned).
+type Pauser interface {
+	Pause(tp kpart.TopicPartition) error
+	Resume(tp kpart.TopicPartition) error
+}
+
+// pauseInternal is #pauseInternal: MessageCache.markStale, internalClient.pause, and a
+// seek to last-consumed + 1 where #lastConsumedOffsets has an entry.
+func (e *Engine) pauseInternal(tp kpart.TopicPartition) {
+	dropped := e.cache.contents()[tp]
+	e.cache.markStale([]kpart.TopicPartition{tp})
+	if p, ok := e.src.(Pauser); ok {
+		if err := p.Pause(tp); err != nil {
+			e.Errors = append(e.Errors, err)
+		}
+	}
+	ev := traceevent.Event{Ev: traceevent.Pause, Topic: tp.Topic, Partition: traceevent.P(tp.Partition), Reason: "no last-consumed entry"}
+	if len(dropped) > 0 {
+		ev.Discarded = ranges(dropped)
+	}
+	last, has := e.lastConsumed[tp]
+	if has {
+		ev.Reason, ev.Offset = "last-consumed+1", traceevent.P(last.offset+1)
+	}
+	e.emit(ev)
+	if len(dropped) > 0 && (!has || last.offset+1 > dropped[0].Offset) && !e.seekQueued(tp, dropped[0].Offset) && e.OnDiscard != nil {
+		e.OnDiscard(dropped)
+	}
+	if has {
+		e.seekInternal(tp, last.offset+1, last.leaderEpoch, "pause: last-consumed+1")
+	}
+}
+
+// seekQueued reports whether a pending seek() of tp at or below offset is still to run
+// (the batch-end seek of a batch the pause made stale repairs the position).
+func (e *Engine) seekQueued(tp kpart.TopicPartition, offset int64) bool {
+	for _, op := range e.pendingOps {
+		if op.seekTP != nil && *op.seekTP == tp && op.seekOffset <= offset {
+			return true
+		}
+	}
+	return false
+}
+
+// resumeInternal is #resumeInternal: internalClient.resume, nothing else.
+func (e *Engine) resumeInternal(tp kpart.TopicPartition) {
+	delete(e.paused, tp)
+	if p, ok := e.src.(Pauser); ok {
+		if err := p.Resume(tp); err != nil {
+			e.Errors = append(e.Errors, err)
+		}
+	}
+	e.emit(traceevent.Event{Ev: traceevent.Resume, Topic: tp.Topic, Partition: traceevent.P(tp.Partition)})
+}
+
 // Seek is the public seek(): it marks the partition's batch stale and queues the seek
 // as a pending operation.
 func (e *Engine) Seek(tp kpart.TopicPartition, offset int64, epoch int32, reason string) {
 	if b := e.inflight[tp]; b != nil {
 		b.stale, b.seeked = true, true
 	}
-	e.addPendingOp(pendingOp{name: "seek", run: func() { e.seekInternal(tp, offset, epoch, reason) }})
+	e.addPendingOp(pendingOp{name: "seek", run: func() { e.seekInternal(tp, offset, epoch, reason) }, seekTP: &tp, seekOffset: offset})
 }
 
 func (e *Engine) exitWorker(w *worker) {
@@ -687,6 +832,10 @@ func (e *Engine) runPendingOps() {
 type pendingOp struct {
 	name string
 	run  func()
+	// a seek's partition and offset (seek() only), for pauseInternal to see a repair
+	// queued after it
+	seekTP     *kpart.TopicPartition
+	seekOffset int64
 }
 
 func (e *Engine) addPendingOp(op pendingOp) {
@@ -788,7 +937,7 @@ func (e *Engine) flushSpinAt(t time.Time) {
 // in flight, no operation is pending, the last fetch returned nothing and the source is
 // at its end.
 func (e *Engine) Quiescent() bool {
-	return e.running && !e.fetching && e.cache.size == 0 && len(e.inflight) == 0 && len(e.pendingOps) == 0 &&
+	return e.running && !e.fetching && e.cache.size == 0 && len(e.inflight) == 0 && len(e.pendingOps) == 0 && len(e.paused) == 0 &&
 		!e.terminating && e.lastFetchEmpty && e.src.AtEnd()
 }
 

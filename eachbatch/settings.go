@@ -76,6 +76,30 @@ type Settings struct {
 	// resolveOffset(last of the round), and it stops early (returns) once the payload
 	// is stale (`if (!isRunning() || isStale()) break`).
 	AutoResolve bool
+	// ManualCommit is kafkaJS autoCommit: false with the idiom of upstream #476: the
+	// eachBatch handler runs with eachBatchAutoResolve false, calls resolveOffset() for
+	// every record it processed (after each round of HandlerParallel records, without
+	// an isStale() check: it finishes the batch), and ends with
+	// `await commitOffsetsIfNecessary()`, which in manual mode is commitOffsets() with
+	// no argument: librdkafka commits the stored offsets of the assignment
+	// (#eachBatchPayload_commitOffsetsIfNecessary, _consumer.js 892-901 in 1.10.0,
+	// 898-907 in 1.10.1; commitOffsets 1697-1723 and 1706-1732). No auto-commit, and #seekInternal
+	// commits nothing (CommitOnSeek must be false). eachBatch only: eachMessage has no
+	// commitOffsetsIfNecessary.
+	ManualCommit bool
+	// PauseAt, when > 0, makes the handler call its payload's pause() once: at the first
+	// round (eachBatch) or record (eachMessage) that starts at least PauseAt after the
+	// consumer started, after which it goes on with its batch; ResumeAfter later the
+	// function pause() returned is called (resume()). pause() marks the batch stale and
+	// queues #pauseInternal as a pending operation: MessageCache.markStale drops the
+	// partition's cached records, librdkafka pauses it (its fetch position stays past
+	// what it returned), and the position is repaired by a seek to last-consumed + 1
+	// only where #lastConsumedOffsets has an entry (_consumer.js pause 1978 / 1987,
+	// #pauseInternal 1857-1881 / 1866-1890 in 1.10.0 / 1.10.1). 1.10.0's eachBatch never
+	// records one (upstream #517): a handler that resolves its whole batch leaves no
+	// repair, and the dropped records are never fetched again.
+	PauseAt     time.Duration
+	ResumeAfter time.Duration
 	// FailAt lists offsets at which the handler throws, the first time it reaches the
 	// offset in each partition (a transient failure: the redelivered record succeeds).
 	// eachBatch throws in the round holding the offset, after the earlier rounds;
@@ -124,6 +148,12 @@ func (s Settings) Validate() error {
 	if s.Handler == EachMessage && !s.AutoResolve {
 		errs = append(errs, "auto-resolve=false applies to eachBatch only (eachMessage resolves each record when the handler returns)")
 	}
+	if s.ManualCommit && s.Handler == EachMessage {
+		errs = append(errs, "manual commit (resolveOffset, commitOffsetsIfNecessary) applies to eachBatch only: eachMessage's payload has no commitOffsetsIfNecessary")
+	}
+	if s.ManualCommit && s.CommitOnSeek {
+		errs = append(errs, "manual commit turns enable.auto.commit off, and with it #seekInternal's commit (CommitOnSeek)")
+	}
 	for _, o := range s.FailAt {
 		if o < 0 {
 			errs = append(errs, "handler-fail-at offsets must be >= 0")
@@ -144,6 +174,9 @@ func (s Settings) Validate() error {
 	}
 	if s.HandlerParallel <= 0 {
 		errs = append(errs, "handler parallelism must be > 0")
+	}
+	if s.PauseAt < 0 || s.ResumeAfter < 0 {
+		errs = append(errs, "pause-at and resume-after must be >= 0")
 	}
 	if s.ConsumeTime < 0 {
 		errs = append(errs, "consume time must be >= 0")

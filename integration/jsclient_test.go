@@ -55,8 +55,19 @@ var jsShapes = []jsShape{
 	{name: "seed-maxpoll-3s", scenario: []string{"--max-poll-ms", "3000"}, simulate: []string{"--max-poll-interval", "5m"}},
 	{name: "eachmessage-40", scenario: []string{"--handler", "eachMessage", "--spread", "0:40", "--max-poll-ms", "3000"},
 		simulate: []string{"--handler", "each-message", "--spread", "0:40", "--max-poll-interval", "5m"}},
+	// upstream #476's idiom: autoCommit false, eachBatchAutoResolve false, resolveOffset
+	// per record, commitOffsetsIfNecessary at the end of each batch
 	{name: "manual-commit", scenario: []string{"--commit", "manual", "--max-poll-ms", "3000"},
-		inexpressible: "the client's own manual commit (autoCommit false, resolveOffset, commitOffsetsIfNecessary) is issue 23 §1; --commit ledger is kstranded's commit, not the client's"},
+		simulate: []string{"--commit", "manual", "--max-poll-interval", "5m"}},
+	// upstream #517: pause() from the eachBatch payload in the batch of 2-21 (2 s after
+	// run(); that batch runs from about 0.8 s to 3.6 s of consumption, so the join's
+	// delay does not move the pause out of it), resume() 500 ms later. With the
+	// manual-commit handler, which resolves its whole batch, 1.10.0 loses 22-199; with
+	// auto-resolve the stale batch is sought back to its first record.
+	{name: "pause-resume-manual", scenario: []string{"--commit", "manual", "--pause-at-ms", "2000", "--resume-after-ms", "500"},
+		simulate: []string{"--commit", "manual", "--pause-at", "3m20s", "--resume-after", "50s"}},
+	{name: "pause-resume-auto", scenario: []string{"--pause-at-ms", "2000", "--resume-after-ms", "500"},
+		simulate: []string{"--pause-at", "3m20s", "--resume-after", "50s"}},
 	{name: "8x5-c2", scenario: []string{"--spread", "8x5", "--concurrency", "2", "--parallel", "1", "--max-poll-ms", "3000"},
 		simulate: []string{"--spread", "8x5", "--concurrency", "2", "--handler-parallel", "1", "--max-poll-interval", "5m"}},
 	{name: "12x5-c2", scenario: []string{"--spread", "12x5", "--concurrency", "2", "--parallel", "1", "--max-poll-ms", "3000"},

@@ -23,7 +23,15 @@ const (
 	// CommitLedger commits the ledger's frontier (the completed prefix) instead of the
 	// client's stored offsets: librdkafka auto-commit off, manual commits.
 	CommitLedger CommitMode = "ledger"
+	// CommitManual is the client's own manual commit, the idiom of upstream #476:
+	// kafkaJS autoCommit false, eachBatchAutoResolve false, resolveOffset() per record
+	// and `await commitOffsetsIfNecessary()` at the end of each batch
+	// (eachbatch.Settings.ManualCommit). eachBatch only.
+	CommitManual CommitMode = "manual"
 )
+
+// CommitModes lists the commit modes in comparison order (--commit all).
+var CommitModes = []CommitMode{CommitAuto, CommitLedger, CommitManual}
 
 // Options configure a run. Durations are the seed's (unscaled); TimeScale scales them.
 type Options struct {
@@ -52,6 +60,11 @@ type Options struct {
 	// AutoResolve is --auto-resolve (eachBatchAutoResolve); false: the handler resolves
 	// each round itself and stops when the batch is stale.
 	AutoResolve bool
+	// PauseAt is --pause-at: the handler calls its payload's pause() at its first round
+	// (record) starting this long after the consumer started; ResumeAfter
+	// (--resume-after) later it resumes (eachbatch.Settings.PauseAt). 0: never.
+	PauseAt     time.Duration
+	ResumeAfter time.Duration
 	// HandlerFailAt is --handler-fail-at: offsets where the handler throws once per
 	// partition.
 	HandlerFailAt []int64
@@ -122,7 +135,14 @@ func (o Options) EngineSettings() eachbatch.Settings {
 	s.Policy = o.Policy
 	s.Handler = o.handler()
 	s.AutoResolve = o.AutoResolve
+	if o.Commit == CommitManual {
+		s.ManualCommit, s.AutoResolve = true, false
+	}
 	s.FailAt = o.HandlerFailAt
+	s.PauseAt, s.ResumeAfter = o.scale(o.PauseAt), o.scale(o.ResumeAfter)
+	if o.PauseAt > 0 && s.PauseAt <= 0 {
+		s.PauseAt = 1 // scaled below a nanosecond: still a pause
+	}
 	s.Concurrency = o.Concurrency
 	s.BatchSize = o.BatchSize
 	s.MaxPollInterval = o.scale(o.MaxPollInterval)
@@ -199,10 +219,16 @@ func (o Options) Validate() error {
 		return errors.New("--max-bytes and --max-bytes-per-partition must be > 0")
 	case o.Timeout <= 0:
 		return errors.New("--timeout must be > 0")
-	case o.Commit != CommitAuto && o.Commit != CommitLedger:
-		return fmt.Errorf("--commit %q: want auto, ledger or all", o.Commit)
+	case o.Commit != CommitAuto && o.Commit != CommitLedger && o.Commit != CommitManual:
+		return fmt.Errorf("--commit %q: want auto, ledger, manual or all", o.Commit)
 	case o.Commit == CommitAuto && !o.AutoCommit:
-		return errors.New("--auto-commit=false: with --commit auto the client's auto-commit is what this scenario reproduces; use --commit ledger for manual commits")
+		return errors.New("--auto-commit=false: with --commit auto the client's auto-commit is what this scenario reproduces; use --commit manual for the client's manual commit (resolveOffset, commitOffsetsIfNecessary) or --commit ledger for kstranded's")
+	case o.Commit == CommitManual && o.handler() == eachbatch.EachMessage:
+		return errors.New("--commit manual is the eachBatch idiom (eachBatchAutoResolve false, resolveOffset per record, commitOffsetsIfNecessary at the end of each batch): eachMessage's payload has no commitOffsetsIfNecessary; use --handler each-batch")
+	case o.PauseAt < 0 || o.ResumeAfter < 0:
+		return errors.New("--pause-at and --resume-after must be >= 0")
+	case o.PauseAt > MaxRebalanceAt:
+		return fmt.Errorf("--pause-at must be at most %s", MaxRebalanceAt)
 	case o.MaxInFlight < 0 || o.MaxInFlightBytes < 0:
 		return errors.New("--max-in-flight and --max-in-flight-bytes must be >= 0")
 	case o.Grace < 0:
@@ -283,6 +309,15 @@ func (o Options) settingsMap() map[string]string {
 		"from_beginning":          fmt.Sprint(o.FromBeginning),
 		"handler":                 string(o.handler()),
 		"auto_resolve":            fmt.Sprint(o.AutoResolve),
+	}
+	if o.Commit == CommitManual {
+		// the client's settings in manual mode, whatever --auto-commit and
+		// --auto-resolve say (EngineSettings)
+		m["auto_commit"], m["auto_resolve"] = "false", "false"
+		delete(m, "auto_commit_interval")
+	}
+	if o.PauseAt > 0 {
+		m["pause_at"], m["resume_after"] = o.PauseAt.String(), o.ResumeAfter.String()
 	}
 	if len(o.HandlerFailAt) > 0 {
 		m["handler_fail_at"] = fmt.Sprint(o.HandlerFailAt)

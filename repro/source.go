@@ -598,6 +598,32 @@ func (s *rdSource) Commit(offsets map[kpart.TopicPartition]int64) error {
 	return err
 }
 
+// CommitStored implements eachbatch.StoredCommitter: confluent-kafka-go's Commit(),
+// rd_kafka_commit with no list, which commits the stored offsets of the assignment, as
+// the JS client's commitOffsets() with no argument does (--commit manual). "No offset
+// stored" (ERR__NO_OFFSET) is no error, as the JS client resolves it.
+func (s *rdSource) CommitStored() error {
+	res, err := s.c.Commit()
+	if kerr, ok := err.(kafka.Error); ok && kerr.Code() == kafka.ErrNoOffset {
+		return nil
+	}
+	err = firstPartitionError(res, err)
+	ev := traceevent.Event{Ev: traceevent.Commit, Reason: "manual"}
+	for _, p := range res {
+		if p.Offset >= 0 && p.Error == nil {
+			ev.Committed = append(ev.Committed, traceevent.PartitionOffset{Partition: p.Partition, Offset: int64(p.Offset)})
+		}
+	}
+	if err != nil {
+		ev.Error = err.Error()
+		s.troubled(err)
+	} else {
+		s.contact()
+	}
+	s.emit(ev)
+	return err
+}
+
 // firstPartitionError returns err, or the first per-partition error of a result: the
 // client returns err == nil when only some partitions failed.
 func firstPartitionError(res []kafka.TopicPartition, err error) error {

@@ -359,6 +359,18 @@ func (c *Client) Commit(offs map[TP]int64) error {
 	return nil
 }
 
+// CommitStored implements eachbatch.StoredCommitter: rd_kafka_commit with no list, the
+// stored offsets that differ from the committed ones (the JS client's commitOffsets()
+// with no argument). Nothing stored is no error (ERR__NO_OFFSET, which the JS client
+// resolves).
+func (c *Client) CommitStored() error {
+	if !c.InGroup() {
+		return fmt.Errorf("commit refused: %s is not a member of the group (UNKNOWN_MEMBER_ID)", c.name)
+	}
+	c.commitStored(false)
+	return nil
+}
+
 // Assignment implements eachbatch.Source.
 func (c *Client) Assignment() []TP { return append([]TP(nil), c.assignment...) }
 

@@ -12,6 +12,11 @@
 //   [--max-poll-ms 9000] [--batch-size 20] [--commit auto|manual]
 // --commit manual is upstream #476's idiom: autoCommit false, eachBatchAutoResolve false,
 // resolveOffset() per record, await commitOffsetsIfNecessary() at the end of each batch.
+//   [--pause-at-ms MS] [--resume-after-ms 500]
+// --pause-at-ms: the handler calls its payload's pause() once, at its first round (eachBatch)
+// or message (eachMessage) starting MS or more after consumer.run(), goes on with its batch,
+// and calls the function pause() returned --resume-after-ms later (upstream #517; kstranded
+// simulate --pause-at / --resume-after, times 100).
 //
 // Phase 1: a transactional producer (acks -1) writes --records records to partition 0 of
 // --topic in one transaction; a consumer (the bug report's settings, durations / 100) delivers
@@ -47,6 +52,8 @@ function parseArgs(argv) {
     maxPollMs: 9000,
     batchSize: 20,
     commit: 'auto',
+    pauseAtMs: 0,
+    resumeAfterMs: 500,
   };
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i];
@@ -72,6 +79,8 @@ function parseArgs(argv) {
       case '--max-poll-ms': opts.maxPollMs = Number(val()); break;
       case '--batch-size': opts.batchSize = Number(val()); break;
       case '--commit': opts.commit = val(); break;
+      case '--pause-at-ms': opts.pauseAtMs = Number(val()); break;
+      case '--resume-after-ms': opts.resumeAfterMs = Number(val()); break;
       default: throw new Error(`unknown argument ${a}`);
     }
   }
@@ -210,7 +219,8 @@ async function main() {
     logger: opts.logger, debug: opts.debug || '-', group: groupId, topic: opts.topic,
     records: opts.total, ...(opts.spread ? { spread: opts.spread, handler: opts.handler,
       concurrency: opts.concurrency, parallel: opts.parallel, delay_ms: opts.delayMs,
-      max_poll_ms: opts.maxPollMs, batch_size: opts.batchSize, commit: opts.commit } : {}) });
+      max_poll_ms: opts.maxPollMs, batch_size: opts.batchSize, commit: opts.commit } : {}),
+    ...(opts.pauseAtMs > 0 ? { pause_at_ms: opts.pauseAtMs, resume_after_ms: opts.resumeAfterMs } : {}) });
 
   const admin = probeKafka.admin();
   await admin.connect();
@@ -252,16 +262,31 @@ async function main() {
       console.log(`delivered topic=${topic} partition=${partition} offset=${offset}`);
   };
   const run = { partitionsConsumedConcurrently: opts.concurrency };
+  // --pause-at-ms: pause() once from the payload when due, resume() --resume-after-ms later
+  let runStartedAt = 0;
+  let pauseDone = false;
+  const maybePause = (pause, topic, partition) => {
+    if (opts.pauseAtMs <= 0 || pauseDone || Date.now() - runStartedAt < opts.pauseAtMs) return;
+    pauseDone = true;
+    app('pause', { topic, partition, at_ms: Date.now() - runStartedAt });
+    const resume = pause();
+    setTimeout(() => {
+      app('resume', { topic, partition, at_ms: Date.now() - runStartedAt });
+      resume();
+    }, opts.resumeAfterMs);
+  };
   if (opts.handler === 'eachMessage') {
-    run.eachMessage = async ({ topic, partition, message }) => {
+    run.eachMessage = async ({ topic, partition, message, pause }) => {
+      maybePause(pause, topic, partition);
       await sleep(opts.delayMs);
       deliver(topic, partition, message.offset);
     };
   } else {
     if (opts.commit === 'manual') run.eachBatchAutoResolve = false;
-    run.eachBatch = async ({ batch, resolveOffset, commitOffsetsIfNecessary }) => {
+    run.eachBatch = async ({ batch, resolveOffset, commitOffsetsIfNecessary, pause }) => {
       // --parallel records at a time, --delay-ms each (the report's 3 and 40 s / 100).
       for (let i = 0; i < batch.messages.length; i += opts.parallel) {
+        maybePause(pause, batch.topic, batch.partition);
         const round = batch.messages.slice(i, i + opts.parallel);
         await Promise.all(round.map(async (m) => {
           await sleep(opts.delayMs);
@@ -272,6 +297,7 @@ async function main() {
       if (opts.commit === 'manual') await commitOffsetsIfNecessary();
     };
   }
+  runStartedAt = Date.now();
   consumer.run(run);
 
   // Phase 1: wait until everything was delivered or nothing was for --quiet-ms.
