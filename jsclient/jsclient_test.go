@@ -115,3 +115,31 @@ func TestTheBinaryCarriesTheScenario(t *testing.T) {
 		t.Fatal("the embedded scenario.js is not the file beside the package, or prints no delivery line")
 	}
 }
+
+func TestTheLogGivesRecordsDeliveriesAndCommits(t *testing.T) {
+	in := `scenario client=1.10.0 librdkafka=2.12.0 node=v22 logger=default debug=- group=g topic=stranded records=5
+produced phase=1 topic=stranded partition=0 count=5 transactional=true
+%7|1|CGRP|rdkafka#consumer-1| some client line partition=0 offset=9
+delivered topic=stranded partition=0 offset=0
+delivered topic=stranded partition=0 offset=1
+delivered topic=stranded partition=0 offset=1
+committed phase=1 topic=stranded partition=0 offset=6 low=0 high=6
+produced phase=2 topic=stranded partition=0 count=1 transactional=false
+delivered topic=stranded partition=0 offset=6
+committed phase=2 topic=stranded partition=0 offset=7 low=0 high=7
+`
+	l, err := ParseLog(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Client != "1.10.0" || l.Delivered[0][1] != 2 || len(l.Delivered[0]) != 3 {
+		t.Fatalf("client %q deliveries %v", l.Client, l.Delivered)
+	}
+	if !slices.Equal(l.Committed[0], []int64{6, 7}) || l.High[0] != 7 {
+		t.Fatalf("committed %v high %d", l.Committed[0], l.High[0])
+	}
+	// the transaction's marker (5) is not a record; phase 2's record is 6
+	if got := l.Records(0); !slices.Equal(got, []int64{0, 1, 2, 3, 4, 6}) {
+		t.Fatalf("records %v", got)
+	}
+}
