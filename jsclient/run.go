@@ -33,7 +33,9 @@ type RunOptions struct {
 	Dir     string
 	Brokers string
 	Group   string
-	Shape   Shape
+	// Topic: scenario.js's --topic ("" is Topic, as the embedded broker seeds it).
+	Topic string
+	Shape Shape
 	// Debug: librdkafka's debug contexts ("" for none, the suite's and the command's).
 	Debug string
 	// Log receives everything the run prints (the client's and the application's lines).
@@ -57,6 +59,9 @@ func Run(ctx context.Context, o RunOptions) error {
 	}
 	args := append([]string{script, "--brokers", o.Brokers, "--group", o.Group, "--logger", "default", "--debug", o.Debug},
 		o.Shape.ScenarioArgs()...)
+	if o.Topic != "" {
+		args = append(args, "--topic", o.Topic)
+	}
 	cmd := exec.CommandContext(ctx, "node", args...)
 	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(o.Dir, "node_modules"))
 	cmd.Stdout, cmd.Stderr = o.Log, o.Log

@@ -33,12 +33,16 @@ type Repro struct {
 
 // ReproRun is one run.
 type ReproRun struct {
-	RunID      string            `json:"run_id"`
-	Topic      string            `json:"topic"`
-	Group      string            `json:"group"`
-	Brokers    string            `json:"brokers"`
-	Embedded   bool              `json:"embedded_broker"`
-	Simulated  bool              `json:"simulated"`
+	RunID     string `json:"run_id"`
+	Topic     string `json:"topic"`
+	Group     string `json:"group"`
+	Brokers   string `json:"brokers"`
+	Embedded  bool   `json:"embedded_broker"`
+	Simulated bool   `json:"simulated"`
+	// Client says what consumed: the model ("model (librdkafka live)", "model
+	// (simulated)") or the real client and its release ("@confluentinc/kafka-javascript
+	// 1.10.1", repro --real-client).
+	Client     string            `json:"client"`
 	Workload   ReproWorkload     `json:"workload"`
 	Policy     string            `json:"policy"`
 	Handler    string            `json:"handler"`
@@ -176,6 +180,10 @@ func NewRepro(results []*repro.Result) Repro {
 			run.FetchOrders = append(run.FetchOrders, rf)
 		}
 		run.Simulated = r.Simulated
+		run.Client = r.Client
+		if run.Client == "" {
+			run.Client = map[bool]string{true: "model (simulated)", false: "model (librdkafka live)"}[r.Simulated]
+		}
 		if run.Handler == "" {
 			run.Handler = string(eachbatch.EachBatch)
 		}
@@ -257,8 +265,8 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 			where = "simulated (no broker, virtual time)"
 		}
 		// on a terminal the subtitle wraps at word boundaries to the terminal's width
-		subtitle := render.Wrap(fmt.Sprintf("topic %s · group %s · %s · commit %s · workload %s · %s",
-			render.Safe(r.Topic), render.Safe(r.Group), where, r.Commit, workloadLine(r.Workload), render.Safe(settingsLine(r.Settings))), render.Width(nw), "  ")
+		subtitle := render.Wrap(fmt.Sprintf("client %s · topic %s · group %s · %s · commit %s · workload %s · %s",
+			render.Safe(r.Client), render.Safe(r.Topic), render.Safe(r.Group), where, r.Commit, workloadLine(r.Workload), render.Safe(settingsLine(r.Settings))), render.Width(nw), "  ")
 		for _, l := range strings.Split(subtitle, "\n") {
 			fmt.Fprintln(nw, st.Dim.Render(l)) // a line at a time: a styled block pads its lines
 		}
