@@ -171,7 +171,7 @@ progress line (a log of redraws helps no one); the result comes when the run end
 				return runF(c.Context(), o)
 			}
 			if o.real.RealClient {
-				return runReproRealClient(c.Context(), g, c.Flags(), o)
+				return runReproRealClient(c.Context(), g, c, o)
 			}
 			if o.real.CompareModel {
 				return exitcode.Usagef("--compare-model compares the model with --real-client")

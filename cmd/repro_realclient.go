@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/kstranded/kstranded/eachbatch"
@@ -51,12 +52,16 @@ var realClientFlags = map[string]bool{
 	"batch-size": true, "commit": true, "partitions": true, "group": true,
 }
 
-// realClientShape maps repro's flags to the scenario's shape: only the flags given (a
-// flag left alone is the seed's setting on both sides).
-func realClientShape(f *pflag.FlagSet, o *reproOptions) (jsclient.Shape, error) {
+// realClientShape maps repro's own flags (not the global ones) to the scenario's
+// shape: only the flags given (a flag left alone is the seed's setting on both sides).
+func realClientShape(c *cobra.Command, o *reproOptions) (jsclient.Shape, error) {
+	f := c.Flags()
 	var s jsclient.Shape
 	var bad []string
 	f.Visit(func(fl *pflag.Flag) {
+		if c.InheritedFlags().Lookup(fl.Name) != nil || c.PersistentFlags().Lookup(fl.Name) != nil {
+			return // a global flag: --brokers, --timeout, -o (-X and --config are refused below)
+		}
 		if !realClientFlags[fl.Name] && (fl.Name != "time-scale" || o.TimeScale != 1.0/jsclient.Scale) {
 			bad = append(bad, "--"+fl.Name)
 		}
@@ -119,13 +124,17 @@ func realClientShape(f *pflag.FlagSet, o *reproOptions) (jsclient.Shape, error) 
 }
 
 // runReproRealClient is repro --real-client.
-func runReproRealClient(ctx context.Context, g *Globals, f *pflag.FlagSet, o *reproOptions) error {
+func runReproRealClient(ctx context.Context, g *Globals, c *cobra.Command, o *reproOptions) error {
 	if o.wlErr != nil {
 		return o.wlErr
 	}
-	shape, err := realClientShape(f, o)
+	shape, err := realClientShape(c, o)
 	if err != nil {
 		return err
+	}
+	if len(g.X) > 0 || len(g.ConfigFiles) > 0 {
+		// scenario.js sets the consumer's configuration itself (the bug report's)
+		return exitcode.Usagef("--real-client passes no -X or --config to the real client: scenario.js configures it (only --brokers reaches it)")
 	}
 	version := strings.TrimPrefix(o.Policy, "v")
 	k, err := g.Kafka()
