@@ -48,7 +48,7 @@ test-otel:
 	KSTRANDED_TEST_OTEL=1 $(GO) test -count=1 ./integration -run 'OpenTelemetry' -v
 
 ## test-jsclient: the agreement suite: the real @confluentinc/kafka-javascript 1.10.0 and
-## 1.10.1 (compiled from npm into ~/.cache/kstranded by testenv/jsclient/install.sh, once)
+## 1.10.1 (compiled from npm into ~/.cache/kstranded by jsclient.Ensure, once)
 ## against the model on the shapes of integration/jsclient_test.go. Needs Node.js, npm, a C
 ## toolchain, libzstd-dev liblz4-dev libsasl2-dev libcurl4-openssl-dev. About 10 minutes.
 test-jsclient:

@@ -39,6 +39,7 @@ type reproOptions struct {
 	wlErr        error
 	rebalanceAt  []string // --rebalance-at, parsed by complete
 	membersBound bool     // the command has --members
+	real         realClientOptions
 }
 
 // bindMemberFlags binds --members and --rebalance-at (simulate and repro).
@@ -152,6 +153,8 @@ Progress: when stderr is a terminal, one line there (phase, records delivered, t
 expiry) is redrawn in place, fitted to the terminal's width. On a pipe or a file there is no
 progress line (a log of redraws helps no one); the result comes when the run ends.
 
+` + realClientHelp + `
+
 ` + exitHelp(exitCodes{exitcode.OK, ""}, exitCodes{exitcode.Error, ""}, exitCodes{exitcode.Usage, ""},
 			exitCodes{exitcode.Lost, ""}, exitCodes{exitcode.Stranded, ""},
 			exitCodes{exitcode.Refused, "--group has other members at start (named), or cannot be described; --allow-shared-group runs anyway with a warning"}, exitCodes{exitcode.Interrupted, ""}),
@@ -160,13 +163,20 @@ progress line (a log of redraws helps no one); the result comes when the run end
   kstranded repro --client 1.10.1 --spread 0:100,1:40 --concurrency 1 --batch-size -1
   kstranded repro --policy v1.10.1 --time-scale 1
   kstranded repro --members 2 --spread 0:100,1:100 --rebalance-at 8m:leave
-  kstranded repro --brokers localhost:9092 --config client.properties --keep --trace t.jsonl`,
+  kstranded repro --brokers localhost:9092 --config client.properties --keep --trace t.jsonl
+  kstranded repro --real-client --client 1.10.0 --compare-model`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.fetchWaitSet = c.Flags().Changed("fetch-wait-max")
 			o.readWorkload(c.Flags())
 			if runF != nil {
 				return runF(c.Context(), o)
+			}
+			if o.real.RealClient {
+				return runReproRealClient(c.Context(), g, c, o)
+			}
+			if o.real.CompareModel {
+				return exitcode.Usagef("--compare-model compares the model with --real-client")
 			}
 			return runRepro(c.Context(), g, o)
 		},
@@ -178,6 +188,7 @@ progress line (a log of redraws helps no one); the result comes when the run end
 	bindPhaseFlags(c.Flags(), o)
 	bindWorkloadFlags(c.Flags(), &o.wl)
 	bindMemberFlags(c.Flags(), o)
+	bindRealClientFlags(c.Flags(), &o.real)
 	c.Flags().StringVar(&o.Group, "group", "", "consumer group the run joins (default: a new group per run); one with members at start is refused (exit 5), and one another member joins during the run makes it INCOMPLETE, unless --allow-shared-group")
 	c.Flags().BoolVar(&o.AllowSharedGroup, "allow-shared-group", false, "run although --group has other members, at start or joining later (the result then carries a warning: the run judges only its share of the partitions)")
 	c.Flags().BoolVar(&o.Keep, "keep", false, "keep the run's topic on --brokers (for inspect and rewind)")

@@ -6,17 +6,18 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kstranded/kstranded/jsclient"
 )
 
 // The agreement suite (issue 23 §3, make test-jsclient): the real
-// @confluentinc/kafka-javascript, compiled from npm (testenv/jsclient/install.sh), runs
-// testenv/jsclient/scenario.js on a shape against a `kstranded broker` of its own; inspect
+// @confluentinc/kafka-javascript, compiled from npm (jsclient.Ensure, install.sh's logic), runs
+// jsclient/scenario.js (embedded in the binary) on a shape against a `kstranded broker` of its own; inspect
 // judges the group it leaves with the application's delivery lines (the one judge, the
 // partition's own records); simulate runs the model of the same release on the same
 // shape. Per partition holding records, the verdict, the lost ranges and the committed
@@ -28,13 +29,12 @@ import (
 // Markdown row per run to FILE (FIDELITY.md's tables); KSTRANDED_JSCLIENT_CAPTURES=DIR
 // keeps each run's log there, gzipped.
 
-// jsShape is one shape: the scenario's arguments (durations at 1/100 of the bug
-// report's, as scenario.js runs them) and simulate's for the same settings (the
-// simulation runs at scale 1, so its durations are the scenario's times 100).
+// jsShape is one shape of the suite: its settings (jsclient.Shape maps them to
+// scenario.js's arguments, durations at 1/100 of the bug report's, and to simulate's at
+// full scale: the one mapping `kstranded repro --real-client --compare-model` uses too).
 type jsShape struct {
-	name     string
-	scenario []string
-	simulate []string
+	name  string
+	shape jsclient.Shape
 	// inexpressible: the model cannot express the shape yet; the real client's outcome
 	// is recorded and the comparison skipped, naming what is missing.
 	inexpressible string
@@ -45,35 +45,23 @@ type jsShape struct {
 	lossOnly string
 }
 
-// the scenario's fixed settings and simulate's equivalents: the JS client's default
-// auto-commit interval (5 s, not scaled by scenario.js); its fetch.wait.max.ms 50 is a
-// broker's wait the model does not have (simulate has no --fetch-wait-max).
-var jsCommon = []string{"--auto-commit-interval", "500s"}
-
 var jsShapes = []jsShape{
-	{name: "seed", scenario: nil, simulate: nil},
-	{name: "seed-maxpoll-3s", scenario: []string{"--max-poll-ms", "3000"}, simulate: []string{"--max-poll-interval", "5m"}},
-	{name: "eachmessage-40", scenario: []string{"--handler", "eachMessage", "--spread", "0:40", "--max-poll-ms", "3000"},
-		simulate: []string{"--handler", "each-message", "--spread", "0:40", "--max-poll-interval", "5m"}},
+	{name: "seed", shape: jsclient.Seed},
+	{name: "seed-maxpoll-3s", shape: jsclient.Shape{MaxPoll: 3 * time.Second}},
+	{name: "eachmessage-40", shape: jsclient.Shape{Handler: "eachMessage", Spread: "0:40", MaxPoll: 3 * time.Second}},
 	// upstream #476's idiom: autoCommit false, eachBatchAutoResolve false, resolveOffset
 	// per record, commitOffsetsIfNecessary at the end of each batch
-	{name: "manual-commit", scenario: []string{"--commit", "manual", "--max-poll-ms", "3000"},
-		simulate: []string{"--commit", "manual", "--max-poll-interval", "5m"}},
+	{name: "manual-commit", shape: jsclient.Shape{Commit: "manual", MaxPoll: 3 * time.Second}},
 	// upstream #517: pause() from the eachBatch payload in the batch of 2-21 (2 s after
 	// run(); that batch runs from about 0.8 s to 3.6 s of consumption, so the join's
 	// delay does not move the pause out of it), resume() 500 ms later. With the
 	// manual-commit handler, which resolves its whole batch, 1.10.0 loses 22-199; with
 	// auto-resolve the stale batch is sought back to its first record.
-	{name: "pause-resume-manual", scenario: []string{"--commit", "manual", "--pause-at-ms", "2000", "--resume-after-ms", "500"},
-		simulate: []string{"--commit", "manual", "--pause-at", "3m20s", "--resume-after", "50s"}},
-	{name: "pause-resume-auto", scenario: []string{"--pause-at-ms", "2000", "--resume-after-ms", "500"},
-		simulate: []string{"--pause-at", "3m20s", "--resume-after", "50s"}},
-	{name: "8x5-c2", scenario: []string{"--spread", "8x5", "--concurrency", "2", "--parallel", "1", "--max-poll-ms", "3000"},
-		simulate: []string{"--spread", "8x5", "--concurrency", "2", "--handler-parallel", "1", "--max-poll-interval", "5m"}},
-	{name: "12x5-c2", scenario: []string{"--spread", "12x5", "--concurrency", "2", "--parallel", "1", "--max-poll-ms", "3000"},
-		simulate: []string{"--spread", "12x5", "--concurrency", "2", "--handler-parallel", "1", "--max-poll-interval", "5m"}},
-	{name: "20x3-c2", scenario: []string{"--spread", "20x3", "--concurrency", "2", "--parallel", "1", "--max-poll-ms", "3000"},
-		simulate: []string{"--spread", "20x3", "--concurrency", "2", "--handler-parallel", "1", "--max-poll-interval", "5m"},
+	{name: "pause-resume-manual", shape: jsclient.Shape{Commit: "manual", PauseAt: 2 * time.Second, ResumeAfter: 500 * time.Millisecond}},
+	{name: "pause-resume-auto", shape: jsclient.Shape{PauseAt: 2 * time.Second, ResumeAfter: 500 * time.Millisecond}},
+	{name: "8x5-c2", shape: jsclient.Shape{Spread: "8x5", Concurrency: 2, Parallel: 1, MaxPoll: 3 * time.Second}},
+	{name: "12x5-c2", shape: jsclient.Shape{Spread: "12x5", Concurrency: 2, Parallel: 1, MaxPoll: 3 * time.Second}},
+	{name: "20x3-c2", shape: jsclient.Shape{Spread: "20x3", Concurrency: 2, Parallel: 1, MaxPoll: 3 * time.Second},
 		lossOnly: "20 phase-2 records at two at a time outlast max.poll.interval: the real client strands 1 to 3 of them at the second expiry, the model 4 (the phase-2 fetches' timing is not modelled)"},
 }
 
@@ -81,7 +69,7 @@ var jsShapes = []jsShape{
 var jsVersions = []string{"1.10.0", "1.10.1"}
 
 // deliveredLine is scenario.js's delivery line in its default logger variant.
-const deliveredLine = `^delivered topic=(?P<topic>\S+) partition=(?P<partition>\d+) offset=(?P<offset>\d+)$`
+const deliveredLine = jsclient.DeliveredPattern
 
 // outcome is one partition's: verdict, lost ranges (FIRST-LAST,...) and committed offset.
 type outcome struct {
@@ -138,21 +126,14 @@ func TestJSClientAgreesWithTheModel(t *testing.T) {
 	if env.Real {
 		t.Skip("the agreement suite runs on kstranded broker processes of its own")
 	}
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, v := range jsVersions {
-		install := exec.Command(filepath.Join(root, "testenv", "jsclient", "install.sh"), v)
-		install.Stderr = os.Stderr
-		out, err := install.Output()
+		dir, err := jsclient.Ensure(context.Background(), v, os.Stderr)
 		if err != nil {
 			t.Fatalf("installing @confluentinc/kafka-javascript@%s: %v", v, err)
 		}
-		modules := filepath.Join(strings.TrimSpace(string(out)), "node_modules")
 		for _, sh := range jsShapes {
 			t.Run(v+"/"+sh.name, func(t *testing.T) {
-				real := runJSClient(t, root, modules, v, sh)
+				real := runJSClient(t, dir, v, sh)
 				if sh.inexpressible != "" {
 					report(t, v, sh, real, nil, "not compared")
 					t.Skipf("real client: %s; model: %s", real, sh.inexpressible)
@@ -177,25 +158,23 @@ func TestJSClientAgreesWithTheModel(t *testing.T) {
 	}
 }
 
-// runJSClient runs scenario.js with the release in modules on a fresh kstranded broker
-// and judges what it left with inspect.
-func runJSClient(t *testing.T, root, modules, version string, sh jsShape) outcomes {
+// runJSClient runs scenario.js (the binary's, through package jsclient) with the release
+// installed in dir on a fresh kstranded broker and judges what it left with inspect.
+func runJSClient(t *testing.T, dir, version string, sh jsShape) outcomes {
 	t.Helper()
 	b := startBroker(t)
 	group := fmt.Sprintf("js-%s-%s-%d", version, sh.name, time.Now().UnixNano())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	args := append([]string{filepath.Join(root, "testenv", "jsclient", "scenario.js"), "--brokers", b.addr, "--group", group,
-		"--logger", "default", "--debug", ""}, sh.scenario...)
-	cmd := exec.CommandContext(ctx, "node", args...)
-	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
-	logb, err := cmd.CombinedOutput()
+	var lb bytes.Buffer
+	err := jsclient.Run(ctx, jsclient.RunOptions{Dir: dir, Brokers: b.addr, Group: group, Shape: sh.shape, Log: &lb})
+	logb := lb.Bytes()
 	log := filepath.Join(t.TempDir(), "scenario.log")
 	if werr := os.WriteFile(log, logb, 0o644); werr != nil {
 		t.Fatal(werr)
 	}
 	if err != nil {
-		t.Fatalf("node %s: %v\n%s", strings.Join(args, " "), err, tail(logb, 40))
+		t.Fatalf("%v\n%s", err, tail(logb, 40))
 	}
 	keepCapture(t, version, sh.name, logb)
 	// --topic: every partition, also one the group never committed (all its records lost
@@ -294,8 +273,11 @@ func (os outcomes) multiset() []string {
 // explored first-served partition (index = position in fetch_orders) its outcome.
 func simulateShape(t *testing.T, version string, sh jsShape) (outcomes, []outcomes) {
 	t.Helper()
-	args := append([]string{"simulate", "--client", version, "-o", "json"}, jsCommon...)
-	r := kstranded(t, time.Minute, append(args, sh.simulate...)...)
+	sim, err := sh.shape.SimulateArgs()
+	if err != nil {
+		t.Fatalf("shape %s: %v", sh.name, err)
+	}
+	r := kstranded(t, time.Minute, append([]string{"simulate", "--client", version, "-o", "json"}, sim...)...)
 	if r.Code != 0 && r.Code != 3 {
 		t.Fatalf("simulate: exit %d\n%s", r.Code, r)
 	}

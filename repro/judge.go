@@ -160,12 +160,15 @@ func fetchOrder(first int32, r *Result) FetchOrder {
 
 // Result is a run's outcome.
 type Result struct {
-	RunID       string
-	Topic       string
-	Group       string
-	Brokers     string
-	Embedded    bool
-	Simulated   bool // Simulate: no broker, virtual time
+	RunID     string
+	Topic     string
+	Group     string
+	Brokers   string
+	Embedded  bool
+	Simulated bool // Simulate: no broker, virtual time
+	// Client names what consumed: "" for the model; the real client's package and
+	// release for RunRealClient ("@confluentinc/kafka-javascript 1.10.1").
+	Client      string
 	Policy      eachbatch.Policy
 	Handler     eachbatch.Handler
 	Commit      CommitMode

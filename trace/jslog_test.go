@@ -15,7 +15,7 @@ import (
 	"github.com/kstranded/kstranded/internal/kpart"
 )
 
-// The delivery lines the capture application (testenv/jsclient/scenario.js) prints, plain
+// The delivery lines the capture application (jsclient/scenario.js) prints, plain
 // and through its JSON logger (offsets as strings, as kafkajs gives them).
 const (
 	jsPlainPattern = `^delivered topic=(?P<topic>\S+) partition=(?P<partition>\d+) offset=(?P<offset>\d+)$`

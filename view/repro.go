@@ -33,12 +33,16 @@ type Repro struct {
 
 // ReproRun is one run.
 type ReproRun struct {
-	RunID      string            `json:"run_id"`
-	Topic      string            `json:"topic"`
-	Group      string            `json:"group"`
-	Brokers    string            `json:"brokers"`
-	Embedded   bool              `json:"embedded_broker"`
-	Simulated  bool              `json:"simulated"`
+	RunID     string `json:"run_id"`
+	Topic     string `json:"topic"`
+	Group     string `json:"group"`
+	Brokers   string `json:"brokers"`
+	Embedded  bool   `json:"embedded_broker"`
+	Simulated bool   `json:"simulated"`
+	// Client says what consumed: the model ("model (librdkafka live)", "model
+	// (simulated)") or the real client and its release ("@confluentinc/kafka-javascript
+	// 1.10.1", repro --real-client).
+	Client     string            `json:"client"`
 	Workload   ReproWorkload     `json:"workload"`
 	Policy     string            `json:"policy"`
 	Handler    string            `json:"handler"`
@@ -176,6 +180,10 @@ func NewRepro(results []*repro.Result) Repro {
 			run.FetchOrders = append(run.FetchOrders, rf)
 		}
 		run.Simulated = r.Simulated
+		run.Client = r.Client
+		if run.Client == "" {
+			run.Client = map[bool]string{true: "model (simulated)", false: "model (librdkafka live)"}[r.Simulated]
+		}
 		if run.Handler == "" {
 			run.Handler = string(eachbatch.EachBatch)
 		}
@@ -257,8 +265,8 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 			where = "simulated (no broker, virtual time)"
 		}
 		// on a terminal the subtitle wraps at word boundaries to the terminal's width
-		subtitle := render.Wrap(fmt.Sprintf("topic %s · group %s · %s · commit %s · workload %s · %s",
-			render.Safe(r.Topic), render.Safe(r.Group), where, r.Commit, workloadLine(r.Workload), render.Safe(settingsLine(r.Settings))), render.Width(nw), "  ")
+		subtitle := render.Wrap(fmt.Sprintf("client %s · topic %s · group %s · %s · commit %s · workload %s · %s",
+			render.Safe(r.Client), render.Safe(r.Topic), render.Safe(r.Group), where, r.Commit, workloadLine(r.Workload), render.Safe(settingsLine(r.Settings))), render.Width(nw), "  ")
 		for _, l := range strings.Split(subtitle, "\n") {
 			fmt.Fprintln(nw, st.Dim.Render(l)) // a line at a time: a styled block pads its lines
 		}
@@ -302,6 +310,9 @@ func membersLine(ms []ReproMember) string {
 // of --policy all --commit all says which run it is).
 func runLabel(r ReproRun) string {
 	l := r.Policy
+	if r.Client != "" && !strings.HasPrefix(r.Client, "model") {
+		l = r.Client // the real client's release (repro --real-client)
+	}
 	if r.Handler != "" && r.Handler != string(eachbatch.EachBatch) {
 		l += " " + handlerName(r.Handler)
 	}
@@ -309,6 +320,18 @@ func runLabel(r ReproRun) string {
 		l += " (commit " + r.Commit + ")"
 	}
 	return l
+}
+
+// policyOrClient is a comparison row's first cell: the policy, or with clients (runs of
+// different clients side by side) the client, the model's with the policy it ran.
+func policyOrClient(r ReproRun, clients bool) string {
+	if !clients {
+		return r.Policy
+	}
+	if strings.HasPrefix(r.Client, "model") {
+		return r.Policy + " " + r.Client
+	}
+	return r.Client
 }
 
 // handlerName is the JS name of a handler (eachBatch, eachMessage).
@@ -532,14 +555,23 @@ func comparisonGrid(v Repro, pretty bool) render.Grid {
 		g.Optional = append(g.Optional, p1)
 	}
 	g.Header, g.Align = append(g.Header, "VERDICT BY PHASE", "VERDICT"), append(g.Align, render.Left, render.Left)
+	// runs of different clients (repro --real-client --compare-model): the first column
+	// says which client ran, the policy beside the model's
+	clients := false
+	for _, r := range v.Runs {
+		clients = clients || r.Client != v.Runs[0].Client
+	}
+	if clients {
+		g.Header[0] = "CLIENT"
+	}
 	for _, r := range v.Runs {
 		for _, p := range r.Partitions {
 			var row []string
 			if pretty {
-				row = []string{r.Policy, handlerName(r.Handler), r.Commit, fmt.Sprint(p.Partition), fmt.Sprintf("%d/%d", p.Delivered, p.Produced), fmt.Sprint(p.Duplicates),
+				row = []string{policyOrClient(r, clients), handlerName(r.Handler), r.Commit, fmt.Sprint(p.Partition), fmt.Sprintf("%d/%d", p.Delivered, p.Produced), fmt.Sprint(p.Duplicates),
 					phaseCell(p, 0), phaseCell(p, 1), phaseCell(p, 2), fmt.Sprint(r.Restarts), countRanges(p.LostCount, p.Lost)}
 			} else {
-				row = []string{r.Policy, handlerName(r.Handler), r.Commit, fmt.Sprint(p.Partition), fmt.Sprint(p.Delivered), fmt.Sprint(p.Produced), fmt.Sprint(p.Duplicates)}
+				row = []string{policyOrClient(r, clients), handlerName(r.Handler), r.Commit, fmt.Sprint(p.Partition), fmt.Sprint(p.Delivered), fmt.Sprint(p.Produced), fmt.Sprint(p.Duplicates)}
 				for i := 0; i < 3; i++ {
 					row = append(row, phaseOffset(p.CommittedByPhase, i), phaseOffset(p.FrontierByPhase, i))
 				}

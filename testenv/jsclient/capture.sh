@@ -24,7 +24,7 @@ if [[ ! -x "$kstranded" ]]; then
   (cd "$root" && go build -o bin/kstranded .)
 fi
 
-# name | client module (relative to scenario.js) | scenario.js arguments
+# name | client module (a path is relative to this directory) | scenario.js arguments
 variants=(
   "v1.10.0-default-debug|@confluentinc/kafka-javascript|--logger default"
   "v1.10.0-default|@confluentinc/kafka-javascript|--logger default --debug ''"
@@ -66,9 +66,9 @@ for v in "${variants[@]}"; do
   done
   [[ -n "$bootstrap" ]] || { echo "broker did not start: $(cat "$out/$name.broker")" >&2; exit 1; }
 
-  cmd="node scenario.js --brokers $bootstrap --module $module $args"
+  cmd="node $root/jsclient/scenario.js --brokers $bootstrap --module $module $args"
   echo "== $name: $cmd" >&2
-  (cd "$here" && eval "$cmd") >"$out/$name.log" 2>&1
+  (cd "$here" && export NODE_PATH="$here/node_modules" && eval "$cmd") >"$out/$name.log" 2>&1
   stop_broker
 
   gzip -9 -n -c "$out/$name.log" >"$fixtures/$name.log.gz"

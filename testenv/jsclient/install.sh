@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the real @confluentinc/kafka-javascript VERSION into a cache directory of its
-# own and prints that directory; NODE_PATH=$dir/node_modules makes scenario.js's
-# `--module @confluentinc/kafka-javascript` that release. The addon is compiled against
+# own and prints that directory; NODE_PATH=$dir/node_modules makes jsclient/scenario.js's
+# `--module @confluentinc/kafka-javascript` that release. jsclient.Ensure (Go, what
+# `kstranded repro --real-client` and make test-jsclient use) does the same into the same
+# directory: keep the two alike. The addon is compiled against
 # the system's librdkafka dependencies (CKJS_LINKING=dynamic; needs gcc/g++, make,
 # python3 and libzstd-dev liblz4-dev libsasl2-dev libcurl4-openssl-dev): about two minutes
 # on two cores, once per release; a cached install is instant.

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The bug report's eachBatch cache-expiry scenario at 1/100 scale, run against the real
 // confluent-kafka-javascript client (kafkajs-compat API), to capture its logs as fixtures for
-// kstranded's trace parser. See README.md beside this file.
+// kstranded's trace parser, and run by `kstranded repro --real-client` (embedded in the
+// binary, package jsclient). See testenv/jsclient/README.md.
 //
 //   node scenario.js --brokers 127.0.0.1:PORT --logger default|json [--debug CONTEXTS]
 //                    [--module PATH] [--records 200] [--quiet-ms 10000] [--phase2-wait-ms 10000]
@@ -110,9 +111,11 @@ function parseArgs(argv) {
 
 const opts = parseArgs(process.argv);
 
-// --module: a package name or a path (relative to this file) to a kafka-javascript install.
+// --module: a package name (found through NODE_PATH, as kstranded runs it) or a path
+// (relative to the working directory: kstranded carries this file embedded and runs it
+// from a temporary copy) to a kafka-javascript install.
 const modPath = opts.module.startsWith('.') || opts.module.startsWith('/')
-  ? path.resolve(__dirname, opts.module) : opts.module;
+  ? path.resolve(opts.module) : opts.module;
 const ckjs = require(modPath);
 const ckjsVersion = require(path.join(
   path.dirname(require.resolve(path.join(modPath, 'package.json'))), 'package.json')).version;

@@ -1,0 +1,53 @@
+package cmd
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kstranded/kstranded/internal/exitcode"
+	"github.com/kstranded/kstranded/jsclient"
+)
+
+func TestRealClientShapeComesFromTheFlagsGiven(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    jsclient.Shape
+		refused string
+	}{
+		{name: "no shape flag is the seed", args: nil, want: jsclient.Seed},
+		{name: "durations are the scenario's at 1/100",
+			args: []string{"--max-poll-interval", "5m", "--handler-delay", "40s"},
+			want: jsclient.Shape{MaxPoll: 3 * time.Second, Delay: 400 * time.Millisecond}},
+		{name: "a multi-partition shape one record at a time",
+			args: []string{"--spread", "8x5", "--concurrency", "2", "--handler-parallel", "1", "--handler", "each-message"},
+			want: jsclient.Shape{Spread: "8x5", Concurrency: 2, Parallel: 1, Handler: "eachMessage"}},
+		{name: "the client's manual commit", args: []string{"--commit", "manual"}, want: jsclient.Shape{Commit: "manual"}},
+		{name: "a pause from the payload at 1/100",
+			args: []string{"--commit", "manual", "--pause-at", "3m20s", "--resume-after", "50s"},
+			want: jsclient.Shape{Commit: "manual", PauseAt: 2 * time.Second, ResumeAfter: 500 * time.Millisecond}},
+		{name: "kstranded's ledger commit is the model's, refused", args: []string{"--commit", "ledger"}, refused: "auto or manual"},
+		{name: "a flag scenario.js has not is refused by name", args: []string{"--members", "2"}, refused: "--members"},
+		{name: "another time scale is refused", args: []string{"--time-scale", "1"}, refused: "--time-scale"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got *reproOptions
+			c := newReproCmd(&Globals{}, func(_ context.Context, o *reproOptions) error { got = o; return nil })
+			if err := execWith(t, c, append([]string{"--real-client"}, tc.args...)...); err != nil {
+				t.Fatal(err)
+			}
+			s, err := realClientShape(c, got)
+			if tc.refused != "" {
+				if exitcode.Code(err) != exitcode.Usage || !strings.Contains(err.Error(), tc.refused) {
+					t.Fatalf("shape %+v, err %v; want a usage error naming %q", s, err, tc.refused)
+				}
+				return
+			}
+			if err != nil || s != tc.want {
+				t.Fatalf("shape %+v, err %v; want %+v", s, err, tc.want)
+			}
+		})
+	}
+}

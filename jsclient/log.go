@@ -1,0 +1,123 @@
+package jsclient
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+)
+
+// Log is what a run of scenario.js (default logger) said about its records: the
+// delivery lines, the records it produced and the group's committed offsets it read
+// back at the end of each phase. The client's own log lines are not read here (trace
+// parse reads them).
+type Log struct {
+	// Client is the release that ran, from the scenario line (client=1.10.1).
+	Client string
+	// Delivered: partition -> offset -> times delivered.
+	Delivered map[int32]map[int64]int
+	// Produced: partition -> phase-1 records (one transaction, offsets 0..n-1 on the
+	// run's fresh topic: the transaction's commit marker takes offset n).
+	Produced map[int32]int
+	// Committed: partition -> the group's committed offset at the end of each phase
+	// (-1: none), as scenario.js's admin client fetched it.
+	Committed map[int32][]int64
+	// High: partition -> its high watermark at the last probe.
+	High map[int32]int64
+	// Phase2: partitions that got phase 2's record.
+	Phase2 map[int32]bool
+}
+
+var (
+	deliveredRE = regexp.MustCompile(DeliveredPattern)
+	fieldRE     = regexp.MustCompile(`(\w+)=(\S*)`)
+	lineRE      = regexp.MustCompile(`^(scenario|produced|committed) `)
+)
+
+// ParseLog reads scenario.js's default-logger output.
+func ParseLog(r io.Reader) (*Log, error) {
+	l := &Log{Delivered: map[int32]map[int64]int{}, Produced: map[int32]int{}, Committed: map[int32][]int64{},
+		High: map[int32]int64{}, Phase2: map[int32]bool{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		if m := deliveredRE.FindStringSubmatch(line); m != nil {
+			p, _ := strconv.ParseInt(m[2], 10, 32)
+			o, _ := strconv.ParseInt(m[3], 10, 64)
+			if l.Delivered[int32(p)] == nil {
+				l.Delivered[int32(p)] = map[int64]int{}
+			}
+			l.Delivered[int32(p)][o]++
+			continue
+		}
+		m := lineRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		f := map[string]string{}
+		for _, kv := range fieldRE.FindAllStringSubmatch(line, -1) {
+			f[kv[1]] = kv[2]
+		}
+		num := func(k string) (int64, error) {
+			v, err := strconv.ParseInt(f[k], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("scenario.js line %d: %s=%q: %v", n, k, f[k], err)
+			}
+			return v, nil
+		}
+		switch m[1] {
+		case "scenario":
+			l.Client = f["client"]
+		case "produced":
+			p, err := num("partition")
+			if err != nil {
+				return nil, err
+			}
+			if f["phase"] == "2" {
+				l.Phase2[int32(p)] = true
+				continue
+			}
+			c, err := num("count")
+			if err != nil {
+				return nil, err
+			}
+			l.Produced[int32(p)] += int(c)
+		case "committed":
+			p, err := num("partition")
+			if err != nil {
+				return nil, err
+			}
+			o, err := num("offset")
+			if err != nil {
+				return nil, err
+			}
+			h, err := num("high")
+			if err != nil {
+				return nil, err
+			}
+			l.Committed[int32(p)] = append(l.Committed[int32(p)], o)
+			l.High[int32(p)] = h
+		}
+	}
+	return l, sc.Err()
+}
+
+// Records are partition p's record offsets: phase 1's transaction (0..n-1; its commit
+// marker is offset n) and, when phase 2 wrote one, the record just below the high
+// watermark (n+1). scenario.js writes to a topic fresh for the run, so the offsets follow
+// from what it produced; a marker is never counted as a record.
+func (l *Log) Records(p int32) []int64 {
+	n := l.Produced[p]
+	rs := make([]int64, 0, n+1)
+	for o := 0; o < n; o++ {
+		rs = append(rs, int64(o))
+	}
+	if l.Phase2[p] && l.High[p] > int64(n)+1 {
+		rs = append(rs, l.High[p]-1)
+	}
+	return rs
+}
