@@ -589,14 +589,35 @@ func workloadPartitions(w workload.Spec) []int32 {
 
 // phase2Delivered holds once every phase-2 record reached the handler.
 func phase2Delivered(times func(kpart.TopicPartition, int64) int, topic string, offs map[int32]int64) func() bool {
-	return func() bool {
-		for p, off := range offs {
-			if times(kpart.TopicPartition{Topic: topic, Partition: p}, off) == 0 {
-				return false
-			}
-		}
-		return true
+	return newPhase2Pending(times, topic, offs).delivered
+}
+
+// phase2Pending is phase 2's records not delivered yet. A delivery is not taken back,
+// so a record once seen delivered leaves the list: the check after every task costs the
+// records still pending, not every partition's (10,000 partitions made it quadratic).
+// It is read on the loop's goroutine only.
+type phase2Pending struct {
+	times   func(kpart.TopicPartition, int64) int
+	topic   string
+	offs    map[int32]int64
+	pending []int32 // partitions, ascending
+}
+
+func newPhase2Pending(times func(kpart.TopicPartition, int64) int, topic string, offs map[int32]int64) *phase2Pending {
+	p := &phase2Pending{times: times, topic: topic, offs: offs}
+	for part := range offs {
+		p.pending = append(p.pending, part)
 	}
+	slices.Sort(p.pending)
+	return p
+}
+
+// delivered drops the delivered records from the list and reports whether none is left.
+func (p *phase2Pending) delivered() bool {
+	p.pending = slices.DeleteFunc(p.pending, func(part int32) bool {
+		return p.times(kpart.TopicPartition{Topic: p.topic, Partition: part}, p.offs[part]) > 0
+	})
+	return len(p.pending) == 0
 }
 
 // newPhase records the state at a phase end: every partition with a committed offset,

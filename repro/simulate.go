@@ -135,7 +135,7 @@ func (o Options) ValidateSimulated() error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	if n := o.Workload.Total(); n > MaxSimulatedRecords {
+	if n := o.Workload.Total(); n > MaxSimulatedRecords && !o.simScale {
 		return fmt.Errorf("--records/--spread: a simulation takes at most %d records, got %d (its cost follows its events, about 21 a record)", MaxSimulatedRecords, n)
 	}
 	return nil
@@ -355,18 +355,15 @@ func (s *simCluster) frontiers(active []*member) map[kpart.TopicPartition]int64 
 // again, so waiting for its delivery would wait for ever. The phase still ends only
 // when every member is quiescent; the judge then says what became of the record.
 func (s *simCluster) phase2Done(d *driver, offs map[int32]int64) func() bool {
-	delivered := phase2Delivered(d.deliveredTimes, s.o.Topic, offs)
+	pend := newPhase2Pending(d.deliveredTimes, s.o.Topic, offs)
 	return func() bool {
-		if delivered() {
+		if pend.delivered() {
 			return true
 		}
-		for p, off := range offs {
+		for _, p := range pend.pending {
 			tp := kpart.TopicPartition{Topic: s.o.Topic, Partition: p}
-			if d.deliveredTimes(tp, off) > 0 {
-				continue
-			}
 			c := s.g.Owner(tp)
-			if c == nil || c.Position(tp) <= off {
+			if c == nil || c.Position(tp) <= offs[p] {
 				return false
 			}
 		}
@@ -421,6 +418,8 @@ func (s *simCluster) settle(d *driver, n int, extra func() bool) (map[kpart.Topi
 	budget := uint64(MaxSimulatedEvents)
 	if s.o.simEvents > 0 {
 		budget = s.o.simEvents
+	} else if s.o.simScale {
+		budget = ^uint64(0)
 	}
 	spent := func() bool { return d.lp.Ran() >= budget }
 	if err := d.lp.Run(d.ctx, func() bool { return timedOut || spent() || settled() }); err != nil {
