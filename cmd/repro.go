@@ -39,6 +39,7 @@ type reproOptions struct {
 	wlErr        error
 	rebalanceAt  []string // --rebalance-at, parsed by complete
 	membersBound bool     // the command has --members
+	simulated    bool     // simulate: no session timeout (repro.Options.ValidateSimulated)
 	real         realClientOptions
 }
 
@@ -76,6 +77,7 @@ func bindModelFlags(f *pflag.FlagSet, o *reproOptions) {
 	f.StringVar(&o.GroupProtocol, "group-protocol", "", "consumer group protocol: classic, or consumer (KIP-848, Kafka 4+; the broker then owns session timeout, heartbeat and assignor); default: group.protocol from -X/--config, else classic")
 	f.BoolVar(&o.AutoCommit, "auto-commit", o.AutoCommit, "kafkaJS autoCommit")
 	f.DurationVar(&o.AutoCommitInterval, "auto-commit-interval", o.AutoCommitInterval, "auto.commit.interval.ms")
+	f.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", o.HeartbeatInterval, "heartbeat.interval.ms (classic protocol only): a member learns of another's join or leave at its next heartbeat (live: not scaled)")
 	f.IntVar(&o.MaxBytes, "max-bytes", o.MaxBytes, "kafkaJS maxBytes (fetch.message.max.bytes)")
 	f.StringVar(&o.Policy, "client", string(o.Options.Policy), clientUsage+", or all (every modelled policy)")
 	f.StringVar(&o.Policy, "policy", string(o.Options.Policy), "alias of --client")
@@ -94,7 +96,6 @@ func bindModelFlags(f *pflag.FlagSet, o *reproOptions) {
 func bindClientFlags(f *pflag.FlagSet, o *reproOptions) {
 	f.StringVar(&o.Topic, "topic", o.Topic, "topic (on --brokers, a per-run suffix is added unless the command reads an existing topic)")
 	f.DurationVar(&o.SessionTimeout, "session-timeout", o.SessionTimeout, "session.timeout.ms (not scaled; classic protocol only)")
-	f.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", o.HeartbeatInterval, "heartbeat.interval.ms (not scaled; classic protocol only)")
 	f.DurationVar(&o.FetchWaitMax, "fetch-wait-max", o.FetchWaitMax, "fetch.wait.max.ms (not scaled; 10ms on the embedded broker unless set)")
 	f.IntVar(&o.MaxBytesPerPartition, "max-bytes-per-partition", o.MaxBytesPerPartition, "kafkaJS maxBytesPerPartition (same librdkafka property as --max-bytes, which wins, as in kafkajs-compat)")
 	f.BoolVar(&o.ReadCommitted, "read-committed", o.ReadCommitted, "isolation.level=read_committed (kafkaJS readUncommitted: false)")
@@ -277,7 +278,11 @@ func (o *reproOptions) complete(g *Globals) ([]reproCase, error) {
 			}
 			v := o.Options
 			v.Handler, v.Commit = h, c
-			if err := v.Validate(); err != nil {
+			validate := v.Validate
+			if o.simulated {
+				validate = v.ValidateSimulated
+			}
+			if err := validate(); err != nil {
 				return nil, exitcode.Usagef("%v", err)
 			}
 		}

@@ -95,6 +95,7 @@ timeouts) is listed in BENCHMARKS.md under "live and simulated".
 		},
 	}
 	// the model's settings and the run's; no client or broker settings, no time scale
+	o.simulated = true
 	bindModelFlags(c.Flags(), &o.reproOptions)
 	bindRunFlags(c.Flags(), &o.reproOptions)
 	bindPhaseFlags(c.Flags(), &o.reproOptions)
@@ -315,7 +316,7 @@ func unmodelledHint(key string) string {
 		return " (simulate runs no client: connection settings have no meaning)"
 	}
 	for k, flag := range map[string]string{
-		"fetch.wait.max.ms": "fetch-wait-max", "session.timeout.ms": "session-timeout", "heartbeat.interval.ms": "heartbeat-interval",
+		"fetch.wait.max.ms": "fetch-wait-max", "session.timeout.ms": "session-timeout",
 		"isolation.level": "read-committed", "auto.offset.reset": "from-beginning",
 	} {
 		if key == k {

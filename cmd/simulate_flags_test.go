@@ -18,7 +18,7 @@ func TestEachScenarioCommandShowsOnlyTheFlagsItReads(t *testing.T) {
 		absent []string
 	}{
 		// the simulation has no client, no broker, no topic, no group and no time scale
-		{[]string{"simulate"}, []string{"--topic", "--group ", "--session-timeout", "--heartbeat-interval", "--fetch-wait-max",
+		{[]string{"simulate"}, []string{"--topic", "--group ", "--session-timeout", "--fetch-wait-max",
 			"--max-bytes-per-partition", "--read-committed", "--from-beginning", "--time-scale", "--brokers", "--bootstrap-server", "--timeout "}},
 		// repro consume reads an existing topic and runs no phases
 		{[]string{"repro", "consume"}, []string{"--partitions", "--phase-timeout", "--max-restarts"}},

@@ -329,3 +329,46 @@ func TestAMemberClosingWhileAnEagerRebalanceWaitsForItsRevokeCommitsNothing(t *t
 		}
 	}
 }
+
+// Under the classic protocol a member learns of a rebalance another member caused from
+// its next heartbeat (librdkafka: the coordinator answers REBALANCE_IN_PROGRESS), not
+// from its next poll. The real JS client, 1.10.0 and 1.10.1 (FIDELITY.md,
+// member-leave-mid-batch): m2 joined 57 ms after m1 was assigned, and m1's consume calls
+// in the next second served no revoke; its heartbeat (1.5 s, 150 s at this scale) came
+// after its fetch of the rest of the partition, so the revoke waited for its next consume.
+// With no heartbeat interval the member learns at once and serves the revoke at its next
+// consume call, at 40 s.
+func TestAMemberLearnsOfAJoinAtItsNextHeartbeat(t *testing.T) {
+	for _, tc := range []struct {
+		heartbeat time.Duration
+		learnt    float64 // ms; -1: no heartbeat event
+		revokedBy func(ms float64) bool
+		want      string
+	}{
+		{0, -1, func(ms float64) bool { return ms == 40_000 }, "at its consume call at 40s"},
+		{150 * time.Second, 150_000, func(ms float64) bool { return ms > 15*60_000 }, "at its consume call after the expiry"},
+	} {
+		s := eachbatch.DefaultSettings()
+		s.Policy = eachbatch.V1_10_0
+		r := newGroupRun(t, s, false, 200)
+		r.g.SetHeartbeatInterval(tc.heartbeat)
+		r.join("m1")
+		r.at(5*time.Second, func() { r.join("m2") })
+		r.run(40 * time.Minute)
+		learnt, revoked := -1.0, -1.0
+		for _, ev := range r.events {
+			if ev.Member != "m1" {
+				continue
+			}
+			if ev.Ev == traceevent.Member && strings.HasPrefix(ev.Reason, "heartbeat") && learnt < 0 {
+				learnt = ev.AtMs
+			}
+			if ev.Ev == traceevent.Revoke && revoked < 0 {
+				revoked = ev.AtMs
+			}
+		}
+		if learnt != tc.learnt || !tc.revokedBy(revoked) {
+			t.Errorf("heartbeat %s: m1 learnt at %vms and served its revoke at %vms; want learnt at %vms, revoked %s", tc.heartbeat, learnt, revoked, tc.learnt, tc.want)
+		}
+	}
+}

@@ -59,6 +59,16 @@ var jsShapes = []jsShape{
 	// auto-resolve the stale batch is sought back to its first record.
 	{name: "pause-resume-manual", shape: jsclient.Shape{Commit: "manual", PauseAt: 2 * time.Second, ResumeAfter: 500 * time.Millisecond}},
 	{name: "pause-resume-auto", shape: jsclient.Shape{PauseAt: 2 * time.Second, ResumeAfter: 500 * time.Millisecond}},
+	// issue 23 §3: a second member joins 5 s after run(), while m1 works through the
+	// seed's cached records: the group's rebalance waits for m1's next consume call (12 s
+	// in, after the cache expired), and m1 keeps partition 0 (the members' client.id
+	// order them for roundrobin as simulate's join order does). And a group of two (m2
+	// joins 50 ms after m1's assignment) whose m1 calls disconnect() 5 s after run(),
+	// inside a batch: m1 learnt of m2's join at a heartbeat, after its last consume, so
+	// its revoke waited; the close's commit is refused (LeaveGroup first) and m2 starts
+	// partition 0 from the beginning.
+	{name: "member-join-mid-batch", shape: jsclient.Shape{JoinAt: 5 * time.Second}},
+	{name: "member-leave-mid-batch", shape: jsclient.Shape{JoinAt: 50 * time.Millisecond, LeaveAt: 5 * time.Second}},
 	{name: "8x5-c2", shape: jsclient.Shape{Spread: "8x5", Concurrency: 2, Parallel: 1, MaxPoll: 3 * time.Second}},
 	{name: "12x5-c2", shape: jsclient.Shape{Spread: "12x5", Concurrency: 2, Parallel: 1, MaxPoll: 3 * time.Second}},
 	{name: "20x3-c2", shape: jsclient.Shape{Spread: "20x3", Concurrency: 2, Parallel: 1, MaxPoll: 3 * time.Second},

@@ -23,25 +23,37 @@ func TestShapesMapToScenarioAndSimulateArguments(t *testing.T) {
 		refused  string
 	}{
 		{name: "the seed is every default on both sides, with the client's unscaled auto-commit interval",
-			shape: Seed, scenario: nil, simulate: []string{"--auto-commit-interval", "8m20s"}},
+			shape: Seed, scenario: nil, simulate: []string{"--auto-commit-interval", "8m20s", "--heartbeat-interval", "2m30s"}},
 		{name: "max.poll scales by 100",
 			shape:    Shape{MaxPoll: 3 * time.Second},
-			scenario: []string{"--max-poll-ms", "3000"}, simulate: []string{"--auto-commit-interval", "8m20s", "--max-poll-interval", "5m0s"}},
+			scenario: []string{"--max-poll-ms", "3000"}, simulate: []string{"--auto-commit-interval", "8m20s", "--heartbeat-interval", "2m30s", "--max-poll-interval", "5m0s"}},
 		{name: "eachMessage is simulate's each-message",
 			shape:    Shape{Handler: "eachMessage", Spread: "0:40"},
 			scenario: []string{"--spread", "0:40", "--handler", "eachMessage"},
-			simulate: []string{"--auto-commit-interval", "8m20s", "--spread", "0:40", "--handler", "each-message"}},
+			simulate: []string{"--auto-commit-interval", "8m20s", "--heartbeat-interval", "2m30s", "--spread", "0:40", "--handler", "each-message"}},
 		{name: "one record at a time is simulate's handler-parallel, its work scaled",
 			shape:    Shape{Spread: "8x5", Concurrency: 2, Parallel: 1, Delay: 400 * time.Millisecond, BatchSize: 5},
 			scenario: []string{"--spread", "8x5", "--concurrency", "2", "--parallel", "1", "--delay-ms", "400", "--batch-size", "5"},
-			simulate: []string{"--auto-commit-interval", "8m20s", "--spread", "8x5", "--concurrency", "2", "--handler-parallel", "1", "--handler-delay", "40s", "--batch-size", "5"}},
+			simulate: []string{"--auto-commit-interval", "8m20s", "--heartbeat-interval", "2m30s", "--spread", "8x5", "--concurrency", "2", "--handler-parallel", "1", "--handler-delay", "40s", "--batch-size", "5"}},
 		{name: "the client's manual commit is simulate's --commit manual, not the ledger",
 			shape:    Shape{Commit: "manual"},
-			scenario: []string{"--commit", "manual"}, simulate: []string{"--auto-commit-interval", "8m20s", "--commit", "manual"}},
+			scenario: []string{"--commit", "manual"}, simulate: []string{"--auto-commit-interval", "8m20s", "--heartbeat-interval", "2m30s", "--commit", "manual"}},
 		{name: "a pause from the payload scales like every other time",
 			shape:    Shape{Commit: "manual", PauseAt: 2 * time.Second, ResumeAfter: 500 * time.Millisecond},
 			scenario: []string{"--commit", "manual", "--pause-at-ms", "2000", "--resume-after-ms", "500"},
-			simulate: []string{"--auto-commit-interval", "8m20s", "--commit", "manual", "--pause-at", "3m20s", "--resume-after", "50s"}},
+			simulate: []string{"--auto-commit-interval", "8m20s", "--heartbeat-interval", "2m30s", "--commit", "manual", "--pause-at", "3m20s", "--resume-after", "50s"}},
+		{name: "a member joining mid-run is scenario.js's second consumer and simulate's join, scaled",
+			shape:    Shape{JoinAt: 5 * time.Second},
+			scenario: []string{"--join-at-ms", "5000"},
+			simulate: []string{"--auto-commit-interval", "8m20s", "--heartbeat-interval", "2m30s", "--rebalance-at", "8m20s:join"}},
+		{name: "a member leaving is named on both sides: m1 unless Leave says m2",
+			shape:    Shape{JoinAt: 50 * time.Millisecond, LeaveAt: 5 * time.Second},
+			scenario: []string{"--join-at-ms", "50", "--leave-at-ms", "5000", "--leave", "m1"},
+			simulate: []string{"--auto-commit-interval", "8m20s", "--heartbeat-interval", "2m30s", "--rebalance-at", "5s:join", "--rebalance-at", "8m20s:leave=1"}},
+		{name: "a leave with one member is refused: nobody would be left",
+			shape: Shape{LeaveAt: time.Second}, scenario: []string{"--leave-at-ms", "1000", "--leave", "m1"}, refused: "needs a second member"},
+		{name: "a third member is refused: scenario.js runs two",
+			shape: Shape{JoinAt: time.Second, LeaveAt: 2 * time.Second, Leave: 3}, scenario: []string{"--join-at-ms", "1000", "--leave-at-ms", "2000", "--leave", "m3"}, refused: "runs m1 and m2"},
 		{name: "a commit scenario.js has not is refused with its reason",
 			shape: Shape{Commit: "ledger"}, scenario: []string{"--commit", "ledger"}, refused: "commits auto or manual"},
 	} {
@@ -126,7 +138,8 @@ produced phase=1 topic=stranded partition=0 count=5 transactional=true
 %7|1|CGRP|rdkafka#consumer-1| some client line partition=0 offset=9
 delivered topic=stranded partition=0 offset=0
 delivered topic=stranded partition=0 offset=1
-delivered topic=stranded partition=0 offset=1
+delivered topic=stranded partition=0 offset=1 member=m2
+member member=m2 event=join at_ms=5000
 committed phase=1 topic=stranded partition=0 offset=6 low=0 high=6
 produced phase=2 topic=stranded partition=0 count=1 transactional=false
 delivered topic=stranded partition=0 offset=6
@@ -136,6 +149,7 @@ committed phase=2 topic=stranded partition=0 offset=7 low=0 high=7
 	if err != nil {
 		t.Fatal(err)
 	}
+	// a second member's delivery line names it, and counts as any other
 	if l.Client != "1.10.0" || l.Delivered[0][1] != 2 || len(l.Delivered[0]) != 3 {
 		t.Fatalf("client %q deliveries %v", l.Client, l.Delivered)
 	}

@@ -21,8 +21,9 @@ var scenario []byte
 func Scenario() []byte { return scenario }
 
 // DeliveredPattern is scenario.js's delivery line in its default logger variant, for the
-// judge's --delivered/--pattern.
-const DeliveredPattern = `^delivered topic=(?P<topic>\S+) partition=(?P<partition>\d+) offset=(?P<offset>\d+)$`
+// judge's --delivered/--pattern. With two members (Shape.Members, JoinAt) the line ends
+// with the member that delivered the record (member=m2); every member's delivery counts.
+const DeliveredPattern = `^delivered topic=(?P<topic>\S+) partition=(?P<partition>\d+) offset=(?P<offset>\d+)(?: member=\S+)?$`
 
 // Topic is the topic scenario.js writes and reads.
 const Topic = "stranded"

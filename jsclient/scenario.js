@@ -18,6 +18,15 @@
 // or message (eachMessage) starting MS or more after consumer.run(), goes on with its batch,
 // and calls the function pause() returned --resume-after-ms later (upstream #517; kstranded
 // simulate --pause-at / --resume-after, times 100).
+//   [--join-at-ms MS] [--leave-at-ms MS] [--leave m1|m2]
+// --join-at-ms MS: a second consumer of the same group (m2, in this process, the same
+// settings and handler) connects, subscribes and runs MS after the first's (m1's) run().
+// --leave-at-ms MS: the --leave member (default m1) calls disconnect() MS after m1's run()
+// (its batch in flight finishes first). Each member's client.id is
+// kstranded-mN, so that the broker's member ids (client.id-uuid) order the members as they
+// started and the roundrobin assignor deals partition 0 to m1 (kstranded simulate
+// --rebalance-at, which deals in join order). With two members every
+// delivery line names its member (member=mN).
 //
 // Phase 1: a transactional producer (acks -1) writes --records records to partition 0 of
 // --topic in one transaction; a consumer (the bug report's settings, durations / 100) delivers
@@ -55,6 +64,9 @@ function parseArgs(argv) {
     commit: 'auto',
     pauseAtMs: 0,
     resumeAfterMs: 500,
+    joinAtMs: -1,
+    leaveAtMs: -1,
+    leave: 'm1',
   };
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i];
@@ -82,6 +94,9 @@ function parseArgs(argv) {
       case '--commit': opts.commit = val(); break;
       case '--pause-at-ms': opts.pauseAtMs = Number(val()); break;
       case '--resume-after-ms': opts.resumeAfterMs = Number(val()); break;
+      case '--join-at-ms': opts.joinAtMs = Number(val()); break;
+      case '--leave-at-ms': opts.leaveAtMs = Number(val()); break;
+      case '--leave': opts.leave = val(); break;
       default: throw new Error(`unknown argument ${a}`);
     }
   }
@@ -92,6 +107,11 @@ function parseArgs(argv) {
     throw new Error('--handler must be eachBatch or eachMessage');
   if (opts.commit !== 'auto' && opts.commit !== 'manual')
     throw new Error('--commit must be auto or manual');
+  opts.members = opts.joinAtMs >= 0 ? 2 : 1;
+  if (opts.leave !== 'm1' && opts.leave !== 'm2')
+    throw new Error('--leave must be m1 or m2');
+  if (opts.leaveAtMs >= 0 && opts.members !== 2)
+    throw new Error('--leave-at-ms needs a second member (--join-at-ms)');
   // records per partition: PxN (N on each of 0..P-1) or P:N,...
   opts.parts = new Map();
   const spread = opts.spread || `0:${opts.records}`;
@@ -223,7 +243,8 @@ async function main() {
     records: opts.total, ...(opts.spread ? { spread: opts.spread, handler: opts.handler,
       concurrency: opts.concurrency, parallel: opts.parallel, delay_ms: opts.delayMs,
       max_poll_ms: opts.maxPollMs, batch_size: opts.batchSize, commit: opts.commit } : {}),
-    ...(opts.pauseAtMs > 0 ? { pause_at_ms: opts.pauseAtMs, resume_after_ms: opts.resumeAfterMs } : {}) });
+    ...(opts.pauseAtMs > 0 ? { pause_at_ms: opts.pauseAtMs, resume_after_ms: opts.resumeAfterMs } : {}),
+    ...(opts.members > 1 ? { join_at_ms: opts.joinAtMs, leave_at_ms: opts.leaveAtMs, leave: opts.leave } : {}) });
 
   const admin = probeKafka.admin();
   await admin.connect();
@@ -232,39 +253,17 @@ async function main() {
   for (const [p, n] of opts.parts)
     app('produced', { phase: 1, topic: opts.topic, partition: p, count: n, transactional: true });
 
-  const consumerConfig = {
-    kafkaJS: {
-      groupId,
-      fromBeginning: true,
-      autoCommit: opts.commit === 'auto',
-      readUncommitted: false,
-      sessionTimeout: 6000,
-      heartbeatInterval: 1500,
-      maxBytes: 8192,
-      maxBytesPerPartition: 8192,
-      ...clientLogger(),
-    },
-    'max.poll.interval.ms': opts.maxPollMs, // the report's 900000 / 100
-    'js.consumer.max.batch.size': opts.batchSize,
-    'fetch.wait.max.ms': 50, // the report's 5000; kfake answers an idle fetch only at its max wait
-    'enable.metrics.push': false,
-  };
-  if (opts.debug) consumerConfig.debug = opts.debug;
-  const consumer = kafka.consumer(consumerConfig);
-
   const delivered = [];
   let lastDeliveryAt = Date.now();
-  await consumer.connect();
-  await consumer.subscribe({ topic: opts.topic });
-  const deliver = (topic, partition, offset) => {
+  const many = opts.members > 1;
+  const deliver = (member, topic, partition, offset) => {
     delivered.push(`${partition}:${offset}`);
     lastDeliveryAt = Date.now();
     if (opts.logger === 'json')
-      appLog.info('delivered', { topic, partition, offset });
+      appLog.info('delivered', { topic, partition, offset, ...(many ? { member } : {}) });
     else
-      console.log(`delivered topic=${topic} partition=${partition} offset=${offset}`);
+      console.log(`delivered topic=${topic} partition=${partition} offset=${offset}${many ? ` member=${member}` : ''}`);
   };
-  const run = { partitionsConsumedConcurrently: opts.concurrency };
   // --pause-at-ms: pause() once from the payload when due, resume() --resume-after-ms later
   let runStartedAt = 0;
   let pauseDone = false;
@@ -278,30 +277,82 @@ async function main() {
       resume();
     }, opts.resumeAfterMs);
   };
-  if (opts.handler === 'eachMessage') {
-    run.eachMessage = async ({ topic, partition, message, pause }) => {
-      maybePause(pause, topic, partition);
-      await sleep(opts.delayMs);
-      deliver(topic, partition, message.offset);
+
+  // startMember connects, subscribes and runs one consumer of the group (m1, and m2 with
+  // --join-at-ms), each with the same settings and handler.
+  const startMember = async (member) => {
+    const consumerConfig = {
+      kafkaJS: {
+        groupId,
+        fromBeginning: true,
+        autoCommit: opts.commit === 'auto',
+        readUncommitted: false,
+        sessionTimeout: 6000,
+        heartbeatInterval: 1500,
+        maxBytes: 8192,
+        maxBytesPerPartition: 8192,
+        ...clientLogger(),
+      },
+      'max.poll.interval.ms': opts.maxPollMs, // the report's 900000 / 100
+      'js.consumer.max.batch.size': opts.batchSize,
+      'fetch.wait.max.ms': 50, // the report's 5000; kfake answers an idle fetch only at its max wait
+      'enable.metrics.push': false,
     };
-  } else {
-    if (opts.commit === 'manual') run.eachBatchAutoResolve = false;
-    run.eachBatch = async ({ batch, resolveOffset, commitOffsetsIfNecessary, pause }) => {
-      // --parallel records at a time, --delay-ms each (the report's 3 and 40 s / 100).
-      for (let i = 0; i < batch.messages.length; i += opts.parallel) {
-        maybePause(pause, batch.topic, batch.partition);
-        const round = batch.messages.slice(i, i + opts.parallel);
-        await Promise.all(round.map(async (m) => {
-          await sleep(opts.delayMs);
-          deliver(batch.topic, batch.partition, m.offset);
-        }));
-        if (opts.commit === 'manual') for (const m of round) resolveOffset(m.offset);
-      }
-      if (opts.commit === 'manual') await commitOffsetsIfNecessary();
-    };
+    // member ids are client.id-uuid: kstranded-m1 < kstranded-m2 orders the members for
+    // the roundrobin assignor as they started
+    if (many) consumerConfig['client.id'] = `kstranded-${member}`;
+    if (opts.debug) consumerConfig.debug = opts.debug;
+    const consumer = kafka.consumer(consumerConfig);
+    await consumer.connect();
+    await consumer.subscribe({ topic: opts.topic });
+    const run = { partitionsConsumedConcurrently: opts.concurrency };
+    if (opts.handler === 'eachMessage') {
+      run.eachMessage = async ({ topic, partition, message, pause }) => {
+        maybePause(pause, topic, partition);
+        await sleep(opts.delayMs);
+        deliver(member, topic, partition, message.offset);
+      };
+    } else {
+      if (opts.commit === 'manual') run.eachBatchAutoResolve = false;
+      run.eachBatch = async ({ batch, resolveOffset, commitOffsetsIfNecessary, pause }) => {
+        // --parallel records at a time, --delay-ms each (the report's 3 and 40 s / 100).
+        for (let i = 0; i < batch.messages.length; i += opts.parallel) {
+          maybePause(pause, batch.topic, batch.partition);
+          const round = batch.messages.slice(i, i + opts.parallel);
+          await Promise.all(round.map(async (m) => {
+            await sleep(opts.delayMs);
+            deliver(member, batch.topic, batch.partition, m.offset);
+          }));
+          if (opts.commit === 'manual') for (const m of round) resolveOffset(m.offset);
+        }
+        if (opts.commit === 'manual') await commitOffsetsIfNecessary();
+      };
+    }
+    if (member === 'm1') runStartedAt = Date.now();
+    consumer.run(run);
+    if (many) app('member', { member, event: 'run', at_ms: Date.now() - runStartedAt });
+    return consumer;
+  };
+
+  const consumers = new Map(); // member -> consumer, while connected
+  consumers.set('m1', await startMember('m1'));
+  const timers = [];
+  if (opts.joinAtMs >= 0) {
+    timers.push(sleep(Math.max(0, runStartedAt + opts.joinAtMs - Date.now())).then(async () => {
+      app('member', { member: 'm2', event: 'join', at_ms: Date.now() - runStartedAt });
+      consumers.set('m2', await startMember('m2'));
+    }));
   }
-  runStartedAt = Date.now();
-  consumer.run(run);
+  if (opts.leaveAtMs >= 0) {
+    timers.push(sleep(Math.max(0, runStartedAt + opts.leaveAtMs - Date.now())).then(async () => {
+      while (!consumers.has(opts.leave)) await sleep(50); // m2 still joining
+      const c = consumers.get(opts.leave);
+      consumers.delete(opts.leave);
+      app('member', { member: opts.leave, event: 'leave', at_ms: Date.now() - runStartedAt });
+      await c.disconnect();
+      app('member', { member: opts.leave, event: 'left', at_ms: Date.now() - runStartedAt });
+    }));
+  }
 
   // Phase 1: wait until everything was delivered or nothing was for --quiet-ms.
   while (delivered.length < opts.total && Date.now() - lastDeliveryAt < opts.quietMs)
@@ -341,7 +392,8 @@ async function main() {
     undelivered_count: missing.length,
   });
 
-  await consumer.disconnect();
+  await Promise.all(timers);
+  for (const c of consumers.values()) await c.disconnect();
   await admin.disconnect();
 }
 

@@ -49,12 +49,27 @@ type Shape struct {
 	// (scenario.js --pause-at-ms; upstream #517), in the scenario's (scaled) time;
 	// ResumeAfter: it calls resume() this long after the pause. Zero: no pause.
 	PauseAt, ResumeAfter time.Duration
+	// JoinAt: a second consumer of the group (m2, the same settings and handler) joins
+	// this long after m1's run() (scenario.js --join-at-ms, simulate --rebalance-at
+	// TIME:join); zero: one consumer. A group of two is always one joined after the
+	// other: kfake, as a broker, completes a join once every known member joined, so m1
+	// is assigned alone first. LeaveAt: member Leave (1 or 2; 0 is 1) calls disconnect()
+	// this long after m1's run() (scenario.js --leave-at-ms/--leave, simulate
+	// --rebalance-at TIME:leave=N). Durations in the scenario's (scaled) time.
+	JoinAt, LeaveAt time.Duration
+	Leave           int
 }
+
+// leaver is the member LeaveAt names.
+func (s Shape) leaver() int { return max(1, s.Leave) }
 
 // scenario.js's fixed settings that simulate must be told: the JS client's auto-commit
 // interval is its default 5 s, not scaled by scenario.js, so 500 s at simulate's scale.
 // (Its fetch.wait.max.ms 50 is the broker's wait, which the model does not have.)
-var simulateCommon = []string{"--auto-commit-interval", fmt.Sprint(5 * time.Second * Scale)}
+// So is its heartbeat.interval.ms, 1500 (the bug report's): 150 s at simulate's scale,
+// when a member learns of another's join or leave (simkafka.Group.SetHeartbeatInterval).
+var simulateCommon = []string{"--auto-commit-interval", fmt.Sprint(5 * time.Second * Scale),
+	"--heartbeat-interval", fmt.Sprint(1500 * time.Millisecond * Scale)}
 
 // ScenarioArgs are scenario.js's arguments for the shape (its defaults left out).
 func (s Shape) ScenarioArgs() []string {
@@ -90,6 +105,13 @@ func (s Shape) ScenarioArgs() []string {
 	if s.PauseAt != 0 {
 		add("--pause-at-ms", strconv.FormatInt(s.PauseAt.Milliseconds(), 10))
 		add("--resume-after-ms", strconv.FormatInt(s.ResumeAfter.Milliseconds(), 10))
+	}
+	if s.JoinAt != 0 {
+		add("--join-at-ms", strconv.FormatInt(s.JoinAt.Milliseconds(), 10))
+	}
+	if s.LeaveAt != 0 {
+		add("--leave-at-ms", strconv.FormatInt(s.LeaveAt.Milliseconds(), 10))
+		add("--leave", fmt.Sprintf("m%d", s.leaver()))
 	}
 	return a
 }
@@ -140,6 +162,19 @@ func (s Shape) SimulateArgs() ([]string, error) {
 	if s.PauseAt != 0 {
 		add("--pause-at", (s.PauseAt * Scale).String())
 		add("--resume-after", (s.ResumeAfter * Scale).String())
+	}
+	// scenario.js runs m1, and m2 when it joins at JoinAt
+	switch {
+	case s.LeaveAt != 0 && s.JoinAt == 0:
+		return nil, fmt.Errorf("a leave needs a second member (JoinAt)")
+	case s.leaver() > 2:
+		return nil, fmt.Errorf("leave m%d: scenario.js runs m1 and m2", s.leaver())
+	}
+	if s.JoinAt != 0 {
+		add("--rebalance-at", (s.JoinAt*Scale).String()+":join")
+	}
+	if s.LeaveAt != 0 {
+		add("--rebalance-at", fmt.Sprintf("%s:leave=%d", s.LeaveAt*Scale, s.leaver()))
 	}
 	return a, nil
 }

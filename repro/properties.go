@@ -26,6 +26,7 @@ var modelProperties = map[string]modelProperty{
 	"enable.auto.commit":         {"auto-commit", func(o *Options) any { return &o.AutoCommit }},
 	"js.consumer.max.batch.size": {"batch-size", func(o *Options) any { return &o.BatchSize }},
 	"fetch.message.max.bytes":    {"max-bytes", func(o *Options) any { return &o.MaxBytes }},
+	"heartbeat.interval.ms":      {"heartbeat-interval", func(o *Options) any { return &o.HeartbeatInterval }},
 	"max.partition.fetch.bytes":  {"max-bytes", func(o *Options) any { return &o.MaxBytes }},
 	"group.protocol":             {"group-protocol", nil},
 }

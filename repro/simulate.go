@@ -132,6 +132,12 @@ var ErrEventBudget = errors.New("the simulation spent its event budget before th
 // ValidateSimulated checks the options for a simulation: Validate's checks, and the
 // workload within MaxSimulatedRecords.
 func (o Options) ValidateSimulated() error {
+	// The simulation has no session timeout (simulate has no --session-timeout): the
+	// heartbeat need not be below it, as librdkafka's configuration check wants live. The
+	// JS scenario's 1.5 s heartbeat at 1/100 scale is --heartbeat-interval 150s here.
+	if o.HeartbeatInterval >= o.SessionTimeout {
+		o.SessionTimeout = o.HeartbeatInterval + 1
+	}
 	if err := o.Validate(); err != nil {
 		return err
 	}
@@ -172,6 +178,10 @@ func simulateOrder(ctx context.Context, o Options) (*Result, error) {
 	// librdkafka leaving the group when max.poll.interval.ms is exceeded (the JS client
 	// gives librdkafka twice its own setting, #finalizedConfig).
 	g := simkafka.NewGroup(lp, all, o.groupProtocol() == kafkaconf.GroupProtocolConsumer, 2*o.MaxPollInterval)
+	if o.groupProtocol() == kafkaconf.GroupProtocolClassic {
+		// a member learns of another's join or leave at its next heartbeat
+		g.SetHeartbeatInterval(o.HeartbeatInterval)
+	}
 	d.cl = &simCluster{o: o, d: d, g: g, w: g.NewMember("", 0, nil), all: all, autoCommit: autoCommit}
 	return d.run(nil)
 }

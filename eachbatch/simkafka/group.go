@@ -19,16 +19,19 @@ import (
 //
 // What a managed group models, from librdkafka (src/rdkafka_cgrp.c, rdkafka_assignment.c)
 // and the JS client (lib/kafkajs/_consumer.js):
+//
 //   - the assignor: classic groups use roundrobin, the strategy #kafkaJSToConsumerConfig
 //     sets when the application names none (partitions in order, dealt to members in
 //     turn; members are ordered by join order here, by member id in librdkafka, which
 //     is random: which member gets which partition may differ live, not how many).
 //     Consumer-protocol groups (KIP-848) get a balanced, sticky target (the broker's
 //     uniform assignor keeps partitions where they are when it can).
+//
 //   - EAGER (classic): a rebalance revokes every member's whole assignment; the new
 //     assignment is handed out once every member has unassigned (JoinGroup/SyncGroup
 //     wait for all). COOPERATIVE (consumer protocol): only partitions that move are
 //     revoked, and a partition is assigned to its new owner once the old one released it.
+//
 //   - max.poll.interval.ms (the value librdkafka is given, twice the JS setting):
 //     rd_kafka_cgrp_max_poll_interval_check_tmr_cb checks every 500 ms whether the
 //     application has not polled for longer, and then leaves the group, resets its
@@ -37,15 +40,28 @@ import (
 //     assignment lost"), and the member rejoins only once the application polls again
 //     (rd_kafka_cgrp_join: "do not rejoin group until the application has called
 //     poll") and has unassigned.
+//
 //   - unassign commits the stored offsets of the partitions it removes, unless they were
 //     lost (rd_kafka_assignment_serve_removals with enable.auto.commit).
+//
 //   - commits from a client that is not in the group (left, or past max.poll.interval)
 //     are refused (the broker answers UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION).
+//
 //   - a partition newly assigned starts at the group's committed offset.
+//
+//   - heartbeats (classic, SetHeartbeatInterval): a member in the group learns of a
+//     rebalance another member caused (a join, a leave, a max.poll.interval leave) from
+//     the coordinator's answer to its next heartbeat (REBALANCE_IN_PROGRESS,
+//     rd_kafka_cgrp_handle_Heartbeat), every heartbeat.interval.ms counted from its join;
+//     only then is its revoke queued for its next poll, and only then is it in
+//     wait-unassign-call. Seen with the real JS client (FIDELITY.md,
+//     member-leave-mid-batch): m2 joined 57 ms after m1's assignment, and m1's consume
+//     calls in the next second served no revoke.
 //
 // Not modeled: the rebalance timeout (a member slow to unassign holds an eager
 // rebalance until it does; librdkafka's own max.poll.interval check, which has the same
-// length, usually removes it first), session timeouts, static membership, heartbeats.
+// length, usually removes it first), session timeouts, static membership, the
+// heartbeats of the consumer protocol.
 type Group struct {
 	l    *loop.Loop
 	logs map[TP][]Kind
@@ -64,7 +80,13 @@ type Group struct {
 	syncing     bool      // eager: a rebalance waits for members to unassign
 	owner       map[TP]*Client
 	moving      map[TP]*Client // cooperative: released to this member once its owner unassigns
+	heartbeat   time.Duration  // classic: members learn of a rebalance at their next heartbeat (0: at once)
 }
+
+// SetHeartbeatInterval is heartbeat.interval.ms of a classic group's members: a member
+// learns of a rebalance it did not cause at its next heartbeat. 0 (NewGroup's) tells
+// every member at once.
+func (g *Group) SetHeartbeatInterval(d time.Duration) { g.heartbeat = d }
 
 // MaxPollCheck is how often librdkafka checks max.poll.interval.ms (a 500 ms timer,
 // not scaled with the run).
@@ -218,7 +240,7 @@ func (g *Group) rebalance() {
 		m.dropAssignEvents()
 		m.rejoined = len(m.assignment) == 0 && !m.hasRevoke()
 		if len(m.assignment) > 0 && !m.hasRevoke() {
-			m.events = append(m.events, eachbatch.Rebalance{Partitions: m.Assignment()})
+			m.learnOfRebalance()
 		}
 	}
 	for tp, m := range g.owner {
@@ -227,6 +249,30 @@ func (g *Group) rebalance() {
 		}
 	}
 	g.maybeSync()
+}
+
+// learnOfRebalance queues the revoke of c's whole assignment (eager) for its next poll:
+// at once, or at its next heartbeat when the group has a heartbeat interval.
+func (c *Client) learnOfRebalance() {
+	g := c.g
+	if g.heartbeat <= 0 {
+		c.events = append(c.events, eachbatch.Rebalance{Partitions: c.Assignment()})
+		return
+	}
+	if c.hbTimer != nil {
+		return // already waiting for its next heartbeat
+	}
+	now := c.l.Now()
+	at := c.joinedAt.Add((now.Sub(c.joinedAt)/g.heartbeat + 1) * g.heartbeat)
+	c.hbTimer = c.l.After(at.Sub(now), func() {
+		c.hbTimer = nil
+		// the rebalance may be over (the member left, or was told otherwise meanwhile)
+		if !c.inGroup || !g.syncing || c.rejoined || len(c.assignment) == 0 || c.hasRevoke() {
+			return
+		}
+		g.emit(c, traceevent.Event{Ev: traceevent.Member, Reason: "heartbeat: rebalance in progress"})
+		c.events = append(c.events, eachbatch.Rebalance{Partitions: c.Assignment()})
+	})
 }
 
 // maybeSync hands out the roundrobin assignment once every member has unassigned.

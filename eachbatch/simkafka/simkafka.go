@@ -100,6 +100,7 @@ type Client struct {
 	joinedAt  time.Time
 	lastPoll  time.Time
 	pollTimer *loop.Timer
+	hbTimer   *loop.Timer // the heartbeat that tells it of a rebalance (Group.SetHeartbeatInterval)
 	// OnRebalance is the rebalance callback (eachbatch.Engine.RebalanceCallback),
 	// called from inside Consume.
 	OnRebalance func(eachbatch.Rebalance)
