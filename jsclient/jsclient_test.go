@@ -42,8 +42,19 @@ func TestShapesMapToScenarioAndSimulateArguments(t *testing.T) {
 			shape:    Shape{Commit: "manual", PauseAt: 2 * time.Second, ResumeAfter: 500 * time.Millisecond},
 			scenario: []string{"--commit", "manual", "--pause-at-ms", "2000", "--resume-after-ms", "500"},
 			simulate: []string{"--auto-commit-interval", "8m20s", "--commit", "manual", "--pause-at", "3m20s", "--resume-after", "50s"}},
+		{name: "a pause from outside the handler is simulate's --pause-from outside",
+			shape:    Shape{PauseAt: 2 * time.Second, ResumeAfter: 500 * time.Millisecond, PauseFrom: "outside"},
+			scenario: []string{"--pause-at-ms", "2000", "--resume-after-ms", "500", "--pause-from", "outside"},
+			simulate: []string{"--auto-commit-interval", "8m20s", "--pause-at", "3m20s", "--resume-after", "50s", "--pause-from", "outside"}},
+		{name: "the handler's commitOffsets([...]) is simulate's --commit explicit",
+			shape:    Shape{Commit: "explicit", Handler: "eachMessage"},
+			scenario: []string{"--handler", "eachMessage", "--commit", "explicit"},
+			simulate: []string{"--auto-commit-interval", "8m20s", "--handler", "each-message", "--commit", "explicit"}},
 		{name: "a commit scenario.js has not is refused with its reason",
-			shape: Shape{Commit: "ledger"}, scenario: []string{"--commit", "ledger"}, refused: "commits auto or manual"},
+			shape: Shape{Commit: "ledger"}, scenario: []string{"--commit", "ledger"}, refused: "commits auto, manual or explicit"},
+		{name: "a pause scenario.js has not is refused with its reason",
+			shape: Shape{PauseAt: time.Second, PauseFrom: "timer"}, scenario: []string{"--pause-at-ms", "1000", "--resume-after-ms", "0", "--pause-from", "timer"},
+			refused: "pauses from the handler or outside"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.shape.ScenarioArgs(); !slices.Equal(got, tc.scenario) {

@@ -10,14 +10,21 @@
 // Shapes (the agreement suite, integration/jsclient_test.go; defaults are the seed's):
 //   [--spread PxN | P:N,...] (records per partition, in one transaction; default 0:--records)
 //   [--handler eachBatch|eachMessage] [--concurrency 20] [--parallel 3] [--delay-ms 400]
-//   [--max-poll-ms 9000] [--batch-size 20] [--commit auto|manual]
+//   [--max-poll-ms 9000] [--batch-size 20] [--commit auto|manual|explicit]
 // --commit manual is upstream #476's idiom: autoCommit false, eachBatchAutoResolve false,
 // resolveOffset() per record, await commitOffsetsIfNecessary() at the end of each batch.
-//   [--pause-at-ms MS] [--resume-after-ms 500]
+// --commit explicit: autoCommit false, and the handler names the offset it commits, await
+// consumer.commitOffsets([{topic, partition, offset: last + 1}]): eachBatch at the end of
+// each batch (otherwise as manual: eachBatchAutoResolve false, resolveOffset() per record),
+// eachMessage after each message (kstranded simulate --commit explicit).
+//   [--pause-at-ms MS] [--resume-after-ms 500] [--pause-from handler|outside]
 // --pause-at-ms: the handler calls its payload's pause() once, at its first round (eachBatch)
 // or message (eachMessage) starting MS or more after consumer.run(), goes on with its batch,
 // and calls the function pause() returned --resume-after-ms later (upstream #517; kstranded
-// simulate --pause-at / --resume-after, times 100).
+// simulate --pause-at / --resume-after, times 100). With --pause-from outside the application
+// calls consumer.pause([{topic}]) from a timer MS after consumer.run() instead, whatever the
+// handler is doing, and the function it returned --resume-after-ms later (simulate
+// --pause-from outside).
 //
 // Phase 1: a transactional producer (acks -1) writes --records records to partition 0 of
 // --topic in one transaction; a consumer (the bug report's settings, durations / 100) delivers
@@ -55,6 +62,7 @@ function parseArgs(argv) {
     commit: 'auto',
     pauseAtMs: 0,
     resumeAfterMs: 500,
+    pauseFrom: 'handler',
   };
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i];
@@ -82,6 +90,7 @@ function parseArgs(argv) {
       case '--commit': opts.commit = val(); break;
       case '--pause-at-ms': opts.pauseAtMs = Number(val()); break;
       case '--resume-after-ms': opts.resumeAfterMs = Number(val()); break;
+      case '--pause-from': opts.pauseFrom = val(); break;
       default: throw new Error(`unknown argument ${a}`);
     }
   }
@@ -90,8 +99,10 @@ function parseArgs(argv) {
     throw new Error('--logger must be default or json');
   if (opts.handler !== 'eachBatch' && opts.handler !== 'eachMessage')
     throw new Error('--handler must be eachBatch or eachMessage');
-  if (opts.commit !== 'auto' && opts.commit !== 'manual')
-    throw new Error('--commit must be auto or manual');
+  if (opts.commit !== 'auto' && opts.commit !== 'manual' && opts.commit !== 'explicit')
+    throw new Error('--commit must be auto, manual or explicit');
+  if (opts.pauseFrom !== 'handler' && opts.pauseFrom !== 'outside')
+    throw new Error('--pause-from must be handler or outside');
   // records per partition: PxN (N on each of 0..P-1) or P:N,...
   opts.parts = new Map();
   const spread = opts.spread || `0:${opts.records}`;
@@ -223,7 +234,8 @@ async function main() {
     records: opts.total, ...(opts.spread ? { spread: opts.spread, handler: opts.handler,
       concurrency: opts.concurrency, parallel: opts.parallel, delay_ms: opts.delayMs,
       max_poll_ms: opts.maxPollMs, batch_size: opts.batchSize, commit: opts.commit } : {}),
-    ...(opts.pauseAtMs > 0 ? { pause_at_ms: opts.pauseAtMs, resume_after_ms: opts.resumeAfterMs } : {}) });
+    ...(opts.pauseAtMs > 0 ? { pause_at_ms: opts.pauseAtMs, resume_after_ms: opts.resumeAfterMs,
+      pause_from: opts.pauseFrom } : {}) });
 
   const admin = probeKafka.admin();
   await admin.connect();
@@ -269,7 +281,7 @@ async function main() {
   let runStartedAt = 0;
   let pauseDone = false;
   const maybePause = (pause, topic, partition) => {
-    if (opts.pauseAtMs <= 0 || pauseDone || Date.now() - runStartedAt < opts.pauseAtMs) return;
+    if (opts.pauseAtMs <= 0 || opts.pauseFrom !== 'handler' || pauseDone || Date.now() - runStartedAt < opts.pauseAtMs) return;
     pauseDone = true;
     app('pause', { topic, partition, at_ms: Date.now() - runStartedAt });
     const resume = pause();
@@ -283,9 +295,12 @@ async function main() {
       maybePause(pause, topic, partition);
       await sleep(opts.delayMs);
       deliver(topic, partition, message.offset);
+      if (opts.commit === 'explicit')
+        await consumer.commitOffsets([{ topic, partition, offset: String(Number(message.offset) + 1) }]);
     };
   } else {
-    if (opts.commit === 'manual') run.eachBatchAutoResolve = false;
+    const manual = opts.commit === 'manual' || opts.commit === 'explicit';
+    if (manual) run.eachBatchAutoResolve = false;
     run.eachBatch = async ({ batch, resolveOffset, commitOffsetsIfNecessary, pause }) => {
       // --parallel records at a time, --delay-ms each (the report's 3 and 40 s / 100).
       for (let i = 0; i < batch.messages.length; i += opts.parallel) {
@@ -295,13 +310,31 @@ async function main() {
           await sleep(opts.delayMs);
           deliver(batch.topic, batch.partition, m.offset);
         }));
-        if (opts.commit === 'manual') for (const m of round) resolveOffset(m.offset);
+        if (manual) for (const m of round) resolveOffset(m.offset);
       }
       if (opts.commit === 'manual') await commitOffsetsIfNecessary();
+      if (opts.commit === 'explicit') {
+        const last = batch.messages[batch.messages.length - 1];
+        await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition,
+          offset: String(Number(last.offset) + 1) }]);
+      }
     };
   }
   runStartedAt = Date.now();
   consumer.run(run);
+  if (opts.pauseAtMs > 0 && opts.pauseFrom === 'outside') {
+    // --pause-from outside: the application pauses the topic from a timer, whatever the
+    // handler is doing (every assigned partition: consumer.pause with no partitions)
+    setTimeout(() => {
+      const resume = consumer.pause([{ topic: opts.topic }]);
+      app('pause', { topic: opts.topic, from: 'outside', at_ms: Date.now() - runStartedAt,
+        assigned: consumer.assignment().map((tp) => tp.partition).join(',') || '-' });
+      setTimeout(() => {
+        app('resume', { topic: opts.topic, from: 'outside', at_ms: Date.now() - runStartedAt });
+        if (resume) resume();
+      }, opts.resumeAfterMs);
+    }, opts.pauseAtMs);
+  }
 
   // Phase 1: wait until everything was delivered or nothing was for --quiet-ms.
   while (delivered.length < opts.total && Date.now() - lastDeliveryAt < opts.quietMs)
