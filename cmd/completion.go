@@ -23,8 +23,9 @@ const completionTimeout = 3 * time.Second
 // so a command that defines one of these flags gets its completion without saying so.
 func registerCompletions(root *cobra.Command, g *Globals) {
 	fixed := map[string][]string{
-		"commit": {"auto", "ledger", "manual", "all"},
-		"output": {"table", "json"},
+		"commit":     {"auto", "ledger", "manual", "explicit", "all"},
+		"pause-from": {"handler", "outside"},
+		"output":     {"table", "json"},
 	}
 	for _, r := range eachbatch.Releases {
 		if r.Group.Policy != "" {

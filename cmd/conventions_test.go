@@ -118,7 +118,8 @@ func TestCompletionOffersTheFixedValues(t *testing.T) {
 	}{
 		{[]string{"__complete", "repro", "--policy", ""}, []string{"1.8.0", "1.8.2", "1.9.0", "1.9.1", "1.10.0", "1.10.1", "head", "all"}},
 		{[]string{"__complete", "repro", "--client", ""}, []string{"1.8.0", "1.8.2", "1.9.0", "1.9.1", "1.10.0", "1.10.1", "head", "all"}},
-		{[]string{"__complete", "repro", "--commit", ""}, []string{"auto", "ledger", "manual", "all"}},
+		{[]string{"__complete", "repro", "--commit", ""}, []string{"auto", "ledger", "manual", "explicit", "all"}},
+		{[]string{"__complete", "simulate", "--pause-from", ""}, []string{"handler", "outside"}},
 		{[]string{"__complete", "inspect", "-o", ""}, []string{"table", "json"}},
 		{[]string{"__complete", "trace", "parse", "--format", ""}, []string{"auto", "kstranded", "librdkafka"}},
 	} {

@@ -10,7 +10,8 @@ import (
 
 // --commit manual is an eachBatch idiom (resolveOffset, commitOffsetsIfNecessary): asked
 // for eachMessage by name it is a usage error saying so; --commit all leaves it out for
-// eachMessage and runs it for eachBatch.
+// eachMessage and runs it for eachBatch (--commit explicit, the handler's
+// commitOffsets([...]), applies to both and runs for both).
 func TestManualCommitIsRefusedForEachMessageAndLeftOutOfItsAll(t *testing.T) {
 	for _, cmd := range []string{"simulate", "repro"} {
 		code, out, errs := runCmd(t, "", cmd, "--commit", "manual", "--handler", "each-message")
@@ -37,7 +38,7 @@ func TestManualCommitIsRefusedForEachMessageAndLeftOutOfItsAll(t *testing.T) {
 	for _, r := range doc.Runs {
 		runs = append(runs, r.Handler+"/"+r.Commit)
 	}
-	if got, want := strings.Join(runs, " "), "each-batch/auto each-batch/ledger each-batch/manual each-message/auto each-message/ledger"; got != want {
+	if got, want := strings.Join(runs, " "), "each-batch/auto each-batch/ledger each-batch/manual each-batch/explicit each-message/auto each-message/ledger each-message/explicit"; got != want {
 		t.Errorf("runs %s, want %s", got, want)
 	}
 }

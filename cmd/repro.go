@@ -83,10 +83,11 @@ func bindModelFlags(f *pflag.FlagSet, o *reproOptions) {
 	f.StringVar(&o.Policy, "policy", string(o.Options.Policy), "alias of --client")
 	f.StringVar(&o.Handler, "handler", string(eachbatch.EachBatch), "the application's run() callback: each-batch, each-message, or all (a row per handler)")
 	f.BoolVar(&o.AutoResolve, "auto-resolve", o.AutoResolve, "eachBatchAutoResolve; false: the handler calls resolveOffset after each round of --handler-parallel records and stops when the batch is stale")
-	f.DurationVar(&o.PauseAt, "pause-at", 0, "the handler calls its payload's pause() at its first round (record) starting this long after the consumer started, and goes on with its batch (0: never)")
+	f.DurationVar(&o.PauseAt, "pause-at", 0, "the handler calls its payload's pause() at its first round (record) starting this long after the consumer started, and goes on with its batch (0: never); with --pause-from outside, the application pauses the topic at that time")
 	f.DurationVar(&o.ResumeAfter, "resume-after", 500*time.Millisecond, "with --pause-at: resume() this long after the pause")
+	f.StringVar(&o.PauseFrom, "pause-from", repro.PauseFromHandler, "with --pause-at, who calls pause(): handler (its payload's, for its partition) or outside (the application's consumer.pause([{topic}]) from a timer: every assigned partition, at any moment of a batch)")
 	f.Int64SliceVar(&o.FailAt, "handler-fail-at", nil, "offsets where the handler throws, once per partition (comma-separated)")
-	f.StringVar(&o.Commit, "commit", string(o.Options.Commit), "who commits: auto (the client's auto-commit), manual (the client's manual commit: autoCommit false, resolveOffset per record, commitOffsetsIfNecessary after each batch; eachBatch only), ledger (kstranded's commit of the completed prefix), or all")
+	f.StringVar(&o.Commit, "commit", string(o.Options.Commit), "who commits: auto (the client's auto-commit), manual (the client's manual commit: autoCommit false, resolveOffset per record, commitOffsetsIfNecessary after each batch; eachBatch only), explicit (autoCommit false, the handler's commitOffsets([{topic, partition, offset: last+1}]) after each batch, resolving as manual does, or after each message), ledger (kstranded's commit of the completed prefix), or all")
 	f.IntVar(&o.MaxInFlight, "max-in-flight", 0, "ledger back-pressure: unfinished records per partition before it is paused (0: no bound)")
 	f.IntVar(&o.MaxInFlightBytes, "max-in-flight-bytes", 0, "ledger back-pressure: unfinished bytes per partition before it is paused (0: no bound)")
 }

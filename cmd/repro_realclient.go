@@ -35,8 +35,8 @@ partition; repro's producer is not used), consumes them at 1/100 of the duration
 (the default --time-scale, the only one it runs) and prints each delivery. The run is
 judged by the same judge as repro's: its deliveries against the group's committed offsets.
 It takes the shape flags --spread/--records, --handler, --concurrency, --handler-parallel,
---handler-delay, --max-poll-interval, --batch-size, --commit auto|manual, --pause-at,
---resume-after, --partitions and --group; the others are refused. --compare-model also runs simulate on the same settings
+--handler-delay, --max-poll-interval, --batch-size, --commit auto|manual|explicit, --pause-at,
+--resume-after, --pause-from, --partitions and --group; the others are refused. --compare-model also runs simulate on the same settings
 and prints model and reality side by side (the CLIENT column).`
 
 // bindRealClientFlags binds --real-client and --compare-model.
@@ -49,7 +49,7 @@ func bindRealClientFlags(f *pflag.FlagSet, o *realClientOptions) {
 var realClientFlags = map[string]bool{
 	"real-client": true, "compare-model": true, "client": true, "policy": true, "spread": true, "records": true,
 	"handler": true, "concurrency": true, "handler-parallel": true, "handler-delay": true, "max-poll-interval": true,
-	"batch-size": true, "commit": true, "pause-at": true, "resume-after": true, "partitions": true, "group": true,
+	"batch-size": true, "commit": true, "pause-at": true, "resume-after": true, "pause-from": true, "partitions": true, "group": true,
 }
 
 // realClientShape maps repro's own flags (not the global ones) to the scenario's
@@ -114,10 +114,10 @@ func realClientShape(c *cobra.Command, o *reproOptions) (jsclient.Shape, error) 
 	if f.Changed("commit") {
 		switch c := strings.ToLower(o.Commit); c {
 		case "auto":
-		case "manual":
+		case "manual", "explicit":
 			s.Commit = c
 		default:
-			return s, exitcode.Usagef("--real-client: --commit %s: the client commits auto or manual (kstranded's ledger commit is the model's)", o.Commit)
+			return s, exitcode.Usagef("--real-client: --commit %s: the client commits auto, manual or explicit (kstranded's ledger commit is the model's)", o.Commit)
 		}
 	}
 	if o.PauseAt != 0 {
@@ -126,6 +126,13 @@ func realClientShape(c *cobra.Command, o *reproOptions) (jsclient.Shape, error) 
 		}
 		if s.ResumeAfter, err = scaled("resume-after", o.ResumeAfter); err != nil {
 			return s, err
+		}
+		switch o.PauseFrom {
+		case "", repro.PauseFromHandler:
+		case repro.PauseFromOutside:
+			s.PauseFrom = o.PauseFrom
+		default:
+			return s, exitcode.Usagef("--pause-from %q: want handler or outside", o.PauseFrom)
 		}
 	}
 	return s, nil

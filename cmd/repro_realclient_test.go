@@ -28,7 +28,11 @@ func TestRealClientShapeComesFromTheFlagsGiven(t *testing.T) {
 		{name: "a pause from the payload at 1/100",
 			args: []string{"--commit", "manual", "--pause-at", "3m20s", "--resume-after", "50s"},
 			want: jsclient.Shape{Commit: "manual", PauseAt: 2 * time.Second, ResumeAfter: 500 * time.Millisecond}},
-		{name: "kstranded's ledger commit is the model's, refused", args: []string{"--commit", "ledger"}, refused: "auto or manual"},
+		{name: "a pause from outside the handler and the handler's commitOffsets([...])",
+			args: []string{"--commit", "explicit", "--pause-at", "3m20s", "--resume-after", "50s", "--pause-from", "outside"},
+			want: jsclient.Shape{Commit: "explicit", PauseAt: 2 * time.Second, ResumeAfter: 500 * time.Millisecond, PauseFrom: "outside"}},
+		{name: "kstranded's ledger commit is the model's, refused", args: []string{"--commit", "ledger"}, refused: "auto, manual or explicit"},
+		{name: "an unknown pause caller is refused", args: []string{"--pause-at", "1s", "--pause-from", "timer"}, refused: "--pause-from"},
 		{name: "a flag scenario.js has not is refused by name", args: []string{"--members", "2"}, refused: "--members"},
 		{name: "another time scale is refused", args: []string{"--time-scale", "1"}, refused: "--time-scale"},
 	} {

@@ -126,6 +126,11 @@ func New(l *loop.Loop, src Source, s Settings, trace func(traceevent.Event)) (*E
 	if s.Handler == "" {
 		e.s.Handler = EachBatch
 	}
+	if s.ExplicitCommit && !e.s.EachMessage() {
+		// the eachBatch handler of ExplicitCommit is ManualCommit's but for its last
+		// statement (commitBatch)
+		e.s.ManualCommit = true
+	}
 	if s.BatchSize == -1 {
 		// js.consumer.max.batch.size -1 makes #messageCacheMaxSize unbounded for either
 		// handler (#finalizedConfig).
@@ -155,6 +160,9 @@ func (e *Engine) Start() {
 	}
 	e.running = true
 	e.started = e.l.Now()
+	if e.s.PauseOutside && e.s.PauseAt > 0 {
+		e.l.After(e.s.PauseAt, e.pauseOutside)
+	}
 	e.newGeneration()
 }
 
@@ -436,7 +444,7 @@ func (e *Engine) serve(w *worker, recs []Record) {
 		e.serveMessage(w, b)
 		return
 	}
-	if e.s.AutoResolve && !e.s.ManualCommit && !e.failsIn(tp, recs, false) && (e.s.PauseAt == 0 || e.pauseDone) {
+	if e.s.AutoResolve && !e.s.ManualCommit && !e.failsIn(tp, recs, false) && (e.s.PauseAt == 0 || e.s.PauseOutside || e.pauseDone) {
 		e.deliver(recs)
 		// The whole batch in one timer: the handler neither resolves nor throws on its way.
 		e.l.After(e.s.BatchDuration(len(recs)), func() {
@@ -492,8 +500,7 @@ func (e *Engine) round(w *worker, b *batch) {
 			e.resolveOffset(b, last.Offset, last.LeaderEpoch)
 		}
 		if b.done == len(b.recs) && e.s.ManualCommit {
-			// `await commitOffsetsIfNecessary()`, the handler's last statement
-			e.commitStored()
+			e.commitBatch(b)
 		}
 		if b.done == len(b.recs) || (!e.s.AutoResolve && !e.s.ManualCommit && b.stale) {
 			e.endBatch(w, b)
@@ -564,6 +571,25 @@ func (e *Engine) commitStored() {
 	}
 	for tp, o := range offs {
 		e.committed[tp] = o
+	}
+}
+
+// commitBatch is the manual handler's last statement: `await commitOffsetsIfNecessary()`
+// (commitStored), or with ExplicitCommit `await consumer.commitOffsets([{topic,
+// partition, offset: last + 1}])`, the batch's own partition at its last record, which
+// librdkafka commits as given (rd_kafka_commit with a list) whatever is stored.
+func (e *Engine) commitBatch(b *batch) {
+	if !e.s.ExplicitCommit {
+		e.commitStored()
+		return
+	}
+	e.commitExplicit(b.tp, b.recs[len(b.recs)-1].Offset+1)
+}
+
+// commitExplicit is commitOffsets([{topic, partition, offset}]) from the handler.
+func (e *Engine) commitExplicit(tp kpart.TopicPartition, offset int64) {
+	if err := e.src.Commit(map[kpart.TopicPartition]int64{tp: offset}); err != nil {
+		e.Errors = append(e.Errors, err)
 	}
 }
 
@@ -654,6 +680,11 @@ func (e *Engine) endMessage(w *worker, b *batch) {
 		e.step(w)
 		return
 	}
+	if e.s.ExplicitCommit {
+		// the handler's `await consumer.commitOffsets([{..., offset: offset + 1}])`, its
+		// last statement, before #messageProcessor stores the offset
+		e.commitExplicit(b.tp, m.Offset+1)
+	}
 	// _offsetsStoreSingle(offset + 1), then (1.10.1) #lastConsumedOffsets.set.
 	if err := e.src.StoreOffset(b.tp, m.Offset+1, m.LeaderEpoch); err != nil {
 		e.Errors = append(e.Errors, err)
@@ -699,7 +730,7 @@ func (e *Engine) resolveOffset(b *batch, offset int64, epoch int32) {
 // pauseDue reports whether the handler is still to pause and the time has come (a
 // batch then runs round by round, so the pause falls in the round it is due).
 func (e *Engine) pauseDue() bool {
-	return e.s.PauseAt > 0 && !e.pauseDone && !e.started.IsZero() && e.l.Now().Sub(e.started) >= e.s.PauseAt
+	return e.s.PauseAt > 0 && !e.s.PauseOutside && !e.pauseDone && !e.started.IsZero() && e.l.Now().Sub(e.started) >= e.s.PauseAt
 }
 
 // maybePause is the handler calling its payload's pause() when it is due: pause() marks
@@ -723,6 +754,48 @@ func (e *Engine) maybePause(tp kpart.TopicPartition) {
 	e.l.After(e.s.ResumeAfter, func() {
 		// resume(): queued like every other operation (#resumeInternal)
 		e.addPendingOp(pendingOp{name: "resume", run: func() { e.resumeInternal(tp) }})
+	})
+}
+
+// pauseOutside is the application's `consumer.pause([{topic}])` from a timer, PauseAt
+// after the consumer started (Settings.PauseOutside): the public pause() the payload's
+// is bound to (_consumer.js pause 1978 / 1987). It flattens the topic to the assigned
+// partitions, marks each one's batch payload in flight stale (#markBatchPayloadsStale
+// without isSeek: the handler, mid-round, goes on), records them as paused and queues
+// one #pauseInternal for all of them; the function it returns (resume() of the same
+// partitions) is called ResumeAfter later. Nothing assigned: pause() returns without
+// queueing anything, and there is nothing to resume.
+func (e *Engine) pauseOutside() {
+	if e.pauseDone || e.stopping {
+		return
+	}
+	e.pauseDone = true
+	tps := e.src.Assignment()
+	if len(tps) == 0 {
+		e.emit(traceevent.Event{Ev: traceevent.Pause, Reason: "consumer pause(): nothing assigned"})
+		return
+	}
+	if e.paused == nil {
+		e.paused = map[kpart.TopicPartition]bool{}
+	}
+	for _, tp := range tps {
+		if b := e.inflight[tp]; b != nil {
+			b.stale = true
+		}
+		e.paused[tp] = true
+		e.emit(traceevent.Event{Ev: traceevent.Pause, Topic: tp.Topic, Partition: traceevent.P(tp.Partition), Reason: "consumer pause()"})
+	}
+	e.addPendingOp(pendingOp{name: "pause", run: func() {
+		for _, tp := range tps {
+			e.pauseInternal(tp)
+		}
+	}})
+	e.l.After(e.s.ResumeAfter, func() {
+		e.addPendingOp(pendingOp{name: "resume", run: func() {
+			for _, tp := range tps {
+				e.resumeInternal(tp)
+			}
+		}})
 	})
 }
 

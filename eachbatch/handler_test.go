@@ -32,7 +32,11 @@ func runShapeFor(t *testing.T, limit time.Duration, s eachbatch.Settings, record
 	t.Helper()
 	r := &shapeRun{l: loop.NewVirtual(time.Unix(0, 0))}
 	tr := func(ev traceevent.Event) { r.events = append(r.events, ev) }
-	r.sim = simkafka.New(r.l, 5*time.Second, tr)
+	autoCommit := 5 * time.Second
+	if s.ManualCommit || s.ExplicitCommit {
+		autoCommit = 0 // kafkaJS autoCommit: false
+	}
+	r.sim = simkafka.New(r.l, autoCommit, tr)
 	var tps []kpart.TopicPartition
 	for p, n := range records {
 		tp := kpart.TopicPartition{Topic: "stranded", Partition: int32(p)}

@@ -100,6 +100,29 @@ type Settings struct {
 	// repair, and the dropped records are never fetched again.
 	PauseAt     time.Duration
 	ResumeAfter time.Duration
+	// PauseOutside makes PauseAt's pause the application's own call from outside the
+	// handler (a timer, back-pressure): `consumer.pause([{topic}])` exactly PauseAt after
+	// the consumer started, which pauses every assigned partition of the topic
+	// (#getAllAssignedPartition), and the function it returned called ResumeAfter later.
+	// The payload's pause() is the same function bound to the batch's partition
+	// (_consumer.js 842 / 982 in 1.10.0, 988 in 1.10.1: `this.pause.bind(this, ...)`), so
+	// the machinery is the same: #markBatchPayloadsStale marks the batch of each paused
+	// partition in flight stale (mid-round: the handler goes on, the auto-resolve handler
+	// to its end), #pauseInternal drops the partitions' cached records, served or not,
+	// and repairs only where #lastConsumedOffsets has an entry; resume() queues
+	// #resumeInternal. What differs is when and what: any moment, not a round's start,
+	// and partitions whose records wait in the cache with no batch in flight (1.10.1 has
+	// no entry for a partition none of whose batches was resolved yet either).
+	PauseOutside bool
+	// ExplicitCommit is the other manual-commit idiom (autoCommit false): the handler
+	// commits an offset it names, `await consumer.commitOffsets([{topic, partition,
+	// offset: last + 1}])` (commitOffsets with a list, _consumer.js 1697-1723 in 1.10.0,
+	// 1706-1732 in 1.10.1: librdkafka commits exactly that offset, whatever is stored).
+	// eachBatch: the ManualCommit handler (resolveOffset per round, no isStale() break)
+	// with that call, for its batch's last record, in place of commitOffsetsIfNecessary();
+	// eachMessage: after each record the handler processed, before #messageProcessor
+	// stores its offset. #seekInternal commits nothing (CommitOnSeek must be false).
+	ExplicitCommit bool
 	// FailAt lists offsets at which the handler throws, the first time it reaches the
 	// offset in each partition (a transient failure: the redelivered record succeeds).
 	// eachBatch throws in the round holding the offset, after the earlier rounds;
@@ -150,6 +173,15 @@ func (s Settings) Validate() error {
 	}
 	if s.ManualCommit && s.Handler == EachMessage {
 		errs = append(errs, "manual commit (resolveOffset, commitOffsetsIfNecessary) applies to eachBatch only: eachMessage's payload has no commitOffsetsIfNecessary")
+	}
+	if s.ExplicitCommit && s.CommitOnSeek {
+		errs = append(errs, "explicit commit turns enable.auto.commit off, and with it #seekInternal's commit (CommitOnSeek)")
+	}
+	if s.ExplicitCommit && s.Handler != EachMessage && s.AutoResolve {
+		errs = append(errs, "explicit commit with eachBatch is the manual handler's (eachBatchAutoResolve false): AutoResolve must be false")
+	}
+	if s.PauseOutside && s.PauseAt <= 0 {
+		errs = append(errs, "a pause from outside the handler needs PauseAt > 0")
 	}
 	if s.ManualCommit && s.CommitOnSeek {
 		errs = append(errs, "manual commit turns enable.auto.commit off, and with it #seekInternal's commit (CommitOnSeek)")

@@ -69,6 +69,22 @@ var jsShapes = []jsShape{
 	// partition 0 from the beginning.
 	{name: "member-join-mid-batch", shape: jsclient.Shape{JoinAt: 5 * time.Second}},
 	{name: "member-leave-mid-batch", shape: jsclient.Shape{JoinAt: 50 * time.Millisecond, LeaveAt: 5 * time.Second}},
+	// pause() from outside the handler: the application's consumer.pause([{topic}]) from a
+	// timer 2 s after run(), in the batch of 2-21 as above, resume() 500 ms later. The same
+	// function as the payload's, so with the manual-commit handler 1.10.0 loses 22-199.
+	{name: "outside-pause-manual", shape: jsclient.Shape{Commit: "manual", PauseAt: 2 * time.Second, ResumeAfter: 500 * time.Millisecond, PauseFrom: "outside"}},
+	// what only an outside pause reaches: eachMessage, one worker, unbounded fetches
+	// (batch size -1), the first fetch caches both partitions and the worker serves
+	// partition 0 (4 s of work) while partition 1 waits in the cache; the topic is paused
+	// 3 s after run(). Partition 1 was never served, has no last-consumed entry in any
+	// release, and #pauseInternal drops its records with the fetch position past them.
+	{name: "outside-pause-em-2p", shape: jsclient.Shape{Handler: "eachMessage", Spread: "0:10,1:10", Concurrency: 1, BatchSize: -1,
+		PauseAt: 3 * time.Second, ResumeAfter: 500 * time.Millisecond, PauseFrom: "outside"}},
+	// the handler's commitOffsets([{topic, partition, offset: last + 1}]), autoCommit
+	// false: eachBatch as manual-commit with that call in place of
+	// commitOffsetsIfNecessary(), and eachMessage after each record
+	{name: "explicit-commit", shape: jsclient.Shape{Commit: "explicit", MaxPoll: 3 * time.Second}},
+	{name: "explicit-commit-eachmessage", shape: jsclient.Shape{Commit: "explicit", Handler: "eachMessage", Spread: "0:40", MaxPoll: 3 * time.Second}},
 	{name: "8x5-c2", shape: jsclient.Shape{Spread: "8x5", Concurrency: 2, Parallel: 1, MaxPoll: 3 * time.Second}},
 	{name: "12x5-c2", shape: jsclient.Shape{Spread: "12x5", Concurrency: 2, Parallel: 1, MaxPoll: 3 * time.Second}},
 	{name: "20x3-c2", shape: jsclient.Shape{Spread: "20x3", Concurrency: 2, Parallel: 1, MaxPoll: 3 * time.Second},

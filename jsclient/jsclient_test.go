@@ -54,8 +54,19 @@ func TestShapesMapToScenarioAndSimulateArguments(t *testing.T) {
 			shape: Shape{LeaveAt: time.Second}, scenario: []string{"--leave-at-ms", "1000", "--leave", "m1"}, refused: "needs a second member"},
 		{name: "a third member is refused: scenario.js runs two",
 			shape: Shape{JoinAt: time.Second, LeaveAt: 2 * time.Second, Leave: 3}, scenario: []string{"--join-at-ms", "1000", "--leave-at-ms", "2000", "--leave", "m3"}, refused: "runs m1 and m2"},
+		{name: "a pause from outside the handler is simulate's --pause-from outside",
+			shape:    Shape{PauseAt: 2 * time.Second, ResumeAfter: 500 * time.Millisecond, PauseFrom: "outside"},
+			scenario: []string{"--pause-at-ms", "2000", "--resume-after-ms", "500", "--pause-from", "outside"},
+			simulate: []string{"--auto-commit-interval", "8m20s", "--heartbeat-interval", "2m30s", "--pause-at", "3m20s", "--resume-after", "50s", "--pause-from", "outside"}},
+		{name: "the handler's commitOffsets([...]) is simulate's --commit explicit",
+			shape:    Shape{Commit: "explicit", Handler: "eachMessage"},
+			scenario: []string{"--handler", "eachMessage", "--commit", "explicit"},
+			simulate: []string{"--auto-commit-interval", "8m20s", "--heartbeat-interval", "2m30s", "--handler", "each-message", "--commit", "explicit"}},
 		{name: "a commit scenario.js has not is refused with its reason",
-			shape: Shape{Commit: "ledger"}, scenario: []string{"--commit", "ledger"}, refused: "commits auto or manual"},
+			shape: Shape{Commit: "ledger"}, scenario: []string{"--commit", "ledger"}, refused: "commits auto, manual or explicit"},
+		{name: "a pause scenario.js has not is refused with its reason",
+			shape: Shape{PauseAt: time.Second, PauseFrom: "timer"}, scenario: []string{"--pause-at-ms", "1000", "--resume-after-ms", "0", "--pause-from", "timer"},
+			refused: "pauses from the handler or outside"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.shape.ScenarioArgs(); !slices.Equal(got, tc.scenario) {

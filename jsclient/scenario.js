@@ -10,14 +10,21 @@
 // Shapes (the agreement suite, integration/jsclient_test.go; defaults are the seed's):
 //   [--spread PxN | P:N,...] (records per partition, in one transaction; default 0:--records)
 //   [--handler eachBatch|eachMessage] [--concurrency 20] [--parallel 3] [--delay-ms 400]
-//   [--max-poll-ms 9000] [--batch-size 20] [--commit auto|manual]
+//   [--max-poll-ms 9000] [--batch-size 20] [--commit auto|manual|explicit]
 // --commit manual is upstream #476's idiom: autoCommit false, eachBatchAutoResolve false,
 // resolveOffset() per record, await commitOffsetsIfNecessary() at the end of each batch.
-//   [--pause-at-ms MS] [--resume-after-ms 500]
+// --commit explicit: autoCommit false, and the handler names the offset it commits, await
+// consumer.commitOffsets([{topic, partition, offset: last + 1}]): eachBatch at the end of
+// each batch (otherwise as manual: eachBatchAutoResolve false, resolveOffset() per record),
+// eachMessage after each message (kstranded simulate --commit explicit).
+//   [--pause-at-ms MS] [--resume-after-ms 500] [--pause-from handler|outside]
 // --pause-at-ms: the handler calls its payload's pause() once, at its first round (eachBatch)
 // or message (eachMessage) starting MS or more after consumer.run(), goes on with its batch,
 // and calls the function pause() returned --resume-after-ms later (upstream #517; kstranded
-// simulate --pause-at / --resume-after, times 100).
+// simulate --pause-at / --resume-after, times 100). With --pause-from outside the application
+// calls consumer.pause([{topic}]) from a timer MS after consumer.run() instead, whatever the
+// handler is doing, and the function it returned --resume-after-ms later (simulate
+// --pause-from outside).
 //   [--join-at-ms MS] [--leave-at-ms MS] [--leave m1|m2]
 // --join-at-ms MS: a second consumer of the same group (m2, in this process, the same
 // settings and handler) connects, subscribes and runs MS after the first's (m1's) run().
@@ -67,6 +74,7 @@ function parseArgs(argv) {
     joinAtMs: -1,
     leaveAtMs: -1,
     leave: 'm1',
+    pauseFrom: 'handler',
   };
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i];
@@ -97,6 +105,7 @@ function parseArgs(argv) {
       case '--join-at-ms': opts.joinAtMs = Number(val()); break;
       case '--leave-at-ms': opts.leaveAtMs = Number(val()); break;
       case '--leave': opts.leave = val(); break;
+      case '--pause-from': opts.pauseFrom = val(); break;
       default: throw new Error(`unknown argument ${a}`);
     }
   }
@@ -105,8 +114,10 @@ function parseArgs(argv) {
     throw new Error('--logger must be default or json');
   if (opts.handler !== 'eachBatch' && opts.handler !== 'eachMessage')
     throw new Error('--handler must be eachBatch or eachMessage');
-  if (opts.commit !== 'auto' && opts.commit !== 'manual')
-    throw new Error('--commit must be auto or manual');
+  if (opts.commit !== 'auto' && opts.commit !== 'manual' && opts.commit !== 'explicit')
+    throw new Error('--commit must be auto, manual or explicit');
+  if (opts.pauseFrom !== 'handler' && opts.pauseFrom !== 'outside')
+    throw new Error('--pause-from must be handler or outside');
   opts.members = opts.joinAtMs >= 0 ? 2 : 1;
   if (opts.leave !== 'm1' && opts.leave !== 'm2')
     throw new Error('--leave must be m1 or m2');
@@ -243,7 +254,8 @@ async function main() {
     records: opts.total, ...(opts.spread ? { spread: opts.spread, handler: opts.handler,
       concurrency: opts.concurrency, parallel: opts.parallel, delay_ms: opts.delayMs,
       max_poll_ms: opts.maxPollMs, batch_size: opts.batchSize, commit: opts.commit } : {}),
-    ...(opts.pauseAtMs > 0 ? { pause_at_ms: opts.pauseAtMs, resume_after_ms: opts.resumeAfterMs } : {}),
+    ...(opts.pauseAtMs > 0 ? { pause_at_ms: opts.pauseAtMs, resume_after_ms: opts.resumeAfterMs,
+      pause_from: opts.pauseFrom } : {}),
     ...(opts.members > 1 ? { join_at_ms: opts.joinAtMs, leave_at_ms: opts.leaveAtMs, leave: opts.leave } : {}) });
 
   const admin = probeKafka.admin();
@@ -268,7 +280,7 @@ async function main() {
   let runStartedAt = 0;
   let pauseDone = false;
   const maybePause = (pause, topic, partition) => {
-    if (opts.pauseAtMs <= 0 || pauseDone || Date.now() - runStartedAt < opts.pauseAtMs) return;
+    if (opts.pauseAtMs <= 0 || opts.pauseFrom !== 'handler' || pauseDone || Date.now() - runStartedAt < opts.pauseAtMs) return;
     pauseDone = true;
     app('pause', { topic, partition, at_ms: Date.now() - runStartedAt });
     const resume = pause();
@@ -311,9 +323,12 @@ async function main() {
         maybePause(pause, topic, partition);
         await sleep(opts.delayMs);
         deliver(member, topic, partition, message.offset);
+        if (opts.commit === 'explicit')
+          await consumer.commitOffsets([{ topic, partition, offset: String(Number(message.offset) + 1) }]);
       };
     } else {
-      if (opts.commit === 'manual') run.eachBatchAutoResolve = false;
+      const manual = opts.commit === 'manual' || opts.commit === 'explicit';
+      if (manual) run.eachBatchAutoResolve = false;
       run.eachBatch = async ({ batch, resolveOffset, commitOffsetsIfNecessary, pause }) => {
         // --parallel records at a time, --delay-ms each (the report's 3 and 40 s / 100).
         for (let i = 0; i < batch.messages.length; i += opts.parallel) {
@@ -323,9 +338,14 @@ async function main() {
             await sleep(opts.delayMs);
             deliver(member, batch.topic, batch.partition, m.offset);
           }));
-          if (opts.commit === 'manual') for (const m of round) resolveOffset(m.offset);
+          if (manual) for (const m of round) resolveOffset(m.offset);
         }
         if (opts.commit === 'manual') await commitOffsetsIfNecessary();
+        if (opts.commit === 'explicit') {
+          const last = batch.messages[batch.messages.length - 1];
+          await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition,
+            offset: String(Number(last.offset) + 1) }]);
+        }
       };
     }
     if (member === 'm1') runStartedAt = Date.now();
@@ -352,6 +372,20 @@ async function main() {
       await c.disconnect();
       app('member', { member: opts.leave, event: 'left', at_ms: Date.now() - runStartedAt });
     }));
+  }
+  if (opts.pauseAtMs > 0 && opts.pauseFrom === 'outside') {
+    // --pause-from outside: the application pauses the topic from a timer, whatever the
+    // handler is doing (every partition m1 is assigned: consumer.pause with no partitions)
+    const m1 = consumers.get('m1');
+    setTimeout(() => {
+      const resume = m1.pause([{ topic: opts.topic }]);
+      app('pause', { topic: opts.topic, from: 'outside', at_ms: Date.now() - runStartedAt,
+        assigned: m1.assignment().map((tp) => tp.partition).join(',') || '-' });
+      setTimeout(() => {
+        app('resume', { topic: opts.topic, from: 'outside', at_ms: Date.now() - runStartedAt });
+        if (resume) resume();
+      }, opts.resumeAfterMs);
+    }, Math.max(0, runStartedAt + opts.pauseAtMs - Date.now()));
   }
 
   // Phase 1: wait until everything was delivered or nothing was for --quiet-ms.

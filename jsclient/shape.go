@@ -42,8 +42,11 @@ type Shape struct {
 	MaxPoll time.Duration
 	// BatchSize: js.consumer.max.batch.size.
 	BatchSize int
-	// Commit: "auto" (the client's auto-commit) or "manual" (upstream #476's idiom:
-	// autoCommit false, resolveOffset per record, commitOffsetsIfNecessary per batch).
+	// Commit: "auto" (the client's auto-commit), "manual" (upstream #476's idiom:
+	// autoCommit false, resolveOffset per record, commitOffsetsIfNecessary per batch) or
+	// "explicit" (autoCommit false, the handler's consumer.commitOffsets([{topic,
+	// partition, offset: last + 1}]): after each batch, resolving as manual does, or
+	// after each message).
 	Commit string
 	// PauseAt: the eachBatch handler calls its payload's pause() this long after run()
 	// (scenario.js --pause-at-ms; upstream #517), in the scenario's (scaled) time;
@@ -58,6 +61,10 @@ type Shape struct {
 	// --rebalance-at TIME:leave=N). Durations in the scenario's (scaled) time.
 	JoinAt, LeaveAt time.Duration
 	Leave           int
+	// PauseFrom: "" or "handler" (the payload's pause()), or "outside": the application
+	// calls consumer.pause([{topic}]) from a timer PauseAt after run() and the function
+	// it returned ResumeAfter later (scenario.js --pause-from).
+	PauseFrom string
 }
 
 // leaver is the member LeaveAt names.
@@ -105,6 +112,9 @@ func (s Shape) ScenarioArgs() []string {
 	if s.PauseAt != 0 {
 		add("--pause-at-ms", strconv.FormatInt(s.PauseAt.Milliseconds(), 10))
 		add("--resume-after-ms", strconv.FormatInt(s.ResumeAfter.Milliseconds(), 10))
+		if s.PauseFrom != "" {
+			add("--pause-from", s.PauseFrom)
+		}
 	}
 	if s.JoinAt != 0 {
 		add("--join-at-ms", strconv.FormatInt(s.JoinAt.Milliseconds(), 10))
@@ -152,16 +162,23 @@ func (s Shape) SimulateArgs() ([]string, error) {
 	}
 	switch s.Commit {
 	case "", "auto":
-	case "manual":
-		// the client's own manual commit (eachbatch.Settings.ManualCommit), not
-		// kstranded's ledger commit
-		add("--commit", "manual")
+	case "manual", "explicit":
+		// the client's own manual commit (eachbatch.Settings.ManualCommit,
+		// ExplicitCommit), not kstranded's ledger commit
+		add("--commit", s.Commit)
 	default:
-		return nil, fmt.Errorf("commit %q: scenario.js commits auto or manual", s.Commit)
+		return nil, fmt.Errorf("commit %q: scenario.js commits auto, manual or explicit", s.Commit)
 	}
 	if s.PauseAt != 0 {
 		add("--pause-at", (s.PauseAt * Scale).String())
 		add("--resume-after", (s.ResumeAfter * Scale).String())
+		switch s.PauseFrom {
+		case "", "handler":
+		case "outside":
+			add("--pause-from", "outside")
+		default:
+			return nil, fmt.Errorf("pause from %q: scenario.js pauses from the handler or outside", s.PauseFrom)
+		}
 	}
 	// scenario.js runs m1, and m2 when it joins at JoinAt
 	switch {

@@ -28,10 +28,25 @@ const (
 	// and `await commitOffsetsIfNecessary()` at the end of each batch
 	// (eachbatch.Settings.ManualCommit). eachBatch only.
 	CommitManual CommitMode = "manual"
+	// CommitExplicit is the other manual-commit idiom: autoCommit false, and the handler
+	// commits the offset it names, `await consumer.commitOffsets([{topic, partition,
+	// offset: last + 1}])`: eachBatch at the end of each batch (the CommitManual handler
+	// otherwise: eachBatchAutoResolve false, resolveOffset per record), eachMessage after
+	// each record (eachbatch.Settings.ExplicitCommit).
+	CommitExplicit CommitMode = "explicit"
 )
 
 // CommitModes lists the commit modes in comparison order (--commit all).
-var CommitModes = []CommitMode{CommitAuto, CommitLedger, CommitManual}
+var CommitModes = []CommitMode{CommitAuto, CommitLedger, CommitManual, CommitExplicit}
+
+// Who calls pause() (--pause-from).
+const (
+	// PauseFromHandler: the handler calls its payload's pause() (the default).
+	PauseFromHandler = "handler"
+	// PauseFromOutside: the application calls consumer.pause([{topic}]) from a timer,
+	// outside the handler (eachbatch.Settings.PauseOutside).
+	PauseFromOutside = "outside"
+)
 
 // Options configure a run. Durations are the seed's (unscaled); TimeScale scales them.
 type Options struct {
@@ -65,6 +80,9 @@ type Options struct {
 	// (--resume-after) later it resumes (eachbatch.Settings.PauseAt). 0: never.
 	PauseAt     time.Duration
 	ResumeAfter time.Duration
+	// PauseFrom is --pause-from: PauseFromHandler (empty too) or PauseFromOutside, where
+	// PauseAt is when the application pauses the topic from a timer.
+	PauseFrom string
 	// HandlerFailAt is --handler-fail-at: offsets where the handler throws once per
 	// partition.
 	HandlerFailAt []int64
@@ -139,9 +157,14 @@ func (o Options) EngineSettings() eachbatch.Settings {
 	s.Policy = o.Policy
 	s.Handler = o.handler()
 	s.AutoResolve = o.AutoResolve
-	if o.Commit == CommitManual {
+	switch o.Commit {
+	case CommitManual:
 		s.ManualCommit, s.AutoResolve = true, false
+	case CommitExplicit:
+		s.ExplicitCommit = true
+		s.AutoResolve = s.EachMessage() // eachMessage resolves each record itself
 	}
+	s.PauseOutside = o.PauseFrom == PauseFromOutside && o.PauseAt > 0
 	s.FailAt = o.HandlerFailAt
 	s.PauseAt, s.ResumeAfter = o.scale(o.PauseAt), o.scale(o.ResumeAfter)
 	if o.PauseAt > 0 && s.PauseAt <= 0 {
@@ -223,12 +246,16 @@ func (o Options) Validate() error {
 		return errors.New("--max-bytes and --max-bytes-per-partition must be > 0")
 	case o.Timeout <= 0:
 		return errors.New("--timeout must be > 0")
-	case o.Commit != CommitAuto && o.Commit != CommitLedger && o.Commit != CommitManual:
-		return fmt.Errorf("--commit %q: want auto, ledger, manual or all", o.Commit)
+	case o.Commit != CommitAuto && o.Commit != CommitLedger && o.Commit != CommitManual && o.Commit != CommitExplicit:
+		return fmt.Errorf("--commit %q: want auto, ledger, manual, explicit or all", o.Commit)
 	case o.Commit == CommitAuto && !o.AutoCommit:
-		return errors.New("--auto-commit=false: with --commit auto the client's auto-commit is what this scenario reproduces; use --commit manual for the client's manual commit (resolveOffset, commitOffsetsIfNecessary) or --commit ledger for kstranded's")
+		return errors.New("--auto-commit=false: with --commit auto the client's auto-commit is what this scenario reproduces; use --commit manual or explicit for the client's manual commit (resolveOffset, commitOffsetsIfNecessary or commitOffsets([...])) or --commit ledger for kstranded's")
 	case o.Commit == CommitManual && o.handler() == eachbatch.EachMessage:
 		return errors.New("--commit manual is the eachBatch idiom (eachBatchAutoResolve false, resolveOffset per record, commitOffsetsIfNecessary at the end of each batch): eachMessage's payload has no commitOffsetsIfNecessary; use --handler each-batch")
+	case o.PauseFrom != "" && o.PauseFrom != PauseFromHandler && o.PauseFrom != PauseFromOutside:
+		return fmt.Errorf("--pause-from %q: want handler or outside", o.PauseFrom)
+	case o.PauseFrom == PauseFromOutside && o.PauseAt == 0:
+		return errors.New("--pause-from outside: the application's pause needs --pause-at (when it pauses)")
 	case o.PauseAt < 0 || o.ResumeAfter < 0:
 		return errors.New("--pause-at and --resume-after must be >= 0")
 	case o.PauseAt > MaxRebalanceAt:
@@ -314,14 +341,18 @@ func (o Options) settingsMap() map[string]string {
 		"handler":                 string(o.handler()),
 		"auto_resolve":            fmt.Sprint(o.AutoResolve),
 	}
-	if o.Commit == CommitManual {
+	if o.Commit == CommitManual || o.Commit == CommitExplicit {
 		// the client's settings in manual mode, whatever --auto-commit and
 		// --auto-resolve say (EngineSettings)
-		m["auto_commit"], m["auto_resolve"] = "false", "false"
+		m["auto_commit"] = "false"
+		m["auto_resolve"] = fmt.Sprint(o.Commit == CommitExplicit && o.handler() == eachbatch.EachMessage)
 		delete(m, "auto_commit_interval")
 	}
 	if o.PauseAt > 0 {
 		m["pause_at"], m["resume_after"] = o.PauseAt.String(), o.ResumeAfter.String()
+		if o.PauseFrom == PauseFromOutside {
+			m["pause_from"] = PauseFromOutside
+		}
 	}
 	if len(o.HandlerFailAt) > 0 {
 		m["handler_fail_at"] = fmt.Sprint(o.HandlerFailAt)

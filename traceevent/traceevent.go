@@ -49,7 +49,7 @@ const (
 	Interrupt  = "interrupt"  // the run was interrupted
 	LedgerMark = "frontier"   // the ledger's safe commit frontier for a partition changed
 	Member     = "member"     // a group member joined or left (Reason), in runs with several members
-	Pause      = "pause"      // the handler paused its partition (payload pause()): Partition, Reason; Discarded and Offset (the repair seek) when #pauseInternal ran
+	Pause      = "pause"      // pause() was called (Reason "payload pause()": the handler, its partition; "consumer pause()": the application, outside the handler, one event per partition): Partition, Reason; Discarded and Offset (the repair seek) when #pauseInternal ran
 	Resume     = "resume"     // the partition was resumed (the function pause() returned): Partition
 	Wake       = "wake"       // workers waiting for the consumer queue (#nonEmpty) were woken: Reason, N, SinceFetchMs, Requested, Returned
 )
