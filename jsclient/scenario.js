@@ -18,6 +18,15 @@
 // or message (eachMessage) starting MS or more after consumer.run(), goes on with its batch,
 // and calls the function pause() returned --resume-after-ms later (upstream #517; kstranded
 // simulate --pause-at / --resume-after, times 100).
+//   [--seek-at-ms MS --seek-to OFFSET] [--heartbeat] [--auto-resolve true|false]
+// --seek-at-ms: the handler calls consumer.seek({topic, partition, offset: OFFSET}) on its own
+// partition once, at its first round (eachBatch) or message (eachMessage) starting MS or more
+// after consumer.run(), and goes on with its batch (simulate --seek-at / --seek-to).
+// --heartbeat: the eachBatch handler awaits its payload's heartbeat() after every round
+// (simulate --heartbeat). --auto-resolve false: eachBatchAutoResolve false and the kafkajs
+// idiom `if (!isRunning() || isStale()) break;` before each round, resolveOffset() of the
+// round's last record after it (simulate --auto-resolve=false). Without it (and without
+// --commit manual) the handler checks neither isStale() nor isRunning(): it finishes its batch.
 //
 // Phase 1: a transactional producer (acks -1) writes --records records to partition 0 of
 // --topic in one transaction; a consumer (the bug report's settings, durations / 100) delivers
@@ -55,6 +64,10 @@ function parseArgs(argv) {
     commit: 'auto',
     pauseAtMs: 0,
     resumeAfterMs: 500,
+    seekAtMs: 0,
+    seekTo: -1,
+    heartbeat: false,
+    autoResolve: true,
   };
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i];
@@ -82,6 +95,10 @@ function parseArgs(argv) {
       case '--commit': opts.commit = val(); break;
       case '--pause-at-ms': opts.pauseAtMs = Number(val()); break;
       case '--resume-after-ms': opts.resumeAfterMs = Number(val()); break;
+      case '--seek-at-ms': opts.seekAtMs = Number(val()); break;
+      case '--seek-to': opts.seekTo = Number(val()); break;
+      case '--heartbeat': opts.heartbeat = true; break;
+      case '--auto-resolve': opts.autoResolve = val() !== 'false'; break;
       default: throw new Error(`unknown argument ${a}`);
     }
   }
@@ -92,6 +109,10 @@ function parseArgs(argv) {
     throw new Error('--handler must be eachBatch or eachMessage');
   if (opts.commit !== 'auto' && opts.commit !== 'manual')
     throw new Error('--commit must be auto or manual');
+  if (opts.seekAtMs > 0 && !(Number.isInteger(opts.seekTo) && opts.seekTo >= 0))
+    throw new Error('--seek-at-ms needs --seek-to OFFSET (>= 0)');
+  if (!opts.autoResolve && opts.commit === 'manual')
+    throw new Error('--auto-resolve false is the auto-commit resolving handler; --commit manual has its own');
   // records per partition: PxN (N on each of 0..P-1) or P:N,...
   opts.parts = new Map();
   const spread = opts.spread || `0:${opts.records}`;
@@ -223,7 +244,10 @@ async function main() {
     records: opts.total, ...(opts.spread ? { spread: opts.spread, handler: opts.handler,
       concurrency: opts.concurrency, parallel: opts.parallel, delay_ms: opts.delayMs,
       max_poll_ms: opts.maxPollMs, batch_size: opts.batchSize, commit: opts.commit } : {}),
-    ...(opts.pauseAtMs > 0 ? { pause_at_ms: opts.pauseAtMs, resume_after_ms: opts.resumeAfterMs } : {}) });
+    ...(opts.pauseAtMs > 0 ? { pause_at_ms: opts.pauseAtMs, resume_after_ms: opts.resumeAfterMs } : {}),
+    ...(opts.seekAtMs > 0 ? { seek_at_ms: opts.seekAtMs, seek_to: opts.seekTo } : {}),
+    ...(opts.heartbeat ? { heartbeat: true } : {}),
+    ...(opts.autoResolve ? {} : { auto_resolve: false }) });
 
   const admin = probeKafka.admin();
   await admin.connect();
@@ -278,24 +302,37 @@ async function main() {
       resume();
     }, opts.resumeAfterMs);
   };
+  // --seek-at-ms: consumer.seek() of the handler's own partition once, when due
+  let seekDone = false;
+  const maybeSeek = (topic, partition) => {
+    if (opts.seekAtMs <= 0 || seekDone || Date.now() - runStartedAt < opts.seekAtMs) return;
+    seekDone = true;
+    app('seek', { topic, partition, offset: opts.seekTo, at_ms: Date.now() - runStartedAt });
+    consumer.seek({ topic, partition, offset: String(opts.seekTo) });
+  };
   if (opts.handler === 'eachMessage') {
     run.eachMessage = async ({ topic, partition, message, pause }) => {
       maybePause(pause, topic, partition);
+      maybeSeek(topic, partition);
       await sleep(opts.delayMs);
       deliver(topic, partition, message.offset);
     };
   } else {
-    if (opts.commit === 'manual') run.eachBatchAutoResolve = false;
-    run.eachBatch = async ({ batch, resolveOffset, commitOffsetsIfNecessary, pause }) => {
+    if (opts.commit === 'manual' || !opts.autoResolve) run.eachBatchAutoResolve = false;
+    run.eachBatch = async ({ batch, resolveOffset, commitOffsetsIfNecessary, pause, heartbeat, isRunning, isStale }) => {
       // --parallel records at a time, --delay-ms each (the report's 3 and 40 s / 100).
       for (let i = 0; i < batch.messages.length; i += opts.parallel) {
+        if (!opts.autoResolve && (!isRunning() || isStale())) break;
         maybePause(pause, batch.topic, batch.partition);
+        maybeSeek(batch.topic, batch.partition);
         const round = batch.messages.slice(i, i + opts.parallel);
         await Promise.all(round.map(async (m) => {
           await sleep(opts.delayMs);
           deliver(batch.topic, batch.partition, m.offset);
         }));
         if (opts.commit === 'manual') for (const m of round) resolveOffset(m.offset);
+        if (!opts.autoResolve) resolveOffset(round[round.length - 1].offset);
+        if (opts.heartbeat) await heartbeat();
       }
       if (opts.commit === 'manual') await commitOffsetsIfNecessary();
     };

@@ -49,6 +49,18 @@ type Shape struct {
 	// (scenario.js --pause-at-ms; upstream #517), in the scenario's (scaled) time;
 	// ResumeAfter: it calls resume() this long after the pause. Zero: no pause.
 	PauseAt, ResumeAfter time.Duration
+	// SeekAt: the handler calls consumer.seek() on its own partition, to SeekTo, this
+	// long after run() (scenario.js --seek-at-ms/--seek-to; simulate --seek-at/--seek-to),
+	// in the scenario's (scaled) time. Zero: no seek.
+	SeekAt time.Duration
+	SeekTo int64
+	// Heartbeat: the eachBatch handler awaits heartbeat() after every round
+	// (scenario.js and simulate --heartbeat).
+	Heartbeat bool
+	// ResolveEachRound: eachBatchAutoResolve false, and the handler breaks at
+	// `!isRunning() || isStale()` before each round and resolves the round's last record
+	// after it (scenario.js --auto-resolve false; simulate --auto-resolve=false).
+	ResolveEachRound bool
 }
 
 // scenario.js's fixed settings that simulate must be told: the JS client's auto-commit
@@ -90,6 +102,16 @@ func (s Shape) ScenarioArgs() []string {
 	if s.PauseAt != 0 {
 		add("--pause-at-ms", strconv.FormatInt(s.PauseAt.Milliseconds(), 10))
 		add("--resume-after-ms", strconv.FormatInt(s.ResumeAfter.Milliseconds(), 10))
+	}
+	if s.SeekAt != 0 {
+		add("--seek-at-ms", strconv.FormatInt(s.SeekAt.Milliseconds(), 10))
+		add("--seek-to", strconv.FormatInt(s.SeekTo, 10))
+	}
+	if s.Heartbeat {
+		a = append(a, "--heartbeat")
+	}
+	if s.ResolveEachRound {
+		add("--auto-resolve", "false")
 	}
 	return a
 }
@@ -140,6 +162,19 @@ func (s Shape) SimulateArgs() ([]string, error) {
 	if s.PauseAt != 0 {
 		add("--pause-at", (s.PauseAt * Scale).String())
 		add("--resume-after", (s.ResumeAfter * Scale).String())
+	}
+	if s.SeekAt != 0 {
+		add("--seek-at", (s.SeekAt * Scale).String())
+		add("--seek-to", strconv.FormatInt(s.SeekTo, 10))
+	}
+	if s.Heartbeat {
+		a = append(a, "--heartbeat")
+	}
+	if s.ResolveEachRound {
+		if s.Commit == "manual" {
+			return nil, fmt.Errorf("resolve each round is the auto-commit resolving handler; manual commit has its own")
+		}
+		a = append(a, "--auto-resolve=false")
 	}
 	return a, nil
 }
