@@ -135,3 +135,46 @@ func TestAHandlerCallingHeartbeatLosesWhatTheSeedLoses(t *testing.T) {
 		})
 	}
 }
+
+// A seek backwards from eachMessage: ten records on one partition, one at a time (40 s
+// each); the first record starting at or after 100 s is 3 (at 120 s), whose handler
+// seeks to 0. No batch payload is registered for eachMessage, so 3 is stored when it
+// returns (4) and the pending #seekInternal then seeks to 0 and commits 0: 0-3 are
+// delivered twice, nothing is lost.
+func TestASeekBackFromEachMessageDeliversTheRecordsAgain(t *testing.T) {
+	for _, p := range []eachbatch.Policy{eachbatch.V1_10_0, eachbatch.V1_10_1} {
+		t.Run(string(p), func(t *testing.T) {
+			s := settings(p)
+			s.Handler, s.Concurrency, s.SeekAt, s.SeekTo = eachbatch.EachMessage, 1, 100*time.Second, 0
+			r := runShape(t, s, 10)
+			if got := r.seeks("handler seek()"); fmt.Sprint(got) != "[0]" {
+				t.Errorf("handler seeks %v, want [0]", got)
+			}
+			var twice []int64
+			d := r.e.Delivered()[p0]
+			for o := int64(0); o < 10; o++ {
+				if d[o] == 0 {
+					t.Errorf("record %d never delivered", o)
+				}
+				if d[o] > 1 {
+					twice = append(twice, o)
+				}
+			}
+			if fmt.Sprint(twice) != "[0 1 2 3]" {
+				t.Errorf("delivered twice %v, want 0-3", twice)
+			}
+			var seekAt float64
+			for _, ev := range r.events {
+				if ev.Ev == traceevent.Seek && ev.Reason == "handler seek()" {
+					seekAt = ev.AtMs
+				}
+			}
+			if seekAt != 160000 {
+				t.Errorf("the seek ran at %v ms, want 160000 (when record 3's handler returns)", seekAt)
+			}
+			if st := r.e.Stored()[p0]; st != 10 {
+				t.Errorf("stored %d at the end, want 10", st)
+			}
+		})
+	}
+}
