@@ -36,7 +36,7 @@ partition; repro's producer is not used), consumes them at 1/100 of the duration
 judged by the same judge as repro's: its deliveries against the group's committed offsets.
 It takes the shape flags --spread/--records, --handler, --concurrency, --handler-parallel,
 --handler-delay, --max-poll-interval, --batch-size, --commit auto|manual|explicit, --pause-at,
---resume-after, --pause-from, --partitions and --group; the others are refused. --compare-model also runs simulate on the same settings
+--resume-after, --pause-from, --seek-at, --seek-to, --heartbeat, --auto-resolve, --partitions and --group; the others are refused. --compare-model also runs simulate on the same settings
 and prints model and reality side by side (the CLIENT column).`
 
 // bindRealClientFlags binds --real-client and --compare-model.
@@ -50,6 +50,7 @@ var realClientFlags = map[string]bool{
 	"real-client": true, "compare-model": true, "client": true, "policy": true, "spread": true, "records": true,
 	"handler": true, "concurrency": true, "handler-parallel": true, "handler-delay": true, "max-poll-interval": true,
 	"batch-size": true, "commit": true, "pause-at": true, "resume-after": true, "pause-from": true, "partitions": true, "group": true,
+	"seek-at": true, "seek-to": true, "heartbeat": true, "auto-resolve": true,
 }
 
 // realClientShape maps repro's own flags (not the global ones) to the scenario's
@@ -135,6 +136,14 @@ func realClientShape(c *cobra.Command, o *reproOptions) (jsclient.Shape, error) 
 			return s, exitcode.Usagef("--pause-from %q: want handler or outside", o.PauseFrom)
 		}
 	}
+	if o.SeekAt != 0 {
+		if s.SeekAt, err = scaled("seek-at", o.SeekAt); err != nil {
+			return s, err
+		}
+		s.SeekTo = o.SeekTo
+	}
+	s.Heartbeat = o.Heartbeat
+	s.ResolveEachRound = !o.AutoResolve
 	return s, nil
 }
 

@@ -33,6 +33,9 @@ func TestRealClientShapeComesFromTheFlagsGiven(t *testing.T) {
 			want: jsclient.Shape{Commit: "explicit", PauseAt: 2 * time.Second, ResumeAfter: 500 * time.Millisecond, PauseFrom: "outside"}},
 		{name: "kstranded's ledger commit is the model's, refused", args: []string{"--commit", "ledger"}, refused: "auto, manual or explicit"},
 		{name: "an unknown pause caller is refused", args: []string{"--pause-at", "1s", "--pause-from", "timer"}, refused: "--pause-from"},
+		{name: "a seek from the handler at 1/100, heartbeat and the isStale() idiom",
+			args: []string{"--seek-at", "3m50s", "--seek-to", "100", "--heartbeat", "--auto-resolve=false"},
+			want: jsclient.Shape{SeekAt: 2300 * time.Millisecond, SeekTo: 100, Heartbeat: true, ResolveEachRound: true}},
 		{name: "a flag scenario.js has not is refused by name", args: []string{"--members", "2"}, refused: "--members"},
 		{name: "another time scale is refused", args: []string{"--time-scale", "1"}, refused: "--time-scale"},
 	} {

@@ -72,6 +72,7 @@ type Engine struct {
 	// pause/resume from the handler's payload (Settings.PauseAt)
 	started   time.Time
 	pauseDone bool                          // the handler called pause()
+	seekDone  bool                          // the handler called seek() (Settings.SeekAt)
 	paused    map[kpart.TopicPartition]bool // paused and not resumed yet (pending operations included)
 
 	// woken is a #nonEmpty wait that ended and whose wake event waits for the result
@@ -444,7 +445,8 @@ func (e *Engine) serve(w *worker, recs []Record) {
 		e.serveMessage(w, b)
 		return
 	}
-	if e.s.AutoResolve && !e.s.ManualCommit && !e.failsIn(tp, recs, false) && (e.s.PauseAt == 0 || e.s.PauseOutside || e.pauseDone) {
+	if e.s.AutoResolve && !e.s.ManualCommit && !e.failsIn(tp, recs, false) && (e.s.PauseAt == 0 || e.s.PauseOutside || e.pauseDone) &&
+		(e.s.SeekAt == 0 || e.seekDone) && !e.s.Heartbeat {
 		e.deliver(recs)
 		// The whole batch in one timer: the handler neither resolves nor throws on its way.
 		e.l.After(e.s.BatchDuration(len(recs)), func() {
@@ -483,6 +485,7 @@ func (e *Engine) deliver(recs []Record) {
 // resolves none of its records).
 func (e *Engine) round(w *worker, b *batch) {
 	e.maybePause(b.tp)
+	e.maybeSeek(b.tp)
 	n := min(e.s.HandlerParallel, len(b.recs)-b.done)
 	part := b.recs[b.done : b.done+n]
 	// Only records the handler reaches count as delivered: after a throw or a stale
@@ -498,6 +501,11 @@ func (e *Engine) round(w *worker, b *batch) {
 		if !e.s.AutoResolve || e.s.ManualCommit {
 			last := part[n-1]
 			e.resolveOffset(b, last.Offset, last.LeaderEpoch)
+		}
+		if e.s.Heartbeat {
+			// `await heartbeat()`: a no-op in the kafkajs-compat client (Settings.Heartbeat)
+			e.emit(traceevent.Event{Ev: traceevent.Heartbeat, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition),
+				Offset: traceevent.P(part[n-1].Offset), Reason: "no-op: the expiry and max.poll clocks run from the last fetch"})
 		}
 		if b.done == len(b.recs) && e.s.ManualCommit {
 			e.commitBatch(b)
@@ -651,6 +659,7 @@ func resolvedPrefix(b *batch) []Record {
 func (e *Engine) serveMessage(w *worker, b *batch) {
 	m := b.recs[0]
 	e.maybePause(m.TopicPartition)
+	e.maybeSeek(m.TopicPartition)
 	if e.s.Policy == V1_10_0 {
 		// 1.10.0 sets #lastConsumedOffsets before awaiting config.eachMessage, so a
 		// clear rewinds to the record being handled (and, without the + 1 of 1.10.1,
@@ -797,6 +806,17 @@ func (e *Engine) pauseOutside() {
 			}
 		}})
 	})
+}
+
+// maybeSeek is the handler calling consumer.seek({topic, partition, offset: SeekTo}) on
+// its own partition once it is due (Settings.SeekAt): the public seek(), which marks the
+// batch stale and seeked and queues #seekInternal.
+func (e *Engine) maybeSeek(tp kpart.TopicPartition) {
+	if e.s.SeekAt <= 0 || e.seekDone || e.started.IsZero() || e.l.Now().Sub(e.started) < e.s.SeekAt {
+		return
+	}
+	e.seekDone = true
+	e.Seek(tp, e.s.SeekTo, -1, "handler seek()")
 }
 
 // Pauser is a Source that can pause and resume fetching a partition (librdkafka's

@@ -123,6 +123,28 @@ type Settings struct {
 	// eachMessage: after each record the handler processed, before #messageProcessor
 	// stores its offset. #seekInternal commits nothing (CommitOnSeek must be false).
 	ExplicitCommit bool
+	// SeekAt, when > 0, makes the handler call consumer.seek({topic, partition, offset:
+	// SeekTo}) once, on the partition it is handling: at the first round (eachBatch) or
+	// record (eachMessage) that starts at least SeekAt after the consumer started; it then
+	// goes on as it would without the seek (the auto-resolve and manual-commit handlers
+	// finish the batch; the resolving handler, AutoResolve false, breaks at its next
+	// isStale() check). seek() (_consumer.js 1906-1927 in 1.10.0, 1915-1936 in 1.10.1)
+	// marks the partition's batch payload stale and seeked (#markBatchPayloadsStale with
+	// isSeek, 1845 / 1854) and queues #seekInternal (1785-1843 / 1794-1852) as a pending
+	// operation: it deletes the partition's last-consumed entry, drops its cached records
+	// (MessageCache.markStale), seeks librdkafka to SeekTo and, with enable.auto.commit
+	// on, commits SeekTo. A seeked batch is neither resolved by eachBatchAutoResolve (the
+	// payload is stale: #batchProcessor 1414 / 1420) nor sought back at its end
+	// (`!payload._seeked`, 1447 / 1453). The rules are the same text in both releases.
+	SeekAt time.Duration
+	SeekTo int64
+	// Heartbeat makes the eachBatch handler `await heartbeat()` after every round of
+	// HandlerParallel records (the kafkajs idiom). In the kafkajs-compat client the
+	// payload's heartbeat is `async () => { /* no op */ }` (_consumer.js 981 in 1.10.0,
+	// 987 in 1.10.1; eachMessage's 841): it restarts neither the cache expiry nor
+	// #checkMaxPollIntervalNotExceeded, both measured from the last fetch, so a handler
+	// that heartbeats loses what one that does not loses. The model only traces the calls.
+	Heartbeat bool
 	// FailAt lists offsets at which the handler throws, the first time it reaches the
 	// offset in each partition (a transient failure: the redelivered record succeeds).
 	// eachBatch throws in the round holding the offset, after the earlier rounds;
@@ -209,6 +231,15 @@ func (s Settings) Validate() error {
 	}
 	if s.PauseAt < 0 || s.ResumeAfter < 0 {
 		errs = append(errs, "pause-at and resume-after must be >= 0")
+	}
+	if s.SeekAt < 0 {
+		errs = append(errs, "seek-at must be >= 0")
+	}
+	if s.SeekAt > 0 && s.SeekTo < 0 {
+		errs = append(errs, "seek-to must be an offset >= 0")
+	}
+	if s.Heartbeat && s.Handler == EachMessage {
+		errs = append(errs, "heartbeat applies to eachBatch only (the handler awaits heartbeat() after each round)")
 	}
 	if s.ConsumeTime < 0 {
 		errs = append(errs, "consume time must be >= 0")

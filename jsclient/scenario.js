@@ -34,6 +34,15 @@
 // started and the roundrobin assignor deals partition 0 to m1 (kstranded simulate
 // --rebalance-at, which deals in join order). With two members every
 // delivery line names its member (member=mN).
+//   [--seek-at-ms MS --seek-to OFFSET] [--heartbeat] [--auto-resolve true|false]
+// --seek-at-ms: the handler calls consumer.seek({topic, partition, offset: OFFSET}) on its own
+// partition once, at its first round (eachBatch) or message (eachMessage) starting MS or more
+// after consumer.run(), and goes on with its batch (simulate --seek-at / --seek-to).
+// --heartbeat: the eachBatch handler awaits its payload's heartbeat() after every round
+// (simulate --heartbeat). --auto-resolve false: eachBatchAutoResolve false and the kafkajs
+// idiom `if (!isRunning() || isStale()) break;` before each round, resolveOffset() of the
+// round's last record after it (simulate --auto-resolve=false). Without it (and without
+// --commit manual) the handler checks neither isStale() nor isRunning(): it finishes its batch.
 //
 // Phase 1: a transactional producer (acks -1) writes --records records to partition 0 of
 // --topic in one transaction; a consumer (the bug report's settings, durations / 100) delivers
@@ -75,6 +84,10 @@ function parseArgs(argv) {
     leaveAtMs: -1,
     leave: 'm1',
     pauseFrom: 'handler',
+    seekAtMs: 0,
+    seekTo: -1,
+    heartbeat: false,
+    autoResolve: true,
   };
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i];
@@ -106,6 +119,10 @@ function parseArgs(argv) {
       case '--leave-at-ms': opts.leaveAtMs = Number(val()); break;
       case '--leave': opts.leave = val(); break;
       case '--pause-from': opts.pauseFrom = val(); break;
+      case '--seek-at-ms': opts.seekAtMs = Number(val()); break;
+      case '--seek-to': opts.seekTo = Number(val()); break;
+      case '--heartbeat': opts.heartbeat = true; break;
+      case '--auto-resolve': opts.autoResolve = val() !== 'false'; break;
       default: throw new Error(`unknown argument ${a}`);
     }
   }
@@ -123,6 +140,10 @@ function parseArgs(argv) {
     throw new Error('--leave must be m1 or m2');
   if (opts.leaveAtMs >= 0 && opts.members !== 2)
     throw new Error('--leave-at-ms needs a second member (--join-at-ms)');
+  if (opts.seekAtMs > 0 && !(Number.isInteger(opts.seekTo) && opts.seekTo >= 0))
+    throw new Error('--seek-at-ms needs --seek-to OFFSET (>= 0)');
+  if (!opts.autoResolve && opts.commit !== 'auto')
+    throw new Error('--auto-resolve false is the auto-commit resolving handler; --commit manual and explicit have their own');
   // records per partition: PxN (N on each of 0..P-1) or P:N,...
   opts.parts = new Map();
   const spread = opts.spread || `0:${opts.records}`;
@@ -256,7 +277,10 @@ async function main() {
       max_poll_ms: opts.maxPollMs, batch_size: opts.batchSize, commit: opts.commit } : {}),
     ...(opts.pauseAtMs > 0 ? { pause_at_ms: opts.pauseAtMs, resume_after_ms: opts.resumeAfterMs,
       pause_from: opts.pauseFrom } : {}),
-    ...(opts.members > 1 ? { join_at_ms: opts.joinAtMs, leave_at_ms: opts.leaveAtMs, leave: opts.leave } : {}) });
+    ...(opts.members > 1 ? { join_at_ms: opts.joinAtMs, leave_at_ms: opts.leaveAtMs, leave: opts.leave } : {}),
+    ...(opts.seekAtMs > 0 ? { seek_at_ms: opts.seekAtMs, seek_to: opts.seekTo } : {}),
+    ...(opts.heartbeat ? { heartbeat: true } : {}),
+    ...(opts.autoResolve ? {} : { auto_resolve: false }) });
 
   const admin = probeKafka.admin();
   await admin.connect();
@@ -290,6 +314,15 @@ async function main() {
     }, opts.resumeAfterMs);
   };
 
+  // --seek-at-ms: consumer.seek() of the handler's own partition once, when due
+  let seekDone = false;
+  const maybeSeek = (consumer, topic, partition) => {
+    if (opts.seekAtMs <= 0 || seekDone || Date.now() - runStartedAt < opts.seekAtMs) return;
+    seekDone = true;
+    app('seek', { topic, partition, offset: opts.seekTo, at_ms: Date.now() - runStartedAt });
+    consumer.seek({ topic, partition, offset: String(opts.seekTo) });
+  };
+
   // startMember connects, subscribes and runs one consumer of the group (m1, and m2 with
   // --join-at-ms), each with the same settings and handler.
   const startMember = async (member) => {
@@ -321,6 +354,7 @@ async function main() {
     if (opts.handler === 'eachMessage') {
       run.eachMessage = async ({ topic, partition, message, pause }) => {
         maybePause(pause, topic, partition);
+        maybeSeek(consumer, topic, partition);
         await sleep(opts.delayMs);
         deliver(member, topic, partition, message.offset);
         if (opts.commit === 'explicit')
@@ -328,17 +362,21 @@ async function main() {
       };
     } else {
       const manual = opts.commit === 'manual' || opts.commit === 'explicit';
-      if (manual) run.eachBatchAutoResolve = false;
-      run.eachBatch = async ({ batch, resolveOffset, commitOffsetsIfNecessary, pause }) => {
+      if (manual || !opts.autoResolve) run.eachBatchAutoResolve = false;
+      run.eachBatch = async ({ batch, resolveOffset, commitOffsetsIfNecessary, pause, heartbeat, isRunning, isStale }) => {
         // --parallel records at a time, --delay-ms each (the report's 3 and 40 s / 100).
         for (let i = 0; i < batch.messages.length; i += opts.parallel) {
+          if (!opts.autoResolve && (!isRunning() || isStale())) break;
           maybePause(pause, batch.topic, batch.partition);
+          maybeSeek(consumer, batch.topic, batch.partition);
           const round = batch.messages.slice(i, i + opts.parallel);
           await Promise.all(round.map(async (m) => {
             await sleep(opts.delayMs);
             deliver(member, batch.topic, batch.partition, m.offset);
           }));
           if (manual) for (const m of round) resolveOffset(m.offset);
+          if (!opts.autoResolve) resolveOffset(round[round.length - 1].offset);
+          if (opts.heartbeat) await heartbeat();
         }
         if (opts.commit === 'manual') await commitOffsetsIfNecessary();
         if (opts.commit === 'explicit') {

@@ -65,6 +65,18 @@ type Shape struct {
 	// calls consumer.pause([{topic}]) from a timer PauseAt after run() and the function
 	// it returned ResumeAfter later (scenario.js --pause-from).
 	PauseFrom string
+	// SeekAt: the handler calls consumer.seek() on its own partition, to SeekTo, this
+	// long after run() (scenario.js --seek-at-ms/--seek-to; simulate --seek-at/--seek-to),
+	// in the scenario's (scaled) time. Zero: no seek.
+	SeekAt time.Duration
+	SeekTo int64
+	// Heartbeat: the eachBatch handler awaits heartbeat() after every round
+	// (scenario.js and simulate --heartbeat).
+	Heartbeat bool
+	// ResolveEachRound: eachBatchAutoResolve false, and the handler breaks at
+	// `!isRunning() || isStale()` before each round and resolves the round's last record
+	// after it (scenario.js --auto-resolve false; simulate --auto-resolve=false).
+	ResolveEachRound bool
 }
 
 // leaver is the member LeaveAt names.
@@ -122,6 +134,16 @@ func (s Shape) ScenarioArgs() []string {
 	if s.LeaveAt != 0 {
 		add("--leave-at-ms", strconv.FormatInt(s.LeaveAt.Milliseconds(), 10))
 		add("--leave", fmt.Sprintf("m%d", s.leaver()))
+	}
+	if s.SeekAt != 0 {
+		add("--seek-at-ms", strconv.FormatInt(s.SeekAt.Milliseconds(), 10))
+		add("--seek-to", strconv.FormatInt(s.SeekTo, 10))
+	}
+	if s.Heartbeat {
+		a = append(a, "--heartbeat")
+	}
+	if s.ResolveEachRound {
+		add("--auto-resolve", "false")
 	}
 	return a
 }
@@ -192,6 +214,19 @@ func (s Shape) SimulateArgs() ([]string, error) {
 	}
 	if s.LeaveAt != 0 {
 		add("--rebalance-at", fmt.Sprintf("%s:leave=%d", s.LeaveAt*Scale, s.leaver()))
+	}
+	if s.SeekAt != 0 {
+		add("--seek-at", (s.SeekAt * Scale).String())
+		add("--seek-to", strconv.FormatInt(s.SeekTo, 10))
+	}
+	if s.Heartbeat {
+		a = append(a, "--heartbeat")
+	}
+	if s.ResolveEachRound {
+		if s.Commit == "manual" {
+			return nil, fmt.Errorf("resolve each round is the auto-commit resolving handler; manual commit has its own")
+		}
+		a = append(a, "--auto-resolve=false")
 	}
 	return a, nil
 }

@@ -83,6 +83,14 @@ type Options struct {
 	// PauseFrom is --pause-from: PauseFromHandler (empty too) or PauseFromOutside, where
 	// PauseAt is when the application pauses the topic from a timer.
 	PauseFrom string
+	// SeekAt is --seek-at: the handler calls consumer.seek() on its own partition, to
+	// SeekTo (--seek-to), at its first round (record) starting this long after the
+	// consumer started (eachbatch.Settings.SeekAt). 0: never.
+	SeekAt time.Duration
+	SeekTo int64
+	// Heartbeat is --heartbeat: the eachBatch handler awaits heartbeat() after every
+	// round, a no-op in the JS client (eachbatch.Settings.Heartbeat).
+	Heartbeat bool
 	// HandlerFailAt is --handler-fail-at: offsets where the handler throws once per
 	// partition.
 	HandlerFailAt []int64
@@ -169,6 +177,10 @@ func (o Options) EngineSettings() eachbatch.Settings {
 	s.PauseAt, s.ResumeAfter = o.scale(o.PauseAt), o.scale(o.ResumeAfter)
 	if o.PauseAt > 0 && s.PauseAt <= 0 {
 		s.PauseAt = 1 // scaled below a nanosecond: still a pause
+	}
+	s.SeekAt, s.SeekTo, s.Heartbeat = o.scale(o.SeekAt), o.SeekTo, o.Heartbeat
+	if o.SeekAt > 0 && s.SeekAt <= 0 {
+		s.SeekAt = 1 // scaled below a nanosecond: still a seek
 	}
 	s.Concurrency = o.Concurrency
 	s.BatchSize = o.BatchSize
@@ -260,6 +272,14 @@ func (o Options) Validate() error {
 		return errors.New("--pause-at and --resume-after must be >= 0")
 	case o.PauseAt > MaxRebalanceAt:
 		return fmt.Errorf("--pause-at must be at most %s", MaxRebalanceAt)
+	case o.SeekAt < 0:
+		return errors.New("--seek-at must be >= 0")
+	case o.SeekAt > MaxRebalanceAt:
+		return fmt.Errorf("--seek-at must be at most %s", MaxRebalanceAt)
+	case o.SeekAt > 0 && o.SeekTo < 0:
+		return fmt.Errorf("--seek-to must be an offset >= 0, got %d", o.SeekTo)
+	case o.Heartbeat && o.handler() == eachbatch.EachMessage:
+		return errors.New("--heartbeat applies to --handler each-batch only (the handler awaits heartbeat() after each round)")
 	case o.MaxInFlight < 0 || o.MaxInFlightBytes < 0:
 		return errors.New("--max-in-flight and --max-in-flight-bytes must be >= 0")
 	case o.Grace < 0:
@@ -353,6 +373,12 @@ func (o Options) settingsMap() map[string]string {
 		if o.PauseFrom == PauseFromOutside {
 			m["pause_from"] = PauseFromOutside
 		}
+	}
+	if o.SeekAt > 0 {
+		m["seek_at"], m["seek_to"] = o.SeekAt.String(), fmt.Sprint(o.SeekTo)
+	}
+	if o.Heartbeat {
+		m["heartbeat"] = "true"
 	}
 	if len(o.HandlerFailAt) > 0 {
 		m["handler_fail_at"] = fmt.Sprint(o.HandlerFailAt)

@@ -85,7 +85,7 @@ func (p *kstrandedParser) event(ev traceevent.Event, emit func(Event)) error {
 		p.spin(&ev, emit)
 	case traceevent.Pending, traceevent.Returned, traceevent.BatchEnd, traceevent.Spawn,
 		traceevent.PhaseEnd, traceevent.Verdict, traceevent.Interrupt, traceevent.LedgerMark, traceevent.Produce,
-		traceevent.Wake, traceevent.Pause, traceevent.Resume:
+		traceevent.Wake, traceevent.Pause, traceevent.Resume, traceevent.Heartbeat:
 		p.note(&ev, emit)
 	default:
 		// a newer writer may add events: keep them, unread, in the timeline

@@ -51,6 +51,7 @@ const (
 	Member     = "member"     // a group member joined or left (Reason), in runs with several members
 	Pause      = "pause"      // pause() was called (Reason "payload pause()": the handler, its partition; "consumer pause()": the application, outside the handler, one event per partition): Partition, Reason; Discarded and Offset (the repair seek) when #pauseInternal ran
 	Resume     = "resume"     // the partition was resumed (the function pause() returned): Partition
+	Heartbeat  = "heartbeat"  // the eachBatch handler awaited its payload's heartbeat(), a no-op in the JS client: Partition, Offset (the round's last record), Reason
 	Wake       = "wake"       // workers waiting for the consumer queue (#nonEmpty) were woken: Reason, N, SinceFetchMs, Requested, Returned
 )
 

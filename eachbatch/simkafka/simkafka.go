@@ -219,10 +219,18 @@ func (c *Client) autoTickFunc() func() {
 	return c.autoTick
 }
 
+// commitStored commits the stored offsets that are past the committed ones: librdkafka
+// includes a partition in a commit of its stored offsets only when
+// rd_kafka_fetch_pos_cmp(stored, committed) > 0 (rd_kafka_topic_partition_list_set_offsets,
+// src/rdkafka_partition.c of the librdkafka 2.15.0 that @confluentinc/kafka-javascript
+// 1.10.0 bundles; offsets compared when a leader epoch is unknown, as the seek's commit's
+// is). A stored offset behind the committed one, as after the handler's seek() forward
+// commits the offset it seeks to, is "not including in commit" (the real client's cgrp
+// log, FIDELITY.md).
 func (c *Client) commitStored(auto bool) {
 	offs := map[TP]int64{}
 	for tp, o := range c.stored {
-		if cur, ok := c.g.committed[tp]; !ok || cur != o {
+		if cur, ok := c.g.committed[tp]; !ok || o > cur {
 			offs[tp] = o
 		}
 	}
@@ -361,7 +369,7 @@ func (c *Client) Commit(offs map[TP]int64) error {
 }
 
 // CommitStored implements eachbatch.StoredCommitter: rd_kafka_commit with no list, the
-// stored offsets that differ from the committed ones (the JS client's commitOffsets()
+// stored offsets past the committed ones (the JS client's commitOffsets()
 // with no argument). Nothing stored is no error (ERR__NO_OFFSET, which the JS client
 // resolves).
 func (c *Client) CommitStored() error {

@@ -90,6 +90,35 @@ func TestAutoCommitCommitsWhatIsStoredOnItsInterval(t *testing.T) {
 	}
 }
 
+// librdkafka commits a stored offset only when it is past the committed one: after a
+// commit of 8 (the handler's seek() forward, #seekInternal's commit), the stored 4 is
+// not committed back; a later store of 9 is.
+func TestAutoCommitLeavesAStoredOffsetBehindTheCommittedOne(t *testing.T) {
+	l := loop.NewVirtual(time.Unix(0, 0))
+	c := New(l, 5*time.Second, nil)
+	c.Transaction(p0, 10)
+	c.Assign(p0)
+	_ = c.StoreOffset(p0, 4, -1)
+	if err := c.Commit(map[TP]int64{p0: 8}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	end := false
+	l.After(6*time.Second, func() { end = true })
+	_ = l.Run(ctx, func() bool { return end })
+	if got := c.Committed(p0); got != 8 {
+		t.Fatalf("committed %d after an auto-commit with 4 stored, want 8 kept", got)
+	}
+	_ = c.StoreOffset(p0, 9, -1)
+	_ = l.Run(ctx, func() bool { return c.Committed(p0) == 9 })
+	if l.Elapsed() != 10*time.Second {
+		t.Fatalf("9 committed at %s, want the next interval, 10s", l.Elapsed())
+	}
+	if n := len(c.Commits()); n != 2 {
+		t.Fatalf("%d commits (%v), want 8 and 9", n, c.Commits())
+	}
+}
+
 func mustConsume(t *testing.T, c *Client, n int) []eachbatch.Record {
 	t.Helper()
 	rs, err := c.Consume(n)
