@@ -101,6 +101,10 @@ type Options struct {
 	// simStartAt: Simulate's consumers serve this assignment index first
 	// (simkafka.Client.StartAt); tests simulate each fetch order a live run may take.
 	simStartAt int
+	// simOrder: Simulate's consumers queue these partitions first, in this order
+	// (simkafka.Client.Order, librdkafka's fetch list); tests simulate orders that are
+	// not rotations.
+	simOrder []int32
 	// simEvents, when > 0, is Simulate's event budget instead of MaxSimulatedEvents
 	// (tests reach it in milliseconds).
 	simEvents uint64
