@@ -30,7 +30,8 @@ type Log struct {
 	// FirstServed: the partitions with a phase-1 record delivered, in the order of
 	// their first delivery (before the first phase-2 produce line). The JS client's
 	// cache hands partitions to its workers in the order their records arrived
-	// (MessageCache's #availablePartitions, a FIFO, _consumer_cache.js), and the
+	// (_consumer_cache.js of 1.10.0 and 1.10.1: #add, 136-142, puts a partition last
+	// in #availablePartitions; #assignNewPartition, 108-109, takes the first), and the
 	// records arrive in librdkafka's fetch-list order: this is that order, less the
 	// partitions whose records were dropped before any was delivered.
 	FirstServed []int32

@@ -68,7 +68,8 @@ func TestEveryFetchOrderOfAlikePartitionsIsTheFirstRenamed(t *testing.T) {
 					byPart[p.Partition] = outcomeOf(p)
 				}
 				orders := [][]int32{
-					{3, 4, 5, 7, 0, 1, 2, 6}, // 8x5, 1.10.0, clean-clone CI run
+					{3, 4, 5, 7, 0, 1, 2, 6}, // 8x5, 1.10.0, the clean-clone CI run's outcome (3, 4, 5, 7 served, in some order)
+					{6, 7, 5, 4, 0, 1, 2, 3}, // 8x5, 1.10.0 capture of 2026-12-05 (its first four)
 					{19, 18, 9, 10, 11, 12, 13, 5, 4, 0, 1, 2, 3, 6, 7, 8, 14, 15, 16, 17}, // 20x3, 1.10.1 capture
 				}
 				for range 3 {

@@ -92,11 +92,11 @@ type Client struct {
 	// Fetch request's partitions from rkb_active_toppar_next round the broker's list of
 	// active partitions (rkb_active_toppars) and moves the start one partition on per
 	// request; a partition joins that list when its fetch state becomes active
-	// (rd_kafka_toppar_fetch_decide, rd_kafka_broker_active_toppar_add), which is when
-	// its start offset is known: after the group's OffsetFetch and, with no committed
-	// offset, its own ListOffsets for the offset reset. That order is not the
-	// partitions' numbers: the real JS client's captures served 8x5's partitions 3, 4,
-	// 5 and 7 first, and 20x3's 19, 18, 9-13, 5, 4, 0-3 (FIDELITY.md). So any order is
+	// (rd_kafka_toppar_fetch_decide keeps a partition off it until then; fetch states
+	// offset-query, offset-wait, active in rdkafka_partition.c): once its start offset
+	// is known, which each partition learns on its own. That order is not the
+	// partitions' numbers: the real JS client's captures served 8x5's partitions 6, 7,
+	// 5 and 4 first, and 20x3's 19, 18, 9-13, 5, 4, 0-3 (FIDELITY.md). So any order is
 	// one a live consumer may take.
 	Order    []int32
 	ring     []int // assignment indexes in queue order, for ringOf
