@@ -23,7 +23,7 @@ var capturedRuns = []struct {
 	{"v1.10.0-12x5-c2.log.gz", "1.10.0", "12x5-c2", "0: LOST 0-4@7, 1: LOST 0-4@7, 2: LOST 0-4@7, 3: LOST 0-1@7, 4: OK@7, 5: OK@7, 6: OK@7, 7: OK@7, 8: OK@7, 9: OK@7, 10: OK@7, 11: LOST 0-4@7"},
 	{"v1.10.1-8x5-c2.log.gz", "1.10.1", "8x5-c2", "0: LOST 0-4@7, 1: LOST 0-4@7, 2: OK@7, 3: OK@7, 4: OK@7, 5: OK@7, 6: LOST 0-4@7, 7: LOST 0-4@7"},
 	{"v1.10.1-12x5-c2.log.gz", "1.10.1", "12x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: LOST 0-4@7, 5: LOST 0-4@7, 6: LOST 0-4@7, 7: LOST 0-4@7, 8: LOST 0-1@7, 9: OK@7, 10: OK@7, 11: OK@7"},
-	// 2026-12-05, three runs of `-run 'JSClient/.*/(8x5|12x5|20x3)-c2'` (FIDELITY.md;
+	// 2026-12-05, six runs of `-run 'JSClient/.*/(8x5|12x5|20x3)-c2'` (FIDELITY.md;
 	// the 20x3 runs are compared by the suite only: their phase-1 losses need inspect's
 	// stranded ranges, which these rows do not carry)
 	{"2026-12-05-fetchorder/v1.10.0-8x5-c2-1796457087.log.gz", "1.10.0", "8x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: LOST 0-4@7, 5: LOST 0-4@7, 6: LOST 0-4@7, 7: LOST 0-4@7"},
@@ -38,6 +38,18 @@ var capturedRuns = []struct {
 	{"2026-12-05-fetchorder/v1.10.0-12x5-c2-1796457685.log.gz", "1.10.0", "12x5-c2", "0: LOST 0-4@7, 1: LOST 0-1@7, 2: OK@7, 3: OK@7, 4: OK@7, 5: LOST 0-4@7, 6: LOST 0-4@7, 7: LOST 0-4@7, 8: OK@7, 9: OK@7, 10: OK@7, 11: OK@7"},
 	{"2026-12-05-fetchorder/v1.10.1-8x5-c2-1796457772.log.gz", "1.10.1", "8x5-c2", "0: LOST 0-4@7, 1: LOST 0-4@7, 2: LOST 0-4@7, 3: LOST 0-4@7, 4: OK@7, 5: OK@7, 6: OK@7, 7: OK@7"},
 	{"2026-12-05-fetchorder/v1.10.1-12x5-c2-1796457804.log.gz", "1.10.1", "12x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: OK@7, 5: OK@7, 6: LOST 0-4@7, 7: LOST 0-4@7, 8: LOST 0-4@7, 9: LOST 0-4@7, 10: LOST 0-1@7, 11: OK@7"},
+	{"2026-12-05-fetchorder/v1.10.0-8x5-c2-1796458008.log.gz", "1.10.0", "8x5-c2", "0: OK@7, 1: LOST 0-4@7, 2: LOST 0-4@7, 3: LOST 0-4@7, 4: LOST 0-4@7, 5: OK@7, 6: OK@7, 7: OK@7"},
+	{"2026-12-05-fetchorder/v1.10.0-12x5-c2-1796458040.log.gz", "1.10.0", "12x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: LOST 0-4@7, 5: LOST 0-4@7, 6: LOST 0-4@7, 7: LOST 0-4@7, 8: LOST 0-1@7, 9: OK@7, 10: OK@7, 11: OK@7"},
+	{"2026-12-05-fetchorder/v1.10.1-8x5-c2-1796458129.log.gz", "1.10.1", "8x5-c2", "0: LOST 0-4@7, 1: LOST 0-4@7, 2: LOST 0-4@7, 3: LOST 0-4@7, 4: OK@7, 5: OK@7, 6: OK@7, 7: OK@7"},
+	{"2026-12-05-fetchorder/v1.10.1-12x5-c2-1796458163.log.gz", "1.10.1", "12x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: LOST 0-4@7, 5: LOST 0-4@7, 6: LOST 0-4@7, 7: LOST 0-4@7, 8: LOST 0-1@7, 9: OK@7, 10: OK@7, 11: OK@7"},
+	{"2026-12-05-fetchorder/v1.10.0-8x5-c2-1796458287.log.gz", "1.10.0", "8x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: LOST 0-4@7, 5: LOST 0-4@7, 6: LOST 0-4@7, 7: LOST 0-4@7"},
+	{"2026-12-05-fetchorder/v1.10.0-12x5-c2-1796458319.log.gz", "1.10.0", "12x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: LOST 0-4@7, 5: LOST 0-4@7, 6: LOST 0-4@7, 7: LOST 0-4@7, 8: LOST 0-1@7, 9: OK@7, 10: OK@7, 11: OK@7"},
+	{"2026-12-05-fetchorder/v1.10.1-8x5-c2-1796458405.log.gz", "1.10.1", "8x5-c2", "0: LOST 0-4@7, 1: LOST 0-4@7, 2: OK@7, 3: OK@7, 4: OK@7, 5: LOST 0-4@7, 6: LOST 0-4@7, 7: OK@7"},
+	{"2026-12-05-fetchorder/v1.10.1-12x5-c2-1796458438.log.gz", "1.10.1", "12x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: LOST 0-1@7, 4: LOST 0-4@7, 5: LOST 0-4@7, 6: OK@7, 7: OK@7, 8: OK@7, 9: OK@7, 10: LOST 0-4@7, 11: LOST 0-4@7"},
+	{"2026-12-05-fetchorder/v1.10.0-8x5-c2-1796458653.log.gz", "1.10.0", "8x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: LOST 0-4@7, 5: LOST 0-4@7, 6: LOST 0-4@7, 7: LOST 0-4@7"},
+	{"2026-12-05-fetchorder/v1.10.0-12x5-c2-1796458685.log.gz", "1.10.0", "12x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: LOST 0-1@7, 4: LOST 0-4@7, 5: LOST 0-4@7, 6: LOST 0-4@7, 7: LOST 0-4@7, 8: OK@7, 9: OK@7, 10: OK@7, 11: OK@7"},
+	{"2026-12-05-fetchorder/v1.10.1-8x5-c2-1796458771.log.gz", "1.10.1", "8x5-c2", "0: LOST 0-4@7, 1: LOST 0-4@7, 2: LOST 0-4@7, 3: OK@7, 4: OK@7, 5: OK@7, 6: OK@7, 7: LOST 0-4@7"},
+	{"2026-12-05-fetchorder/v1.10.1-12x5-c2-1796458804.log.gz", "1.10.1", "12x5-c2", "0: LOST 0-1@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: OK@7, 5: OK@7, 6: OK@7, 7: OK@7, 8: LOST 0-4@7, 9: LOST 0-4@7, 10: LOST 0-4@7, 11: LOST 0-4@7"},
 }
 
 // TestTheRealClientsCapturesAgreeWithTheModelInTheirFetchOrder: no Node here; the

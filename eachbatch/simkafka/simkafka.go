@@ -294,6 +294,12 @@ func (c *Client) Consume(max int) ([]eachbatch.Record, error) {
 		c.started, c.next = true, c.StartAt%len(c.assignment)
 	}
 	if c.Chunk <= 0 {
+		if ring := c.queueRing(); ring != nil {
+			for _, i := range ring {
+				out = c.take(out, c.assignment[i], max)
+			}
+			return out, nil
+		}
 		for _, tp := range c.assignment {
 			out = c.take(out, tp, max)
 		}

@@ -187,12 +187,14 @@ func TestOrderQueuesThePartitionsOfTheFetchListInItsOrder(t *testing.T) {
 	for _, tc := range []struct {
 		order []int32
 		start int
+		chunk int // 0: 1
 		want  string
 	}{
 		{order: []int32{3, 4, 5, 7}, want: "3:0 4:0 5:0 7:0 0:0 1:0 2:0 6:0"},
 		{order: []int32{3, 4, 5, 7}, start: 3, want: "7:0 0:0 1:0 2:0 6:0 3:0 4:0 5:0"},
 		{order: []int32{7, 6, 5, 4, 3, 2, 1, 0}, want: "7:0 6:0 5:0 4:0 3:0 2:0 1:0 0:0"},
-		{order: []int32{9, 1}, want: "1:0 0:0 2:0 3:0 4:0 5:0 6:0 7:0"}, // 9 is not assigned
+		{order: []int32{9, 1}, want: "1:0 0:0 2:0 3:0 4:0 5:0 6:0 7:0"},            // 9 is not assigned
+		{order: []int32{5, 2}, chunk: -1, want: "5:0 2:0 0:0 1:0 3:0 4:0 6:0 7:0"}, // no runs: whole partitions in turn
 	} {
 		l := loop.NewVirtual(time.Unix(0, 0))
 		c := New(l, 0, nil)
@@ -203,7 +205,10 @@ func TestOrderQueuesThePartitionsOfTheFetchListInItsOrder(t *testing.T) {
 			tps = append(tps, tp)
 		}
 		c.Assign(tps...)
-		c.Chunk, c.Order, c.StartAt = 1, tc.order, tc.start
+		c.Chunk, c.Order, c.StartAt = max(tc.chunk, 0), tc.order, tc.start
+		if tc.chunk == 0 {
+			c.Chunk = 1
+		}
 		var got []string
 		for _, r := range mustConsume(t, c, 20) {
 			got = append(got, fmt.Sprintf("%d:%d", r.Partition, r.Offset))
