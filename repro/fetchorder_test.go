@@ -78,11 +78,14 @@ func TestEveryFetchOrderOfAlikePartitionsIsTheFirstRenamed(t *testing.T) {
 				for _, order := range orders {
 					order = slices.DeleteFunc(slices.Clone(order), func(p int32) bool { return !slices.Contains(served, p) })
 					alt := o
-					alt.simOrder = order
+					alt.FetchOrder = order
 					r := simulate(t, alt)
 					got := map[int32]string{}
 					for _, p := range r.Partitions {
 						got[p.Partition] = outcomeOf(p)
+					}
+					if len(r.FetchOrders) != 1 || !slices.Equal(r.FetchOrders[0].Order, fullOrder(order, served)) {
+						t.Fatalf("order %v: fetch orders %+v, want that order only", order, r.FetchOrders)
 					}
 					for k, p := range fullOrder(order, served) {
 						if want := byPart[served[k]]; got[p] != want {

@@ -91,6 +91,12 @@ type Options struct {
 	Grace            time.Duration // on shutdown, how long batches in flight may finish
 	MaxRestarts      int           // --commit ledger: restarts while records stay stranded
 
+	// FetchOrder is simulate's --fetch-order: the partitions the simulated consumer's
+	// fetch list serves first, in this order (simkafka.Client.Order; the others follow
+	// by number). nil: the lowest first, and Simulate explores other orders. Simulate
+	// only, one member.
+	FetchOrder []int32
+
 	Keep         bool
 	Timeout      time.Duration // bound on each broker operation
 	PhaseTimeout time.Duration // bound on each phase reaching quiescence (0: derived)
@@ -101,10 +107,6 @@ type Options struct {
 	// simStartAt: Simulate's consumers serve this assignment index first
 	// (simkafka.Client.StartAt); tests simulate each fetch order a live run may take.
 	simStartAt int
-	// simOrder: Simulate's consumers queue these partitions first, in this order
-	// (simkafka.Client.Order, librdkafka's fetch list); tests simulate orders that are
-	// not rotations.
-	simOrder []int32
 	// simEvents, when > 0, is Simulate's event budget instead of MaxSimulatedEvents
 	// (tests reach it in milliseconds).
 	simEvents uint64
@@ -325,6 +327,9 @@ func (o Options) settingsMap() map[string]string {
 	}
 	if len(o.HandlerFailAt) > 0 {
 		m["handler_fail_at"] = fmt.Sprint(o.HandlerFailAt)
+	}
+	if len(o.FetchOrder) > 0 {
+		m["fetch_order"] = fmt.Sprint(o.FetchOrder)
 	}
 	if o.grouped() {
 		m["members"] = fmt.Sprint(o.members())

@@ -52,8 +52,14 @@ var simStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // result incomplete.
 func Simulate(ctx context.Context, o Options) (*Result, error) {
 	res, err := simulateOrder(ctx, o)
-	if err != nil || o.simStartAt != 0 || o.simOrder != nil {
+	if err != nil || o.simStartAt != 0 {
 		return res, err
+	}
+	if o.FetchOrder != nil {
+		// the order asked for (a capture's, say): that order only
+		res.FetchOrders = []FetchOrder{fetchOrder(servedOrder(o.FetchOrder, workloadPartitions(o.Workload)), res)}
+		res.FetchOrders[0].EveryOrder = alike(o.Workload)
+		return res, nil
 	}
 	parts := workloadPartitions(o.Workload)
 	switch {
@@ -174,7 +180,39 @@ func (o Options) ValidateSimulated() error {
 	if n := o.Workload.Total(); n > MaxSimulatedRecords {
 		return fmt.Errorf("--records/--spread: a simulation takes at most %d records, got %d (its cost follows its events, about 21 a record)", MaxSimulatedRecords, n)
 	}
+	if len(o.FetchOrder) > 0 {
+		if o.grouped() {
+			return errors.New("--fetch-order: one member's fetch list; not with --members or --rebalance-at")
+		}
+		seen := map[int32]bool{}
+		for _, p := range o.FetchOrder {
+			switch {
+			case p < 0 || p >= o.Partitions:
+				return fmt.Errorf("--fetch-order: partition %d is not one of the topic's 0-%d", p, o.Partitions-1)
+			case seen[p]:
+				return fmt.Errorf("--fetch-order: partition %d named twice", p)
+			}
+			seen[p] = true
+		}
+	}
 	return nil
+}
+
+// servedOrder is the partitions holding data in the order a fetch list that starts with
+// first serves them: first's, then the others by number (simkafka.Client.Order's rule).
+func servedOrder(first, parts []int32) []int32 {
+	var out []int32
+	for _, p := range first {
+		if slices.Contains(parts, p) {
+			out = append(out, p)
+		}
+	}
+	for _, p := range parts {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func simulateOrder(ctx context.Context, o Options) (*Result, error) {
@@ -311,7 +349,7 @@ func (s *simCluster) join(d *driver, name string) (*member, error) {
 	// (simkafka.Client.Chunk documents the assumption); --max-bytes is the property
 	// librdkafka gets (it wins over --max-bytes-per-partition, as in kafkajs-compat).
 	c.Chunk = max(1, s.o.MaxBytes/simkafka.RecordSize)
-	c.StartAt, c.Order = s.o.simStartAt, s.o.simOrder
+	c.StartAt, c.Order = s.o.simStartAt, s.o.FetchOrder
 	m := &member{name: name, client: simClient{c}}
 	if err := d.attach(m, c, c, trace); err != nil {
 		return nil, err
