@@ -50,6 +50,11 @@ var capturedRuns = []struct {
 	{"2026-12-05-fetchorder/v1.10.0-12x5-c2-1796458685.log.gz", "1.10.0", "12x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: LOST 0-1@7, 4: LOST 0-4@7, 5: LOST 0-4@7, 6: LOST 0-4@7, 7: LOST 0-4@7, 8: OK@7, 9: OK@7, 10: OK@7, 11: OK@7"},
 	{"2026-12-05-fetchorder/v1.10.1-8x5-c2-1796458771.log.gz", "1.10.1", "8x5-c2", "0: LOST 0-4@7, 1: LOST 0-4@7, 2: LOST 0-4@7, 3: OK@7, 4: OK@7, 5: OK@7, 6: OK@7, 7: LOST 0-4@7"},
 	{"2026-12-05-fetchorder/v1.10.1-12x5-c2-1796458804.log.gz", "1.10.1", "12x5-c2", "0: LOST 0-1@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: OK@7, 5: OK@7, 6: OK@7, 7: OK@7, 8: LOST 0-4@7, 9: LOST 0-4@7, 10: LOST 0-4@7, 11: LOST 0-4@7"},
+	// the full suite (make test-jsclient's command) of 08:29-08:41
+	{"2026-12-05-fetchorder/v1.10.0-8x5-c2-1796459621.log.gz", "1.10.0", "8x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: LOST 0-4@7, 5: LOST 0-4@7, 6: LOST 0-4@7, 7: LOST 0-4@7"},
+	{"2026-12-05-fetchorder/v1.10.0-12x5-c2-1796459653.log.gz", "1.10.0", "12x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: LOST 0-4@7, 5: LOST 0-4@7, 6: LOST 0-4@7, 7: LOST 0-4@7, 8: LOST 0-1@7, 9: OK@7, 10: OK@7, 11: OK@7"},
+	{"2026-12-05-fetchorder/v1.10.1-8x5-c2-1796460003.log.gz", "1.10.1", "8x5-c2", "0: LOST 0-4@7, 1: LOST 0-4@7, 2: LOST 0-4@7, 3: LOST 0-4@7, 4: OK@7, 5: OK@7, 6: OK@7, 7: OK@7"},
+	{"2026-12-05-fetchorder/v1.10.1-12x5-c2-1796460035.log.gz", "1.10.1", "12x5-c2", "0: LOST 0-4@7, 1: LOST 0-4@7, 2: LOST 0-4@7, 3: LOST 0-1@7, 4: OK@7, 5: OK@7, 6: OK@7, 7: LOST 0-4@7, 8: OK@7, 9: OK@7, 10: OK@7, 11: OK@7"},
 }
 
 // TestTheRealClientsCapturesAgreeWithTheModelInTheirFetchOrder: no Node here; the
