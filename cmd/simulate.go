@@ -47,7 +47,12 @@ and your client version (--client 1.9.1, alias --policy; docs/releases.md). It e
 partition's records the broker's first fetch answer serves first decides some shapes'
 outcome (two partitions, one worker): a single consumer over 2 to 8 partitions holding
 data is simulated once per first-served partition, the verdict is the worst of them, and a
-"fetch order:" warning names an order whose outcome differs from the table's.
+"fetch order:" warning names an order whose outcome differs from the table's. Partitions
+holding the same records (--spread NxM) are told apart only by their place in the fetch
+list, which follows the order they became fetchable, not their numbers: the run's
+outcome stands for every order (the k-th partition served has the k-th outcome;
+fetch_orders[0].every_order in -o json). --fetch-order 7,2,3,4 simulates one order, such
+as the order of first deliveries in your client's log.
 
 --sweep FLAG=VALUES runs one setting over a list (1m,5m,15m) or a range (1m..30m/1m; counts
 1..20), one row per value, and states where the loss starts; --svg FILE plots it (without
@@ -104,6 +109,7 @@ timeouts) is listed in BENCHMARKS.md under "live and simulated".
 	c.Flags().StringVar(&o.Sweep, "sweep", "", "FLAG=VALUES: run one setting over values (sweepable: "+fmt.Sprint(simulate.Sweepable())+")")
 	c.Flags().StringVar(&o.SVG, "svg", "", "draw the run as SVG into FILE, as repro --svg and trace parse --svg draw theirs (several runs: FILE-POLICY-HANDLER-COMMIT.svg each); with --sweep: plot lost records against the swept value")
 	c.Flags().BoolVar(&o.Advise, "advise", false, "search the safe range of max.poll.interval, batch size and concurrency, and the versions without loss")
+	c.Flags().Int32SliceVar(&o.FetchOrder, "fetch-order", nil, "P,P,...: the partitions librdkafka's fetch list serves first, in this order (the others follow by number), e.g. the order of first deliveries in a log; that order only")
 	hideInherited(c, noClientFlags...)
 	return c
 }

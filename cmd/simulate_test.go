@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,9 @@ func TestSimulateRejectsBadInputNamingTheFlag(t *testing.T) {
 		{"a rebalance step after a day", []string{"simulate", "--rebalance-at", "999999h:join"}, []string{"--rebalance-at", "24h0m0s"}},
 		{"more records than a simulation takes", []string{"simulate", "--spread", "1x10000000", "--handler-delay", "0"}, []string{"--records/--spread", "1000000"}},
 		{"more records than a simulation takes, by --records", []string{"simulate", "--records", "1000001"}, []string{"--records/--spread", "1000000"}},
+		{"a fetch order naming a partition twice", []string{"simulate", "--spread", "8x5", "--fetch-order", "3,3"}, []string{"--fetch-order", "twice"}},
+		{"a fetch order past the topic", []string{"simulate", "--spread", "8x5", "--fetch-order", "20"}, []string{"--fetch-order", "0-19"}},
+		{"a fetch order with members", []string{"simulate", "--members", "2", "--fetch-order", "1"}, []string{"--fetch-order", "--members"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errs := runCmd(t, "", c.args...)
@@ -344,5 +348,46 @@ func TestAdviseNeverAbortsOnAPointThatNeverSettles(t *testing.T) {
 	}
 	if len(doc.Settings) == 0 || doc.Settings[0].Flag != "max-poll-interval" || len(doc.Settings[0].Safe) != 1 || doc.Settings[0].Safe[0].First <= 900000 {
 		t.Fatalf("the max-poll-interval edge was not found above 15m: %+v", doc.Settings)
+	}
+}
+
+// TestSimulateServesTheFetchOrderAsked: the clean-clone CI run's 1.10.1 8x5 outcome (0, 1,
+// 5, 6 lost) and a real client capture of 2026-12-05 (FIDELITY.md: served first 7, 2, 3,
+// 4) are the model's in that fetch order.
+func TestSimulateServesTheFetchOrderAsked(t *testing.T) {
+	code, out, errs := runCmd(t, "", "simulate", "--client", "1.10.1", "--spread", "8x5", "--concurrency", "2", "--handler-parallel", "1",
+		"--max-poll-interval", "5m", "--auto-commit-interval", "8m20s", "--fetch-order", "7,2,3,4", "-o", "json")
+	if code != exitcode.Lost {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitcode.Lost, out, errs)
+	}
+	var doc struct {
+		Runs []struct {
+			Settings   map[string]string `json:"settings"`
+			Partitions []struct {
+				Partition int32  `json:"partition"`
+				Verdict   string `json:"verdict"`
+			} `json:"partitions"`
+			FetchOrders []struct {
+				Order []int32 `json:"order"`
+			} `json:"fetch_orders"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Runs) != 1 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var lost []int32
+	for _, p := range doc.Runs[0].Partitions {
+		if p.Verdict == "LOST" {
+			lost = append(lost, p.Partition)
+		}
+	}
+	if got := fmt.Sprint(lost); got != "[0 1 5 6]" {
+		t.Errorf("lost %s, want [0 1 5 6]", got)
+	}
+	if fo := doc.Runs[0].FetchOrders; len(fo) != 1 || fmt.Sprint(fo[0].Order) != "[7 2 3 4 0 1 5 6]" {
+		t.Errorf("fetch orders %+v, want the one asked, then the others by number", fo)
+	}
+	if got := doc.Runs[0].Settings["fetch_order"]; got != "[7 2 3 4]" {
+		t.Errorf("settings fetch_order %q", got)
 	}
 }

@@ -54,7 +54,9 @@ type reproRun struct {
 	Lost        int      `json:"lost"`
 	Warnings    []string `json:"warnings"`
 	FetchOrders []struct {
-		FirstPartition int32 `json:"first_partition"`
+		FirstPartition int32   `json:"first_partition"`
+		Order          []int32 `json:"order"`
+		EveryOrder     bool    `json:"every_order"`
 		Partitions     []struct {
 			Partition int32       `json:"partition"`
 			Verdict   string      `json:"verdict"`

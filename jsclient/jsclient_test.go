@@ -2,6 +2,7 @@ package jsclient
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"os"
@@ -184,5 +185,32 @@ committed phase=2 topic=stranded partition=0 offset=7 low=0 high=7
 	// the transaction's marker (5) is not a record; phase 2's record is 6
 	if got := l.Records(0); !slices.Equal(got, []int64{0, 1, 2, 3, 4, 6}) {
 		t.Fatalf("records %v", got)
+	}
+}
+
+// TestFirstServedIsTheOrderOfTheFirstPhase1Deliveries reads two captures of the real
+// client (testenv/jsclient/captures, FIDELITY.md): which partitions it served first is
+// librdkafka's fetch list, not the partitions' numbers.
+func TestFirstServedIsTheOrderOfTheFirstPhase1Deliveries(t *testing.T) {
+	for name, want := range map[string][]int32{
+		"v1.10.0-8x5-c2.log.gz":  {7, 0, 1, 2},
+		"v1.10.1-20x3-c2.log.gz": {19, 18, 9, 10, 11, 12, 13, 5, 4, 0, 1, 2, 3},
+	} {
+		f, err := os.Open(filepath.Join("..", "testenv", "jsclient", "captures", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := ParseLog(zr)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(l.FirstServed, want) {
+			t.Errorf("%s: first served %v, want %v", name, l.FirstServed, want)
+		}
 	}
 }

@@ -27,6 +27,14 @@ type Log struct {
 	High map[int32]int64
 	// Phase2: partitions that got phase 2's record.
 	Phase2 map[int32]bool
+	// FirstServed: the partitions with a phase-1 record delivered, in the order of
+	// their first delivery (before the first phase-2 produce line). The JS client's
+	// cache hands partitions to its workers in the order their records arrived
+	// (_consumer_cache.js of 1.10.0 and 1.10.1: #add, 136-142, puts a partition last
+	// in #availablePartitions; #assignNewPartition, 108-109, takes the first), and the
+	// records arrive in librdkafka's fetch-list order: this is that order, less the
+	// partitions whose records were dropped before any was delivered.
+	FirstServed []int32
 }
 
 var (
@@ -42,6 +50,7 @@ func ParseLog(r io.Reader) (*Log, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	n := 0
+	phase2 := false // a phase-2 record was produced
 	for sc.Scan() {
 		n++
 		line := sc.Text()
@@ -50,6 +59,9 @@ func ParseLog(r io.Reader) (*Log, error) {
 			o, _ := strconv.ParseInt(m[3], 10, 64)
 			if l.Delivered[int32(p)] == nil {
 				l.Delivered[int32(p)] = map[int64]int{}
+				if !phase2 {
+					l.FirstServed = append(l.FirstServed, int32(p))
+				}
 			}
 			l.Delivered[int32(p)][o]++
 			continue
@@ -78,6 +90,7 @@ func ParseLog(r io.Reader) (*Log, error) {
 				return nil, err
 			}
 			if f["phase"] == "2" {
+				phase2 = true
 				l.Phase2[int32(p)] = true
 				continue
 			}

@@ -132,7 +132,14 @@ type PartitionResult struct {
 
 // FetchOrder is a simulated run's outcome with partition First's records served first.
 type FetchOrder struct {
-	First      int32
+	First int32
+	// Order: the partitions holding data in the order the fetch list served them
+	// (First first).
+	Order []int32
+	// EveryOrder: the partitions hold the same records, so every order of the fetch
+	// list has this outcome with the partitions renamed by their places in Order (the
+	// k-th served has Order[k]'s outcome).
+	EveryOrder bool
 	Partitions []OrderPartition
 }
 
@@ -146,8 +153,8 @@ type OrderPartition struct {
 }
 
 // fetchOrder is r's outcome as served with partition first first.
-func fetchOrder(first int32, r *Result) FetchOrder {
-	fo := FetchOrder{First: first}
+func fetchOrder(order []int32, r *Result) FetchOrder {
+	fo := FetchOrder{First: order[0], Order: order}
 	for _, p := range r.Partitions {
 		c := int64(-1)
 		if n := len(p.CommittedByPhase); n > 0 {

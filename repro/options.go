@@ -117,6 +117,12 @@ type Options struct {
 	Grace            time.Duration // on shutdown, how long batches in flight may finish
 	MaxRestarts      int           // --commit ledger: restarts while records stay stranded
 
+	// FetchOrder is simulate's --fetch-order: the partitions the simulated consumer's
+	// fetch list serves first, in this order (simkafka.Client.Order; the others follow
+	// by number). nil: the lowest first, and Simulate explores other orders. Simulate
+	// only, one member.
+	FetchOrder []int32
+
 	Keep         bool
 	Timeout      time.Duration // bound on each broker operation
 	PhaseTimeout time.Duration // bound on each phase reaching quiescence (0: derived)
@@ -382,6 +388,9 @@ func (o Options) settingsMap() map[string]string {
 	}
 	if len(o.HandlerFailAt) > 0 {
 		m["handler_fail_at"] = fmt.Sprint(o.HandlerFailAt)
+	}
+	if len(o.FetchOrder) > 0 {
+		m["fetch_order"] = fmt.Sprint(o.FetchOrder)
 	}
 	if o.grouped() {
 		m["members"] = fmt.Sprint(o.members())

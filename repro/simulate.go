@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/kstranded/kstranded/internal/loop"
 	"github.com/kstranded/kstranded/internal/verdict"
 	"github.com/kstranded/kstranded/traceevent"
+	"github.com/kstranded/kstranded/workload"
 )
 
 // simStart is where a simulation's virtual clock starts: a fixed instant, so the same
@@ -34,20 +36,30 @@ var simStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // (--members, --rebalance-at) run on a simkafka.Group, which also models librdkafka
 // leaving the group on max.poll.interval.ms.
 //
-// Which partition's records reach a live consumer's queue first is the broker's and the
-// network's, and some shapes' outcome depends on it (two partitions, one worker: the
-// partition served first holds the worker while the other's records wait in the cache).
-// So a run of one member over 2 to maxFetchOrders partitions holding data is simulated
-// once more for each other partition served first (simkafka.Client.StartAt); an order
-// with another outcome is named in the warnings, and the verdict is the worst of them:
-// a shape is safe only if it is safe whatever the broker answers first. The partitions
-// in the result are those of the first order (the lowest partition served first). Runs
-// of several partitions not explored (several members, more partitions) say so in a
-// warning; an order cut short leaves the result incomplete.
+// Which partition's records reach a live consumer's queue first is librdkafka's fetch
+// list, in the order the partitions became fetchable (simkafka.Client.Order), and some
+// shapes' outcome depends on it (two partitions, one worker: the partition served first
+// holds the worker while the other's records wait in the cache). So a run of one member
+// over 2 to maxFetchOrders partitions holding data is simulated once more for each other
+// partition served first (simkafka.Client.StartAt); an order with another outcome is
+// named in the warnings, and the verdict is the worst of them: a shape is safe only if
+// it is safe whatever the broker answers first. The partitions in the result are those
+// of the first order (the lowest partition served first). When every partition holds
+// the same records (a spread NxM), the first order stands for every order of the list,
+// however many partitions (FetchOrder.EveryOrder: the k-th partition served has the
+// k-th outcome). Runs of several partitions not explored (several members, more
+// partitions of unlike records) say so in a warning; an order cut short leaves the
+// result incomplete.
 func Simulate(ctx context.Context, o Options) (*Result, error) {
 	res, err := simulateOrder(ctx, o)
 	if err != nil || o.simStartAt != 0 {
 		return res, err
+	}
+	if o.FetchOrder != nil {
+		// the order asked for (a capture's, say): that order only
+		res.FetchOrders = []FetchOrder{fetchOrder(servedOrder(o.FetchOrder, workloadPartitions(o.Workload)), res)}
+		res.FetchOrders[0].EveryOrder = alike(o.Workload)
+		return res, nil
 	}
 	parts := workloadPartitions(o.Workload)
 	switch {
@@ -56,12 +68,24 @@ func Simulate(ctx context.Context, o Options) (*Result, error) {
 	case o.grouped():
 		res.Warnings = append(res.Warnings, FetchOrderWarning+"not explored with several members or rebalances: the verdict is for each member's lowest partition served first")
 		return res, nil
+	case alike(o.Workload) && len(parts) > maxFetchOrders:
+		res.FetchOrders = []FetchOrder{fetchOrder(parts, res)}
+		res.FetchOrders[0].EveryOrder = true
+		res.Warnings = append(res.Warnings, fmt.Sprintf(FetchOrderWarning+"librdkafka serves partitions in the order they became fetchable, which varies from run to run; these %d partitions hold the same records, so in any order the k-th partition served has the outcome of this run's k-th (this run serves the lowest first, then up)", len(parts)))
+		return res, nil
 	case len(parts) > maxFetchOrders:
 		res.Warnings = append(res.Warnings, fmt.Sprintf(FetchOrderWarning+"not explored for %d partitions holding data (at most %d are): the verdict is for the lowest partition served first", len(parts), maxFetchOrders))
 		return res, nil
 	}
 	main := orderOutcome(res)
-	res.FetchOrders = []FetchOrder{fetchOrder(parts[0], res)}
+	res.FetchOrders = []FetchOrder{fetchOrder(parts, res)}
+	// Partitions with the same records are served alike: the model tells them apart
+	// only by their places in the fetch list (simkafka.Client.Order), so with any other
+	// order of the list the k-th partition served has the k-th partition's outcome here
+	// (TestEveryFetchOrderOfAlikePartitionsIsTheFirstRenamed). The list's order is the
+	// order the partitions became fetchable in, any order (the captures, FIDELITY.md):
+	// this run stands for them all; the rotations below name some of them.
+	res.FetchOrders[0].EveryOrder = alike(o.Workload)
 	alt := o
 	alt.Trace, alt.Progress = nil, nil
 	for _, p := range parts[1:] {
@@ -76,13 +100,31 @@ func Simulate(ctx context.Context, o Options) (*Result, error) {
 			res.incomplete()
 			return res, err
 		}
-		res.FetchOrders = append(res.FetchOrders, fetchOrder(p, r))
+		res.FetchOrders = append(res.FetchOrders, fetchOrder(rotate(parts, p), r))
 		if got := orderOutcome(r); got != main {
 			res.Warnings = append(res.Warnings, fmt.Sprintf(FetchOrderWarning+"with partition %d's records served first the outcome differs: %s (simulated; the table shows partition %d served first)", p, got, parts[0]))
 			res.Verdict = verdict.Worse(res.Verdict, r.Verdict)
 		}
 	}
 	return res, nil
+}
+
+// alike reports whether every partition of the workload holds the same records (a
+// spread NxM): their outcomes then depend on their places in the fetch list only.
+func alike(w workload.Spec) bool {
+	for _, p := range w.Parts {
+		if p.Records != w.Parts[0].Records {
+			return false
+		}
+	}
+	return len(w.Parts) > 1
+}
+
+// rotate is parts (sorted) from partition first on, round the list: the fetch list of
+// the assignment order with first served first (simkafka.Client.StartAt).
+func rotate(parts []int32, first int32) []int32 {
+	i := slices.Index(parts, first)
+	return slices.Concat(parts[i:], parts[:i])
 }
 
 // FetchOrderWarning starts the warning that names a fetch order with another outcome.
@@ -144,7 +186,39 @@ func (o Options) ValidateSimulated() error {
 	if n := o.Workload.Total(); n > MaxSimulatedRecords && !o.simScale {
 		return fmt.Errorf("--records/--spread: a simulation takes at most %d records, got %d (its cost follows its events, about 21 a record)", MaxSimulatedRecords, n)
 	}
+	if len(o.FetchOrder) > 0 {
+		if o.grouped() {
+			return errors.New("--fetch-order: one member's fetch list; not with --members or --rebalance-at")
+		}
+		seen := map[int32]bool{}
+		for _, p := range o.FetchOrder {
+			switch {
+			case p < 0 || p >= o.Partitions:
+				return fmt.Errorf("--fetch-order: partition %d is not one of the topic's 0-%d", p, o.Partitions-1)
+			case seen[p]:
+				return fmt.Errorf("--fetch-order: partition %d named twice", p)
+			}
+			seen[p] = true
+		}
+	}
 	return nil
+}
+
+// servedOrder is the partitions holding data in the order a fetch list that starts with
+// first serves them: first's, then the others by number (simkafka.Client.Order's rule).
+func servedOrder(first, parts []int32) []int32 {
+	var out []int32
+	for _, p := range first {
+		if slices.Contains(parts, p) {
+			out = append(out, p)
+		}
+	}
+	for _, p := range parts {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func simulateOrder(ctx context.Context, o Options) (*Result, error) {
@@ -285,7 +359,7 @@ func (s *simCluster) join(d *driver, name string) (*member, error) {
 	// (simkafka.Client.Chunk documents the assumption); --max-bytes is the property
 	// librdkafka gets (it wins over --max-bytes-per-partition, as in kafkajs-compat).
 	c.Chunk = max(1, s.o.MaxBytes/simkafka.RecordSize)
-	c.StartAt = s.o.simStartAt
+	c.StartAt, c.Order = s.o.simStartAt, s.o.FetchOrder
 	m := &member{name: name, client: simClient{c}}
 	if err := d.attach(m, c, c, trace); err != nil {
 		return nil, err

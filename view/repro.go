@@ -75,8 +75,13 @@ type ReproRun struct {
 // ReproFetchOrder is the outcome with the records of partition first_partition served
 // first.
 type ReproFetchOrder struct {
-	FirstPartition int32                 `json:"first_partition"`
-	Partitions     []ReproOrderPartition `json:"partitions"`
+	FirstPartition int32 `json:"first_partition"`
+	// Order: the partitions holding data in the order the fetch list served them.
+	Order []int32 `json:"order"`
+	// EveryOrder: the partitions hold the same records, so with any order of the fetch
+	// list the k-th partition served has the outcome of this order's k-th (repro.FetchOrder).
+	EveryOrder bool                  `json:"every_order"`
+	Partitions []ReproOrderPartition `json:"partitions"`
 }
 
 // ReproOrderPartition is one partition's outcome under a fetch order.
@@ -172,7 +177,7 @@ func NewRepro(results []*repro.Result) Repro {
 			Phases: []ReproPhase{}, Partitions: []ReproPartition{}, Members: []ReproMember{}, FetchOrders: []ReproFetchOrder{},
 		}
 		for _, fo := range r.FetchOrders {
-			rf := ReproFetchOrder{FirstPartition: fo.First, Partitions: []ReproOrderPartition{}}
+			rf := ReproFetchOrder{FirstPartition: fo.First, Order: append([]int32{}, fo.Order...), EveryOrder: fo.EveryOrder, Partitions: []ReproOrderPartition{}}
 			for _, p := range fo.Partitions {
 				rf.Partitions = append(rf.Partitions, ReproOrderPartition{Partition: p.Partition, Verdict: p.Verdict,
 					Lost: nonNil(p.Lost), Stranded: nonNil(p.Stranded), Committed: p.Committed})

@@ -79,13 +79,30 @@ type Client struct {
 	// the simulation does not model fetch sizes beyond that (no per-broker requests,
 	// no fetch.max.bytes cap, no batch boundaries).
 	Chunk int
-	// StartAt is the assignment index of the partition the queue starts with (0: the
-	// first assigned). Which partition's fetch response reaches a live consumer's
-	// queue first is the broker's and the network's; runs whose outcome depends on it
-	// are simulated once per start to know every outcome it allows.
-	StartAt  int
-	next     int // assignment index of the partition at the head of the queue
-	inRun    int // records of that partition's current run already consumed
+	// StartAt is the place in the fetch list (Order, else the assignment) of the
+	// partition the queue starts with (0: the first): a Fetch request starts where the
+	// previous one's start moved on to (rkb_active_toppar_next). Runs whose outcome
+	// depends on it are simulated once per start to know every outcome it allows.
+	StartAt int
+	// Order is librdkafka's fetch list: the partitions in the order their records are
+	// queued, one run each in turn (assigned partitions it does not name follow in
+	// assignment order; nil: assignment order). StartAt is an index into it.
+	//
+	// The source: rd_kafka_broker_fetch_toppars (src/rdkafka_fetcher.c) writes a
+	// Fetch request's partitions from rkb_active_toppar_next round the broker's list of
+	// active partitions (rkb_active_toppars) and moves the start one partition on per
+	// request; a partition joins that list when its fetch state becomes active
+	// (rd_kafka_toppar_fetch_decide keeps a partition off it until then; fetch states
+	// offset-query, offset-wait, active in rdkafka_partition.c): once its start offset
+	// is known, which each partition learns on its own. That order is not the
+	// partitions' numbers: the real JS client's captures served 8x5's partitions 6, 7,
+	// 5 and 4 first, and 20x3's 19, 18, 9-13, 5, 4, 0-3 (FIDELITY.md). So any order is
+	// one a live consumer may take.
+	Order    []int32
+	ring     []int // assignment indexes in queue order, for ringOf
+	ringOf   []TP  // the assignment ring was built for
+	next     int   // index in the ring of the partition at the head of the queue
+	inRun    int   // records of that partition's current run already consumed
 	closeErr error
 	started  bool
 
@@ -286,6 +303,12 @@ func (c *Client) Consume(max int) ([]eachbatch.Record, error) {
 		c.started, c.next = true, c.StartAt%len(c.assignment)
 	}
 	if c.Chunk <= 0 {
+		if ring := c.queueRing(); ring != nil {
+			for _, i := range ring {
+				out = c.take(out, c.assignment[i], max)
+			}
+			return out, nil
+		}
 		for _, tp := range c.assignment {
 			out = c.take(out, tp, max)
 		}
@@ -296,10 +319,14 @@ func (c *Client) Consume(max int) ([]eachbatch.Record, error) {
 		return out, nil
 	}
 	c.next %= n
+	ring := c.queueRing()
 	// Pop the queue: the rest of the head partition's run, then the next partition's,
 	// until the call is full or a whole turn over the partitions found nothing.
 	for idle := 0; idle < n && len(out) < max; {
 		tp := c.assignment[c.next]
+		if ring != nil {
+			tp = c.assignment[ring[c.next]]
+		}
 		before := len(out)
 		out = c.take(out, tp, min(max, len(out)+c.Chunk-c.inRun))
 		c.inRun += len(out) - before
@@ -313,6 +340,34 @@ func (c *Client) Consume(max int) ([]eachbatch.Record, error) {
 		}
 	}
 	return out, nil
+}
+
+// queueRing is Order as assignment indexes, the listed partitions first (nil without
+// Order: the assignment's own order). It is rebuilt when the assignment changes.
+func (c *Client) queueRing() []int {
+	if len(c.Order) == 0 {
+		return nil
+	}
+	if len(c.ringOf) == len(c.assignment) && len(c.ring) == len(c.assignment) &&
+		(len(c.ringOf) == 0 || &c.ringOf[0] == &c.assignment[0]) {
+		return c.ring
+	}
+	c.ring, c.ringOf = c.ring[:0], c.assignment
+	listed := make([]bool, len(c.assignment))
+	for _, p := range c.Order {
+		for i, tp := range c.assignment {
+			if tp.Partition == p && !listed[i] {
+				listed[i] = true
+				c.ring = append(c.ring, i)
+			}
+		}
+	}
+	for i := range c.assignment {
+		if !listed[i] {
+			c.ring = append(c.ring, i)
+		}
+	}
+	return c.ring
 }
 
 // hasMore reports whether tp holds records past the client's position that it returns.

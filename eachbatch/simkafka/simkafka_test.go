@@ -206,3 +206,44 @@ func TestConsumeCallsPopTheQueueWhereThePreviousOneStopped(t *testing.T) {
 		t.Fatalf("fourth call %+v, want 2:4 3:0", recs)
 	}
 }
+
+// TestOrderQueuesThePartitionsOfTheFetchListInItsOrder: librdkafka's fetch list is in
+// the order partitions became fetchable, not by number (the real client served 8x5's
+// 6, 7, 5 and 4 first in one capture, and the clean-clone CI run's outcome says 3, 4, 5
+// and 7 were served before the others); the partitions Order does not name follow in
+// assignment order, and StartAt rotates the list.
+func TestOrderQueuesThePartitionsOfTheFetchListInItsOrder(t *testing.T) {
+	for _, tc := range []struct {
+		order []int32
+		start int
+		chunk int // 0: 1
+		want  string
+	}{
+		{order: []int32{3, 4, 5, 7}, want: "3:0 4:0 5:0 7:0 0:0 1:0 2:0 6:0"},
+		{order: []int32{3, 4, 5, 7}, start: 3, want: "7:0 0:0 1:0 2:0 6:0 3:0 4:0 5:0"},
+		{order: []int32{7, 6, 5, 4, 3, 2, 1, 0}, want: "7:0 6:0 5:0 4:0 3:0 2:0 1:0 0:0"},
+		{order: []int32{9, 1}, want: "1:0 0:0 2:0 3:0 4:0 5:0 6:0 7:0"},            // 9 is not assigned
+		{order: []int32{5, 2}, chunk: -1, want: "5:0 2:0 0:0 1:0 3:0 4:0 6:0 7:0"}, // no runs: whole partitions in turn
+	} {
+		l := loop.NewVirtual(time.Unix(0, 0))
+		c := New(l, 0, nil)
+		var tps []TP
+		for p := int32(0); p < 8; p++ {
+			tp := TP{Topic: "t", Partition: p}
+			c.Append(tp, make([]Kind, 1)...)
+			tps = append(tps, tp)
+		}
+		c.Assign(tps...)
+		c.Chunk, c.Order, c.StartAt = max(tc.chunk, 0), tc.order, tc.start
+		if tc.chunk == 0 {
+			c.Chunk = 1
+		}
+		var got []string
+		for _, r := range mustConsume(t, c, 20) {
+			got = append(got, fmt.Sprintf("%d:%d", r.Partition, r.Offset))
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("order %v start %d: got %s, want %s", tc.order, tc.start, strings.Join(got, " "), tc.want)
+		}
+	}
+}
