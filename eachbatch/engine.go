@@ -1,6 +1,7 @@
 package eachbatch
 
 import (
+	"errors"
 	"math"
 	"time"
 
@@ -68,6 +69,7 @@ type Engine struct {
 	stopping       bool
 	running        bool
 	rebalanced     bool // the consume call in progress served a rebalance event
+	consumeLooping bool // 1.7.0's consume(0) started the client's consume loop (consumeLoop)
 
 	// pause/resume from the handler's payload (Settings.PauseAt)
 	started   time.Time
@@ -324,6 +326,9 @@ func (e *Engine) fetch() ([]Record, *ppc, error) {
 // fetchSized is the part of #fetchAndResolveWith after the consume call returns.
 func (e *Engine) fetchSized(size int) ([]Record, *ppc, error) {
 	e.rebalanced = false
+	if size == 0 {
+		return e.consumeLoop()
+	}
 	recs, err := e.src.Consume(size)
 	if e.woken != nil {
 		ev := *e.woken
@@ -364,6 +369,66 @@ func (e *Engine) fetchSized(size int) ([]Record, *ppc, error) {
 	return got, p, err
 }
 
+// drainChunk is how many records consumeLoop takes from the source per Consume call.
+const drainChunk = 1024
+
+// consumeLoop is a fetch of size 0, which only 1.7.0's rounded estimate makes (V1_7_0):
+// #fetchAndResolveWith calls consume(0, cb), and KafkaConsumer.consume (lib/kafka-consumer.js
+// 477-504 of 1.7.0) takes 0 for "no number" and starts _consumeLoop, a background loop
+// that from then on takes every record the client receives and hands each to a callback
+// whose promise already resolved: the records go nowhere, never delivered, never stored.
+// The fetch throws before #saveFetchStats and #maxPollIntervalRestart.resolve (the first
+// time in MessageCache.addMessages, given one message object; later at once, "Consume was
+// already called", src/kafka-consumer.cc 1354), so the estimate and the expiry clock stay
+// where the last real fetch left them and every later fetch is 0 again. #worker logs the
+// error and retries; the finally sets #nonEmpty when no partition is cached (the consume's
+// own err is unset), so the retries follow the expiry loop's valve. The model drains what
+// the source holds at each attempt: the loop would have taken it earlier, which moves no
+// stored offset either.
+func (e *Engine) consumeLoop() ([]Record, *ppc, error) {
+	var drained []Record
+	for {
+		recs, err := e.src.Consume(drainChunk)
+		drained = append(drained, recs...)
+		if err != nil {
+			e.Errors = append(e.Errors, err)
+			break
+		}
+		if len(recs) == 0 {
+			break
+		}
+	}
+	msg := "consume(0) started the client's consume loop: Consume was already called"
+	if !e.consumeLooping {
+		e.consumeLooping = true
+		msg = "consume(0) started the client's consume loop: messages is not iterable"
+	}
+	if e.woken != nil {
+		ev := *e.woken
+		e.woken = nil
+		ev.Requested, ev.Returned = 0, 0
+		e.emit(ev)
+	}
+	if e.tracing {
+		ev := traceevent.Event{Ev: traceevent.Fetch, Requested: 0, Returned: 0, Error: msg}
+		if len(drained) > 0 {
+			ev.Discarded = ranges(drained)
+		}
+		e.emit(ev)
+	}
+	if len(drained) > 0 && e.OnDiscard != nil {
+		e.OnDiscard(drained)
+	}
+	e.lastFetchEmpty = true
+	e.emptyFetches++
+	if e.cache.assignedSize() == 0 && !e.rebalanced {
+		e.nonEmpty = true
+	}
+	err := errors.New(msg)
+	e.Errors = append(e.Errors, err) // the client logs it ("Consumer encountered error while consuming. Retrying.")
+	return nil, nil, err
+}
+
 // takeSize is how many records a worker takes from the cache at once: the fetcher of
 // #runInternal is #consumeCachedN(ppc, #maxBatchSize) for eachBatch and
 // #consumeSingleCached (MessageCache.next: one record) for eachMessage.
@@ -383,7 +448,13 @@ func (e *Engine) updateMaxMessageCacheSize() {
 		durMs := float64(now.Sub(e.lastFetch)) / float64(time.Millisecond)
 		perMsPerWorker := float64(e.lastFetchedCnt) / float64(e.lastFetchedCon) / durMs
 		perWorkerMs := float64(e.s.CacheSizePerWorker) / float64(time.Millisecond)
-		need := int(math.Ceil(perWorkerMs*perMsPerWorker)) * e.s.Concurrency
+		est := perWorkerMs * perMsPerWorker
+		perWorker := int(math.Ceil(est))
+		if e.s.Policy.roundsEstimate() {
+			// 1.7.0: Math.round (line 1010): below half a record the size is 0 (consumeLoop).
+			perWorker = int(math.Round(est))
+		}
+		need := perWorker * e.s.Concurrency
 		e.cacheMaxSize = roundUp(need, e.batchesSize)
 	}
 }
@@ -625,7 +696,7 @@ func resolvedPrefix(b *batch) []Record {
 func (e *Engine) serveMessage(w *worker, b *batch) {
 	m := b.recs[0]
 	e.maybePause(m.TopicPartition)
-	if e.s.Policy == V1_10_0 {
+	if e.s.Policy.messageSetsBefore() {
 		// 1.10.0 sets #lastConsumedOffsets before awaiting config.eachMessage, so a
 		// clear rewinds to the record being handled (and, without the + 1 of 1.10.1,
 		// hands it to the handler again). 1.10.1 moved the set after the store.
@@ -662,7 +733,7 @@ func (e *Engine) endMessage(w *worker, b *batch) {
 		if e.tracing {
 			e.emit(traceevent.Event{Ev: traceevent.Store, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Offset: traceevent.P(m.Offset + 1)})
 		}
-		if e.s.Policy != V1_10_0 {
+		if !e.s.Policy.messageSetsBefore() {
 			e.lastConsumed[b.tp] = lastConsumed{offset: m.Offset, leaderEpoch: m.LeaderEpoch}
 		}
 	}
@@ -690,8 +761,8 @@ func (e *Engine) resolveOffset(b *batch, offset int64, epoch int32) {
 	if e.tracing {
 		e.emit(traceevent.Event{Ev: traceevent.Store, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Offset: traceevent.P(offset + 1)})
 	}
-	if e.s.Policy != V1_10_0 {
-		// 1.10.1 records the last consumed offset here; 1.10.0 does not, which is the bug.
+	if e.s.Policy.resolveRecords() {
+		// 1.10.1 (and PR #518) record the last consumed offset here; 1.10.0 does not, which is the bug.
 		e.lastConsumed[b.tp] = lastConsumed{offset: offset, leaderEpoch: epoch}
 	}
 }

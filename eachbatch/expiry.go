@@ -131,7 +131,7 @@ func (e *Engine) clear() {
 	for _, tp := range assigned {
 		last, has := e.lastConsumed[tp]
 		switch {
-		case has && e.s.Policy == V1_10_0:
+		case has && e.s.Policy.rewindsToEntry():
 			seeks = append(seeks, seek{tp, last.offset, last.leaderEpoch, "last-consumed"})
 		case has:
 			seeks = append(seeks, seek{tp, last.offset + 1, last.leaderEpoch, "last-consumed+1"})

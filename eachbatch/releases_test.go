@@ -54,8 +54,11 @@ func TestReleasesBefore1100HaveItsPolicy(t *testing.T) {
 	if r, _ := LookupClient("head"); !r.Patch {
 		t.Error("head is a patch, not a release")
 	}
-	if _, err := ParsePolicy("pr518"); err == nil || !strings.Contains(err.Error(), "not modelled") {
-		t.Errorf("pr518: %v, want known but not modelled", err)
+	if p, err := ParsePolicy("pr518"); err != nil || p != PR518 {
+		t.Errorf("pr518: %q, %v, want pr518", p, err)
+	}
+	if p, err := ParsePolicy("1.7.0"); err != nil || p != V1_7_0 {
+		t.Errorf("1.7.0: %q, %v, want v1.7.0 (1.10.0's rules, Math.round's fetch size)", p, err)
 	}
 }
 

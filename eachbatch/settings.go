@@ -23,11 +23,43 @@ const (
 	// partition's oldest cached record and rewind to it where there is no last-consumed
 	// entry.
 	Head Policy = "head"
+	// V1_7_0: 1.10.0's rules with 1.7.0's fetch size. #updateMaxMessageCacheSize
+	// (_consumer.js 994-1014 of 1.7.0) rounds the per-worker estimate with Math.round
+	// (line 1010) where 1.8.0 takes Math.ceil: a slow handler's estimate rounds to 0, and
+	// the next fetch calls consume(0, cb), which KafkaConsumer.consume (lib/kafka-consumer.js
+	// 477-504: `number && ...` is false for 0) turns into _consumeLoop: a background loop
+	// that takes every record the client receives and hands each to a callback that
+	// already resolved. The fetch throws (addMessages of one message object: not
+	// iterable) before #saveFetchStats, so the estimate never changes again, and every
+	// later consume(0) throws "Consume was already called" (src/kafka-consumer.cc 1354):
+	// the consumer is wedged, delivering only what it had cached (1.8.0's #424 fixed it).
+	V1_7_0 Policy = "v1.7.0"
+	// PR518: 1.10.0 with upstream PR #518 (open): #eachBatchPayload_resolveOffsets records
+	// the resolved offset in #lastConsumedOffsets ("mirroring #messageProcessor"), while the
+	// clear still seeks to the entry itself (no + 1: the last resolved record is delivered
+	// again) and #messageProcessor still sets it before the handler.
+	PR518 Policy = "pr518"
 )
 
 // Policies lists the policies in comparison order. Releases maps each client version to
 // one (ParsePolicy).
-var Policies = []Policy{V1_10_0, V1_10_1, Head}
+var Policies = []Policy{V1_10_0, V1_10_1, Head, V1_7_0, PR518}
+
+// rewindsToEntry: the clear seeks a partition with a last-consumed entry to the entry
+// itself (1.10.0's #clearCacheAndResetPositions, line 346), not to entry + 1 (1.10.1).
+func (p Policy) rewindsToEntry() bool { return p == V1_10_0 || p == V1_7_0 || p == PR518 }
+
+// messageSetsBefore: #messageProcessor records the last-consumed entry before the
+// handler runs (1.10.0 line 1339), not after the store (1.10.1 line 1377).
+func (p Policy) messageSetsBefore() bool { return p.rewindsToEntry() }
+
+// resolveRecords: #eachBatchPayload_resolveOffsets records the last-consumed entry
+// (1.10.1 line 882, PR #518); 1.10.0 and earlier never do.
+func (p Policy) resolveRecords() bool { return p == V1_10_1 || p == Head || p == PR518 }
+
+// roundsEstimate: #updateMaxMessageCacheSize takes Math.round of the per-worker estimate
+// (1.7.0), which can make the fetch size 0 (see V1_7_0).
+func (p Policy) roundsEstimate() bool { return p == V1_7_0 }
 
 // Handler is which run() callback the application gives the consumer.
 type Handler string

@@ -14,6 +14,7 @@
 // --commit manual is upstream #476's idiom: autoCommit false, eachBatchAutoResolve false,
 // resolveOffset() per record, await commitOffsetsIfNecessary() at the end of each batch.
 //   [--pause-at-ms MS] [--resume-after-ms 500]
+//   [--cache-size-per-worker-ms MS] (js.consumer.max.cache.size.per.worker.ms; default: the client's 1500)
 // --pause-at-ms: the handler calls its payload's pause() once, at its first round (eachBatch)
 // or message (eachMessage) starting MS or more after consumer.run(), goes on with its batch,
 // and calls the function pause() returned --resume-after-ms later (upstream #517; kstranded
@@ -55,6 +56,7 @@ function parseArgs(argv) {
     commit: 'auto',
     pauseAtMs: 0,
     resumeAfterMs: 500,
+    cacheSizePerWorkerMs: 0, // 0: the client's default (1500 ms, unscaled)
   };
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i];
@@ -82,6 +84,7 @@ function parseArgs(argv) {
       case '--commit': opts.commit = val(); break;
       case '--pause-at-ms': opts.pauseAtMs = Number(val()); break;
       case '--resume-after-ms': opts.resumeAfterMs = Number(val()); break;
+      case '--cache-size-per-worker-ms': opts.cacheSizePerWorkerMs = Number(val()); break;
       default: throw new Error(`unknown argument ${a}`);
     }
   }
@@ -249,6 +252,10 @@ async function main() {
     'fetch.wait.max.ms': 50, // the report's 5000; kfake answers an idle fetch only at its max wait
     'enable.metrics.push': false,
   };
+  // js.consumer.max.cache.size.per.worker.ms (1.7.0 and later) only when given: the
+  // default 1500 ms is not scaled (jsclient.Shape.CacheSizePerWorker).
+  if (opts.cacheSizePerWorkerMs > 0)
+    consumerConfig['js.consumer.max.cache.size.per.worker.ms'] = opts.cacheSizePerWorkerMs;
   if (opts.debug) consumerConfig.debug = opts.debug;
   const consumer = kafka.consumer(consumerConfig);
 
