@@ -2,6 +2,7 @@ package eachbatch
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -70,6 +71,7 @@ type Engine struct {
 	running        bool
 	rebalanced     bool // the consume call in progress served a rebalance event
 	consumeLooping bool // 1.7.0's consume(0) started the client's consume loop (consumeLoop)
+	increaseCount  int  // 1.6.0's #increaseCount
 
 	// pause/resume from the handler's payload (Settings.PauseAt)
 	started   time.Time
@@ -127,6 +129,13 @@ func New(l *loop.Loop, src Source, s Settings, trace func(traceevent.Event)) (*E
 	}
 	if s.Handler == "" {
 		e.s.Handler = EachBatch
+	}
+	if s.Policy.oldFetch() && s.BatchSize != oldBatchSize {
+		// 1.6.0 and earlier: `const maxBatchSize = 32` in #runInternal, whatever the
+		// application asks (the property reaches librdkafka, which does not know it).
+		e.Errors = append(e.Errors, fmt.Errorf("client %s has no js.consumer.max.batch.size: eachBatch gets batches of %d, not %d", s.Policy, oldBatchSize, s.BatchSize))
+		e.s.BatchSize = oldBatchSize
+		s.BatchSize = oldBatchSize
 	}
 	if s.BatchSize == -1 {
 		// js.consumer.max.batch.size -1 makes #messageCacheMaxSize unbounded for either
@@ -346,6 +355,14 @@ func (e *Engine) fetchSized(size int) ([]Record, *ppc, error) {
 	}
 	got, p := e.cache.nextN(nil, e.takeSize())
 	e.saveFetchStats(recs)
+	if e.s.Policy.oldFetch() && err == nil {
+		// 1.6.0's #fetchAndResolveWith: a full fetch asks for more, a short one for less.
+		if len(recs) == e.cacheMaxSize {
+			e.increaseMaxSize()
+		} else {
+			e.decreaseMaxSize(len(recs))
+		}
+	}
 	e.lastFetchEmpty = len(recs) == 0
 	if len(recs) == 0 {
 		e.emptyFetches++
@@ -439,9 +456,30 @@ func (e *Engine) takeSize() int {
 	return e.s.BatchSize
 }
 
-func (e *Engine) updateMaxMessageCacheSize() {
-	if e.s.BatchSize == -1 {
+// increaseMaxSize is 1.6.0's #increaseMaxSize: the size doubles (to at most 1024) on the
+// second request in a row.
+func (e *Engine) increaseMaxSize() {
+	if e.cacheMaxSize == 1024 {
 		return
+	}
+	e.increaseCount++
+	if e.increaseCount <= 1 {
+		return
+	}
+	e.cacheMaxSize = min(e.cacheMaxSize<<1, 1024)
+	e.increaseCount = 0
+}
+
+// decreaseMaxSize is 1.6.0's #decreaseMaxSize: 80% of what the last fetch returned, at
+// least 1.
+func (e *Engine) decreaseMaxSize(got int) {
+	e.cacheMaxSize = max(got*8/10, 1)
+	e.increaseCount = 0
+}
+
+func (e *Engine) updateMaxMessageCacheSize() {
+	if e.s.BatchSize == -1 || e.s.Policy.oldFetch() {
+		return // unbounded, or 1.6.0's sizing (increaseMaxSize, decreaseMaxSize)
 	}
 	now := e.l.Now()
 	if e.lastFetchedCnt > 0 && !e.lastFetch.IsZero() && now.After(e.lastFetch) {
@@ -480,6 +518,15 @@ func (e *Engine) returnMessages(recs []Record, p *ppc) {
 		// 1.10.0 sets no leader epoch on that entry (the seek then carries none);
 		// 1.10.1 sets -1 explicitly: both mean "unknown", which is what -1 says here.
 		e.lastConsumed[tp] = lastConsumed{offset: recs[0].Offset - 1, leaderEpoch: -1}
+	}
+	if e.s.Policy.oldFetch() {
+		// 1.6.0's #discardMessages: the records are dropped, not given back; the entry
+		// above makes the clear (or a pause) seek back to them. The worker then leaves
+		// its loop (break), as it would at termination, giving back its ppc.
+		if e.tracing {
+			e.emit(traceevent.Event{Ev: traceevent.Returned, Partition: traceevent.P(tp.Partition), Offsets: offsets(recs), Reason: "discarded (#discardMessages)"})
+		}
+		return
 	}
 	if e.cache.returnMessages(recs) {
 		e.notifyAvailable()

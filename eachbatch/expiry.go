@@ -119,6 +119,9 @@ func (e *Engine) clear() {
 		ev.LastConsumedKeys = append(ev.LastConsumedKeys, tp.String())
 	}
 	e.cache.clear()
+	if e.s.Policy.oldFetch() {
+		e.cacheMaxSize, e.increaseCount = 1, 0 // 1.6.0's clear resets the fetch size (314-315)
+	}
 	assigned := e.src.Assignment()
 	kpart.Sort(assigned)
 	type seek struct {

@@ -40,10 +40,12 @@ type Release struct {
 var (
 	groupNoValve = Rule{
 		Name: "0.2.0-1.3.0",
-		NotModelled: "its #cacheExpirationLoop has no 1 s fetch valve (maxFetchTimeout, added in 1.3.1), its clear " +
-			"also resets the fetch size (#messageCacheMaxSize = 1, #increaseCount = 0), it has neither " +
-			"#updateMaxMessageCacheSize nor #returnMessages, and its #worker and #batchProcessor differ from 1.8.0's; " +
-			"the model follows 1.8.0 to 1.10.1",
+		NotModelled: "its workers wait for records in a way the model does not run: no #nonEmpty and no 1 s valve in " +
+			"#cacheExpirationLoop (both from 1.3.1); a worker that finds nothing backs off on a timer of its own " +
+			"(#nextFetchRetry: 1 s, or until the queue-non-empty callback), a worker with no available partition does " +
+			"not wait for MessageCache.availablePartitions, and #worker catches fetch errors only. Its rules, fetch " +
+			"size and #discardMessages are 1.6.0's (policy v1.6.0); #batchProcessor's end-of-batch seek also lacks " +
+			"1.3.1's _seeked check",
 		Rewind:      rewindLastConsumed,
 		EachBatch:   eachBatchNone,
 		EachMessage: eachMessageBefore,
@@ -53,17 +55,21 @@ var (
 			"have the same text in these releases (0.3.0 to 1.0.0 changes #cacheExpirationLoop's wait, not the rules)",
 	}
 	groupOldFetch = Rule{
-		Name: "1.3.1-1.6.0",
-		NotModelled: "its clear also resets the fetch size (#messageCacheMaxSize = 1, #increaseCount = 0), it has " +
-			"neither #updateMaxMessageCacheSize (the adaptive fetch size the model follows) nor #returnMessages, and " +
-			"its #worker, #batchProcessor and #executePendingOperations differ from 1.8.0's; the model follows 1.8.0 to 1.10.1",
+		Name:        "1.3.1-1.6.0",
+		Policy:      V1_6_0,
 		Rewind:      rewindLastConsumed,
 		EachBatch:   eachBatchNone,
 		EachMessage: eachMessageBefore,
 		Pause:       pauseRepair,
 		FetchSize:   fetchDoubling,
 		Evidence: "the four rules' functions and #cacheExpirationLoop (with the valve from 1.3.1) have the same text " +
-			"in these releases; the rewind rule is 1.10.0's, the machinery around it is not",
+			"in these releases; the rewind rule is 1.10.0's. What 1.7.0 changed around it, and the model runs for " +
+			"these releases (policy v1.6.0): the doubling fetch size, reset to 1 by the clear (#messageCacheMaxSize = 1, " +
+			"#increaseCount = 0); eachBatch's batches of 32 (#runInternal's const maxBatchSize = 32: no " +
+			"js.consumer.max.batch.size); #discardMessages where 1.7.0 has #returnMessages (a worker holding records " +
+			"when an operation is pending drops them, with a last-consumed entry of first - 1, and leaves its loop); " +
+			"#executePendingOperations' for...of (1.7.0: while/shift, the same operations in the same order); the " +
+			"rest of the 1.6.0 to 1.7.0 diff is the worker id passed to payloads, stats_cb and consume()",
 	}
 	groupRound = Rule{
 		Name:        "1.7.0",

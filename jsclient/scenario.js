@@ -256,6 +256,15 @@ async function main() {
   // default 1500 ms is not scaled (jsclient.Shape.CacheSizePerWorker).
   if (opts.cacheSizePerWorkerMs > 0)
     consumerConfig['js.consumer.max.cache.size.per.worker.ms'] = opts.cacheSizePerWorkerMs;
+  // Before 1.7.0 the client reads neither js.consumer.* property (eachBatch gets batches
+  // of 32, `const maxBatchSize = 32` in #runInternal) and hands them to librdkafka, which
+  // refuses an unknown property: they are left out (the model of those releases batches
+  // 32 too, eachbatch.V1_6_0).
+  const [major, minor] = ckjsVersion.split('.').map(Number);
+  if (major < 1 || (major === 1 && minor < 7)) {
+    delete consumerConfig['js.consumer.max.batch.size'];
+    delete consumerConfig['js.consumer.max.cache.size.per.worker.ms'];
+  }
   if (opts.debug) consumerConfig.debug = opts.debug;
   const consumer = kafka.consumer(consumerConfig);
 
