@@ -433,6 +433,10 @@ func (e *Engine) consumeLoop() ([]Record, *ppc, error) {
 		}
 		e.emit(ev)
 	}
+	// taken from the client (registered as fetched), then dropped: they stay pending
+	if len(drained) > 0 && e.OnFetch != nil {
+		e.OnFetch(drained)
+	}
 	if len(drained) > 0 && e.OnDiscard != nil {
 		e.OnDiscard(drained)
 	}
