@@ -45,7 +45,9 @@ var (
 			"(#nextFetchRetry: 1 s, or until the queue-non-empty callback), a worker with no available partition does " +
 			"not wait for MessageCache.availablePartitions, and #worker catches fetch errors only. Its rules, fetch " +
 			"size and #discardMessages are 1.6.0's (policy v1.6.0); #batchProcessor's end-of-batch seek also lacks " +
-			"1.3.1's _seeked check",
+			"1.3.1's _seeked check. Run directly, the real 1.3.0 gave v1.6.0's outcomes and fetch sizes on the seed, " +
+			"the seed at 3 s and 8x5-c2, its idle workers fetching without pause (FIDELITY.md); modelling that wait " +
+			"is what is left",
 		Rewind:      rewindLastConsumed,
 		EachBatch:   eachBatchNone,
 		EachMessage: eachMessageBefore,
@@ -69,7 +71,8 @@ var (
 			"js.consumer.max.batch.size); #discardMessages where 1.7.0 has #returnMessages (a worker holding records " +
 			"when an operation is pending drops them, with a last-consumed entry of first - 1, and leaves its loop); " +
 			"#executePendingOperations' for...of (1.7.0: while/shift, the same operations in the same order); the " +
-			"rest of the 1.6.0 to 1.7.0 diff is the worker id passed to payloads, stats_cb and consume()",
+			"rest of the 1.6.0 to 1.7.0 diff is the js.consumer.* properties, the worker id passed to payloads, stats_cb, " +
+			"offset lags floored at 0 and the removed consume() stub",
 	}
 	groupRound = Rule{
 		Name:        "1.7.0",
