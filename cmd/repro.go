@@ -59,7 +59,7 @@ func (o *reproOptions) readWorkload(f *pflag.FlagSet) {
 }
 
 // clientUsage describes --client (and its alias --policy).
-const clientUsage = "the confluent-kafka-javascript version modelled: a release (1.8.0 to 1.10.1, e.g. 1.9.1 or v1.9.1; each maps to its cache clear rule, docs/releases.md), head (the reporter's patch) or pr518 (known, not modelled)"
+const clientUsage = "the confluent-kafka-javascript version modelled: a release (1.3.1 to 1.10.1, e.g. 1.9.1 or v1.9.1; each maps to its cache clear rule, docs/releases.md; 0.2.0 to 1.3.0 are known, not modelled), head (the reporter's patch) or pr518 (upstream PR #518)"
 
 // The scenario's flags come in three sets, and each command binds the sets it reads,
 // so its help shows nothing it ignores: the model's settings (the eachBatch engine, the
@@ -74,6 +74,7 @@ func bindModelFlags(f *pflag.FlagSet, o *reproOptions) {
 	f.DurationVar(&o.HandlerDelay, "handler-delay", o.HandlerDelay, "eachBatch time per record (seed: 40s)")
 	f.IntVar(&o.HandlerParallel, "handler-parallel", o.HandlerParallel, "records eachBatch processes at a time (seed: 3)")
 	f.DurationVar(&o.MaxPollInterval, "max-poll-interval", o.MaxPollInterval, "max.poll.interval.ms; the JS cache expires this long after the last fetch")
+	f.DurationVar(&o.CacheSizePerWorker, "cache-size-per-worker", 1500*time.Millisecond, "the JS client's cache size per worker (1.7.0 and later): fetches are sized to hold this long of handling per worker")
 	f.StringVar(&o.GroupProtocol, "group-protocol", "", "consumer group protocol: classic, or consumer (KIP-848, Kafka 4+; the broker then owns session timeout, heartbeat and assignor); default: group.protocol from -X/--config, else classic")
 	f.BoolVar(&o.AutoCommit, "auto-commit", o.AutoCommit, "kafkaJS autoCommit")
 	f.DurationVar(&o.AutoCommitInterval, "auto-commit-interval", o.AutoCommitInterval, "auto.commit.interval.ms")

@@ -251,8 +251,11 @@ func TestSimulateAdviseListsTheSafeReleases(t *testing.T) {
 	for _, w := range []string{
 		"1.8.0, 1.8.2, 1.9.0, 1.9.1, 1.10.0 (policy v1.10.0): loses 118",
 		"1.10.1 (policy v1.10.1): no loss",
-		"safe at your settings: 1.10.1, head",
-		"known, not modelled (docs/releases.md): 0.2.0-1.3.0, 1.3.1-1.6.0, 1.7.0, pr518",
+		// 1.7.0's Math.round sizes the seed's third fetch at 0: consume(0) wedges it
+		"1.7.0 (policy v1.7.0): strands 199: never delivered, not committed past",
+		"safe at your settings: 1.10.1, head, pr518",
+		"1.3.1, 1.3.2, 1.4.0, 1.4.1, 1.5.0, 1.6.0 (policy v1.6.0): no loss",
+		"known, not modelled (docs/releases.md): 0.2.0-1.3.0\n",
 	} {
 		if !strings.Contains(all, w) {
 			t.Errorf("lacks %q:\n%s", w, all)

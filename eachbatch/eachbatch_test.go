@@ -2,6 +2,8 @@ package eachbatch_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -274,5 +276,31 @@ func BenchmarkSeedScenarioFullScaleVirtual(b *testing.B) {
 		if r.committed2 != 202 {
 			b.Fatalf("committed %d", r.committed2)
 		}
+	}
+}
+
+// 1.3.1 to 1.6.0 size fetches by doubling after two full ones (#increaseMaxSize): the
+// real 1.6.0 asked 1, 1, 2, 2, 4, 4, ..., 64, 64 on the seed at 1/100 (its capture,
+// testenv/jsclient/captures/v1.6.0-seed.log.gz), took batches of 32 and lost nothing.
+func TestV160DoublesItsFetchesAndBatches32(t *testing.T) {
+	r := runSeed(t, settings(eachbatch.V1_6_0))
+	var sizes []string
+	for _, ev := range r.events {
+		if ev.Ev == traceevent.Fetch && ev.Returned > 0 && len(sizes) < 14 {
+			sizes = append(sizes, fmt.Sprintf("%d/%d", ev.Requested, ev.Returned))
+		}
+		if ev.Ev == traceevent.Serve && len(ev.Offsets) > 32 {
+			t.Errorf("a batch of %d records, want at most 32", len(ev.Offsets))
+		}
+	}
+	want := "1/1 1/1 2/2 2/2 4/4 4/4 8/8 8/8 16/16 16/16 32/32 32/32 64/64 64/10"
+	if got := strings.Join(sizes, " "); got != want {
+		t.Errorf("fetches (requested/returned) %s, want %s", got, want)
+	}
+	if r.committed1 != 200 || len(r.delivered1) != 200 {
+		t.Errorf("phase 1 committed %d, delivered %d; want 200 and 200", r.committed1, len(r.delivered1))
+	}
+	if len(r.e.Errors) != 1 || !strings.Contains(r.e.Errors[0].Error(), "batches of 32, not 20") {
+		t.Errorf("errors %v, want the one notice that the batch size is 32", r.e.Errors)
 	}
 }

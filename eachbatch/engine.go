@@ -1,6 +1,8 @@
 package eachbatch
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -68,6 +70,8 @@ type Engine struct {
 	stopping       bool
 	running        bool
 	rebalanced     bool // the consume call in progress served a rebalance event
+	consumeLooping bool // 1.7.0's consume(0) started the client's consume loop (consumeLoop)
+	increaseCount  int  // 1.6.0's #increaseCount
 
 	// pause/resume from the handler's payload (Settings.PauseAt)
 	started   time.Time
@@ -131,6 +135,13 @@ func New(l *loop.Loop, src Source, s Settings, trace func(traceevent.Event)) (*E
 		// the eachBatch handler of ExplicitCommit is ManualCommit's but for its last
 		// statement (commitBatch)
 		e.s.ManualCommit = true
+	}
+	if s.Policy.oldFetch() && s.BatchSize != oldBatchSize {
+		// 1.6.0 and earlier: `const maxBatchSize = 32` in #runInternal, whatever the
+		// application asks (the property reaches librdkafka, which does not know it).
+		e.Errors = append(e.Errors, fmt.Errorf("client %s has no js.consumer.max.batch.size: eachBatch gets batches of %d, not %d", s.Policy, oldBatchSize, s.BatchSize))
+		e.s.BatchSize = oldBatchSize
+		s.BatchSize = oldBatchSize
 	}
 	if s.BatchSize == -1 {
 		// js.consumer.max.batch.size -1 makes #messageCacheMaxSize unbounded for either
@@ -333,6 +344,9 @@ func (e *Engine) fetch() ([]Record, *ppc, error) {
 // fetchSized is the part of #fetchAndResolveWith after the consume call returns.
 func (e *Engine) fetchSized(size int) ([]Record, *ppc, error) {
 	e.rebalanced = false
+	if size == 0 {
+		return e.consumeLoop()
+	}
 	recs, err := e.src.Consume(size)
 	if e.woken != nil {
 		ev := *e.woken
@@ -350,6 +364,14 @@ func (e *Engine) fetchSized(size int) ([]Record, *ppc, error) {
 	}
 	got, p := e.cache.nextN(nil, e.takeSize())
 	e.saveFetchStats(recs)
+	if e.s.Policy.oldFetch() && err == nil {
+		// 1.6.0's #fetchAndResolveWith: a full fetch asks for more, a short one for less.
+		if len(recs) == e.cacheMaxSize {
+			e.increaseMaxSize()
+		} else {
+			e.decreaseMaxSize(len(recs))
+		}
+	}
 	e.lastFetchEmpty = len(recs) == 0
 	if len(recs) == 0 {
 		e.emptyFetches++
@@ -373,6 +395,70 @@ func (e *Engine) fetchSized(size int) ([]Record, *ppc, error) {
 	return got, p, err
 }
 
+// drainChunk is how many records consumeLoop takes from the source per Consume call.
+const drainChunk = 1024
+
+// consumeLoop is a fetch of size 0, which only 1.7.0's rounded estimate makes (V1_7_0):
+// #fetchAndResolveWith calls consume(0, cb), and KafkaConsumer.consume (lib/kafka-consumer.js
+// 477-504 of 1.7.0) takes 0 for "no number" and starts _consumeLoop, a background loop
+// that from then on takes every record the client receives and hands each to a callback
+// whose promise already resolved: the records go nowhere, never delivered, never stored.
+// The fetch throws before #saveFetchStats and #maxPollIntervalRestart.resolve (the first
+// time in MessageCache.addMessages, given one message object; later at once, "Consume was
+// already called", src/kafka-consumer.cc 1354), so the estimate and the expiry clock stay
+// where the last real fetch left them and every later fetch is 0 again. #worker logs the
+// error and retries; the finally sets #nonEmpty when no partition is cached (the consume's
+// own err is unset), so the retries follow the expiry loop's valve. The model drains what
+// the source holds at each attempt: the loop would have taken it earlier, which moves no
+// stored offset either.
+func (e *Engine) consumeLoop() ([]Record, *ppc, error) {
+	var drained []Record
+	for {
+		recs, err := e.src.Consume(drainChunk)
+		drained = append(drained, recs...)
+		if err != nil {
+			e.Errors = append(e.Errors, err)
+			break
+		}
+		if len(recs) == 0 {
+			break
+		}
+	}
+	msg := "consume(0) started the client's consume loop: Consume was already called"
+	if !e.consumeLooping {
+		e.consumeLooping = true
+		msg = "consume(0) started the client's consume loop: messages is not iterable"
+	}
+	if e.woken != nil {
+		ev := *e.woken
+		e.woken = nil
+		ev.Requested, ev.Returned = 0, 0
+		e.emit(ev)
+	}
+	if e.tracing {
+		ev := traceevent.Event{Ev: traceevent.Fetch, Requested: 0, Returned: 0, Error: msg}
+		if len(drained) > 0 {
+			ev.Discarded = ranges(drained)
+		}
+		e.emit(ev)
+	}
+	// taken from the client (registered as fetched), then dropped: they stay pending
+	if len(drained) > 0 && e.OnFetch != nil {
+		e.OnFetch(drained)
+	}
+	if len(drained) > 0 && e.OnDiscard != nil {
+		e.OnDiscard(drained)
+	}
+	e.lastFetchEmpty = true
+	e.emptyFetches++
+	if e.cache.assignedSize() == 0 && !e.rebalanced {
+		e.nonEmpty = true
+	}
+	err := errors.New(msg)
+	e.Errors = append(e.Errors, err) // the client logs it ("Consumer encountered error while consuming. Retrying.")
+	return nil, nil, err
+}
+
 // takeSize is how many records a worker takes from the cache at once: the fetcher of
 // #runInternal is #consumeCachedN(ppc, #maxBatchSize) for eachBatch and
 // #consumeSingleCached (MessageCache.next: one record) for eachMessage.
@@ -383,16 +469,43 @@ func (e *Engine) takeSize() int {
 	return e.s.BatchSize
 }
 
-func (e *Engine) updateMaxMessageCacheSize() {
-	if e.s.BatchSize == -1 {
+// increaseMaxSize is 1.6.0's #increaseMaxSize: the size doubles (to at most 1024) on the
+// second request in a row.
+func (e *Engine) increaseMaxSize() {
+	if e.cacheMaxSize == 1024 {
 		return
+	}
+	e.increaseCount++
+	if e.increaseCount <= 1 {
+		return
+	}
+	e.cacheMaxSize = min(e.cacheMaxSize<<1, 1024)
+	e.increaseCount = 0
+}
+
+// decreaseMaxSize is 1.6.0's #decreaseMaxSize: 80% of what the last fetch returned, at
+// least 1.
+func (e *Engine) decreaseMaxSize(got int) {
+	e.cacheMaxSize = max(got*8/10, 1)
+	e.increaseCount = 0
+}
+
+func (e *Engine) updateMaxMessageCacheSize() {
+	if e.s.BatchSize == -1 || e.s.Policy.oldFetch() {
+		return // unbounded, or 1.6.0's sizing (increaseMaxSize, decreaseMaxSize)
 	}
 	now := e.l.Now()
 	if e.lastFetchedCnt > 0 && !e.lastFetch.IsZero() && now.After(e.lastFetch) {
 		durMs := float64(now.Sub(e.lastFetch)) / float64(time.Millisecond)
 		perMsPerWorker := float64(e.lastFetchedCnt) / float64(e.lastFetchedCon) / durMs
 		perWorkerMs := float64(e.s.CacheSizePerWorker) / float64(time.Millisecond)
-		need := int(math.Ceil(perWorkerMs*perMsPerWorker)) * e.s.Concurrency
+		est := perWorkerMs * perMsPerWorker
+		perWorker := int(math.Ceil(est))
+		if e.s.Policy.roundsEstimate() {
+			// 1.7.0: Math.round (line 1010): below half a record the size is 0 (consumeLoop).
+			perWorker = int(math.Round(est))
+		}
+		need := perWorker * e.s.Concurrency
 		e.cacheMaxSize = roundUp(need, e.batchesSize)
 	}
 }
@@ -418,6 +531,15 @@ func (e *Engine) returnMessages(recs []Record, p *ppc) {
 		// 1.10.0 sets no leader epoch on that entry (the seek then carries none);
 		// 1.10.1 sets -1 explicitly: both mean "unknown", which is what -1 says here.
 		e.lastConsumed[tp] = lastConsumed{offset: recs[0].Offset - 1, leaderEpoch: -1}
+	}
+	if e.s.Policy.oldFetch() {
+		// 1.6.0's #discardMessages: the records are dropped, not given back; the entry
+		// above makes the clear (or a pause) seek back to them. The worker then leaves
+		// its loop (break), as it would at termination, giving back its ppc.
+		if e.tracing {
+			e.emit(traceevent.Event{Ev: traceevent.Returned, Partition: traceevent.P(tp.Partition), Offsets: offsets(recs), Reason: "discarded (#discardMessages)"})
+		}
+		return
 	}
 	if e.cache.returnMessages(recs) {
 		e.notifyAvailable()
@@ -660,7 +782,7 @@ func (e *Engine) serveMessage(w *worker, b *batch) {
 	m := b.recs[0]
 	e.maybePause(m.TopicPartition)
 	e.maybeSeek(m.TopicPartition)
-	if e.s.Policy == V1_10_0 {
+	if e.s.Policy.messageSetsBefore() {
 		// 1.10.0 sets #lastConsumedOffsets before awaiting config.eachMessage, so a
 		// clear rewinds to the record being handled (and, without the + 1 of 1.10.1,
 		// hands it to the handler again). 1.10.1 moved the set after the store.
@@ -702,7 +824,7 @@ func (e *Engine) endMessage(w *worker, b *batch) {
 		if e.tracing {
 			e.emit(traceevent.Event{Ev: traceevent.Store, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Offset: traceevent.P(m.Offset + 1)})
 		}
-		if e.s.Policy != V1_10_0 {
+		if !e.s.Policy.messageSetsBefore() {
 			e.lastConsumed[b.tp] = lastConsumed{offset: m.Offset, leaderEpoch: m.LeaderEpoch}
 		}
 	}
@@ -730,8 +852,8 @@ func (e *Engine) resolveOffset(b *batch, offset int64, epoch int32) {
 	if e.tracing {
 		e.emit(traceevent.Event{Ev: traceevent.Store, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Offset: traceevent.P(offset + 1)})
 	}
-	if e.s.Policy != V1_10_0 {
-		// 1.10.1 records the last consumed offset here; 1.10.0 does not, which is the bug.
+	if e.s.Policy.resolveRecords() {
+		// 1.10.1 (and PR #518) record the last consumed offset here; 1.10.0 does not, which is the bug.
 		e.lastConsumed[b.tp] = lastConsumed{offset: offset, leaderEpoch: epoch}
 	}
 }

@@ -119,6 +119,9 @@ func (e *Engine) clear() {
 		ev.LastConsumedKeys = append(ev.LastConsumedKeys, tp.String())
 	}
 	e.cache.clear()
+	if e.s.Policy.oldFetch() {
+		e.cacheMaxSize, e.increaseCount = 1, 0 // 1.6.0's clear resets the fetch size (314-315)
+	}
 	assigned := e.src.Assignment()
 	kpart.Sort(assigned)
 	type seek struct {
@@ -131,7 +134,7 @@ func (e *Engine) clear() {
 	for _, tp := range assigned {
 		last, has := e.lastConsumed[tp]
 		switch {
-		case has && e.s.Policy == V1_10_0:
+		case has && e.s.Policy.rewindsToEntry():
 			seeks = append(seeks, seek{tp, last.offset, last.leaderEpoch, "last-consumed"})
 		case has:
 			seeks = append(seeks, seek{tp, last.offset + 1, last.leaderEpoch, "last-consumed+1"})

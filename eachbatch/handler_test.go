@@ -190,6 +190,9 @@ func TestAHandlerThatThrowsGetsItsRecordsAgain(t *testing.T) {
 			[]int64{5}, 240000},
 	} {
 		for _, p := range eachbatch.Policies {
+			if p == eachbatch.V1_6_0 {
+				continue // no unbounded batches before 1.7.0: its fetches start at 1 record, not all ten
+			}
 			t.Run(tc.name+"/"+string(p), func(t *testing.T) {
 				s := settings(p)
 				s.Handler, s.AutoResolve, s.Concurrency, s.BatchSize, s.FailAt = tc.handler, tc.autoResolve, 1, -1, []int64{5}

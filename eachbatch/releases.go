@@ -17,13 +17,14 @@ type Rule struct {
 	EachBatch   string // does the eachBatch resolve path record a last-consumed offset?
 	EachMessage string // when #messageProcessor records the last-consumed offset
 	Pause       string // #pauseInternal's repair seek
+	FetchSize   string // how #messageCacheMaxSize, the size of a fetch, is set
 	Evidence    string // how the versions were compared
 }
 
 // SourceLines is where each rule is in a release's lib/kafkajs/_consumer.js (line numbers
 // of the npm tarball's file; "set" is the #lastConsumedOffsets.set line).
 type SourceLines struct {
-	Clear, EachBatch, EachMessage, Pause string
+	Clear, EachBatch, EachMessage, Pause, Fetch string
 }
 
 // Release is one client version the model knows by name: a published npm release of
@@ -39,40 +40,54 @@ type Release struct {
 var (
 	groupNoValve = Rule{
 		Name: "0.2.0-1.3.0",
-		NotModelled: "its #cacheExpirationLoop has no 1 s fetch valve (maxFetchTimeout, added in 1.3.1), its clear " +
-			"also resets the fetch size (#messageCacheMaxSize = 1, #increaseCount = 0), it has neither " +
-			"#updateMaxMessageCacheSize nor #returnMessages, and its #worker and #batchProcessor differ from 1.8.0's; " +
-			"the model follows 1.8.0 to 1.10.1",
+		NotModelled: "its workers wait for records in a way the model does not run: no #nonEmpty and no 1 s valve in " +
+			"#cacheExpirationLoop (both from 1.3.1); a worker that finds nothing backs off on a timer of its own " +
+			"(#nextFetchRetry: 1 s, or until the queue-non-empty callback), a worker with no available partition does " +
+			"not wait for MessageCache.availablePartitions, and #worker catches fetch errors only. Its rules, fetch " +
+			"size and #discardMessages are 1.6.0's (policy v1.6.0); #batchProcessor's end-of-batch seek also lacks " +
+			"1.3.1's _seeked check. Run directly, the real 1.3.0 gave v1.6.0's outcomes and fetch sizes on the seed, " +
+			"the seed at 3 s and 8x5-c2, its idle workers fetching without pause (FIDELITY.md); modelling that wait " +
+			"is what is left",
 		Rewind:      rewindLastConsumed,
 		EachBatch:   eachBatchNone,
 		EachMessage: eachMessageBefore,
 		Pause:       pauseRepair + " (passes a second argument, false, that #seekInternal ignores)",
+		FetchSize:   fetchDoubling,
 		Evidence: "#clearCacheAndResetPositions, #eachBatchPayload_resolveOffsets, #messageProcessor and #pauseInternal " +
 			"have the same text in these releases (0.3.0 to 1.0.0 changes #cacheExpirationLoop's wait, not the rules)",
 	}
 	groupOldFetch = Rule{
-		Name: "1.3.1-1.6.0",
-		NotModelled: "its clear also resets the fetch size (#messageCacheMaxSize = 1, #increaseCount = 0), it has " +
-			"neither #updateMaxMessageCacheSize (the adaptive fetch size the model follows) nor #returnMessages, and " +
-			"its #worker, #batchProcessor and #executePendingOperations differ from 1.8.0's; the model follows 1.8.0 to 1.10.1",
+		Name:        "1.3.1-1.6.0",
+		Policy:      V1_6_0,
 		Rewind:      rewindLastConsumed,
 		EachBatch:   eachBatchNone,
 		EachMessage: eachMessageBefore,
 		Pause:       pauseRepair,
+		FetchSize:   fetchDoubling,
 		Evidence: "the four rules' functions and #cacheExpirationLoop (with the valve from 1.3.1) have the same text " +
-			"in these releases; the rewind rule is 1.10.0's, the machinery around it is not",
+			"in these releases; the rewind rule is 1.10.0's. What 1.7.0 changed around it, and the model runs for " +
+			"these releases (policy v1.6.0): the doubling fetch size, reset to 1 by the clear (#messageCacheMaxSize = 1, " +
+			"#increaseCount = 0); eachBatch's batches of 32 (#runInternal's const maxBatchSize = 32: no " +
+			"js.consumer.max.batch.size); #discardMessages where 1.7.0 has #returnMessages (a worker holding records " +
+			"when an operation is pending drops them, with a last-consumed entry of first - 1, and leaves its loop); " +
+			"#executePendingOperations' for...of (1.7.0: while/shift, the same operations in the same order); the " +
+			"rest of the 1.6.0 to 1.7.0 diff is the js.consumer.* properties, the worker id passed to payloads, stats_cb, " +
+			"offset lags floored at 0 and the removed consume() stub",
 	}
 	groupRound = Rule{
-		Name: "1.7.0",
-		NotModelled: "#updateMaxMessageCacheSize rounds the per-worker estimate with Math.round (line 1010) where 1.8.0 " +
-			"and later take Math.ceil: at a slow handler's rate the estimate rounds to 0 records, a fetch size the " +
-			"model does not reproduce (its rules are 1.10.0's; the fetch sizes are not)",
+		Name:        "1.7.0",
+		Policy:      V1_7_0,
 		Rewind:      rewindLastConsumed,
 		EachBatch:   eachBatchNone,
 		EachMessage: eachMessageBefore,
 		Pause:       pauseRepair,
+		FetchSize:   "Math.round of the per-worker estimate, times the concurrency, rounded up to a batch set: below half a record it is 0, and consume(0) starts the client's consume loop, which wedges the consumer",
 		Evidence: "_consumer.js differs from 1.8.0 only in #updateMaxMessageCacheSize (and a comment); _consumer_cache.js " +
-			"is 1.8.0's",
+			"is 1.8.0's. #updateMaxMessageCacheSize (994-1014) rounds the per-worker estimate with Math.round (line 1010) " +
+			"where 1.8.0 takes Math.ceil: a slow handler's estimate rounds to 0, and the next fetch (consume(0, cb), 1059) " +
+			"starts lib/kafka-consumer.js's _consumeLoop (consume 477-504 reads 0 as no number), which drains every record " +
+			"the client receives while every fetch throws: the consumer is wedged (1.8.0 changelog: #418, #424). The model " +
+			"rounds as 1.7.0 does and runs that wedge (policy v1.7.0)",
 	}
 	group1100 = Rule{
 		Name:        "1.8.0-1.10.0",
@@ -81,6 +96,7 @@ var (
 		EachBatch:   eachBatchNone,
 		EachMessage: eachMessageBefore,
 		Pause:       pauseRepair,
+		FetchSize:   fetchCeil,
 		Evidence: "_consumer.js of 1.8.0, 1.8.2 and 1.9.0 is byte-identical, as is 1.9.1's to 1.10.0's; 1.9.0 to 1.9.1 " +
 			"changes only the event.error callback's logging; _consumer_cache.js is the same file in all five",
 	}
@@ -91,6 +107,7 @@ var (
 		EachBatch:   "yes: the resolve path records the resolved offset (#lastConsumedOffsets.set after the store)",
 		EachMessage: "after the handler returns and the offset is stored",
 		Pause:       pauseRepair,
+		FetchSize:   fetchCeil,
 		Evidence: "1.10.0 to 1.10.1: the clear seeks to offset + 1, #eachBatchPayload_resolveOffsets sets " +
 			"#lastConsumedOffsets, #messageProcessor sets it after _offsetsStoreSingle, #returnMessages' entry has " +
 			"leader epoch -1; nothing else in _consumer.js or _consumer_cache.js",
@@ -102,20 +119,22 @@ var (
 		EachBatch:   group1101.EachBatch,
 		EachMessage: group1101.EachMessage,
 		Pause:       pauseRepair,
+		FetchSize:   fetchCeil,
 		Evidence:    "the reporter's patch (issue text, /work/shared/seeds): pendingHeadMessages() before clear(), modelled on 1.10.1",
 	}
 	groupPR518 = Rule{
-		Name: "pr518",
-		NotModelled: "PR #518 (open, on 1.10.0) records the last consumed offset in #eachBatchPayload_resolveOffsets " +
-			"but, as its description reads, leaves 1.10.0's clear seeking to the entry itself (no + 1) and " +
-			"#messageProcessor setting it before the handler: a clear then rewinds an eachBatch partition to its last " +
-			"resolved record, which is delivered again. No modelled policy does that (v1.10.1 seeks to entry + 1), " +
-			"and the PR's diff was not available to check",
+		Name:        "pr518",
+		Policy:      PR518,
 		Rewind:      rewindLastConsumed,
 		EachBatch:   "yes: the resolve path records the resolved offset (the PR's fix)",
 		EachMessage: eachMessageBefore,
 		Pause:       pauseRepair + " (the path PR #518 fixes for eachBatch: issue #517)",
-		Evidence:    "the PR's description on GitHub (confluentinc/confluent-kafka-javascript#518, fixes #517)",
+		FetchSize:   fetchCeil,
+		Evidence: "the PR's description on GitHub (confluentinc/confluent-kafka-javascript#518, open, fixes #517): \"Update " +
+			"#lastConsumedOffsets in #eachBatchPayload_resolveOffsets, mirroring #messageProcessor\", on 1.10.0, whose " +
+			"clear seeks to the entry itself (no + 1) and whose #messageProcessor sets it before the handler: a clear then " +
+			"rewinds an eachBatch partition to its last resolved record, delivered again. Modelled from the description " +
+			"(policy pr518): the diff itself was not readable here",
 	}
 )
 
@@ -124,6 +143,8 @@ const (
 	eachBatchNone      = "no: the resolve path stores the offset but never sets #lastConsumedOffsets"
 	eachMessageBefore  = "before the handler runs (the record in hand)"
 	pauseRepair        = "markStale, pause, then seek to entry + 1 where there is a last-consumed entry"
+	fetchDoubling      = "doubled after two full fetches in a row (to at most 1024), 80% of a short fetch (at least 1); the clear resets it to 1 (#increaseMaxSize, #decreaseMaxSize)"
+	fetchCeil          = "Math.ceil of the per-worker estimate (js.consumer.max.cache.size.per.worker.ms of handling), times the concurrency, rounded up to a batch set (#updateMaxMessageCacheSize)"
 )
 
 // Releases lists every published release from the first with the cache expiry
@@ -132,27 +153,27 @@ const (
 // in docs/releases.md, rendered by the test's -update).
 var Releases = []Release{
 	// lines: each release's npm tarball, lib/kafkajs/_consumer.js.
-	{Name: "0.2.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 250-283 (skip 261, seek 269)", EachBatch: "#eachBatchPayload_resolveOffsets 703-732 (no set)", EachMessage: "#messageProcessor 1120-1169 (set 1128)", Pause: "#pauseInternal 1631-1655 (seek 1653)"}},
-	{Name: "0.2.1", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 250-283 (skip 261, seek 269)", EachBatch: "#eachBatchPayload_resolveOffsets 703-732 (no set)", EachMessage: "#messageProcessor 1120-1169 (set 1128)", Pause: "#pauseInternal 1631-1655 (seek 1653)"}},
-	{Name: "0.3.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 250-283 (skip 261, seek 269)", EachBatch: "#eachBatchPayload_resolveOffsets 703-732 (no set)", EachMessage: "#messageProcessor 1120-1169 (set 1128)", Pause: "#pauseInternal 1631-1655 (seek 1653)"}},
-	{Name: "1.0.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 311-344 (skip 322, seek 330)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1203-1252 (set 1211)", Pause: "#pauseInternal 1738-1762 (seek 1760)"}},
-	{Name: "1.2.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 311-344 (skip 322, seek 330)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1203-1252 (set 1211)", Pause: "#pauseInternal 1738-1762 (seek 1760)"}},
-	{Name: "1.3.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 311-344 (skip 322, seek 330)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1203-1252 (set 1211)", Pause: "#pauseInternal 1738-1762 (seek 1760)"}},
-	{Name: "1.3.1", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1229-1278 (set 1237)", Pause: "#pauseInternal 1776-1800 (seek 1798)"}},
-	{Name: "1.3.2", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1229-1278 (set 1237)", Pause: "#pauseInternal 1776-1800 (seek 1798)"}},
-	{Name: "1.4.0", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 803-832 (no set)", EachMessage: "#messageProcessor 1248-1297 (set 1256)", Pause: "#pauseInternal 1795-1819 (seek 1817)"}},
-	{Name: "1.4.1", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 803-832 (no set)", EachMessage: "#messageProcessor 1248-1297 (set 1256)", Pause: "#pauseInternal 1795-1819 (seek 1817)"}},
-	{Name: "1.5.0", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 801-830 (no set)", EachMessage: "#messageProcessor 1265-1314 (set 1273)", Pause: "#pauseInternal 1812-1836 (seek 1834)"}},
-	{Name: "1.6.0", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 801-830 (no set)", EachMessage: "#messageProcessor 1265-1314 (set 1273)", Pause: "#pauseInternal 1812-1836 (seek 1834)"}},
-	{Name: "1.7.0", Group: &groupRound, Source: SourceLines{Clear: "#clearCacheAndResetPositions 326-357 (skip 335, seek 343)", EachBatch: "#eachBatchPayload_resolveOffsets 855-884 (no set)", EachMessage: "#messageProcessor 1318-1367 (set 1326)", Pause: "#pauseInternal 1844-1868 (seek 1866)"}},
-	{Name: "1.8.0", Group: &group1100, Source: SourceLines{Clear: "#clearCacheAndResetPositions 329-360 (skip 338, seek 346)", EachBatch: "#eachBatchPayload_resolveOffsets 858-887 (no set)", EachMessage: "#messageProcessor 1332-1381 (set 1340)", Pause: "#pauseInternal 1858-1882 (seek 1880)"}},
-	{Name: "1.8.2", Group: &group1100, Source: SourceLines{Clear: "#clearCacheAndResetPositions 329-360 (skip 338, seek 346)", EachBatch: "#eachBatchPayload_resolveOffsets 858-887 (no set)", EachMessage: "#messageProcessor 1332-1381 (set 1340)", Pause: "#pauseInternal 1858-1882 (seek 1880)"}},
-	{Name: "1.9.0", Group: &group1100, Source: SourceLines{Clear: "#clearCacheAndResetPositions 329-360 (skip 338, seek 346)", EachBatch: "#eachBatchPayload_resolveOffsets 858-887 (no set)", EachMessage: "#messageProcessor 1332-1381 (set 1340)", Pause: "#pauseInternal 1858-1882 (seek 1880)"}},
-	{Name: "1.9.1", Group: &group1100, Source: SourceLines{Clear: "#clearCacheAndResetPositions 329-360 (skip 338, seek 346)", EachBatch: "#eachBatchPayload_resolveOffsets 857-886 (no set)", EachMessage: "#messageProcessor 1331-1380 (set 1339)", Pause: "#pauseInternal 1857-1881 (seek 1879)"}},
-	{Name: "1.10.0", Group: &group1100, Source: SourceLines{Clear: "#clearCacheAndResetPositions 329-360 (skip 338, seek 346)", EachBatch: "#eachBatchPayload_resolveOffsets 857-886 (no set)", EachMessage: "#messageProcessor 1331-1380 (set 1339)", Pause: "#pauseInternal 1857-1881 (seek 1879)"}},
-	{Name: "1.10.1", Group: &group1101, Source: SourceLines{Clear: "#clearCacheAndResetPositions 329-360 (skip 338, seek 346)", EachBatch: "#eachBatchPayload_resolveOffsets 857-892 (set 882)", EachMessage: "#messageProcessor 1337-1386 (set 1377)", Pause: "#pauseInternal 1866-1890 (seek 1888)"}},
-	{Name: "head", Patch: true, Group: &groupHead, Source: SourceLines{Clear: "the reporter's patch: #clearCacheAndResetPositions, pendingHeadMessages (_consumer_cache.js)", EachBatch: "as 1.10.1", EachMessage: "as 1.10.1", Pause: "as 1.10.1"}},
-	{Name: "pr518", Patch: true, Group: &groupPR518, Source: SourceLines{Clear: "as 1.10.0", EachBatch: "PR #518: #eachBatchPayload_resolveOffsets sets #lastConsumedOffsets", EachMessage: "as 1.10.0", Pause: "as 1.10.0"}},
+	{Name: "0.2.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 250-283 (skip 261, seek 269)", EachBatch: "#eachBatchPayload_resolveOffsets 703-732 (no set)", EachMessage: "#messageProcessor 1120-1169 (set 1128)", Pause: "#pauseInternal 1631-1655 (seek 1653)", Fetch: "#increaseMaxSize 753-761, #decreaseMaxSize 768-771, reset 255"}},
+	{Name: "0.2.1", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 250-283 (skip 261, seek 269)", EachBatch: "#eachBatchPayload_resolveOffsets 703-732 (no set)", EachMessage: "#messageProcessor 1120-1169 (set 1128)", Pause: "#pauseInternal 1631-1655 (seek 1653)", Fetch: "#increaseMaxSize 753-761, #decreaseMaxSize 768-771, reset 255"}},
+	{Name: "0.3.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 250-283 (skip 261, seek 269)", EachBatch: "#eachBatchPayload_resolveOffsets 703-732 (no set)", EachMessage: "#messageProcessor 1120-1169 (set 1128)", Pause: "#pauseInternal 1631-1655 (seek 1653)", Fetch: "#increaseMaxSize 753-761, #decreaseMaxSize 768-771, reset 255"}},
+	{Name: "1.0.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 311-344 (skip 322, seek 330)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1203-1252 (set 1211)", Pause: "#pauseInternal 1738-1762 (seek 1760)", Fetch: "#increaseMaxSize 836-844, #decreaseMaxSize 852-855, reset 316"}},
+	{Name: "1.2.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 311-344 (skip 322, seek 330)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1203-1252 (set 1211)", Pause: "#pauseInternal 1738-1762 (seek 1760)", Fetch: "#increaseMaxSize 836-844, #decreaseMaxSize 852-855, reset 316"}},
+	{Name: "1.3.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 311-344 (skip 322, seek 330)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1203-1252 (set 1211)", Pause: "#pauseInternal 1738-1762 (seek 1760)", Fetch: "#increaseMaxSize 836-844, #decreaseMaxSize 852-855, reset 316"}},
+	{Name: "1.3.1", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1229-1278 (set 1237)", Pause: "#pauseInternal 1776-1800 (seek 1798)", Fetch: "#increaseMaxSize 836-844, #decreaseMaxSize 852-855, reset 314"}},
+	{Name: "1.3.2", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1229-1278 (set 1237)", Pause: "#pauseInternal 1776-1800 (seek 1798)", Fetch: "#increaseMaxSize 836-844, #decreaseMaxSize 852-855, reset 314"}},
+	{Name: "1.4.0", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 803-832 (no set)", EachMessage: "#messageProcessor 1248-1297 (set 1256)", Pause: "#pauseInternal 1795-1819 (seek 1817)", Fetch: "#increaseMaxSize 855-863, #decreaseMaxSize 871-874, reset 314"}},
+	{Name: "1.4.1", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 803-832 (no set)", EachMessage: "#messageProcessor 1248-1297 (set 1256)", Pause: "#pauseInternal 1795-1819 (seek 1817)", Fetch: "#increaseMaxSize 855-863, #decreaseMaxSize 871-874, reset 314"}},
+	{Name: "1.5.0", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 801-830 (no set)", EachMessage: "#messageProcessor 1265-1314 (set 1273)", Pause: "#pauseInternal 1812-1836 (seek 1834)", Fetch: "#increaseMaxSize 853-861, #decreaseMaxSize 869-872, reset 314"}},
+	{Name: "1.6.0", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 801-830 (no set)", EachMessage: "#messageProcessor 1265-1314 (set 1273)", Pause: "#pauseInternal 1812-1836 (seek 1834)", Fetch: "#increaseMaxSize 853-861, #decreaseMaxSize 869-872, reset 314"}},
+	{Name: "1.7.0", Group: &groupRound, Source: SourceLines{Clear: "#clearCacheAndResetPositions 326-357 (skip 335, seek 343)", EachBatch: "#eachBatchPayload_resolveOffsets 855-884 (no set)", EachMessage: "#messageProcessor 1318-1367 (set 1326)", Pause: "#pauseInternal 1844-1868 (seek 1866)", Fetch: "#updateMaxMessageCacheSize 994-1014 (Math.round 1010)"}},
+	{Name: "1.8.0", Group: &group1100, Source: SourceLines{Clear: "#clearCacheAndResetPositions 329-360 (skip 338, seek 346)", EachBatch: "#eachBatchPayload_resolveOffsets 858-887 (no set)", EachMessage: "#messageProcessor 1332-1381 (set 1340)", Pause: "#pauseInternal 1858-1882 (seek 1880)", Fetch: "#updateMaxMessageCacheSize 1004-1028"}},
+	{Name: "1.8.2", Group: &group1100, Source: SourceLines{Clear: "#clearCacheAndResetPositions 329-360 (skip 338, seek 346)", EachBatch: "#eachBatchPayload_resolveOffsets 858-887 (no set)", EachMessage: "#messageProcessor 1332-1381 (set 1340)", Pause: "#pauseInternal 1858-1882 (seek 1880)", Fetch: "#updateMaxMessageCacheSize 1004-1028"}},
+	{Name: "1.9.0", Group: &group1100, Source: SourceLines{Clear: "#clearCacheAndResetPositions 329-360 (skip 338, seek 346)", EachBatch: "#eachBatchPayload_resolveOffsets 858-887 (no set)", EachMessage: "#messageProcessor 1332-1381 (set 1340)", Pause: "#pauseInternal 1858-1882 (seek 1880)", Fetch: "#updateMaxMessageCacheSize 1004-1028"}},
+	{Name: "1.9.1", Group: &group1100, Source: SourceLines{Clear: "#clearCacheAndResetPositions 329-360 (skip 338, seek 346)", EachBatch: "#eachBatchPayload_resolveOffsets 857-886 (no set)", EachMessage: "#messageProcessor 1331-1380 (set 1339)", Pause: "#pauseInternal 1857-1881 (seek 1879)", Fetch: "#updateMaxMessageCacheSize 1003-1027"}},
+	{Name: "1.10.0", Group: &group1100, Source: SourceLines{Clear: "#clearCacheAndResetPositions 329-360 (skip 338, seek 346)", EachBatch: "#eachBatchPayload_resolveOffsets 857-886 (no set)", EachMessage: "#messageProcessor 1331-1380 (set 1339)", Pause: "#pauseInternal 1857-1881 (seek 1879)", Fetch: "#updateMaxMessageCacheSize 1003-1027"}},
+	{Name: "1.10.1", Group: &group1101, Source: SourceLines{Clear: "#clearCacheAndResetPositions 329-360 (skip 338, seek 346)", EachBatch: "#eachBatchPayload_resolveOffsets 857-892 (set 882)", EachMessage: "#messageProcessor 1337-1386 (set 1377)", Pause: "#pauseInternal 1866-1890 (seek 1888)", Fetch: "#updateMaxMessageCacheSize 1009-1033"}},
+	{Name: "head", Patch: true, Group: &groupHead, Source: SourceLines{Clear: "the reporter's patch: #clearCacheAndResetPositions, pendingHeadMessages (_consumer_cache.js)", EachBatch: "as 1.10.1", EachMessage: "as 1.10.1", Pause: "as 1.10.1", Fetch: "as 1.10.1"}},
+	{Name: "pr518", Patch: true, Group: &groupPR518, Source: SourceLines{Clear: "as 1.10.0", EachBatch: "PR #518: #eachBatchPayload_resolveOffsets sets #lastConsumedOffsets", EachMessage: "as 1.10.0", Pause: "as 1.10.0", Fetch: "as 1.10.0"}},
 }
 
 // patchAliases are the other spellings of the patches' names.
@@ -275,8 +296,8 @@ func NearestRelease(s string) (Release, bool) {
 func ReleaseTable() string {
 	var b strings.Builder
 	cell := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
-	b.WriteString("| release | model | rewind rule (cache clear) | eachBatch bookkeeping | eachMessage bookkeeping | pause repair | source lines (lib/kafkajs/_consumer.js) |\n")
-	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| release | model | rewind rule (cache clear) | eachBatch bookkeeping | eachMessage bookkeeping | pause repair | fetch size | source lines (lib/kafkajs/_consumer.js) |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range Releases {
 		name := r.Name
 		if r.Patch {
@@ -286,9 +307,9 @@ func ReleaseTable() string {
 		if model == "" {
 			model = "not modelled"
 		}
-		src := strings.Join([]string{r.Source.Clear, r.Source.EachBatch, r.Source.EachMessage, r.Source.Pause}, "; ")
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", cell(name), cell(model), cell(r.Group.Rewind),
-			cell(r.Group.EachBatch), cell(r.Group.EachMessage), cell(r.Group.Pause), cell(src))
+		src := strings.Join([]string{r.Source.Clear, r.Source.EachBatch, r.Source.EachMessage, r.Source.Pause, r.Source.Fetch}, "; ")
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(name), cell(model), cell(r.Group.Rewind),
+			cell(r.Group.EachBatch), cell(r.Group.EachMessage), cell(r.Group.Pause), cell(r.Group.FetchSize), cell(src))
 	}
 	b.WriteString("\n| rule group | releases | model | evidence | why not modelled |\n| --- | --- | --- | --- | --- |\n")
 	for _, g := range Rules() {

@@ -54,8 +54,16 @@ func TestReleasesBefore1100HaveItsPolicy(t *testing.T) {
 	if r, _ := LookupClient("head"); !r.Patch {
 		t.Error("head is a patch, not a release")
 	}
-	if _, err := ParsePolicy("pr518"); err == nil || !strings.Contains(err.Error(), "not modelled") {
-		t.Errorf("pr518: %v, want known but not modelled", err)
+	if p, err := ParsePolicy("pr518"); err != nil || p != PR518 {
+		t.Errorf("pr518: %q, %v, want pr518", p, err)
+	}
+	for _, v := range []string{"1.3.1", "1.3.2", "1.4.0", "1.4.1", "1.5.0", "1.6.0"} {
+		if p, err := ParsePolicy(v); err != nil || p != V1_6_0 {
+			t.Errorf("%s: %q, %v, want v1.6.0 (the doubling fetch size, batches of 32, #discardMessages)", v, p, err)
+		}
+	}
+	if p, err := ParsePolicy("1.7.0"); err != nil || p != V1_7_0 {
+		t.Errorf("1.7.0: %q, %v, want v1.7.0 (1.10.0's rules, Math.round's fetch size)", p, err)
 	}
 }
 

@@ -23,11 +23,61 @@ const (
 	// partition's oldest cached record and rewind to it where there is no last-consumed
 	// entry.
 	Head Policy = "head"
+	// V1_7_0: 1.10.0's rules with 1.7.0's fetch size. #updateMaxMessageCacheSize
+	// (_consumer.js 994-1014 of 1.7.0) rounds the per-worker estimate with Math.round
+	// (line 1010) where 1.8.0 takes Math.ceil: a slow handler's estimate rounds to 0, and
+	// the next fetch calls consume(0, cb), which KafkaConsumer.consume (lib/kafka-consumer.js
+	// 477-504: `number && ...` is false for 0) turns into _consumeLoop: a background loop
+	// that takes every record the client receives and hands each to a callback that
+	// already resolved. The fetch throws (addMessages of one message object: not
+	// iterable) before #saveFetchStats, so the estimate never changes again, and every
+	// later consume(0) throws "Consume was already called" (src/kafka-consumer.cc 1354):
+	// the consumer is wedged, delivering only what it had cached (1.8.0's #424 fixed it).
+	V1_7_0 Policy = "v1.7.0"
+	// PR518: 1.10.0 with upstream PR #518 (open): #eachBatchPayload_resolveOffsets records
+	// the resolved offset in #lastConsumedOffsets ("mirroring #messageProcessor"), while the
+	// clear still seeks to the entry itself (no + 1: the last resolved record is delivered
+	// again) and #messageProcessor still sets it before the handler.
+	PR518 Policy = "pr518"
+	// V1_6_0 (1.3.1 to 1.6.0): 1.10.0's rules with the older machinery around them.
+	// The fetch size doubles after two full fetches in a row (to at most 1024) and falls
+	// to 80% of a short fetch (#increaseMaxSize, #decreaseMaxSize, _consumer.js 853-872 of
+	// 1.6.0), and the clear resets it to 1 (314-315). eachBatch gets batches of 32:
+	// #runInternal's `const maxBatchSize = 32` (1563); there is no
+	// js.consumer.max.batch.size. A worker that took records when an operation is pending
+	// drops them (#discardMessages, 1395-1410: a last-consumed entry of first - 1 where
+	// there is none, nothing given back to the cache) and leaves its loop.
+	V1_6_0 Policy = "v1.6.0"
 )
 
 // Policies lists the policies in comparison order. Releases maps each client version to
 // one (ParsePolicy).
-var Policies = []Policy{V1_10_0, V1_10_1, Head}
+var Policies = []Policy{V1_10_0, V1_10_1, Head, V1_7_0, PR518, V1_6_0}
+
+// rewindsToEntry: the clear seeks a partition with a last-consumed entry to the entry
+// itself (1.10.0's #clearCacheAndResetPositions, line 346), not to entry + 1 (1.10.1).
+func (p Policy) rewindsToEntry() bool {
+	return p == V1_10_0 || p == V1_7_0 || p == PR518 || p == V1_6_0
+}
+
+// messageSetsBefore: #messageProcessor records the last-consumed entry before the
+// handler runs (1.10.0 line 1339), not after the store (1.10.1 line 1377).
+func (p Policy) messageSetsBefore() bool { return p.rewindsToEntry() }
+
+// resolveRecords: #eachBatchPayload_resolveOffsets records the last-consumed entry
+// (1.10.1 line 882, PR #518); 1.10.0 and earlier never do.
+func (p Policy) resolveRecords() bool { return p == V1_10_1 || p == Head || p == PR518 }
+
+// roundsEstimate: #updateMaxMessageCacheSize takes Math.round of the per-worker estimate
+// (1.7.0), which can make the fetch size 0 (see V1_7_0).
+func (p Policy) roundsEstimate() bool { return p == V1_7_0 }
+
+// oldFetch: 1.6.0 and earlier: the doubling fetch size, batches of 32, and taken records
+// dropped when an operation is pending (see V1_6_0).
+func (p Policy) oldFetch() bool { return p == V1_6_0 }
+
+// oldBatchSize is eachBatch's batch size before js.consumer.max.batch.size (1.7.0).
+const oldBatchSize = 32
 
 // Handler is which run() callback the application gives the consumer.
 type Handler string

@@ -48,6 +48,11 @@ type jsShape struct {
 var jsShapes = []jsShape{
 	{name: "seed", shape: jsclient.Seed},
 	{name: "seed-maxpoll-3s", shape: jsclient.Shape{MaxPoll: 3 * time.Second}},
+	// the bug report's cache size per worker at 1/100 (15 ms: the default 1500 ms is not
+	// scaled by scenario.js): 1.7.0's Math.round takes the estimate to 0 and consume(0)
+	// wedges the consumer (eachbatch.V1_7_0); 1.8.0 and later round it up to a batch set
+	{name: "seed-cache-15ms", shape: jsclient.Shape{CacheSizePerWorker: 15 * time.Millisecond}},
+	{name: "seed-maxpoll-3s-cache-15ms", shape: jsclient.Shape{MaxPoll: 3 * time.Second, CacheSizePerWorker: 15 * time.Millisecond}},
 	{name: "eachmessage-40", shape: jsclient.Shape{Handler: "eachMessage", Spread: "0:40", MaxPoll: 3 * time.Second}},
 	// upstream #476's idiom: autoCommit false, eachBatchAutoResolve false, resolveOffset
 	// per record, commitOffsetsIfNecessary at the end of each batch
@@ -104,7 +109,24 @@ var jsShapes = []jsShape{
 }
 
 // jsVersions are the releases the suite compiles and runs: the affected one and the fix.
+// KSTRANDED_JSCLIENT_RELEASES=1.7.0,1.3.1 runs those releases instead (each compiled once,
+// a few minutes), so CI time stays bounded while any modelled release can be proven.
 var jsVersions = []string{"1.10.0", "1.10.1"}
+
+// suiteVersions is jsVersions, or the releases KSTRANDED_JSCLIENT_RELEASES names.
+func suiteVersions() []string {
+	env := os.Getenv("KSTRANDED_JSCLIENT_RELEASES")
+	if env == "" {
+		return jsVersions
+	}
+	var vs []string
+	for _, v := range strings.Split(env, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
 
 // deliveredLine is scenario.js's delivery line in its default logger variant.
 const deliveredLine = jsclient.DeliveredPattern
@@ -167,7 +189,7 @@ func TestJSClientAgreesWithTheModel(t *testing.T) {
 	if env.Real {
 		t.Skip("the agreement suite runs on kstranded broker processes of its own")
 	}
-	for _, v := range jsVersions {
+	for _, v := range suiteVersions() {
 		dir, err := jsclient.Ensure(context.Background(), v, os.Stderr)
 		if err != nil {
 			t.Fatalf("installing @confluentinc/kafka-javascript@%s: %v", v, err)
@@ -227,7 +249,7 @@ func runJSClient(t *testing.T, dir, version string, sh jsShape) (outcomes, []int
 	// --topic: every partition, also one the group never committed (all its records lost
 	// before any commit, and no phase-2 commit either)
 	r := kstranded(t, time.Minute, "inspect", "--brokers", b.addr, "--group", group, "--topic", "stranded", "--delivered", log, "--pattern", deliveredLine, "-o", "json")
-	if r.Code != 0 && r.Code != 3 {
+	if r.Code != 0 && r.Code != 3 && r.Code != 4 { // 3: lost, 4: stranded (1.7.0's wedged consumer)
 		t.Fatalf("inspect: exit %d\n%s", r.Code, r)
 	}
 	doc := decode[inspectDoc](t, r)
@@ -384,7 +406,7 @@ func simulateShape(t *testing.T, version string, sh jsShape) (outcomes, []orderO
 		t.Fatalf("shape %s: %v", sh.name, err)
 	}
 	r := kstranded(t, time.Minute, append([]string{"simulate", "--client", version, "-o", "json"}, sim...)...)
-	if r.Code != 0 && r.Code != 3 {
+	if r.Code != 0 && r.Code != 3 && r.Code != 4 {
 		t.Fatalf("simulate: exit %d\n%s", r.Code, r)
 	}
 	doc := decode[reproDoc](t, r)

@@ -18,6 +18,7 @@
 // each batch (otherwise as manual: eachBatchAutoResolve false, resolveOffset() per record),
 // eachMessage after each message (kstranded simulate --commit explicit).
 //   [--pause-at-ms MS] [--resume-after-ms 500] [--pause-from handler|outside]
+//   [--cache-size-per-worker-ms MS] (js.consumer.max.cache.size.per.worker.ms; default: the client's 1500)
 // --pause-at-ms: the handler calls its payload's pause() once, at its first round (eachBatch)
 // or message (eachMessage) starting MS or more after consumer.run(), goes on with its batch,
 // and calls the function pause() returned --resume-after-ms later (upstream #517; kstranded
@@ -88,6 +89,7 @@ function parseArgs(argv) {
     seekTo: -1,
     heartbeat: false,
     autoResolve: true,
+    cacheSizePerWorkerMs: 0, // 0: the client's default (1500 ms, unscaled)
   };
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i];
@@ -123,6 +125,7 @@ function parseArgs(argv) {
       case '--seek-to': opts.seekTo = Number(val()); break;
       case '--heartbeat': opts.heartbeat = true; break;
       case '--auto-resolve': opts.autoResolve = val() !== 'false'; break;
+      case '--cache-size-per-worker-ms': opts.cacheSizePerWorkerMs = Number(val()); break;
       default: throw new Error(`unknown argument ${a}`);
     }
   }
@@ -343,6 +346,19 @@ async function main() {
       'fetch.wait.max.ms': 50, // the report's 5000; kfake answers an idle fetch only at its max wait
       'enable.metrics.push': false,
     };
+    // js.consumer.max.cache.size.per.worker.ms (1.7.0 and later) only when given: the
+    // default 1500 ms is not scaled (jsclient.Shape.CacheSizePerWorker).
+    if (opts.cacheSizePerWorkerMs > 0)
+      consumerConfig['js.consumer.max.cache.size.per.worker.ms'] = opts.cacheSizePerWorkerMs;
+    // Before 1.7.0 the client reads neither js.consumer.* property (eachBatch gets batches
+    // of 32, `const maxBatchSize = 32` in #runInternal) and hands them to librdkafka, which
+    // refuses an unknown property: they are left out (the model of those releases batches
+    // 32 too, eachbatch.V1_6_0).
+    const [major, minor] = ckjsVersion.split('.').map(Number);
+    if (major < 1 || (major === 1 && minor < 7)) {
+      delete consumerConfig['js.consumer.max.batch.size'];
+      delete consumerConfig['js.consumer.max.cache.size.per.worker.ms'];
+    }
     // member ids are client.id-uuid: kstranded-m1 < kstranded-m2 orders the members for
     // the roundrobin assignor as they started
     if (many) consumerConfig['client.id'] = `kstranded-${member}`;

@@ -77,6 +77,10 @@ type Shape struct {
 	// `!isRunning() || isStale()` before each round and resolves the round's last record
 	// after it (scenario.js --auto-resolve false; simulate --auto-resolve=false).
 	ResolveEachRound bool
+	// CacheSizePerWorker: js.consumer.max.cache.size.per.worker.ms, in the scenario's
+	// (scaled) time (scenario.js --cache-size-per-worker-ms). Zero: the client's default,
+	// 1500 ms unscaled, which simulate is told as 150 s (simulateCommon).
+	CacheSizePerWorker time.Duration
 }
 
 // leaver is the member LeaveAt names.
@@ -89,6 +93,13 @@ func (s Shape) leaver() int { return max(1, s.Leave) }
 // when a member learns of another's join or leave (simkafka.Group.SetHeartbeatInterval).
 var simulateCommon = []string{"--auto-commit-interval", fmt.Sprint(5 * time.Second * Scale),
 	"--heartbeat-interval", fmt.Sprint(1500 * time.Millisecond * Scale)}
+
+// defaultCacheSizePerWorker is js.consumer.max.cache.size.per.worker.ms's default. Not
+// scaled by scenario.js either: the real client at 1/100 keeps 100 times as many records'
+// worth of handling per worker as the bug report's client did. 1.8.0 and later round the
+// estimate up to a whole batch set (400 records in the seed) either way; 1.7.0's
+// Math.round makes the difference between a fetch of 400 and one of 0 (eachbatch.V1_7_0).
+const defaultCacheSizePerWorker = 1500 * time.Millisecond
 
 // ScenarioArgs are scenario.js's arguments for the shape (its defaults left out).
 func (s Shape) ScenarioArgs() []string {
@@ -145,6 +156,9 @@ func (s Shape) ScenarioArgs() []string {
 	if s.ResolveEachRound {
 		add("--auto-resolve", "false")
 	}
+	if s.CacheSizePerWorker != 0 {
+		add("--cache-size-per-worker-ms", strconv.FormatInt(s.CacheSizePerWorker.Milliseconds(), 10))
+	}
 	return a
 }
 
@@ -154,6 +168,11 @@ func (s Shape) ScenarioArgs() []string {
 func (s Shape) SimulateArgs() ([]string, error) {
 	a := append([]string(nil), simulateCommon...)
 	add := func(flag, v string) { a = append(a, flag, v) }
+	cache := defaultCacheSizePerWorker
+	if s.CacheSizePerWorker != 0 {
+		cache = s.CacheSizePerWorker
+	}
+	add("--cache-size-per-worker", (cache * Scale).String())
 	if s.Records != 0 {
 		add("--records", strconv.Itoa(s.Records))
 	}

@@ -95,12 +95,16 @@ type Options struct {
 	// partition.
 	HandlerFailAt []int64
 
-	TimeScale            float64
-	Concurrency          int
-	BatchSize            int
-	HandlerDelay         time.Duration
-	HandlerParallel      int
-	MaxPollInterval      time.Duration
+	TimeScale       float64
+	Concurrency     int
+	BatchSize       int
+	HandlerDelay    time.Duration
+	HandlerParallel int
+	MaxPollInterval time.Duration
+	// CacheSizePerWorker is js.consumer.max.cache.size.per.worker.ms (1500 ms, 1.7.0 and
+	// later): #updateMaxMessageCacheSize sizes a fetch to this long of handling per worker.
+	// 0: the client's default.
+	CacheSizePerWorker   time.Duration
 	SessionTimeout       time.Duration
 	HeartbeatInterval    time.Duration
 	FetchWaitMax         time.Duration
@@ -193,6 +197,9 @@ func (o Options) EngineSettings() eachbatch.Settings {
 	s.MaxPollInterval = o.scale(o.MaxPollInterval)
 	s.HandlerDelay = o.scale(o.HandlerDelay)
 	s.HandlerParallel = o.HandlerParallel
+	if o.CacheSizePerWorker > 0 {
+		s.CacheSizePerWorker = o.CacheSizePerWorker
+	}
 	s.CacheSizePerWorker = o.scale(s.CacheSizePerWorker)
 	s.FetchValve = o.scale(s.FetchValve)
 	// The expiry loop's 100 ms floor, scaled, but never below 1 ms: on the wall clock a
@@ -247,6 +254,8 @@ func (o Options) Validate() error {
 		return errors.New("--handler-parallel must be > 0")
 	case o.MaxPollInterval <= 0:
 		return errors.New("--max-poll-interval must be > 0")
+	case o.CacheSizePerWorker < 0 || o.CacheSizePerWorker > 24*time.Hour:
+		return errors.New("--cache-size-per-worker must be > 0 and at most 24h")
 	case o.MaxPollInterval > MaxPollIntervalLimit:
 		// and a larger one overflowed the phase bound into a negative duration
 		return fmt.Errorf("--max-poll-interval must be at most %s, got %s: the JS client hands librdkafka twice it as max.poll.interval.ms, whose limit is 86400000 (24h)", MaxPollIntervalLimit, o.MaxPollInterval)
@@ -366,6 +375,9 @@ func (o Options) settingsMap() map[string]string {
 		"from_beginning":          fmt.Sprint(o.FromBeginning),
 		"handler":                 string(o.handler()),
 		"auto_resolve":            fmt.Sprint(o.AutoResolve),
+	}
+	if o.CacheSizePerWorker > 0 && o.CacheSizePerWorker != eachbatch.DefaultSettings().CacheSizePerWorker {
+		m["cache_size_per_worker"] = o.CacheSizePerWorker.String() // only when set: older traces stay as they were
 	}
 	if o.Commit == CommitManual || o.Commit == CommitExplicit {
 		// the client's settings in manual mode, whatever --auto-commit and

@@ -21,14 +21,15 @@ type modelProperty struct {
 // setting, which it doubles for librdkafka, as --max-poll-interval is).
 // max.partition.fetch.bytes is librdkafka's alias of fetch.message.max.bytes.
 var modelProperties = map[string]modelProperty{
-	"max.poll.interval.ms":       {"max-poll-interval", func(o *Options) any { return &o.MaxPollInterval }},
-	"auto.commit.interval.ms":    {"auto-commit-interval", func(o *Options) any { return &o.AutoCommitInterval }},
-	"enable.auto.commit":         {"auto-commit", func(o *Options) any { return &o.AutoCommit }},
-	"js.consumer.max.batch.size": {"batch-size", func(o *Options) any { return &o.BatchSize }},
-	"fetch.message.max.bytes":    {"max-bytes", func(o *Options) any { return &o.MaxBytes }},
-	"heartbeat.interval.ms":      {"heartbeat-interval", func(o *Options) any { return &o.HeartbeatInterval }},
-	"max.partition.fetch.bytes":  {"max-bytes", func(o *Options) any { return &o.MaxBytes }},
-	"group.protocol":             {"group-protocol", nil},
+	"max.poll.interval.ms":                     {"max-poll-interval", func(o *Options) any { return &o.MaxPollInterval }},
+	"auto.commit.interval.ms":                  {"auto-commit-interval", func(o *Options) any { return &o.AutoCommitInterval }},
+	"enable.auto.commit":                       {"auto-commit", func(o *Options) any { return &o.AutoCommit }},
+	"js.consumer.max.batch.size":               {"batch-size", func(o *Options) any { return &o.BatchSize }},
+	"js.consumer.max.cache.size.per.worker.ms": {"cache-size-per-worker", func(o *Options) any { return &o.CacheSizePerWorker }},
+	"fetch.message.max.bytes":                  {"max-bytes", func(o *Options) any { return &o.MaxBytes }},
+	"heartbeat.interval.ms":                    {"heartbeat-interval", func(o *Options) any { return &o.HeartbeatInterval }},
+	"max.partition.fetch.bytes":                {"max-bytes", func(o *Options) any { return &o.MaxBytes }},
+	"group.protocol":                           {"group-protocol", nil},
 }
 
 // ModelProperties lists the client properties the consumer model reads, sorted.

@@ -75,6 +75,9 @@ type Policy struct {
 	Policy   eachbatch.Policy
 	Releases []string // the releases and patches of eachbatch.Releases with this policy
 	Lost     int
+	// Stranded: records never delivered and not committed past when the run ended (a
+	// consumer that stops delivering, as 1.7.0's wedged one does): not safe either.
+	Stranded int
 	Stalled  bool // never settled at the user's settings: no verdict
 }
 
@@ -89,8 +92,10 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 	a := &Advice{Case: c}
 	// stalled runs o; a point that never settles is unsafe for the searches (no verdict
 	// proves nothing safe) and named in NeverSettles; any other error ends the advice.
+	var last *repro.Result // the result of stalled's last run, when it settled
 	stalled := func(o repro.Options, point string) (lost int, never bool, err error) {
 		r, err := repro.Simulate(ctx, o)
+		last = r
 		if errors.Is(err, repro.ErrPhaseTimeout) && ctx.Err() == nil {
 			if !slices.Contains(a.NeverSettles, point) {
 				a.NeverSettles = append(a.NeverSettles, point)
@@ -243,7 +248,13 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 		if err != nil {
 			return nil, err
 		}
-		a.Policies = append(a.Policies, Policy{Policy: p, Releases: eachbatch.ReleasesOf(p), Lost: l, Stalled: never})
+		pol := Policy{Policy: p, Releases: eachbatch.ReleasesOf(p), Lost: l, Stalled: never}
+		if !never && last != nil {
+			for _, pv := range last.Partitions {
+				pol.Stranded += pv.StrandedCount()
+			}
+		}
+		a.Policies = append(a.Policies, pol)
 	}
 	return a, nil
 }

@@ -270,6 +270,7 @@ type AdvicePol struct {
 	Policy   string   `json:"policy"`
 	Releases []string `json:"releases"` // the client versions this policy models (docs/releases.md)
 	Lost     int      `json:"lost"`
+	Stranded int      `json:"stranded"`      // never delivered, not committed past at the run's end
 	Stalled  bool     `json:"never_settles"` // no verdict at the user's settings
 }
 
@@ -299,7 +300,7 @@ func NewAdvice(a *simulate.Advice) Advice {
 		v.Settings = append(v.Settings, r)
 	}
 	for _, p := range a.Policies {
-		v.Policies = append(v.Policies, AdvicePol{Policy: string(p.Policy), Releases: append([]string{}, p.Releases...), Lost: p.Lost, Stalled: p.Stalled})
+		v.Policies = append(v.Policies, AdvicePol{Policy: string(p.Policy), Releases: append([]string{}, p.Releases...), Lost: p.Lost, Stranded: p.Stranded, Stalled: p.Stalled})
 	}
 	return v
 }
@@ -333,6 +334,8 @@ func PrintAdvice(w io.Writer, v Advice, f render.Format, pretty bool) error {
 			state = "never settles: no verdict"
 		case p.Lost > 0:
 			state = fmt.Sprintf("loses %d", p.Lost)
+		case p.Stranded > 0:
+			state = fmt.Sprintf("strands %d: never delivered, not committed past (the consumer stops delivering)", p.Stranded)
 		default:
 			safe = append(safe, p.Releases...)
 		}
