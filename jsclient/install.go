@@ -51,6 +51,19 @@ func Ensure(ctx context.Context, version string, log io.Writer) (string, error) 
 	if _, err := os.Stat(filepath.Join(dir, ".installed")); err == nil {
 		return dir, nil
 	}
+	// One install of a release at a time, whoever asks (this process, another one, or
+	// install.sh): the second waits and then finds the first's install.
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", err
+	}
+	lock, err := lockInstall(ctx, dir+".lock")
+	if err != nil {
+		return "", fmt.Errorf("waiting for another install of @confluentinc/kafka-javascript@%s (%s.lock): %w", version, dir, err)
+	}
+	defer lock.Close()
+	if _, err := os.Stat(filepath.Join(dir, ".installed")); err == nil {
+		return dir, nil
+	}
 	for _, t := range tools {
 		if _, err := exec.LookPath(t); err != nil {
 			return "", fmt.Errorf("installing @confluentinc/kafka-javascript@%s: %s is missing (the real client is compiled from npm: it needs Node.js, npm, gcc/g++, make, python3 and libzstd-dev liblz4-dev libsasl2-dev libcurl4-openssl-dev)", version, t)

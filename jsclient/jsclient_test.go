@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -216,5 +217,60 @@ func TestFirstServedIsTheOrderOfTheFirstPhase1Deliveries(t *testing.T) {
 		if !slices.Equal(l.FirstServed, want) {
 			t.Errorf("%s: first served %v, want %v", name, l.FirstServed, want)
 		}
+	}
+}
+
+func TestTwoEnsuresOfOneReleaseInstallItOnce(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("KSTRANDED_CACHE", root)
+	bin, runs := t.TempDir(), filepath.Join(t.TempDir(), "npm-runs")
+	// a slow npm that leaves a marker and counts its runs; the other tools do nothing
+	npm := "#!/bin/sh\necho run >> " + runs + "\n/bin/sleep 0.5\n/bin/mkdir -p node_modules && echo ok > node_modules/marker\n"
+	for tool, script := range map[string]string{"npm": npm, "node": "#!/bin/sh\nexit 0\n", "gcc": "", "g++": "", "make": "", "python3": ""} {
+		if script == "" {
+			script = "#!/bin/sh\nexit 0\n"
+		}
+		if err := os.WriteFile(filepath.Join(bin, tool), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin)
+	var wg sync.WaitGroup
+	dirs, errs := make([]string, 2), make([]error, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dirs[i], errs[i] = Ensure(context.Background(), "1.10.1", nil)
+		}()
+	}
+	wg.Wait()
+	for i := range 2 {
+		if errs[i] != nil || dirs[i] != filepath.Join(root, "jsclient-1.10.1") {
+			t.Fatalf("Ensure %d = %q, %v", i, dirs[i], errs[i])
+		}
+	}
+	got, err := os.ReadFile(runs)
+	if err != nil || string(got) != "run\n" {
+		t.Fatalf("npm ran %q (%v), want once: the second Ensure waits for the first's install", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "jsclient-1.10.1", "node_modules", "marker")); err != nil {
+		t.Fatalf("the install the first Ensure made is gone: %v", err)
+	}
+}
+
+func TestEnsureGivesUpWaitingForAnotherInstallWhenCancelled(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("KSTRANDED_CACHE", root)
+	t.Setenv("PATH", t.TempDir()) // past the lock, Ensure would stop at the missing tools
+	held, err := lockInstall(context.Background(), filepath.Join(root, "jsclient-1.10.1.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Ensure(ctx, "1.10.1", nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Ensure while another install holds the lock, cancelled = %v, want context.Canceled", err)
 	}
 }

@@ -16,6 +16,11 @@ version="${1:?usage: install.sh VERSION}"
 [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "install.sh: $version is not a release number (X.Y.Z)" >&2; exit 2; }
 root="${KSTRANDED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kstranded}"
 dir="$root/jsclient-$version"
+mkdir -p "$root"
+# one install of a release at a time (jsclient.Ensure takes the same lock): the second
+# waits, then finds the first's install
+exec 9>"$dir.lock"
+flock 9
 if [[ ! -f "$dir/.installed" ]]; then
   for tool in node npm gcc g++ make python3; do
     command -v "$tool" >/dev/null || { echo "install.sh: $tool is missing (the real client is compiled from npm)" >&2; exit 1; }
