@@ -172,7 +172,7 @@ func runReproRealClient(ctx context.Context, g *Globals, c *cobra.Command, o *re
 	}
 	var results []*repro.Result
 	res, runErr := repro.RunRealClient(ctx, repro.RealClientOptions{Version: version, Dir: dir, Shape: shape, Kafka: k,
-		Partitions: o.Partitions, Group: o.Group, Timeout: g.Timeout})
+		Partitions: o.Partitions, Group: o.Group, Timeout: g.Timeout, Keep: o.Keep})
 	if res != nil {
 		results = append(results, res)
 	}

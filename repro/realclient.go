@@ -26,6 +26,9 @@ type RealClientOptions struct {
 	Partitions int32
 	Group      string
 	Timeout    time.Duration
+	// Keep leaves the run's topic on o.Kafka.Brokers (repro's --keep); otherwise it is
+	// deleted after the run, as repro deletes its own.
+	Keep bool
 	// Log, when not nil, receives scenario.js's whole output (the client's lines too).
 	Log io.Writer
 }
@@ -79,7 +82,17 @@ func RunRealClient(ctx context.Context, o RealClientOptions) (*Result, error) {
 		if err := EnsureTopic(ctx, cfg, topic, o.Partitions, o.Timeout); err != nil {
 			return nil, err
 		}
-		res.Warnings = append(res.Warnings, fmt.Sprintf("topic %s is left on the cluster (delete it when done)", topic))
+		if o.Keep {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("topic %s is kept on the cluster (--keep: delete it when done)", topic))
+		} else {
+			defer func() {
+				dctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
+				defer cancel()
+				if err := DeleteTopic(dctx, cfg, topic, o.Timeout); err != nil {
+					res.Warnings = append(res.Warnings, fmt.Sprintf("could not delete topic %s: %v", topic, err))
+				}
+			}()
+		}
 	}
 	group := o.Group
 	if group == "" {
