@@ -593,6 +593,12 @@ func (o Options) phaseLimit(slack time.Duration) time.Duration {
 		return o.PhaseTimeout
 	}
 	perRecord := o.scale(o.HandlerDelay) / time.Duration(o.HandlerParallel)
+	if o.handler() == eachbatch.EachMessage {
+		// eachMessage hands a partition's records over one at a time: --handler-parallel
+		// does not apply (the seed's eachMessage at max.poll 5m ran past a third of the
+		// bound and was cut short, INCOMPLETE, while it was still delivering)
+		perRecord = o.scale(o.HandlerDelay)
+	}
 	return time.Duration(o.Workload.Total()+len(o.Workload.Parts))*perRecord + 4*o.scale(o.MaxPollInterval) + slack
 }
 

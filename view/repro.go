@@ -271,7 +271,7 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 		}
 		// on a terminal the subtitle wraps at word boundaries to the terminal's width
 		subtitle := render.Wrap(fmt.Sprintf("client %s · topic %s · group %s · %s · commit %s · workload %s · %s",
-			render.Safe(r.Client), render.Safe(r.Topic), render.Safe(r.Group), where, r.Commit, workloadLine(r.Workload), render.Safe(settingsLine(r.Settings))), render.Width(nw), "  ")
+			render.Safe(r.Client), render.Safe(r.Topic), render.Safe(r.Group), where, r.Commit, workloadLine(r.Workload), render.Safe(settingsLine(r.Settings, r.Handler))), render.Width(nw), "  ")
 		for _, l := range strings.Split(subtitle, "\n") {
 			fmt.Fprintln(nw, st.Dim.Render(l)) // a line at a time: a styled block pads its lines
 		}
@@ -601,9 +601,13 @@ func phaseCell(p ReproPartition, i int) string {
 	return c
 }
 
-func settingsLine(s map[string]string) string {
-	return fmt.Sprintf("scale %s · batch %s × concurrency %s · %s per record, %s at a time · max.poll.interval %s",
-		s["time_scale"], s["batch_size"], s["concurrency"], s["handler_delay"], s["handler_parallel"], s["max_poll_interval"])
+func settingsLine(s map[string]string, handler string) string {
+	parallel := s["handler_parallel"] + " at a time"
+	if handler == string(eachbatch.EachMessage) {
+		parallel = "one at a time (eachMessage)" // --handler-parallel is eachBatch's
+	}
+	return fmt.Sprintf("scale %s · batch %s × concurrency %s · %s per record, %s · max.poll.interval %s",
+		s["time_scale"], s["batch_size"], s["concurrency"], s["handler_delay"], parallel, s["max_poll_interval"])
 }
 
 // ProgressLine renders a live status line for terminals, headed by label (RunOf), fitted
