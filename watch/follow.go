@@ -21,7 +21,8 @@ const MaxLine = 1 << 20
 // Source is one delivery evidence file followed as `tail -F` follows it: new complete
 // lines are read at each poll; a rotated file (the path now names another file) is read to
 // its end, then the new file from its start; a truncated file is read again from its
-// start. A path ending in .gz is a rotated, compressed file: read once, whole.
+// start. A path ending in .gz is a rotated, compressed file: read once, to its end, a
+// chunk a poll.
 type Source struct {
 	Path string
 	// Offset is where the next read starts; Inode identifies the file it applies to.
@@ -36,8 +37,9 @@ type Source struct {
 	// says instead of judging every record undelivered.
 	Missing bool
 	f       *os.File
-	rest    []byte // an incomplete last line, kept for the next poll
-	skip    bool   // inside an over-long line: drop up to its newline
+	zr      *gzip.Reader // a .gz source's decompressor, open while it is read
+	rest    []byte       // an incomplete last line, kept for the next poll
+	skip    bool         // inside an over-long line: drop up to its newline
 }
 
 // NewSource follows path from its start (or from offset in inode, a checkpoint's).
@@ -152,50 +154,70 @@ func (s *Source) take(out, b []byte) []byte {
 	return out
 }
 
-// MaxGzip bounds what a rotated .gz file gives once decompressed; past it the rest is
-// not read, and Poll says so.
-const MaxGzip = MaxChunk * 16
-
-// readGzip reads a rotated, compressed file once, whole. A file not there yet is
-// waited for (Missing); one that cannot be read or decompressed is an error at each
-// poll, and read again at the next (it may still have been being written).
+// readGzip reads a rotated, compressed file as it reads a plain one: at most MaxChunk
+// decompressed bytes a poll, so memory stays bounded whatever the file holds once
+// decompressed; Offset counts the decompressed bytes taken, and the source is Done at the
+// stream's end. A file not there yet is waited for (Missing); one that cannot be opened or
+// decompressed is an error at each poll and opened again at the next (it may still have
+// been being written), from its start, skipping the Offset bytes already taken: nothing is
+// given twice. A checkpoint's Offset into the same file (Inode) resumes there too.
 func (s *Source) readGzip() ([]byte, error) {
-	f, err := os.Open(s.Path)
-	s.Missing = errors.Is(err, os.ErrNotExist)
-	if s.Missing {
-		return nil, nil
+	if s.zr == nil {
+		f, err := os.Open(s.Path)
+		s.Missing = errors.Is(err, os.ErrNotExist)
+		if s.Missing {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		if ino := inodeOf(fi); ino != s.Inode {
+			s.Inode, s.Offset, s.rest, s.skip = ino, 0, nil, false // another file than the checkpoint's
+		}
+		zr, err := gzip.NewReader(f)
+		if err == nil && s.Offset > 0 {
+			_, err = io.CopyN(io.Discard, zr, s.Offset)
+		}
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		s.f, s.zr = f, zr
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("gzip: %w", err)
-	}
+	buf := make([]byte, 64<<10)
 	var out []byte
-	lr := io.LimitReader(zr, MaxGzip+1)
-	b, err := io.ReadAll(lr)
-	if err != nil {
-		return nil, fmt.Errorf("gzip: %w", err)
+	for len(out) < MaxChunk {
+		n, err := s.zr.Read(buf)
+		if n > 0 {
+			s.Offset += int64(n)
+			out = s.take(out, buf[:n])
+		}
+		if err == io.EOF {
+			s.Done = true
+			if len(s.rest) > 0 && !s.skip { // a last line without its newline
+				out = append(append(out, s.rest...), '\n')
+				s.Lines++
+			}
+			s.rest, s.skip = nil, false
+			s.Close()
+			return out, nil
+		}
+		if err != nil {
+			s.Close()
+			return out, fmt.Errorf("gzip: %w", err)
+		}
 	}
-	s.Done = true
-	var over error
-	if len(b) > MaxGzip {
-		b = b[:MaxGzip]
-		over = fmt.Errorf("gzip: more than %d MiB once decompressed: read the first %d MiB only", MaxGzip>>20, MaxGzip>>20)
-	}
-	out = s.take(out, b)
-	if len(s.rest) > 0 {
-		out = append(append(out, s.rest...), '\n')
-		s.Lines++
-		s.rest = nil
-	}
-	return out, over
+	return out, nil
 }
 
 // Close closes the file.
 func (s *Source) Close() {
+	s.zr = nil
 	if s.f != nil {
 		s.f.Close()
 		s.f = nil

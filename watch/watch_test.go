@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -626,4 +627,105 @@ func TestACheckpointKeepsDeliveriesNotYetEvaluated(t *testing.T) {
 	if p := w.Partitions()[0]; p.Verdict != verdict.OK {
 		t.Fatalf("%s %+v", p.Verdict, p.Judgement)
 	}
+}
+
+// A rotated .gz is read a chunk a poll, as a plain file is: its decompressed size does
+// not bound the read (it was read whole, up to 128 MiB, and cut there), and no poll gives
+// more than MaxChunk and a line.
+func TestALargeGzipIsReadAChunkAPollToItsEnd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "deliveries.log.1.gz")
+	var want bytes.Buffer
+	for i := 0; want.Len() < 2*MaxChunk+12345; i++ {
+		fmt.Fprintf(&want, "t %d %d\n", i%20, i)
+	}
+	writeFile(t, path, gzipFast(t, want.Bytes()))
+	s := NewSource(path, 0, 0)
+	var got bytes.Buffer
+	polls := 0
+	for !s.Done {
+		b, err := s.Poll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > MaxChunk+64<<10 {
+			t.Fatalf("poll %d gave %d bytes, more than a chunk", polls, len(b))
+		}
+		got.Write(b)
+		if polls++; polls > 10 {
+			t.Fatalf("not done after %d polls (%d of %d bytes)", polls, got.Len(), want.Len())
+		}
+	}
+	if polls < 2 || !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatalf("%d polls gave %d bytes, want %d in at least 2", polls, got.Len(), want.Len())
+	}
+	if b, _ := s.Poll(); len(b) != 0 {
+		t.Fatalf("read again after its end: %d bytes", len(b))
+	}
+}
+
+// A .gz still being written (its end not there yet) is an error at each poll; once
+// whole, the read goes on from what was taken, giving nothing twice. A checkpoint taken
+// between two polls resumes there too.
+func TestAGzipCutShortResumesWithoutGivingALineTwice(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "deliveries.log.2.gz")
+	var lines bytes.Buffer
+	for i := 0; lines.Len() < MaxChunk+1<<20; i++ {
+		fmt.Fprintf(&lines, "t 0 %d\n", i)
+	}
+	gz := gzipFast(t, lines.Bytes())
+	writeFile(t, path, gz[:len(gz)*3/4]) // three quarters written
+	s := NewSource(path, 0, 0)
+	var got bytes.Buffer
+	sawErr := false
+	for i := 0; i < 3 && !s.Done; i++ {
+		b, err := s.Poll()
+		got.Write(b)
+		sawErr = sawErr || err != nil
+	}
+	if got.Len() == 0 {
+		t.Fatal("nothing read before the cut: the resume is not tested")
+	}
+	if !sawErr || s.Done {
+		t.Fatalf("a cut gzip: error %v, done %v", sawErr, s.Done)
+	}
+	// a checkpoint now, restored into a new source after the file is whole
+	cp := SourcePosition{Path: s.Path, Inode: s.Inode, Offset: s.Offset - int64(len(s.rest))}
+	writeFile(t, path+".tmp", gz)
+	if err := os.Rename(path+".tmp", path); err != nil {
+		t.Fatal(err)
+	}
+	// the same inode as far as the checkpoint knows: the rename made a new one, so take it
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp.Inode = inodeOf(fi)
+	r := NewSource(cp.Path, cp.Inode, cp.Offset)
+	for i := 0; i < 5 && !r.Done; i++ {
+		b, err := r.Poll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Write(b)
+	}
+	if !r.Done || !bytes.Equal(got.Bytes(), lines.Bytes()) {
+		t.Fatalf("done %v; got %d bytes, want %d, every line once", r.Done, got.Len(), lines.Len())
+	}
+}
+
+func gzipFast(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
