@@ -33,6 +33,7 @@ type worker struct {
 	gen     int
 	done    bool
 	waiting bool
+	timer   *loop.Timer // 1.3.0's #nextFetchRetry timer (V1_3_0)
 }
 
 // Engine is the modeled consumer. All methods must be called on its loop.
@@ -67,6 +68,15 @@ type Engine struct {
 	lastFetchEmpty bool
 	fetching       bool      // #fetchInProgress (ConsumeTime > 0 only)
 	fetchWaits     []*worker // workers awaiting #fetchInProgress
+
+	// 1.3.0's wait for records (V1_3_0, retry.go)
+	queueWaiters   []*worker // #queueWaiters: on their #nextFetchRetry timers
+	fetchOpen      bool      // an empty fetch's #fetchInProgress, until the instant's other workers have looked
+	openFetcher    *worker
+	openWaits      []*worker
+	spinning       bool      // workers take turns fetching without pause
+	spinners       []*worker // the next to fetch first
+	spinTimer      *loop.Timer
 	stopping       bool
 	running        bool
 	rebalanced     bool // the consume call in progress served a rebalance event
@@ -243,6 +253,10 @@ func (e *Engine) step(w *worker) {
 	if recs == nil {
 		w.ppc = nil
 		e.emptyReads++
+		if e.s.Policy.retries() {
+			e.fetchOrRetry(w)
+			return
+		}
 		if e.cache.assignedSize() != 0 {
 			// await this.#messageCache.availablePartitions()
 			w.waiting = true
@@ -270,6 +284,12 @@ func (e *Engine) step(w *worker) {
 
 // fetched handles an empty or failed fetch; it reports whether there is a batch to take.
 func (e *Engine) fetched(w *worker, recs []Record, err error) bool {
+	if recs == nil && e.s.Policy.retries() {
+		// 1.3.0's #worker: the pending operations first, then #nextFetchRetry; posted
+		// after the workers that awaited this fetch, the first of which fetches again.
+		e.l.Post(func() { e.afterEmptyFetch(w) })
+		return false
+	}
 	if err != nil {
 		// The JS worker logs the error and loops; back off instead of spinning.
 		e.l.After(e.s.MinWake, func() { e.step(w) })
@@ -389,7 +409,7 @@ func (e *Engine) fetchSized(size int) ([]Record, *ppc, error) {
 		}
 	}
 	e.restartExpiry() // this.#maxPollIntervalRestart.resolve()
-	if e.cache.assignedSize() == 0 && got == nil && err == nil && !e.rebalanced {
+	if e.cache.assignedSize() == 0 && got == nil && err == nil && !e.rebalanced && !e.s.Policy.retries() {
 		e.nonEmpty = true
 	}
 	return got, p, err
@@ -758,7 +778,7 @@ func (e *Engine) endBatch(w *worker, b *batch) {
 	// "If any message is unprocessed, either due to an error or due to the user not
 	// marking it processed, we must seek back": to the first record when nothing was
 	// resolved, else past the last resolved one.
-	if !b.seeked && !resolved {
+	if (!b.seeked || !e.s.Policy.seekedCheck()) && !resolved {
 		to, epoch := b.recs[0].Offset, b.recs[0].LeaderEpoch
 		if b.lastResolved != -1 {
 			to, epoch = b.lastResolved+1, b.lastEpoch
@@ -1065,12 +1085,25 @@ func (e *Engine) addPendingOp(op pendingOp) {
 // turn; waiting workers are woken (#queueNonEmptyCb) so they can see it.
 func (e *Engine) scheduleTermination() {
 	e.terminating = true
+	if e.s.Policy.retries() {
+		// 1.3.0 only resolves #workerTerminationScheduled: the workers taking turns at
+		// the fetch see it when the fetch in progress returns; those on their
+		// #nextFetchRetry timers, when the timers end.
+		e.l.Post(e.endSpin)
+		return
+	}
 	e.l.Post(func() { e.notifyNonEmpty(WakeTermination) })
 }
 
 // NotifyNonEmpty is librdkafka's queue-non-empty callback (#queueNonEmptyCb): sources
 // call it (posted on the loop) when records arrive after an empty consume.
-func (e *Engine) NotifyNonEmpty() { e.notifyNonEmpty(WakeArrival) }
+func (e *Engine) NotifyNonEmpty() {
+	if e.s.Policy.retries() {
+		e.queueNonEmpty()
+		return
+	}
+	e.notifyNonEmpty(WakeArrival)
+}
 
 // What ended a wait for the consumer queue (#nonEmpty), as the wake trace event's
 // reason says.
@@ -1152,7 +1185,7 @@ func (e *Engine) flushSpinAt(t time.Time) {
 // in flight, no operation is pending, the last fetch returned nothing and the source is
 // at its end.
 func (e *Engine) Quiescent() bool {
-	return e.running && !e.fetching && e.cache.size == 0 && len(e.inflight) == 0 && len(e.pendingOps) == 0 && len(e.paused) == 0 &&
+	return e.running && !e.fetching && !e.fetchOpen && e.cache.size == 0 && len(e.inflight) == 0 && len(e.pendingOps) == 0 && len(e.paused) == 0 &&
 		!e.terminating && e.lastFetchEmpty && e.src.AtEnd()
 }
 
