@@ -63,6 +63,7 @@ type Engine struct {
 	batchesSize    int // #maxBatchesSize
 	lastConsumed   map[kpart.TopicPartition]lastConsumed
 	inflight       map[kpart.TopicPartition]*batch
+	busy           int // batches and messages the handler is working on (1.0.0 can run two of one partition)
 	expiryTimer    *loop.Timer
 	maxPollTimer   *loop.Timer
 	lastFetchEmpty bool
@@ -138,6 +139,7 @@ func New(l *loop.Loop, src Source, s Settings, trace func(traceevent.Event)) (*E
 	for _, o := range s.FailAt {
 		e.failAt[o] = true
 	}
+	e.cache.releaseShort = s.Policy.releasesShort()
 	if s.Handler == "" {
 		e.s.Handler = EachBatch
 	}
@@ -573,6 +575,7 @@ func (e *Engine) serve(w *worker, recs []Record) {
 	tp := recs[0].TopicPartition
 	b := &batch{tp: tp, recs: recs, lastResolved: -1, lastEpoch: -1}
 	e.inflight[tp] = b
+	e.busy++
 	e.lastServe = e.l.Now()
 	remaining := 0
 	if w.ppc != nil {
@@ -750,6 +753,7 @@ func (e *Engine) endBatch(w *worker, b *batch) {
 		e.resolveOffset(b, last.Offset, last.LeaderEpoch)
 	}
 	delete(e.inflight, b.tp)
+	e.busy--
 	resolved := b.lastResolved == last.Offset
 	reason := "resolved"
 	switch {
@@ -818,6 +822,7 @@ func (e *Engine) serveMessage(w *worker, b *batch) {
 func (e *Engine) endMessage(w *worker, b *batch) {
 	m := b.recs[0]
 	delete(e.inflight, b.tp)
+	e.busy--
 	if e.failsIn(b.tp, b.recs, true) {
 		if e.tracing {
 			e.emit(traceevent.Event{Ev: traceevent.BatchEnd, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Worker: w.id,
@@ -1185,7 +1190,7 @@ func (e *Engine) flushSpinAt(t time.Time) {
 // in flight, no operation is pending, the last fetch returned nothing and the source is
 // at its end.
 func (e *Engine) Quiescent() bool {
-	return e.running && !e.fetching && !e.fetchOpen && e.cache.size == 0 && len(e.inflight) == 0 && len(e.pendingOps) == 0 && len(e.paused) == 0 &&
+	return e.running && !e.fetching && !e.fetchOpen && e.cache.size == 0 && e.busy == 0 && len(e.pendingOps) == 0 && len(e.paused) == 0 &&
 		!e.terminating && e.lastFetchEmpty && e.src.AtEnd()
 }
 
@@ -1199,7 +1204,7 @@ type Status struct {
 
 // Status returns a snapshot.
 func (e *Engine) Status() Status {
-	st := Status{Cached: e.cache.size, InFlight: len(e.inflight)}
+	st := Status{Cached: e.cache.size, InFlight: e.busy}
 	for _, d := range e.delivered {
 		st.Delivered += d.Len()
 	}

@@ -43,7 +43,7 @@ type Release struct {
 var (
 	groupOldest = Rule{
 		Name: "0.2.0-0.3.0",
-		NotModelled: "three things the model does not run, on top of 1.0.0's cache (below): the consume call waits " +
+		NotModelled: "three things the model does not run, on top of 1.0.0's cache (policy v1.0.0): the consume call waits " +
 			"for records, up to node-rdkafka's default consume timeout of 1000 ms (lib/kafka-consumer.js 22, 144, 464: " +
 			"0.x never calls setDefaultConsumeTimeout(0), which 1.0.0 added with queue_non_empty_cb), where the model's " +
 			"Source.Consume returns only what is already there; there is no queue-non-empty callback; a worker that " +
@@ -60,21 +60,20 @@ var (
 			"wait; the rest of that diff is comments, headers, dependentAdmin and connection errors",
 	}
 	group100 = Rule{
-		Name: "1.0.0",
-		NotModelled: "its message cache lets go of a partition as soon as a batch comes back short: MessageCache.nextN " +
-			"(_consumer_cache.js 236-252 of 1.0.0) calls #removeEmptyPartition when fewer records than asked were " +
-			"taken (or any, with no limit), not only when none were. The worker serving that batch then holds no " +
-			"partition, so the others fetch while it works (and take turns fetching, policy v1.3.0's wait), and " +
-			"records of the same partition fetched meanwhile form a new partition cache that another worker can " +
-			"take: two workers can handle one partition at once, storing offsets out of order. The model serves a " +
-			"partition to one worker at a time. 1.2.0 removes a partition only when it is empty",
+		Name:        "1.0.0",
+		Policy:      V1_0_0,
 		Rewind:      rewindLastConsumed,
 		EachBatch:   eachBatchNone,
 		EachMessage: eachMessageBefore,
 		Pause:       pauseRepair + " (passes a second argument, false, that #seekInternal ignores)",
 		FetchSize:   fetchDoubling,
 		Evidence: "_consumer.js of 1.0.0 is byte-identical to 1.2.0's and 1.3.0's; _consumer_cache.js differs from " +
-			"1.2.0's only in MessageCache.nextN",
+			"1.2.0's only in MessageCache.nextN (236-252), which lets go of a partition as soon as a batch comes back " +
+			"short: #removeEmptyPartition when fewer records than asked were taken (or any, with no limit), not only " +
+			"when none were. The worker serving that batch then holds no partition, so the others fetch while it " +
+			"works, and records of the same partition fetched meanwhile form a new partition cache that another " +
+			"worker takes: two workers handle one partition at once. The model runs that (policy v1.0.0: v1.3.0 " +
+			"with 1.0.0's nextN); eachMessage (MessageCache.next) is 1.3.0's",
 	}
 	group130 = Rule{
 		Name:        "1.2.0-1.3.0",

@@ -67,7 +67,10 @@ func TestReleasesBefore1100HaveItsPolicy(t *testing.T) {
 			t.Errorf("%s: %q, %v, want v1.3.0 (1.6.0's rules and fetch size, 1.3.0's wait for records)", v, p, err)
 		}
 	}
-	for v, why := range map[string]string{"1.0.0": "#removeEmptyPartition", "0.2.0": "consume timeout", "0.2.1": "consume timeout", "0.3.0": "Timer.withTimeout(1)"} {
+	if p, err := ParsePolicy("1.0.0"); err != nil || p != V1_0_0 {
+		t.Errorf("1.0.0: %q, %v, want v1.0.0 (v1.3.0 with 1.0.0's MessageCache.nextN)", p, err)
+	}
+	for v, why := range map[string]string{"0.2.0": "consume timeout", "0.2.1": "consume timeout", "0.3.0": "Timer.withTimeout(1)"} {
 		if _, err := ParsePolicy(v); err == nil || !strings.Contains(err.Error(), "known but not modelled") || !strings.Contains(err.Error(), why) {
 			t.Errorf("%s: %v, want refused, naming %q", v, err, why)
 		}

@@ -66,16 +66,28 @@ const (
 	// seek has no `!payload._seeked` check (1319): a batch the handler seeked is still
 	// sought back to its first unresolved record.
 	V1_3_0 Policy = "v1.3.0"
+	// V1_0_0 (1.0.0): v1.3.0 (_consumer.js is byte-identical) with 1.0.0's
+	// MessageCache.nextN (_consumer_cache.js 236-252): a batch that comes back shorter
+	// than asked (or any, with no limit) takes the partition's last records, and the
+	// partition is removed from the cache there and then (#removeEmptyPartition), not at
+	// the worker's next call. The worker serving that batch holds no partition, so the
+	// others fetch while it works, and records of the same partition fetched meanwhile
+	// form a new partition cache that another worker can take: two workers handle one
+	// partition at once (each batch registered under the partition's key in
+	// #topicPartitionToBatchPayload, the later one replacing the earlier, and the first
+	// to end deleting it). 1.2.0 removes a partition only once it is empty. eachMessage
+	// (MessageCache.next) is 1.3.0's.
+	V1_0_0 Policy = "v1.0.0"
 )
 
 // Policies lists the policies in comparison order. Releases maps each client version to
 // one (ParsePolicy).
-var Policies = []Policy{V1_10_0, V1_10_1, Head, V1_7_0, PR518, V1_6_0, V1_3_0}
+var Policies = []Policy{V1_10_0, V1_10_1, Head, V1_7_0, PR518, V1_6_0, V1_3_0, V1_0_0}
 
 // rewindsToEntry: the clear seeks a partition with a last-consumed entry to the entry
 // itself (1.10.0's #clearCacheAndResetPositions, line 346), not to entry + 1 (1.10.1).
 func (p Policy) rewindsToEntry() bool {
-	return p == V1_10_0 || p == V1_7_0 || p == PR518 || p == V1_6_0 || p == V1_3_0
+	return p == V1_10_0 || p == V1_7_0 || p == PR518 || p == V1_6_0 || p == V1_3_0 || p == V1_0_0
 }
 
 // messageSetsBefore: #messageProcessor records the last-consumed entry before the
@@ -92,15 +104,19 @@ func (p Policy) roundsEstimate() bool { return p == V1_7_0 }
 
 // oldFetch: 1.6.0 and earlier: the doubling fetch size, batches of 32, and taken records
 // dropped when an operation is pending (see V1_6_0).
-func (p Policy) oldFetch() bool { return p == V1_6_0 || p == V1_3_0 }
+func (p Policy) oldFetch() bool { return p == V1_6_0 || p == V1_3_0 || p == V1_0_0 }
 
 // retries: 1.3.0's wait for records (see V1_3_0): #nextFetchRetry's timer or the fetch
 // in progress, no #nonEmpty, no valve, no MessageCache.availablePartitions.
-func (p Policy) retries() bool { return p == V1_3_0 }
+func (p Policy) retries() bool { return p == V1_3_0 || p == V1_0_0 }
+
+// releasesShort: MessageCache.nextN removes a partition whose batch came back short at
+// once (1.0.0, see V1_0_0).
+func (p Policy) releasesShort() bool { return p == V1_0_0 }
 
 // seekedCheck: #batchProcessor skips its end-of-batch seek when the handler seeked the
 // batch's partition (`!payload._seeked`, from 1.3.1).
-func (p Policy) seekedCheck() bool { return p != V1_3_0 }
+func (p Policy) seekedCheck() bool { return p != V1_3_0 && p != V1_0_0 }
 
 // oldBatchSize is eachBatch's batch size before js.consumer.max.batch.size (1.7.0).
 const oldBatchSize = 32
