@@ -162,3 +162,48 @@ func TestV130SeeksBackABatchTheHandlerSeeked(t *testing.T) {
 		})
 	}
 }
+
+// 1.0.0's MessageCache.nextN removes a partition whose batch came back short as it
+// serves it: on the seed (20 workers, 1.3.0's doubling fetches of 1, 1, 2, 2, ...) the
+// worker serving a short batch holds no partition, another fetches the next records of
+// the same partition and serves them at once, and up to ten batches of partition 0 run
+// together (0, 1, 2-3, ..., 46-61, 62-93: the first full batch of 32 keeps its
+// partition). 1.2.0 and 1.3.0 serve a partition to one worker at a time. Every record
+// reaches the handler once either way.
+func TestV100ServesOnePartitionToSeveralWorkersAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		policy  eachbatch.Policy
+		most    int // batches of partition 0 in flight at once
+		workers int // workers that served partition 0
+	}{
+		{eachbatch.V1_0_0, 11, 11},
+		{eachbatch.V1_3_0, 1, 2}, // one worker in phase 1, another for the phase-2 record
+	} {
+		t.Run(string(tc.policy), func(t *testing.T) {
+			r := runSeed(t, settings(tc.policy))
+			inFlight, most := 0, 0
+			workers := map[int]bool{}
+			for _, ev := range r.events {
+				if ev.Partition == nil || *ev.Partition != 0 {
+					continue
+				}
+				switch ev.Ev {
+				case traceevent.Serve:
+					inFlight++
+					most = max(most, inFlight)
+					workers[ev.Worker] = true
+				case traceevent.BatchEnd:
+					inFlight--
+				}
+			}
+			if most != tc.most || len(workers) != tc.workers {
+				t.Errorf("%d batches of partition 0 at once, served by %d workers; want %d and %d", most, len(workers), tc.most, tc.workers)
+			}
+			for o := int64(0); o < 200; o++ {
+				if r.delivered2[o] != 1 {
+					t.Fatalf("offset %d delivered %d times, want once", o, r.delivered2[o])
+				}
+			}
+		})
+	}
+}
