@@ -2,7 +2,7 @@ package eachbatch
 
 import "time"
 
-// 1.3.0's wait for records (policy V1_3_0: releases 1.2.0 and 1.3.0), from
+// 1.3.0's wait for records (policies V1_3_0: releases 1.2.0 and 1.3.0, and V1_0_0: 1.0.0), from
 // lib/kafkajs/_consumer.js of 1.3.0. 1.3.1 replaced all of it with the #nonEmpty wait,
 // the valve of #cacheExpirationLoop and MessageCache.availablePartitions, which the rest
 // of the engine runs.
