@@ -163,7 +163,7 @@ type Settings struct {
 	FetchValve         time.Duration // the cache expiry loop wakes fetchers this long after a fetch (1 s)
 	MinWake            time.Duration // the expiry loop never sleeps less than this (100 ms)
 	// RetryWait is 1.3.0's #nextFetchRetry timer (Timer.withTimeout(1000, waiter)): how
-	// long a worker that found nothing waits before it looks again (V1_3_0 only; 0: 1 s).
+	// long a worker that found nothing waits before it looks again (V1_3_0 and V1_0_0 only; 0: 1 s).
 	RetryWait time.Duration
 	// AutoResolve is eachBatchAutoResolve (true unless the application resolves offsets).
 	// When false, the modeled eachBatch follows the kafkajs pattern of resolving

@@ -106,7 +106,7 @@ type Options struct {
 	// 0: the client's default.
 	CacheSizePerWorker time.Duration
 	// RetryWait is 1.3.0's #nextFetchRetry timer (1 s, eachbatch.Settings.RetryWait):
-	// how long a worker that found nothing waits (policy v1.3.0 only). 0: 1 s.
+	// how long a worker that found nothing waits (policies v1.3.0 and v1.0.0 only). 0: 1 s.
 	RetryWait            time.Duration
 	SessionTimeout       time.Duration
 	HeartbeatInterval    time.Duration
