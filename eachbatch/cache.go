@@ -12,6 +12,9 @@ type cache struct {
 	available []*ppc // FIFO of partitions a worker may take
 	assigned  map[*ppc]struct{}
 	size      int
+	// releaseShort is 1.0.0's nextN: a batch shorter than asked removes its partition at
+	// once (Policy V1_0_0).
+	releaseShort bool
 }
 
 type ppc struct {
@@ -129,6 +132,10 @@ func (c *cache) nextN(p *ppc, n int) ([]Record, *ppc) {
 		copy(out, p.recs[:k])
 		p.recs = p.recs[k:]
 		c.size -= k
+		if c.releaseShort && (n < 0 || k < n) {
+			// 1.0.0: `if (size === -1 || nextN.length < size) this.#removeEmptyPartition(ppc)`
+			c.removeEmpty(p)
+		}
 		return out, p
 	}
 }

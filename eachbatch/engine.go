@@ -33,6 +33,7 @@ type worker struct {
 	gen     int
 	done    bool
 	waiting bool
+	timer   *loop.Timer // 1.3.0's #nextFetchRetry timer (V1_3_0)
 }
 
 // Engine is the modeled consumer. All methods must be called on its loop.
@@ -62,11 +63,21 @@ type Engine struct {
 	batchesSize    int // #maxBatchesSize
 	lastConsumed   map[kpart.TopicPartition]lastConsumed
 	inflight       map[kpart.TopicPartition]*batch
+	busy           int // batches and messages the handler is working on (1.0.0 can run two of one partition)
 	expiryTimer    *loop.Timer
 	maxPollTimer   *loop.Timer
 	lastFetchEmpty bool
 	fetching       bool      // #fetchInProgress (ConsumeTime > 0 only)
 	fetchWaits     []*worker // workers awaiting #fetchInProgress
+
+	// 1.3.0's wait for records (V1_3_0, retry.go)
+	queueWaiters   []*worker // #queueWaiters: on their #nextFetchRetry timers
+	fetchOpen      bool      // an empty fetch's #fetchInProgress, until the instant's other workers have looked
+	openFetcher    *worker
+	openWaits      []*worker
+	spinning       bool      // workers take turns fetching without pause
+	spinners       []*worker // the next to fetch first
+	spinTimer      *loop.Timer
 	stopping       bool
 	running        bool
 	rebalanced     bool // the consume call in progress served a rebalance event
@@ -128,6 +139,7 @@ func New(l *loop.Loop, src Source, s Settings, trace func(traceevent.Event)) (*E
 	for _, o := range s.FailAt {
 		e.failAt[o] = true
 	}
+	e.cache.releaseShort = s.Policy.releasesShort()
 	if s.Handler == "" {
 		e.s.Handler = EachBatch
 	}
@@ -243,6 +255,10 @@ func (e *Engine) step(w *worker) {
 	if recs == nil {
 		w.ppc = nil
 		e.emptyReads++
+		if e.s.Policy.retries() {
+			e.fetchOrRetry(w)
+			return
+		}
 		if e.cache.assignedSize() != 0 {
 			// await this.#messageCache.availablePartitions()
 			w.waiting = true
@@ -270,6 +286,12 @@ func (e *Engine) step(w *worker) {
 
 // fetched handles an empty or failed fetch; it reports whether there is a batch to take.
 func (e *Engine) fetched(w *worker, recs []Record, err error) bool {
+	if recs == nil && e.s.Policy.retries() {
+		// 1.3.0's #worker: the pending operations first, then #nextFetchRetry; posted
+		// after the workers that awaited this fetch, the first of which fetches again.
+		e.l.Post(func() { e.afterEmptyFetch(w) })
+		return false
+	}
 	if err != nil {
 		// The JS worker logs the error and loops; back off instead of spinning.
 		e.l.After(e.s.MinWake, func() { e.step(w) })
@@ -389,7 +411,7 @@ func (e *Engine) fetchSized(size int) ([]Record, *ppc, error) {
 		}
 	}
 	e.restartExpiry() // this.#maxPollIntervalRestart.resolve()
-	if e.cache.assignedSize() == 0 && got == nil && err == nil && !e.rebalanced {
+	if e.cache.assignedSize() == 0 && got == nil && err == nil && !e.rebalanced && !e.s.Policy.retries() {
 		e.nonEmpty = true
 	}
 	return got, p, err
@@ -553,6 +575,7 @@ func (e *Engine) serve(w *worker, recs []Record) {
 	tp := recs[0].TopicPartition
 	b := &batch{tp: tp, recs: recs, lastResolved: -1, lastEpoch: -1}
 	e.inflight[tp] = b
+	e.busy++
 	e.lastServe = e.l.Now()
 	remaining := 0
 	if w.ppc != nil {
@@ -730,6 +753,7 @@ func (e *Engine) endBatch(w *worker, b *batch) {
 		e.resolveOffset(b, last.Offset, last.LeaderEpoch)
 	}
 	delete(e.inflight, b.tp)
+	e.busy--
 	resolved := b.lastResolved == last.Offset
 	reason := "resolved"
 	switch {
@@ -758,7 +782,7 @@ func (e *Engine) endBatch(w *worker, b *batch) {
 	// "If any message is unprocessed, either due to an error or due to the user not
 	// marking it processed, we must seek back": to the first record when nothing was
 	// resolved, else past the last resolved one.
-	if !b.seeked && !resolved {
+	if (!b.seeked || !e.s.Policy.seekedCheck()) && !resolved {
 		to, epoch := b.recs[0].Offset, b.recs[0].LeaderEpoch
 		if b.lastResolved != -1 {
 			to, epoch = b.lastResolved+1, b.lastEpoch
@@ -798,6 +822,7 @@ func (e *Engine) serveMessage(w *worker, b *batch) {
 func (e *Engine) endMessage(w *worker, b *batch) {
 	m := b.recs[0]
 	delete(e.inflight, b.tp)
+	e.busy--
 	if e.failsIn(b.tp, b.recs, true) {
 		if e.tracing {
 			e.emit(traceevent.Event{Ev: traceevent.BatchEnd, Topic: b.tp.Topic, Partition: traceevent.P(b.tp.Partition), Worker: w.id,
@@ -1065,12 +1090,25 @@ func (e *Engine) addPendingOp(op pendingOp) {
 // turn; waiting workers are woken (#queueNonEmptyCb) so they can see it.
 func (e *Engine) scheduleTermination() {
 	e.terminating = true
+	if e.s.Policy.retries() {
+		// 1.3.0 only resolves #workerTerminationScheduled: the workers taking turns at
+		// the fetch see it when the fetch in progress returns; those on their
+		// #nextFetchRetry timers, when the timers end.
+		e.l.Post(e.endSpin)
+		return
+	}
 	e.l.Post(func() { e.notifyNonEmpty(WakeTermination) })
 }
 
 // NotifyNonEmpty is librdkafka's queue-non-empty callback (#queueNonEmptyCb): sources
 // call it (posted on the loop) when records arrive after an empty consume.
-func (e *Engine) NotifyNonEmpty() { e.notifyNonEmpty(WakeArrival) }
+func (e *Engine) NotifyNonEmpty() {
+	if e.s.Policy.retries() {
+		e.queueNonEmpty()
+		return
+	}
+	e.notifyNonEmpty(WakeArrival)
+}
 
 // What ended a wait for the consumer queue (#nonEmpty), as the wake trace event's
 // reason says.
@@ -1152,7 +1190,7 @@ func (e *Engine) flushSpinAt(t time.Time) {
 // in flight, no operation is pending, the last fetch returned nothing and the source is
 // at its end.
 func (e *Engine) Quiescent() bool {
-	return e.running && !e.fetching && e.cache.size == 0 && len(e.inflight) == 0 && len(e.pendingOps) == 0 && len(e.paused) == 0 &&
+	return e.running && !e.fetching && !e.fetchOpen && e.cache.size == 0 && e.busy == 0 && len(e.pendingOps) == 0 && len(e.paused) == 0 &&
 		!e.terminating && e.lastFetchEmpty && e.src.AtEnd()
 }
 
@@ -1166,7 +1204,7 @@ type Status struct {
 
 // Status returns a snapshot.
 func (e *Engine) Status() Status {
-	st := Status{Cached: e.cache.size, InFlight: len(e.inflight)}
+	st := Status{Cached: e.cache.size, InFlight: e.busy}
 	for _, d := range e.delivered {
 		st.Delivered += d.Len()
 	}

@@ -77,7 +77,8 @@ func (e *Engine) expiryTick() {
 		})
 		return
 	}
-	if !now.Before(maxFetch) {
+	valve := !e.s.Policy.retries() // 1.3.0's loop has no valve: it sleeps until the expiry
+	if valve && !now.Before(maxFetch) {
 		if e.coalesceIdle(now, cacheExp) {
 			return
 		}
@@ -88,7 +89,7 @@ func (e *Engine) expiryTick() {
 		e.notifyNonEmpty(WakeValve)
 	}
 	awake := cacheExp
-	if maxFetch.Before(awake) {
+	if valve && maxFetch.Before(awake) {
 		awake = maxFetch
 	}
 	wait := awake.Sub(now)

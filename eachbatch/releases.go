@@ -25,6 +25,9 @@ type Rule struct {
 // of the npm tarball's file; "set" is the #lastConsumedOffsets.set line).
 type SourceLines struct {
 	Clear, EachBatch, EachMessage, Pause, Fetch string
+	// Wait is where the workers wait for records, for the releases before 1.3.1 (whose
+	// wait differs from the later ones'): empty for the others.
+	Wait string
 }
 
 // Release is one client version the model knows by name: a published npm release of
@@ -38,23 +41,58 @@ type Release struct {
 
 // The rule groups, oldest first. The release rows below name one each.
 var (
-	groupNoValve = Rule{
-		Name: "0.2.0-1.3.0",
-		NotModelled: "its workers wait for records in a way the model does not run: no #nonEmpty and no 1 s valve in " +
-			"#cacheExpirationLoop (both from 1.3.1); a worker that finds nothing backs off on a timer of its own " +
-			"(#nextFetchRetry: 1 s, or until the queue-non-empty callback), a worker with no available partition does " +
-			"not wait for MessageCache.availablePartitions, and #worker catches fetch errors only. Its rules, fetch " +
-			"size and #discardMessages are 1.6.0's (policy v1.6.0); #batchProcessor's end-of-batch seek also lacks " +
-			"1.3.1's _seeked check. Run directly, the real 1.3.0 gave v1.6.0's outcomes and fetch sizes on the seed, " +
-			"the seed at 3 s and 8x5-c2, its idle workers fetching without pause (FIDELITY.md); modelling that wait " +
-			"is what is left",
+	groupOldest = Rule{
+		Name: "0.2.0-0.3.0",
+		NotModelled: "three things the model does not run, on top of 1.0.0's cache (policy v1.0.0): the consume call waits " +
+			"for records, up to node-rdkafka's default consume timeout of 1000 ms (lib/kafka-consumer.js 22, 144, 464: " +
+			"0.x never calls setDefaultConsumeTimeout(0), which 1.0.0 added with queue_non_empty_cb), where the model's " +
+			"Source.Consume returns only what is already there; there is no queue-non-empty callback; a worker that " +
+			"found nothing waits 1 ms (#nextFetchRetry 1266-1275: Timer.withTimeout(1)) rather than 1.3.0's 1 s, and " +
+			"#cacheExpirationLoop's wait also ends on the workers' termination (1343-1366)",
 		Rewind:      rewindLastConsumed,
 		EachBatch:   eachBatchNone,
 		EachMessage: eachMessageBefore,
 		Pause:       pauseRepair + " (passes a second argument, false, that #seekInternal ignores)",
 		FetchSize:   fetchDoubling,
-		Evidence: "#clearCacheAndResetPositions, #eachBatchPayload_resolveOffsets, #messageProcessor and #pauseInternal " +
-			"have the same text in these releases (0.3.0 to 1.0.0 changes #cacheExpirationLoop's wait, not the rules)",
+		Evidence: "_consumer.js and _consumer_cache.js are byte-identical in 0.2.0, 0.2.1 and 0.3.0; the four rules' " +
+			"functions have 1.3.0's text. 0.3.0 to 1.0.0 adds setDefaultConsumeTimeout(0), queue_non_empty_cb " +
+			"(#queueNonEmptyCb) and #nextFetchRetry's 1 s timer, and drops the termination from #cacheExpirationLoop's " +
+			"wait; the rest of that diff is comments, headers, dependentAdmin and connection errors",
+	}
+	group100 = Rule{
+		Name:        "1.0.0",
+		Policy:      V1_0_0,
+		Rewind:      rewindLastConsumed,
+		EachBatch:   eachBatchNone,
+		EachMessage: eachMessageBefore,
+		Pause:       pauseRepair + " (passes a second argument, false, that #seekInternal ignores)",
+		FetchSize:   fetchDoubling,
+		Evidence: "_consumer.js of 1.0.0 is byte-identical to 1.2.0's and 1.3.0's; _consumer_cache.js differs from " +
+			"1.2.0's only in MessageCache.nextN (236-252), which lets go of a partition as soon as a batch comes back " +
+			"short: #removeEmptyPartition when fewer records than asked were taken (or any, with no limit), not only " +
+			"when none were. The worker serving that batch then holds no partition, so the others fetch while it " +
+			"works, and records of the same partition fetched meanwhile form a new partition cache that another " +
+			"worker takes: two workers handle one partition at once. The model runs that (policy v1.0.0: v1.3.0 " +
+			"with 1.0.0's nextN); eachMessage (MessageCache.next) is 1.3.0's",
+	}
+	group130 = Rule{
+		Name:        "1.2.0-1.3.0",
+		Policy:      V1_3_0,
+		Rewind:      rewindLastConsumed,
+		EachBatch:   eachBatchNone,
+		EachMessage: eachMessageBefore,
+		Pause:       pauseRepair + " (passes a second argument, false, that #seekInternal ignores)",
+		FetchSize:   fetchDoubling,
+		Evidence: "_consumer.js and _consumer_cache.js are byte-identical in 1.2.0 and 1.3.0. The rules, the fetch " +
+			"size, batches of 32 and #discardMessages are 1.3.1's to 1.6.0's (policy v1.6.0); what 1.3.1 changed, " +
+			"and the model runs for these releases (policy v1.3.0): no #nonEmpty and no 1 s valve in " +
+			"#cacheExpirationLoop; a worker that found nothing awaits the fetch in progress or a 1 s timer of its " +
+			"own (#nextFetchRetry) that only #queueNonEmptyCb ends early, not a partition becoming available nor " +
+			"the workers' termination (so pending operations wait for the timers); workers that reach the fetch " +
+			"together take turns fetching without pause while nothing comes (bounded in the model to one fetch " +
+			"per 100 ms and one at each arrival: eachbatch/retry.go); #batchProcessor's end-of-batch seek has no " +
+			"_seeked check; #worker catches the fetcher's errors only (the handler's are caught in " +
+			"#batchProcessor and #messageProcessor in both)",
 	}
 	groupOldFetch = Rule{
 		Name:        "1.3.1-1.6.0",
@@ -153,12 +191,12 @@ const (
 // in docs/releases.md, rendered by the test's -update).
 var Releases = []Release{
 	// lines: each release's npm tarball, lib/kafkajs/_consumer.js.
-	{Name: "0.2.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 250-283 (skip 261, seek 269)", EachBatch: "#eachBatchPayload_resolveOffsets 703-732 (no set)", EachMessage: "#messageProcessor 1120-1169 (set 1128)", Pause: "#pauseInternal 1631-1655 (seek 1653)", Fetch: "#increaseMaxSize 753-761, #decreaseMaxSize 768-771, reset 255"}},
-	{Name: "0.2.1", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 250-283 (skip 261, seek 269)", EachBatch: "#eachBatchPayload_resolveOffsets 703-732 (no set)", EachMessage: "#messageProcessor 1120-1169 (set 1128)", Pause: "#pauseInternal 1631-1655 (seek 1653)", Fetch: "#increaseMaxSize 753-761, #decreaseMaxSize 768-771, reset 255"}},
-	{Name: "0.3.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 250-283 (skip 261, seek 269)", EachBatch: "#eachBatchPayload_resolveOffsets 703-732 (no set)", EachMessage: "#messageProcessor 1120-1169 (set 1128)", Pause: "#pauseInternal 1631-1655 (seek 1653)", Fetch: "#increaseMaxSize 753-761, #decreaseMaxSize 768-771, reset 255"}},
-	{Name: "1.0.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 311-344 (skip 322, seek 330)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1203-1252 (set 1211)", Pause: "#pauseInternal 1738-1762 (seek 1760)", Fetch: "#increaseMaxSize 836-844, #decreaseMaxSize 852-855, reset 316"}},
-	{Name: "1.2.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 311-344 (skip 322, seek 330)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1203-1252 (set 1211)", Pause: "#pauseInternal 1738-1762 (seek 1760)", Fetch: "#increaseMaxSize 836-844, #decreaseMaxSize 852-855, reset 316"}},
-	{Name: "1.3.0", Group: &groupNoValve, Source: SourceLines{Clear: "#clearCacheAndResetPositions 311-344 (skip 322, seek 330)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1203-1252 (set 1211)", Pause: "#pauseInternal 1738-1762 (seek 1760)", Fetch: "#increaseMaxSize 836-844, #decreaseMaxSize 852-855, reset 316"}},
+	{Name: "0.2.0", Group: &groupOldest, Source: SourceLines{Clear: "#clearCacheAndResetPositions 250-283 (skip 261, seek 269)", EachBatch: "#eachBatchPayload_resolveOffsets 703-732 (no set)", EachMessage: "#messageProcessor 1120-1169 (set 1128)", Pause: "#pauseInternal 1631-1655 (seek 1653)", Fetch: "#increaseMaxSize 753-761, #decreaseMaxSize 768-771, reset 255", Wait: "#nextFetchRetry 1266-1275 (Timer.withTimeout(1)); #worker 1289-1316; #cacheExpirationLoop 1343-1368 (no valve); MessageCache.nextN 234-250 (_consumer_cache.js: a short batch lets go of the partition)"}},
+	{Name: "0.2.1", Group: &groupOldest, Source: SourceLines{Clear: "#clearCacheAndResetPositions 250-283 (skip 261, seek 269)", EachBatch: "#eachBatchPayload_resolveOffsets 703-732 (no set)", EachMessage: "#messageProcessor 1120-1169 (set 1128)", Pause: "#pauseInternal 1631-1655 (seek 1653)", Fetch: "#increaseMaxSize 753-761, #decreaseMaxSize 768-771, reset 255", Wait: "#nextFetchRetry 1266-1275 (Timer.withTimeout(1)); #worker 1289-1316; #cacheExpirationLoop 1343-1368 (no valve); MessageCache.nextN 234-250 (_consumer_cache.js: a short batch lets go of the partition)"}},
+	{Name: "0.3.0", Group: &groupOldest, Source: SourceLines{Clear: "#clearCacheAndResetPositions 250-283 (skip 261, seek 269)", EachBatch: "#eachBatchPayload_resolveOffsets 703-732 (no set)", EachMessage: "#messageProcessor 1120-1169 (set 1128)", Pause: "#pauseInternal 1631-1655 (seek 1653)", Fetch: "#increaseMaxSize 753-761, #decreaseMaxSize 768-771, reset 255", Wait: "#nextFetchRetry 1266-1275 (Timer.withTimeout(1)); #worker 1289-1316; #cacheExpirationLoop 1343-1368 (no valve); MessageCache.nextN 234-250 (_consumer_cache.js: a short batch lets go of the partition)"}},
+	{Name: "1.0.0", Group: &group100, Source: SourceLines{Clear: "#clearCacheAndResetPositions 311-344 (skip 322, seek 330)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1203-1252 (set 1211)", Pause: "#pauseInternal 1738-1762 (seek 1760)", Fetch: "#increaseMaxSize 836-844, #decreaseMaxSize 852-855, reset 316", Wait: "#nextFetchRetry 1357-1379 (1 s timer); #queueNonEmptyCb 1351-1355; #worker 1394-1421; #cacheExpirationLoop 1449-1471 (no valve); end-of-batch seek 1319 (no _seeked); MessageCache.nextN 236-252 (_consumer_cache.js: a short batch lets go of the partition)"}},
+	{Name: "1.2.0", Group: &group130, Source: SourceLines{Clear: "#clearCacheAndResetPositions 311-344 (skip 322, seek 330)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1203-1252 (set 1211)", Pause: "#pauseInternal 1738-1762 (seek 1760)", Fetch: "#increaseMaxSize 836-844, #decreaseMaxSize 852-855, reset 316", Wait: "#nextFetchRetry 1357-1379 (1 s timer); #queueNonEmptyCb 1351-1355; #worker 1394-1421; #cacheExpirationLoop 1449-1471 (no valve); end-of-batch seek 1319 (no _seeked); MessageCache.nextN 236-251 (_consumer_cache.js)"}},
+	{Name: "1.3.0", Group: &group130, Source: SourceLines{Clear: "#clearCacheAndResetPositions 311-344 (skip 322, seek 330)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1203-1252 (set 1211)", Pause: "#pauseInternal 1738-1762 (seek 1760)", Fetch: "#increaseMaxSize 836-844, #decreaseMaxSize 852-855, reset 316", Wait: "#nextFetchRetry 1357-1379 (1 s timer); #queueNonEmptyCb 1351-1355; #worker 1394-1421; #cacheExpirationLoop 1449-1471 (no valve); end-of-batch seek 1319 (no _seeked); MessageCache.nextN 236-251 (_consumer_cache.js)"}},
 	{Name: "1.3.1", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1229-1278 (set 1237)", Pause: "#pauseInternal 1776-1800 (seek 1798)", Fetch: "#increaseMaxSize 836-844, #decreaseMaxSize 852-855, reset 314"}},
 	{Name: "1.3.2", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 784-813 (no set)", EachMessage: "#messageProcessor 1229-1278 (set 1237)", Pause: "#pauseInternal 1776-1800 (seek 1798)", Fetch: "#increaseMaxSize 836-844, #decreaseMaxSize 852-855, reset 314"}},
 	{Name: "1.4.0", Group: &groupOldFetch, Source: SourceLines{Clear: "#clearCacheAndResetPositions 309-342 (skip 320, seek 328)", EachBatch: "#eachBatchPayload_resolveOffsets 803-832 (no set)", EachMessage: "#messageProcessor 1248-1297 (set 1256)", Pause: "#pauseInternal 1795-1819 (seek 1817)", Fetch: "#increaseMaxSize 855-863, #decreaseMaxSize 871-874, reset 314"}},
@@ -307,7 +345,11 @@ func ReleaseTable() string {
 		if model == "" {
 			model = "not modelled"
 		}
-		src := strings.Join([]string{r.Source.Clear, r.Source.EachBatch, r.Source.EachMessage, r.Source.Pause, r.Source.Fetch}, "; ")
+		parts := []string{r.Source.Clear, r.Source.EachBatch, r.Source.EachMessage, r.Source.Pause, r.Source.Fetch}
+		if r.Source.Wait != "" {
+			parts = append(parts, r.Source.Wait)
+		}
+		src := strings.Join(parts, "; ")
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(name), cell(model), cell(r.Group.Rewind),
 			cell(r.Group.EachBatch), cell(r.Group.EachMessage), cell(r.Group.Pause), cell(r.Group.FetchSize), cell(src))
 	}

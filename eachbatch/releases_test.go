@@ -62,6 +62,19 @@ func TestReleasesBefore1100HaveItsPolicy(t *testing.T) {
 			t.Errorf("%s: %q, %v, want v1.6.0 (the doubling fetch size, batches of 32, #discardMessages)", v, p, err)
 		}
 	}
+	for _, v := range []string{"1.2.0", "1.3.0", "v1.3.0"} {
+		if p, err := ParsePolicy(v); err != nil || p != V1_3_0 {
+			t.Errorf("%s: %q, %v, want v1.3.0 (1.6.0's rules and fetch size, 1.3.0's wait for records)", v, p, err)
+		}
+	}
+	if p, err := ParsePolicy("1.0.0"); err != nil || p != V1_0_0 {
+		t.Errorf("1.0.0: %q, %v, want v1.0.0 (v1.3.0 with 1.0.0's MessageCache.nextN)", p, err)
+	}
+	for v, why := range map[string]string{"0.2.0": "consume timeout", "0.2.1": "consume timeout", "0.3.0": "Timer.withTimeout(1)"} {
+		if _, err := ParsePolicy(v); err == nil || !strings.Contains(err.Error(), "known but not modelled") || !strings.Contains(err.Error(), why) {
+			t.Errorf("%s: %v, want refused, naming %q", v, err, why)
+		}
+	}
 	if p, err := ParsePolicy("1.7.0"); err != nil || p != V1_7_0 {
 		t.Errorf("1.7.0: %q, %v, want v1.7.0 (1.10.0's rules, Math.round's fetch size)", p, err)
 	}

@@ -48,16 +48,46 @@ const (
 	// drops them (#discardMessages, 1395-1410: a last-consumed entry of first - 1 where
 	// there is none, nothing given back to the cache) and leaves its loop.
 	V1_6_0 Policy = "v1.6.0"
+	// V1_3_0 (1.2.0 and 1.3.0): v1.6.0's rules, fetch size, batches of 32 and
+	// #discardMessages, with 1.3.0's way of waiting for records (_consumer.js of 1.3.0;
+	// 1.3.1 replaced it). There is no #nonEmpty and no valve in #cacheExpirationLoop
+	// (1449-1471: it sleeps until the expiry, at least 100 ms, restarted by a fetch). A
+	// worker whose fetcher returned nothing (#worker 1394-1421) calls #nextFetchRetry
+	// (1357-1379): it awaits the fetch in progress when there is one, and otherwise waits
+	// on a timer of its own, Timer.withTimeout(1000, waiter), which only the
+	// queue-non-empty callback ends early (#queueNonEmptyCb 1351-1355 resolves every
+	// waiter): not a partition becoming available (#consumeCachedN returns null while a
+	// partition is assigned, 996-1013, with no MessageCache.availablePartitions), not the
+	// termination of the workers (#addPendingOperation 1663-1668 resolves
+	// #workerTerminationScheduled only), so a pending operation waits for the timers.
+	// Workers that reach the fetch together, all but the first awaiting its
+	// #fetchInProgress, go on fetching one after another without pause while the fetches
+	// come back empty (RetryWait, Engine.nextFetchRetry). #batchProcessor's end-of-batch
+	// seek has no `!payload._seeked` check (1319): a batch the handler seeked is still
+	// sought back to its first unresolved record.
+	V1_3_0 Policy = "v1.3.0"
+	// V1_0_0 (1.0.0): v1.3.0 (_consumer.js is byte-identical) with 1.0.0's
+	// MessageCache.nextN (_consumer_cache.js 236-252): a batch that comes back shorter
+	// than asked (or any, with no limit) takes the partition's last records, and the
+	// partition is removed from the cache there and then (#removeEmptyPartition), not at
+	// the worker's next call. The worker serving that batch holds no partition, so the
+	// others fetch while it works, and records of the same partition fetched meanwhile
+	// form a new partition cache that another worker can take: two workers handle one
+	// partition at once (each batch registered under the partition's key in
+	// #topicPartitionToBatchPayload, the later one replacing the earlier, and the first
+	// to end deleting it). 1.2.0 removes a partition only once it is empty. eachMessage
+	// (MessageCache.next) is 1.3.0's.
+	V1_0_0 Policy = "v1.0.0"
 )
 
 // Policies lists the policies in comparison order. Releases maps each client version to
 // one (ParsePolicy).
-var Policies = []Policy{V1_10_0, V1_10_1, Head, V1_7_0, PR518, V1_6_0}
+var Policies = []Policy{V1_10_0, V1_10_1, Head, V1_7_0, PR518, V1_6_0, V1_3_0, V1_0_0}
 
 // rewindsToEntry: the clear seeks a partition with a last-consumed entry to the entry
 // itself (1.10.0's #clearCacheAndResetPositions, line 346), not to entry + 1 (1.10.1).
 func (p Policy) rewindsToEntry() bool {
-	return p == V1_10_0 || p == V1_7_0 || p == PR518 || p == V1_6_0
+	return p == V1_10_0 || p == V1_7_0 || p == PR518 || p == V1_6_0 || p == V1_3_0 || p == V1_0_0
 }
 
 // messageSetsBefore: #messageProcessor records the last-consumed entry before the
@@ -74,7 +104,19 @@ func (p Policy) roundsEstimate() bool { return p == V1_7_0 }
 
 // oldFetch: 1.6.0 and earlier: the doubling fetch size, batches of 32, and taken records
 // dropped when an operation is pending (see V1_6_0).
-func (p Policy) oldFetch() bool { return p == V1_6_0 }
+func (p Policy) oldFetch() bool { return p == V1_6_0 || p == V1_3_0 || p == V1_0_0 }
+
+// retries: 1.3.0's wait for records (see V1_3_0): #nextFetchRetry's timer or the fetch
+// in progress, no #nonEmpty, no valve, no MessageCache.availablePartitions.
+func (p Policy) retries() bool { return p == V1_3_0 || p == V1_0_0 }
+
+// releasesShort: MessageCache.nextN removes a partition whose batch came back short at
+// once (1.0.0, see V1_0_0).
+func (p Policy) releasesShort() bool { return p == V1_0_0 }
+
+// seekedCheck: #batchProcessor skips its end-of-batch seek when the handler seeked the
+// batch's partition (`!payload._seeked`, from 1.3.1).
+func (p Policy) seekedCheck() bool { return p != V1_3_0 && p != V1_0_0 }
 
 // oldBatchSize is eachBatch's batch size before js.consumer.max.batch.size (1.7.0).
 const oldBatchSize = 32
@@ -120,6 +162,9 @@ type Settings struct {
 	CacheSizePerWorker time.Duration // js.consumer.max.cache.size.per.worker.ms (1500 ms)
 	FetchValve         time.Duration // the cache expiry loop wakes fetchers this long after a fetch (1 s)
 	MinWake            time.Duration // the expiry loop never sleeps less than this (100 ms)
+	// RetryWait is 1.3.0's #nextFetchRetry timer (Timer.withTimeout(1000, waiter)): how
+	// long a worker that found nothing waits before it looks again (V1_3_0 and V1_0_0 only; 0: 1 s).
+	RetryWait time.Duration
 	// AutoResolve is eachBatchAutoResolve (true unless the application resolves offsets).
 	// When false, the modeled eachBatch follows the kafkajs pattern of resolving
 	// offsets itself: after each round of HandlerParallel records it calls
@@ -226,6 +271,7 @@ func DefaultSettings() Settings {
 		CacheSizePerWorker: 1500 * time.Millisecond,
 		FetchValve:         time.Second,
 		MinWake:            100 * time.Millisecond,
+		RetryWait:          time.Second,
 		AutoResolve:        true,
 		CommitOnSeek:       true,
 	}
@@ -294,13 +340,21 @@ func (s Settings) Validate() error {
 	if s.ConsumeTime < 0 {
 		errs = append(errs, "consume time must be >= 0")
 	}
-	if s.CacheSizePerWorker <= 0 || s.FetchValve <= 0 || s.MinWake <= 0 {
+	if s.CacheSizePerWorker <= 0 || s.FetchValve <= 0 || s.MinWake <= 0 || s.RetryWait < 0 {
 		errs = append(errs, "client internal durations must be > 0")
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// retryWait is RetryWait, 1 s when unset.
+func (s Settings) retryWait() time.Duration {
+	if s.RetryWait > 0 {
+		return s.RetryWait
+	}
+	return time.Second
 }
 
 // EachMessage reports whether the handler is eachMessage.

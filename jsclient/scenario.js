@@ -354,7 +354,8 @@ async function main() {
     // of 32, `const maxBatchSize = 32` in #runInternal) and hands them to librdkafka, which
     // refuses an unknown property: they are left out (the model of those releases batches
     // 32 too, eachbatch.V1_6_0).
-    const [major, minor] = ckjsVersion.split('.').map(Number);
+    // (0.2.x's package.json spells its version "v0.2.1")
+    const [major, minor] = ckjsVersion.replace(/^v/, '').split('.').map(Number);
     if (major < 1 || (major === 1 && minor < 7)) {
       delete consumerConfig['js.consumer.max.batch.size'];
       delete consumerConfig['js.consumer.max.cache.size.per.worker.ms'];

@@ -173,6 +173,9 @@ func (s Shape) SimulateArgs() ([]string, error) {
 		cache = s.CacheSizePerWorker
 	}
 	add("--cache-size-per-worker", (cache * Scale).String())
+	// 1.3.0's #nextFetchRetry timer, 1000 ms, is a constant scenario.js does not scale
+	// either (the model reads it for 1.0.0 to 1.3.0 only)
+	add("--retry-wait", (time.Second * Scale).String())
 	if s.Records != 0 {
 		add("--records", strconv.Itoa(s.Records))
 	}

@@ -104,7 +104,10 @@ type Options struct {
 	// CacheSizePerWorker is js.consumer.max.cache.size.per.worker.ms (1500 ms, 1.7.0 and
 	// later): #updateMaxMessageCacheSize sizes a fetch to this long of handling per worker.
 	// 0: the client's default.
-	CacheSizePerWorker   time.Duration
+	CacheSizePerWorker time.Duration
+	// RetryWait is 1.3.0's #nextFetchRetry timer (1 s, eachbatch.Settings.RetryWait):
+	// how long a worker that found nothing waits (policies v1.3.0 and v1.0.0 only). 0: 1 s.
+	RetryWait            time.Duration
 	SessionTimeout       time.Duration
 	HeartbeatInterval    time.Duration
 	FetchWaitMax         time.Duration
@@ -202,6 +205,10 @@ func (o Options) EngineSettings() eachbatch.Settings {
 	}
 	s.CacheSizePerWorker = o.scale(s.CacheSizePerWorker)
 	s.FetchValve = o.scale(s.FetchValve)
+	if o.RetryWait > 0 {
+		s.RetryWait = o.RetryWait
+	}
+	s.RetryWait = max(o.scale(s.RetryWait), time.Millisecond)
 	// The expiry loop's 100 ms floor, scaled, but never below 1 ms: on the wall clock a
 	// shorter sleep only burns CPU.
 	s.MinWake = max(o.scale(s.MinWake), time.Millisecond)
@@ -256,6 +263,8 @@ func (o Options) Validate() error {
 		return errors.New("--max-poll-interval must be > 0")
 	case o.CacheSizePerWorker < 0 || o.CacheSizePerWorker > 24*time.Hour:
 		return errors.New("--cache-size-per-worker must be > 0 and at most 24h")
+	case o.RetryWait < 0 || o.RetryWait > 24*time.Hour:
+		return errors.New("--retry-wait must be > 0 and at most 24h")
 	case o.MaxPollInterval > MaxPollIntervalLimit:
 		// and a larger one overflowed the phase bound into a negative duration
 		return fmt.Errorf("--max-poll-interval must be at most %s, got %s: the JS client hands librdkafka twice it as max.poll.interval.ms, whose limit is 86400000 (24h)", MaxPollIntervalLimit, o.MaxPollInterval)
@@ -378,6 +387,9 @@ func (o Options) settingsMap() map[string]string {
 	}
 	if o.CacheSizePerWorker > 0 && o.CacheSizePerWorker != eachbatch.DefaultSettings().CacheSizePerWorker {
 		m["cache_size_per_worker"] = o.CacheSizePerWorker.String() // only when set: older traces stay as they were
+	}
+	if o.RetryWait > 0 && o.RetryWait != eachbatch.DefaultSettings().RetryWait {
+		m["retry_wait"] = o.RetryWait.String()
 	}
 	if o.Commit == CommitManual || o.Commit == CommitExplicit {
 		// the client's settings in manual mode, whatever --auto-commit and

@@ -482,8 +482,16 @@ func (s *simCluster) settle(d *driver, n int, extra func() bool) (map[kpart.Topi
 			if s.o.Commit == CommitLedger {
 				want, ok = m.ft.frontier(tp)
 				ok = ok && want > 0
+				if ok && s.w.Committed(tp) != want {
+					return false
+				}
+				continue
 			}
-			if ok && s.w.Committed(tp) != want {
+			// librdkafka commits a stored offset only above the committed one
+			// (rd_kafka_topic_partition_list_set_offsets, rdkafka_partition.c): a store
+			// below it (1.0.0's two workers on one partition ending out of order) is
+			// never committed, and the partition is settled
+			if ok && s.w.Committed(tp) < want {
 				return false
 			}
 		}

@@ -1,0 +1,209 @@
+package eachbatch_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kstranded/kstranded/eachbatch"
+	"github.com/kstranded/kstranded/eachbatch/simkafka"
+	"github.com/kstranded/kstranded/internal/kpart"
+	"github.com/kstranded/kstranded/internal/loop"
+	"github.com/kstranded/kstranded/traceevent"
+)
+
+// idleRun runs 10 records of partition 0 with partitions 0-3 assigned (four workers),
+// an hour of idle time after them, then one more record of partition 0 at 2 h.
+type idleRun struct {
+	events   []traceevent.Event
+	appended time.Duration // when the last record was appended
+}
+
+func runIdle(t *testing.T, s eachbatch.Settings) idleRun {
+	t.Helper()
+	l := loop.NewVirtual(time.Unix(0, 0))
+	var r idleRun
+	tr := func(ev traceevent.Event) { r.events = append(r.events, ev) }
+	sim := simkafka.New(l, 5*time.Second, tr)
+	var tps []kpart.TopicPartition
+	for p := 0; p < 4; p++ {
+		tps = append(tps, kpart.TopicPartition{Topic: "stranded", Partition: int32(p)})
+	}
+	sim.Transaction(tps[0], 10)
+	sim.Assign(tps...)
+	e, err := eachbatch.New(l, sim, s, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.OnNonEmpty = e.NotifyNonEmpty
+	l.Post(e.Start)
+	r.appended = 2*time.Hour + 123*time.Millisecond // between two of the spin's 100 ms fetches
+	l.After(r.appended, func() { sim.Append(tps[0], simkafka.Data) })
+	end := false
+	l.After(3*time.Hour, func() { end = true })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := l.Run(ctx, func() bool { return end }); err != nil {
+		t.Fatal(err)
+	}
+	e.FlushTrace()
+	return r
+}
+
+// 1.3.0's idle workers (they found nothing, and no partition is held) reach the fetch
+// together and take turns at it without pause: the model bounds that to one empty fetch
+// per MinWake (100 ms), where 1.3.1 and later fetch once per valve period (1 s) on
+// #nonEmpty. Either way a record that arrives is fetched when it arrives (the
+// queue-non-empty callback), and the cache never expires while the workers are idle.
+func TestV130IdleWorkersTakeTurnsAtTheFetchAndFetchAnArrivalAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		policy           eachbatch.Policy
+		minIdle, maxIdle int // empty fetches in the idle hours
+	}{
+		{eachbatch.V1_3_0, 65_900, 66_100}, // ten a second over the 6,600 s from 10 min to the arrival
+		{eachbatch.V1_6_0, 6_550, 6_650},   // one a second (the valve)
+	} {
+		t.Run(string(tc.policy), func(t *testing.T) {
+			r := runIdle(t, settings(tc.policy))
+			idle := 0
+			var lastFetch *traceevent.Event
+			for i, ev := range r.events {
+				switch ev.Ev {
+				case traceevent.Spin:
+					if ev.AtMs > float64(10*time.Minute/time.Millisecond) && ev.AtMs <= float64(r.appended/time.Millisecond) {
+						idle += ev.EmptyFetches
+					}
+				case traceevent.Fetch:
+					lastFetch = &r.events[i]
+				case traceevent.Clear:
+					t.Errorf("the cache expired at %v ms", ev.AtMs)
+				}
+			}
+			if idle < tc.minIdle || idle > tc.maxIdle {
+				t.Errorf("%d empty fetches in the idle time, want %d to %d", idle, tc.minIdle, tc.maxIdle)
+			}
+			if lastFetch == nil || lastFetch.Returned != 1 || lastFetch.AtMs != float64(r.appended/time.Millisecond) {
+				t.Errorf("the last record's fetch: %+v, want 1 record at %v", lastFetch, r.appended)
+			}
+		})
+	}
+}
+
+// 1.3.0's #addPendingOperation only resolves #workerTerminationScheduled: a worker
+// waiting on its #nextFetchRetry timer leaves at the end of the timer, and the pending
+// operation waits for it. eachMessage, partitions 0 (3 records) and 1 (none), two
+// workers, a 7 s retry wait: the second worker waits from 0 s on, at 7 s, 14 s, ...; the
+// handler throws on record 1 (served at 40 s) at 80 s, and #messageProcessor's seek back
+// runs once both workers left: at 84 s with 1.3.0, at 80 s with 1.6.0, whose waiting
+// worker the termination wakes.
+func TestV130PendingOperationsWaitForTheRetryTimers(t *testing.T) {
+	for _, tc := range []struct {
+		policy eachbatch.Policy
+		seekMs float64
+	}{{eachbatch.V1_3_0, 84000}, {eachbatch.V1_6_0, 80000}} {
+		t.Run(string(tc.policy), func(t *testing.T) {
+			s := settings(tc.policy)
+			s.Handler, s.Concurrency, s.FailAt, s.RetryWait = eachbatch.EachMessage, 2, []int64{1}, 7*time.Second
+			r := runShape(t, s, 3, 0)
+			var at []float64
+			for _, ev := range r.events {
+				if ev.Ev == traceevent.Seek && ev.Reason == "eachMessage threw" {
+					at = append(at, ev.AtMs)
+				}
+			}
+			if len(at) != 1 || at[0] != tc.seekMs {
+				t.Errorf("the seek back ran at %v ms, want once at %v", at, tc.seekMs)
+			}
+			if d := r.e.Delivered()[p0]; d[0] != 1 || d[1] != 2 || d[2] != 1 {
+				t.Errorf("delivered %v, want 0 once, 1 twice, 2 once", d)
+			}
+		})
+	}
+}
+
+// 1.3.0's #batchProcessor seeks a batch it did not resolve back to its first record
+// even when the handler seeked the partition (no `!payload._seeked`, 1.3.1): on the
+// seed, the handler's seek to 100 at 3m40s (in the batch served at 80 s, with 1.3.0's
+// doubling fetches of 1, 1, 2, 2, 4, ...: the batch 6-9) is followed by the seek back to
+// the stale batch's first record, and nothing is skipped; 1.6.0 skips to 100 and never
+// delivers what lay between.
+func TestV130SeeksBackABatchTheHandlerSeeked(t *testing.T) {
+	for _, tc := range []struct {
+		policy  eachbatch.Policy
+		reasons []string
+		skipped bool
+	}{
+		{eachbatch.V1_3_0, []string{"handler seek()", "batch not resolved"}, false},
+		{eachbatch.V1_6_0, []string{"handler seek()"}, true},
+	} {
+		t.Run(string(tc.policy), func(t *testing.T) {
+			s := settings(tc.policy)
+			s.SeekAt, s.SeekTo = 220*time.Second, 100
+			r := runSeed(t, s)
+			var reasons []string
+			for _, ev := range r.events {
+				if ev.Ev == traceevent.Seek && (ev.Reason == "handler seek()" || ev.Reason == "batch not resolved") {
+					reasons = append(reasons, ev.Reason)
+				}
+			}
+			if len(reasons) != len(tc.reasons) || (len(reasons) > 0 && reasons[0] != tc.reasons[0]) ||
+				(len(reasons) > 1 && reasons[1] != tc.reasons[1]) {
+				t.Errorf("seeks %v, want %v", reasons, tc.reasons)
+			}
+			missing := 0
+			for o := int64(0); o < 200; o++ {
+				if r.delivered2[o] == 0 {
+					missing++
+				}
+			}
+			if (missing > 0) != tc.skipped {
+				t.Errorf("%d of 0-199 never delivered, want skipped=%v", missing, tc.skipped)
+			}
+		})
+	}
+}
+
+// 1.0.0's MessageCache.nextN removes a partition whose batch came back short as it
+// serves it: on the seed (20 workers, 1.3.0's doubling fetches of 1, 1, 2, 2, ...) the
+// worker serving a short batch holds no partition, another fetches the next records of
+// the same partition and serves them at once, and up to ten batches of partition 0 run
+// together (0, 1, 2-3, ..., 46-61, 62-93: the first full batch of 32 keeps its
+// partition). 1.2.0 and 1.3.0 serve a partition to one worker at a time. Every record
+// reaches the handler once either way.
+func TestV100ServesOnePartitionToSeveralWorkersAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		policy  eachbatch.Policy
+		most    int // batches of partition 0 in flight at once
+		workers int // workers that served partition 0
+	}{
+		{eachbatch.V1_0_0, 11, 11},
+		{eachbatch.V1_3_0, 1, 2}, // one worker in phase 1, another for the phase-2 record
+	} {
+		t.Run(string(tc.policy), func(t *testing.T) {
+			r := runSeed(t, settings(tc.policy))
+			inFlight, most := 0, 0
+			workers := map[int]bool{}
+			for _, ev := range r.events {
+				if ev.Partition == nil || *ev.Partition != 0 {
+					continue
+				}
+				switch ev.Ev {
+				case traceevent.Serve:
+					inFlight++
+					most = max(most, inFlight)
+					workers[ev.Worker] = true
+				case traceevent.BatchEnd:
+					inFlight--
+				}
+			}
+			if most != tc.most || len(workers) != tc.workers {
+				t.Errorf("%d batches of partition 0 at once, served by %d workers; want %d and %d", most, len(workers), tc.most, tc.workers)
+			}
+			for o := int64(0); o < 200; o++ {
+				if r.delivered2[o] != 1 {
+					t.Fatalf("offset %d delivered %d times, want once", o, r.delivered2[o])
+				}
+			}
+		})
+	}
+}
