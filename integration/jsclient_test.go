@@ -84,6 +84,13 @@ var jsShapes = []jsShape{
 	// and 7.8 s to 10.2 s).
 	{name: "members-3-two-joins", shape: jsclient.Shape{Spread: "3x150", MaxPoll: 3 * time.Second,
 		Rebalance: []jsclient.Step{{At: 3 * time.Second, Join: true}, {At: 9 * time.Second, Join: true}}}},
+	// issue 23 §3, the consumer protocol (KIP-848, group.protocol=consumer; the embedded
+	// broker answers ConsumerGroupHeartbeat with its 5 s heartbeat interval): the seed
+	// alone, a second member joining 5 s after run() (m1 keeps partition 0: only the
+	// partitions that move are revoked) and a group of two whose m1 leaves 5 s in.
+	{name: "kip848-seed", shape: jsclient.Shape{GroupProtocol: "consumer"}},
+	{name: "kip848-member-join-mid-batch", shape: jsclient.Shape{GroupProtocol: "consumer", JoinAt: 5 * time.Second}},
+	{name: "kip848-member-leave-mid-batch", shape: jsclient.Shape{GroupProtocol: "consumer", JoinAt: 50 * time.Millisecond, LeaveAt: 5 * time.Second}},
 	// pause() from outside the handler: the application's consumer.pause([{topic}]) from a
 	// timer 2 s after run(), in the batch of 2-21 as above, resume() 500 ms later. The same
 	// function as the payload's, so with the manual-commit handler 1.10.0 loses 22-199.

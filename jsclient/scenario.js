@@ -55,7 +55,7 @@
 // Phase 1: a transactional producer (acks -1) writes --records records to partition 0 of
 // --topic in one transaction; a consumer (the bug report's settings, durations / 100) delivers
 // them through a slow eachBatch (3 records at a time, 400 ms each). Once no record has been
-// delivered for --quiet-ms (or all were delivered), the group's committed offset is printed.
+// delivered for --quiet-ms (or every record was, each counted once), the group's committed offset is printed.
 // Phase 2: one more record is produced (not transactional), the run waits --phase2-wait-ms
 // after its delivery for auto-commit, prints the committed offset again and disconnects.
 //
@@ -348,11 +348,13 @@ async function main() {
     app('produced', { phase: 1, topic: opts.topic, partition: p, count: n, transactional: true });
 
   const delivered = [];
+  const distinct = new Set(); // partition:offset, once each: with members, a record can come twice
   let lastDeliveryAt = Date.now();
   const many = opts.plan.total > 1;
   const classic = opts.groupProtocol === 'classic';
   const deliver = (member, topic, partition, offset) => {
     delivered.push(`${partition}:${offset}`);
+    distinct.add(`${partition}:${offset}`);
     lastDeliveryAt = Date.now();
     if (opts.logger === 'json')
       appLog.info('delivered', { topic, partition, offset, ...(many ? { member } : {}) });
@@ -511,9 +513,11 @@ async function main() {
   }
 
   // Phase 1: wait until everything was delivered or nothing was for --quiet-ms.
-  while (delivered.length < opts.total && Date.now() - lastDeliveryAt < opts.quietMs)
+  // Every record counted once: duplicates (a new owner starting below what the old one
+  // delivered) must not end phase 1 while records are still to come.
+  while (distinct.size < opts.total && Date.now() - lastDeliveryAt < opts.quietMs)
     await sleep(200);
-  if (delivered.length >= opts.total) await sleep(6000); // let auto-commit (5 s) catch up
+  if (distinct.size >= opts.total) await sleep(6000); // let auto-commit (5 s) catch up
   const p1 = await probe(admin, 1);
   const p1Delivered = delivered.length;
 
