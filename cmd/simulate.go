@@ -109,6 +109,7 @@ timeouts) is listed in BENCHMARKS.md under "live and simulated".
 	c.Flags().StringVar(&o.Sweep, "sweep", "", "FLAG=VALUES: run one setting over values (sweepable: "+fmt.Sprint(simulate.Sweepable())+")")
 	c.Flags().StringVar(&o.SVG, "svg", "", "draw the run as SVG into FILE, as repro --svg and trace parse --svg draw theirs (several runs: FILE-POLICY-HANDLER-COMMIT.svg each); with --sweep: plot lost records against the swept value")
 	c.Flags().BoolVar(&o.Advise, "advise", false, "search the safe range of max.poll.interval, batch size and concurrency, and the versions without loss")
+	c.Flags().DurationVar(&o.ConsumerHeartbeatInterval, "consumer-heartbeat-interval", 0, "with --group-protocol consumer: the broker's group.consumer.heartbeat.interval.ms; a member learns of partitions to revoke or newly its own at its next heartbeat (a joining member at once; 0: every member at once)")
 	c.Flags().Int32SliceVar(&o.FetchOrder, "fetch-order", nil, "P,P,...: the partitions librdkafka's fetch list serves first, in this order (the others follow by number), e.g. the order of first deliveries in a log; that order only")
 	hideInherited(c, noClientFlags...)
 	return c

@@ -189,6 +189,12 @@ func (st Step) simulateArg() string {
 var simulateCommon = []string{"--auto-commit-interval", fmt.Sprint(5 * time.Second * Scale),
 	"--heartbeat-interval", fmt.Sprint(1500 * time.Millisecond * Scale)}
 
+// consumerHeartbeat is the embedded broker's group.consumer.heartbeat.interval.ms (kfake's
+// default, which `kstranded broker` keeps): under the consumer protocol a member learns of
+// partitions to revoke or newly its own at its next heartbeat (FIDELITY.md, the kip848
+// shapes).
+const consumerHeartbeat = 5000 * time.Millisecond
+
 // defaultCacheSizePerWorker is js.consumer.max.cache.size.per.worker.ms's default. Not
 // scaled by scenario.js either: the real client at 1/100 keeps 100 times as many records'
 // worth of handling per worker as the bug report's client did. 1.8.0 and later round the
@@ -338,7 +344,10 @@ func (s Shape) SimulateArgs() ([]string, error) {
 	switch s.GroupProtocol {
 	case "", "classic":
 	case "consumer":
+		// members learn of their target at kfake's ConsumerGroupHeartbeat interval, its
+		// default 5000 ms (group.consumer.heartbeat.interval.ms), not scaled by scenario.js
 		add("--group-protocol", "consumer")
+		add("--consumer-heartbeat-interval", (consumerHeartbeat * Scale).String())
 	default:
 		return nil, fmt.Errorf("group protocol %q: classic or consumer", s.GroupProtocol)
 	}

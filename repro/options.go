@@ -104,17 +104,22 @@ type Options struct {
 	// CacheSizePerWorker is js.consumer.max.cache.size.per.worker.ms (1500 ms, 1.7.0 and
 	// later): #updateMaxMessageCacheSize sizes a fetch to this long of handling per worker.
 	// 0: the client's default.
-	CacheSizePerWorker   time.Duration
-	SessionTimeout       time.Duration
-	HeartbeatInterval    time.Duration
-	FetchWaitMax         time.Duration
-	FetchWaitMaxSet      bool
-	AutoCommitInterval   time.Duration
-	MaxBytes             int
-	MaxBytesPerPartition int
-	AutoCommit           bool
-	ReadCommitted        bool
-	FromBeginning        bool
+	CacheSizePerWorker time.Duration
+	SessionTimeout     time.Duration
+	HeartbeatInterval  time.Duration
+	// ConsumerHeartbeatInterval (simulated runs only) is the broker's
+	// group.consumer.heartbeat.interval.ms under the consumer protocol: members learn of
+	// a new target assignment at their next heartbeat (simkafka.Group.
+	// SetConsumerHeartbeatInterval). 0: at once.
+	ConsumerHeartbeatInterval time.Duration
+	FetchWaitMax              time.Duration
+	FetchWaitMaxSet           bool
+	AutoCommitInterval        time.Duration
+	MaxBytes                  int
+	MaxBytesPerPartition      int
+	AutoCommit                bool
+	ReadCommitted             bool
+	FromBeginning             bool
 
 	MaxInFlight      int           // ledger back-pressure: unfinished records per partition before it is paused (0: no bound)
 	MaxInFlightBytes int           // same in bytes (0: no bound)
@@ -418,6 +423,9 @@ func (o Options) settingsMap() map[string]string {
 		// Not sent: the broker's group.consumer.* settings apply.
 		delete(m, "session_timeout")
 		delete(m, "heartbeat_interval")
+		if o.ConsumerHeartbeatInterval > 0 {
+			m["consumer_heartbeat_interval"] = o.ConsumerHeartbeatInterval.String()
+		}
 	}
 	return m
 }

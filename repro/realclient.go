@@ -93,6 +93,12 @@ func RunRealClient(ctx context.Context, o RealClientOptions) (*Result, error) {
 		}
 		res.Warnings = append(res.Warnings, fmt.Sprintf("topic %s is left on the cluster (delete it when done)", topic))
 	}
+	if o.Shape.Members > 1 {
+		// measured (FIDELITY.md, issue 23 §1): kfake completes a JoinGroup at once when
+		// every member it knows has joined, so the first member's join completes alone and
+		// the others' are rebalances of their own
+		res.Warnings = append(res.Warnings, fmt.Sprintf("--members %d: the real members, started together, join one at a time: the broker completes the first join alone and which member that is varies from run to run (the others' joins are rebalances, with duplicates); simulate assigns the %d together", o.Shape.Members, o.Shape.Members))
+	}
 	group := o.Group
 	if group == "" {
 		group = fmt.Sprintf("kstranded-js-%s-%s", o.Version, runID)

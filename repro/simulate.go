@@ -255,6 +255,8 @@ func simulateOrder(ctx context.Context, o Options) (*Result, error) {
 	if o.groupProtocol() == kafkaconf.GroupProtocolClassic {
 		// a member learns of another's join or leave at its next heartbeat
 		g.SetHeartbeatInterval(o.HeartbeatInterval)
+	} else {
+		g.SetConsumerHeartbeatInterval(o.ConsumerHeartbeatInterval)
 	}
 	d.cl = &simCluster{o: o, d: d, g: g, w: g.NewMember("", 0, nil), all: all, autoCommit: autoCommit}
 	return d.run(nil)
