@@ -183,6 +183,12 @@ func (o Options) ValidateSimulated() error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
+	switch {
+	case o.ConsumerHeartbeatInterval < 0:
+		return errors.New("--consumer-heartbeat-interval must be >= 0")
+	case o.ConsumerHeartbeatInterval > 0 && o.groupProtocol() != kafkaconf.GroupProtocolConsumer:
+		return errors.New("--consumer-heartbeat-interval is the consumer protocol's (--group-protocol consumer); the classic one's is --heartbeat-interval")
+	}
 	if n := o.Workload.Total(); n > MaxSimulatedRecords && !o.simScale {
 		return fmt.Errorf("--records/--spread: a simulation takes at most %d records, got %d (its cost follows its events, about 21 a record)", MaxSimulatedRecords, n)
 	}
