@@ -97,7 +97,7 @@ func RunRealClient(ctx context.Context, o RealClientOptions) (*Result, error) {
 		// measured (FIDELITY.md, issue 23 §1): kfake completes a JoinGroup at once when
 		// every member it knows has joined, so the first member's join completes alone and
 		// the others' are rebalances of their own
-		res.Warnings = append(res.Warnings, fmt.Sprintf("--members %d: the real members, started together, join one at a time: the broker completes the first join alone and which member that is varies from run to run (the others' joins are rebalances, with duplicates); simulate assigns the %d together", o.Shape.Members, o.Shape.Members))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("--members %d: the real members, started together, join one at a time: the broker completes the first join alone and the others' are rebalances of their own, with duplicates (FIDELITY.md); simulate assigns the %d together", o.Shape.Members, o.Shape.Members))
 	}
 	group := o.Group
 	if group == "" {
