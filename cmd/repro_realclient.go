@@ -36,8 +36,16 @@ partition; repro's producer is not used), consumes them at 1/100 of the duration
 judged by the same judge as repro's: its deliveries against the group's committed offsets.
 It takes the shape flags --spread/--records, --handler, --concurrency, --handler-parallel,
 --handler-delay, --max-poll-interval, --batch-size, --commit auto|manual|explicit, --pause-at,
---resume-after, --pause-from, --seek-at, --seek-to, --heartbeat, --auto-resolve, --partitions and --group; the others are refused. --compare-model also runs simulate on the same settings
-and prints model and reality side by side (the CLIENT column).`
+--resume-after, --pause-from, --seek-at, --seek-to, --heartbeat, --auto-resolve, --members,
+--rebalance-at, --group-protocol, --partitions and --group; the others are refused (exit 2,
+naming them). --members N runs N consumers of the group in scenario.js's node process,
+connected together (m1..mN; which the broker assigns first is its own doing), and each
+--rebalance-at join one more, each leave a disconnect(), at 1/100 of the time given (whole
+milliseconds there); --group-protocol consumer gives every member group.protocol=consumer
+(KIP-848), scenario.js then leaves sessionTimeout and heartbeatInterval to the broker.
+--heartbeat-interval and --session-timeout are scenario.js's own (1.5 s, 6 s) and refused.
+--compare-model also runs simulate on the same settings and prints model and reality side
+by side (the CLIENT column).`
 
 // bindRealClientFlags binds --real-client and --compare-model.
 func bindRealClientFlags(f *pflag.FlagSet, o *realClientOptions) {
@@ -51,6 +59,7 @@ var realClientFlags = map[string]bool{
 	"handler": true, "concurrency": true, "handler-parallel": true, "handler-delay": true, "max-poll-interval": true,
 	"batch-size": true, "commit": true, "pause-at": true, "resume-after": true, "pause-from": true, "partitions": true, "group": true,
 	"seek-at": true, "seek-to": true, "heartbeat": true, "auto-resolve": true,
+	"members": true, "rebalance-at": true, "group-protocol": true,
 }
 
 // realClientShape maps repro's own flags (not the global ones) to the scenario's
@@ -144,6 +153,37 @@ func realClientShape(c *cobra.Command, o *reproOptions) (jsclient.Shape, error) 
 	}
 	s.Heartbeat = o.Heartbeat
 	s.ResolveEachRound = !o.AutoResolve
+	if f.Changed("members") {
+		if o.Members < 1 {
+			return s, exitcode.Usagef("--members must be >= 1")
+		}
+		s.Members = o.Members
+	}
+	for _, a := range o.rebalanceAt {
+		st, err := repro.ParseRebalanceStep(a)
+		if err != nil {
+			return s, exitcode.Usagef("%v", err)
+		}
+		// scenario.js's steps are whole milliseconds at 1/100
+		if st.At%(jsclient.Scale*time.Millisecond) != 0 {
+			return s, exitcode.Usagef("--rebalance-at %s: the real client runs it at 1/%d, to the millisecond (a multiple of %s)", a, jsclient.Scale, jsclient.Scale*time.Millisecond)
+		}
+		s.Rebalance = append(s.Rebalance, jsclient.Step{At: st.At / jsclient.Scale, Join: st.Join, Member: st.Member})
+	}
+	if f.Changed("group-protocol") {
+		switch p := strings.ToLower(o.GroupProtocol); p {
+		case "classic":
+		case "consumer":
+			s.GroupProtocol = p
+		default:
+			return s, exitcode.Usagef("--group-protocol %s: classic or consumer", o.GroupProtocol)
+		}
+	}
+	if _, err := s.SimulateArgs(); err != nil && (s.Members > 1 || len(s.Rebalance) > 0) {
+		// the member plan is scenario.js's too: one that leaves a member not in the group,
+		// or the last one, is refused before any client starts
+		return s, exitcode.Usagef("--members/--rebalance-at: %v", err)
+	}
 	return s, nil
 }
 

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,15 @@ func TestRealClientShapeComesFromTheFlagsGiven(t *testing.T) {
 		{name: "a seek from the handler at 1/100, heartbeat and the isStale() idiom",
 			args: []string{"--seek-at", "3m50s", "--seek-to", "100", "--heartbeat", "--auto-resolve=false"},
 			want: jsclient.Shape{SeekAt: 2300 * time.Millisecond, SeekTo: 100, Heartbeat: true, ResolveEachRound: true}},
-		{name: "a flag scenario.js has not is refused by name", args: []string{"--members", "2"}, refused: "--members"},
+		{name: "members and their steps at 1/100, under the consumer protocol",
+			args: []string{"--members", "2", "--rebalance-at", "5m:join", "--rebalance-at", "15m:leave=1", "--group-protocol", "consumer"},
+			want: jsclient.Shape{Members: 2, Rebalance: []jsclient.Step{{At: 3 * time.Second, Join: true}, {At: 9 * time.Second, Member: 1}}, GroupProtocol: "consumer"}},
+		{name: "the classic protocol named is the default", args: []string{"--group-protocol", "classic"}, want: jsclient.Seed},
+		{name: "a step between scenario.js's milliseconds is refused", args: []string{"--rebalance-at", "5m50ms:join"}, refused: "--rebalance-at 5m50ms:join"},
+		{name: "a leave of a member not in the group is refused before any client runs",
+			args: []string{"--rebalance-at", "5m:leave=2"}, refused: "m2 is not in the group"},
+		{name: "a group protocol neither has is refused", args: []string{"--group-protocol", "share"}, refused: "--group-protocol"},
+		{name: "a flag scenario.js has not is refused by name", args: []string{"--heartbeat-interval", "1s", "--session-timeout", "10s"}, refused: "--heartbeat-interval, --session-timeout"},
 		{name: "another time scale is refused", args: []string{"--time-scale", "1"}, refused: "--time-scale"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -52,7 +61,7 @@ func TestRealClientShapeComesFromTheFlagsGiven(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || s != tc.want {
+			if err != nil || !reflect.DeepEqual(s, tc.want) {
 				t.Fatalf("shape %+v, err %v; want %+v", s, err, tc.want)
 			}
 		})

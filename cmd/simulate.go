@@ -63,7 +63,10 @@ batch size and concurrency at your other settings, and which releases are safe.
 --members N runs N consumers in one group, each its own engine on the shared simulated
 group (roundrobin and eager rebalances for --group-protocol classic, a sticky cooperative
 assignment for consumer); --rebalance-at 5m:join or 8m:leave changes the membership during
-the run. A record delivered by any member counts; deliveries by several are duplicates.
+the run. A member learns of another's join or leave at its next heartbeat:
+--heartbeat-interval under classic, --consumer-heartbeat-interval (the broker's
+group.consumer.heartbeat.interval.ms; default 0, at once) under consumer.
+A record delivered by any member counts; deliveries by several are duplicates.
 Every run, one member or more, models librdkafka leaving the group when a batch keeps the
 client from polling for twice --max-poll-interval (the JS client's setting, doubled).
 
@@ -109,6 +112,7 @@ timeouts) is listed in BENCHMARKS.md under "live and simulated".
 	c.Flags().StringVar(&o.Sweep, "sweep", "", "FLAG=VALUES: run one setting over values (sweepable: "+fmt.Sprint(simulate.Sweepable())+")")
 	c.Flags().StringVar(&o.SVG, "svg", "", "draw the run as SVG into FILE, as repro --svg and trace parse --svg draw theirs (several runs: FILE-POLICY-HANDLER-COMMIT.svg each); with --sweep: plot lost records against the swept value")
 	c.Flags().BoolVar(&o.Advise, "advise", false, "search the safe range of max.poll.interval, batch size and concurrency, and the versions without loss")
+	c.Flags().DurationVar(&o.ConsumerHeartbeatInterval, "consumer-heartbeat-interval", 0, "with --group-protocol consumer: the broker's heartbeat interval for consumer groups; a member learns of partitions to revoke or newly its own at its next heartbeat (a joining member at once; 0: every member at once)")
 	c.Flags().Int32SliceVar(&o.FetchOrder, "fetch-order", nil, "P,P,...: the partitions librdkafka's fetch list serves first, in this order (the others follow by number), e.g. the order of first deliveries in a log; that order only")
 	hideInherited(c, noClientFlags...)
 	return c

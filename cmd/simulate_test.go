@@ -46,6 +46,8 @@ func TestSimulateRejectsBadInputNamingTheFlag(t *testing.T) {
 		{"a fetch order naming a partition twice", []string{"simulate", "--spread", "8x5", "--fetch-order", "3,3"}, []string{"--fetch-order", "twice"}},
 		{"a fetch order past the topic", []string{"simulate", "--spread", "8x5", "--fetch-order", "20"}, []string{"--fetch-order", "0-19"}},
 		{"a fetch order with members", []string{"simulate", "--members", "2", "--fetch-order", "1"}, []string{"--fetch-order", "--members"}},
+		{"the consumer protocol's heartbeat for a classic group", []string{"simulate", "--consumer-heartbeat-interval", "500s"}, []string{"--consumer-heartbeat-interval", "--group-protocol consumer"}},
+		{"a negative consumer heartbeat", []string{"simulate", "--group-protocol", "consumer", "--consumer-heartbeat-interval", "-5s"}, []string{"--consumer-heartbeat-interval"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errs := runCmd(t, "", c.args...)

@@ -372,3 +372,45 @@ func TestAMemberLearnsOfAJoinAtItsNextHeartbeat(t *testing.T) {
 		}
 	}
 }
+
+// Under the consumer protocol with the broker's heartbeat interval (kfake's 5 s at
+// simulate's scale: 500 s), a member learns of a join that takes partitions from it at its
+// next heartbeat, not at the join, and the joiner is given them at its own heartbeat
+// after the owner released them, as the real JS client was (FIDELITY.md, kip848 shapes);
+// a joining member is answered at once with what is free.
+func TestUnderTheConsumerProtocolMembersLearnTheirTargetAtTheirHeartbeat(t *testing.T) {
+	for _, hb := range []time.Duration{0, 500 * time.Second} {
+		s := eachbatch.DefaultSettings()
+		s.Policy = eachbatch.V1_10_1
+		r := newGroupRun(t, s, true, 20, 20)
+		r.g.SetConsumerHeartbeatInterval(hb)
+		r.join("m1")
+		r.at(50*time.Second, func() { r.join("m2") })
+		r.run(40 * time.Minute)
+		learnt, revoked, m2Assigned := -1.0, -1.0, -1.0
+		for _, ev := range r.events {
+			switch {
+			case ev.Member == "m1" && ev.Ev == traceevent.Member && strings.HasPrefix(ev.Reason, "heartbeat") && learnt < 0:
+				learnt = ev.AtMs
+			case ev.Member == "m1" && ev.Ev == traceevent.Revoke && revoked < 0:
+				revoked = ev.AtMs
+			case ev.Member == "m2" && ev.Ev == traceevent.Assign && m2Assigned < 0:
+				m2Assigned = ev.AtMs
+			}
+		}
+		if hb == 0 {
+			// told at once: the revoke is served at m1's first consume call after the join
+			if learnt != -1 || revoked < 50_000 || revoked >= 500_000 || m2Assigned != revoked {
+				t.Errorf("heartbeat 0: m1 learnt at %v, revoked at %v, m2 assigned at %v; want no heartbeat, the revoke before 500s and m2 assigned at the release", learnt, revoked, m2Assigned)
+			}
+			continue
+		}
+		// m1's grid: 500 s, 1000 s, ...; m2's (joined at 50 s): 550 s, 1050 s, ...
+		if learnt != 500_000 || revoked < learnt || m2Assigned <= revoked || int64(m2Assigned-50_000)%500_000 != 0 {
+			t.Errorf("heartbeat %s: m1 learnt at %vms, revoked at %vms, m2 assigned at %vms; want m1 told at 500000, m2 at a heartbeat of its own (50000 + k*500000) after the release", hb, learnt, revoked, m2Assigned)
+		}
+		if got := len(r.delivered()); got != 2 {
+			t.Errorf("heartbeat %s: %d partitions delivered, want 2", hb, got)
+		}
+	}
+}

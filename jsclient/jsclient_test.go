@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,8 +55,29 @@ func TestShapesMapToScenarioAndSimulateArguments(t *testing.T) {
 			simulate: []string{"--auto-commit-interval", "8m20s", "--heartbeat-interval", "2m30s", "--cache-size-per-worker", "2m30s", "--retry-wait", "1m40s", "--rebalance-at", "5s:join", "--rebalance-at", "8m20s:leave=1"}},
 		{name: "a leave with one member is refused: nobody would be left",
 			shape: Shape{LeaveAt: time.Second}, scenario: []string{"--leave-at-ms", "1000", "--leave", "m1"}, refused: "needs a second member"},
-		{name: "a third member is refused: scenario.js runs two",
-			shape: Shape{JoinAt: time.Second, LeaveAt: 2 * time.Second, Leave: 3}, scenario: []string{"--join-at-ms", "1000", "--leave-at-ms", "2000", "--leave", "m3"}, refused: "runs m1 and m2"},
+		{name: "a member that never joined cannot leave",
+			shape: Shape{JoinAt: time.Second, LeaveAt: 2 * time.Second, Leave: 3}, scenario: []string{"--join-at-ms", "1000", "--leave-at-ms", "2000", "--leave", "m3"}, refused: "m3 is not in the group then"},
+		{name: "three members, two joining at their times, are steps on both sides in time order",
+			shape:    Shape{Spread: "3x150", Rebalance: []Step{{At: 9 * time.Second, Join: true}, {At: 3 * time.Second, Join: true}}},
+			scenario: []string{"--spread", "3x150", "--rebalance-at", "9000:join", "--rebalance-at", "3000:join"},
+			simulate: []string{"--auto-commit-interval", "8m20s", "--heartbeat-interval", "2m30s", "--cache-size-per-worker", "2m30s", "--retry-wait", "1m40s", "--spread", "3x150", "--rebalance-at", "5m0s:join", "--rebalance-at", "15m0s:join"}},
+		{name: "members started together, the latest leaving, and a named one",
+			shape:    Shape{Members: 3, Rebalance: []Step{{At: 4 * time.Second}, {At: 5 * time.Second, Member: 1}}},
+			scenario: []string{"--members", "3", "--rebalance-at", "4000:leave", "--rebalance-at", "5000:leave=1"},
+			simulate: []string{"--auto-commit-interval", "8m20s", "--heartbeat-interval", "2m30s", "--cache-size-per-worker", "2m30s", "--retry-wait", "1m40s", "--members", "3", "--rebalance-at", "6m40s:leave", "--rebalance-at", "8m20s:leave=1"}},
+		{name: "JoinAt and LeaveAt come before Rebalance's steps at the same time, as in scenario.js",
+			shape:    Shape{JoinAt: time.Second, LeaveAt: 2 * time.Second, Rebalance: []Step{{At: time.Second, Join: true}}},
+			scenario: []string{"--join-at-ms", "1000", "--leave-at-ms", "2000", "--leave", "m1", "--rebalance-at", "1000:join"},
+			simulate: []string{"--auto-commit-interval", "8m20s", "--heartbeat-interval", "2m30s", "--cache-size-per-worker", "2m30s", "--retry-wait", "1m40s", "--rebalance-at", "1m40s:join", "--rebalance-at", "1m40s:join", "--rebalance-at", "3m20s:leave=1"}},
+		{name: "the last member leaving is refused",
+			shape: Shape{Members: 2, Rebalance: []Step{{At: time.Second}, {At: 2 * time.Second}}}, scenario: []string{"--members", "2", "--rebalance-at", "1000:leave", "--rebalance-at", "2000:leave"},
+			refused: "the last member would leave"},
+		{name: "the consumer protocol (KIP-848) is a flag on both sides, the broker's heartbeat interval simulate's, scaled",
+			shape:    Shape{GroupProtocol: "consumer", JoinAt: 3 * time.Second},
+			scenario: []string{"--join-at-ms", "3000", "--group-protocol", "consumer"},
+			simulate: []string{"--auto-commit-interval", "8m20s", "--heartbeat-interval", "2m30s", "--cache-size-per-worker", "2m30s", "--retry-wait", "1m40s", "--rebalance-at", "5m0s:join", "--group-protocol", "consumer", "--consumer-heartbeat-interval", "8m20s"}},
+		{name: "a group protocol neither side has is refused",
+			shape: Shape{GroupProtocol: "share"}, scenario: []string{"--group-protocol", "share"}, refused: "classic or consumer"},
 		{name: "a pause from outside the handler is simulate's --pause-from outside",
 			shape:    Shape{PauseAt: 2 * time.Second, ResumeAfter: 500 * time.Millisecond, PauseFrom: "outside"},
 			scenario: []string{"--pause-at-ms", "2000", "--resume-after-ms", "500", "--pause-from", "outside"},
@@ -103,6 +125,47 @@ func TestShapesMapToScenarioAndSimulateArguments(t *testing.T) {
 				t.Errorf("simulate args %q, %v; want %q", got, err, tc.simulate)
 			}
 		})
+	}
+}
+
+// TestScenarioJSPlansTheMembersAsTheShapeDoes runs scenario.js's own argument check
+// (it runs before the client is loaded, so no install is needed): the member plans
+// Shape refuses, scenario.js refuses with the same reason, and the others it accepts.
+func TestScenarioJSPlansTheMembersAsTheShapeDoes(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not on PATH (make test-jsclient's tier has it)")
+	}
+	script := filepath.Join(t.TempDir(), "scenario.js")
+	if err := os.WriteFile(script, Scenario(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		shape   Shape
+		refused string
+	}{
+		{shape: Shape{JoinAt: time.Second, LeaveAt: 2 * time.Second, Leave: 3}, refused: "m3 is not in the group then"},
+		{shape: Shape{LeaveAt: time.Second}, refused: "the last member would leave"},
+		{shape: Shape{Members: 2, Rebalance: []Step{{At: time.Second}, {At: 2 * time.Second}}}, refused: "the last member would leave"},
+		{shape: Shape{Rebalance: []Step{{At: time.Second, Join: true}, {At: time.Second, Member: 2}, {At: time.Second}}}, refused: "the last member would leave"},
+		{shape: Shape{Members: 3, Rebalance: []Step{{At: 4 * time.Second}, {At: 5 * time.Second, Member: 1}}}},
+		{shape: Shape{JoinAt: 50 * time.Millisecond, LeaveAt: 5 * time.Second}},
+		{shape: Shape{Rebalance: []Step{{At: 3 * time.Second, Join: true}, {At: 9 * time.Second, Join: true}}, GroupProtocol: "consumer"}},
+	} {
+		_, goErr := tc.shape.SimulateArgs()
+		args := append([]string{script, "--brokers", "127.0.0.1:1", "--module", filepath.Join(t.TempDir(), "none")}, tc.shape.ScenarioArgs()...)
+		out, err := exec.Command("node", args...).CombinedOutput()
+		if err == nil {
+			t.Fatalf("%v: scenario.js ran without a client", args[1:])
+		}
+		planned := !bytes.Contains(out, []byte("Error: leave of"))
+		switch {
+		case tc.refused != "" && (goErr == nil || !strings.Contains(goErr.Error(), tc.refused)):
+			t.Errorf("%+v: SimulateArgs err %v, want %q", tc.shape, goErr, tc.refused)
+		case tc.refused != "" && (planned || !bytes.Contains(out, []byte(tc.refused))):
+			t.Errorf("%+v: scenario.js said\n%s\nwant it to refuse with %q", tc.shape, out, tc.refused)
+		case tc.refused == "" && (goErr != nil || !planned || !bytes.Contains(out, []byte("Cannot find module"))):
+			t.Errorf("%+v: SimulateArgs err %v; scenario.js said\n%s\nwant both to accept it (and scenario.js to stop at loading the client)", tc.shape, goErr, out)
+		}
 	}
 }
 
@@ -183,6 +246,10 @@ committed phase=2 topic=stranded partition=0 offset=7 low=0 high=7
 	// a second member's delivery line names it, and counts as any other
 	if l.Client != "1.10.0" || l.Delivered[0][1] != 2 || len(l.Delivered[0]) != 3 {
 		t.Fatalf("client %q deliveries %v", l.Client, l.Delivered)
+	}
+	// the member named delivered one distinct record; unnamed deliveries are a lone member's
+	if len(l.ByMember) != 1 || l.ByMember["m2"] != 1 {
+		t.Fatalf("by member %v", l.ByMember)
 	}
 	if !slices.Equal(l.Committed[0], []int64{6, 7}) || l.High[0] != 7 {
 		t.Fatalf("committed %v high %d", l.Committed[0], l.High[0])

@@ -35,18 +35,28 @@ type Log struct {
 	// records arrive in librdkafka's fetch-list order: this is that order, less the
 	// partitions whose records were dropped before any was delivered.
 	FirstServed []int32
+	// ByMember: member (m1, m2, ...) -> the distinct records it delivered, from the
+	// delivery lines that name one (a run of two members or more).
+	ByMember map[string]int
 }
 
 var (
 	deliveredRE = regexp.MustCompile(DeliveredPattern)
 	fieldRE     = regexp.MustCompile(`(\w+)=(\S*)`)
 	lineRE      = regexp.MustCompile(`^(scenario|produced|committed) `)
+	memberRE    = regexp.MustCompile(` member=(\S+)$`)
 )
 
 // ParseLog reads scenario.js's default-logger output.
 func ParseLog(r io.Reader) (*Log, error) {
 	l := &Log{Delivered: map[int32]map[int64]int{}, Produced: map[int32]int{}, Committed: map[int32][]int64{},
-		High: map[int32]int64{}, Phase2: map[int32]bool{}}
+		High: map[int32]int64{}, Phase2: map[int32]bool{}, ByMember: map[string]int{}}
+	type delivery struct {
+		member string
+		p      int32
+		o      int64
+	}
+	seen := map[delivery]bool{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	n := 0
@@ -64,6 +74,13 @@ func ParseLog(r io.Reader) (*Log, error) {
 				}
 			}
 			l.Delivered[int32(p)][o]++
+			if mm := memberRE.FindStringSubmatch(line); mm != nil {
+				d := delivery{mm[1], int32(p), o}
+				if !seen[d] {
+					seen[d] = true
+					l.ByMember[d.member]++
+				}
+			}
 			continue
 		}
 		m := lineRE.FindStringSubmatch(line)

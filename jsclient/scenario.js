@@ -26,15 +26,22 @@
 // calls consumer.pause([{topic}]) from a timer MS after consumer.run() instead, whatever the
 // handler is doing, and the function it returned --resume-after-ms later (simulate
 // --pause-from outside).
+//   [--members N] [--rebalance-at MS:join|MS:leave|MS:leave=N ...] [--group-protocol classic|consumer]
 //   [--join-at-ms MS] [--leave-at-ms MS] [--leave m1|m2]
-// --join-at-ms MS: a second consumer of the same group (m2, in this process, the same
-// settings and handler) connects, subscribes and runs MS after the first's (m1's) run().
-// --leave-at-ms MS: the --leave member (default m1) calls disconnect() MS after m1's run()
-// (its batch in flight finishes first). Each member's client.id is
-// kstranded-mN, so that the broker's member ids (client.id-uuid) order the members as they
-// started and the roundrobin assignor deals partition 0 to m1 (kstranded simulate
-// --rebalance-at, which deals in join order). With two members every
+// --members N: N consumers of the group (m1..mN, in this process, the same settings and
+// handler) connect and subscribe together and run one after the other, m1 first.
+// --rebalance-at (repeatable, kstranded simulate's steps with times in ms at this scale,
+// from m1's run()): MS:join starts one more member (the next mN); MS:leave=N makes mN call
+// disconnect() (its batch in flight finishes first), MS:leave the most recently started
+// member still in the group. --join-at-ms MS is MS:join; --leave-at-ms MS with --leave mN
+// (default m1) is MS:leave=N. Each member's client.id is kstranded-mN, so that the
+// broker's member ids (client.id-uuid) order the members as they started and the
+// roundrobin assignor deals partition 0 to m1 (kstranded simulate --rebalance-at, which
+// deals in join order; mN for N > 9 would sort before m2). With two members or more every
 // delivery line names its member (member=mN).
+// --group-protocol consumer: group.protocol=consumer (KIP-848) for every member; the
+// client then refuses the kafkaJS sessionTimeout and heartbeatInterval (the broker owns
+// them) and sets no assignor (the broker's).
 //   [--seek-at-ms MS --seek-to OFFSET] [--heartbeat] [--auto-resolve true|false]
 // --seek-at-ms: the handler calls consumer.seek({topic, partition, offset: OFFSET}) on its own
 // partition once, at its first round (eachBatch) or message (eachMessage) starting MS or more
@@ -48,7 +55,7 @@
 // Phase 1: a transactional producer (acks -1) writes --records records to partition 0 of
 // --topic in one transaction; a consumer (the bug report's settings, durations / 100) delivers
 // them through a slow eachBatch (3 records at a time, 400 ms each). Once no record has been
-// delivered for --quiet-ms (or all were delivered), the group's committed offset is printed.
+// delivered for --quiet-ms (or every record was, each counted once), the group's committed offset is printed.
 // Phase 2: one more record is produced (not transactional), the run waits --phase2-wait-ms
 // after its delivery for auto-commit, prints the committed offset again and disconnects.
 //
@@ -84,6 +91,9 @@ function parseArgs(argv) {
     joinAtMs: -1,
     leaveAtMs: -1,
     leave: 'm1',
+    members: 1,
+    rebalance: [], // --rebalance-at: {at, join} or {at, member} (member 0: the latest still in)
+    groupProtocol: 'classic',
     pauseFrom: 'handler',
     seekAtMs: 0,
     seekTo: -1,
@@ -120,6 +130,9 @@ function parseArgs(argv) {
       case '--join-at-ms': opts.joinAtMs = Number(val()); break;
       case '--leave-at-ms': opts.leaveAtMs = Number(val()); break;
       case '--leave': opts.leave = val(); break;
+      case '--members': opts.members = Number(val()); break;
+      case '--rebalance-at': opts.rebalance.push(parseStep(val())); break;
+      case '--group-protocol': opts.groupProtocol = val(); break;
       case '--pause-from': opts.pauseFrom = val(); break;
       case '--seek-at-ms': opts.seekAtMs = Number(val()); break;
       case '--seek-to': opts.seekTo = Number(val()); break;
@@ -138,11 +151,20 @@ function parseArgs(argv) {
     throw new Error('--commit must be auto, manual or explicit');
   if (opts.pauseFrom !== 'handler' && opts.pauseFrom !== 'outside')
     throw new Error('--pause-from must be handler or outside');
-  opts.members = opts.joinAtMs >= 0 ? 2 : 1;
-  if (opts.leave !== 'm1' && opts.leave !== 'm2')
-    throw new Error('--leave must be m1 or m2');
-  if (opts.leaveAtMs >= 0 && opts.members !== 2)
-    throw new Error('--leave-at-ms needs a second member (--join-at-ms)');
+  if (!Number.isInteger(opts.members) || opts.members < 1)
+    throw new Error('--members must be a whole number >= 1');
+  if (opts.groupProtocol !== 'classic' && opts.groupProtocol !== 'consumer')
+    throw new Error('--group-protocol must be classic or consumer');
+  const lm = /^m(\d+)$/.exec(opts.leave);
+  if (!lm || Number(lm[1]) < 1) throw new Error('--leave must name a member, m1, m2, ...');
+  // --join-at-ms's, --leave-at-ms's, then --rebalance-at's, in time order (a stable
+  // sort: steps at one time keep this order; jsclient.Shape's steps() is the same)
+  opts.steps = [];
+  if (opts.joinAtMs >= 0) opts.steps.push({ at: opts.joinAtMs, join: true });
+  if (opts.leaveAtMs >= 0) opts.steps.push({ at: opts.leaveAtMs, member: Number(lm[1]) });
+  opts.steps.push(...opts.rebalance);
+  opts.steps.sort((a, b) => a.at - b.at);
+  opts.plan = planMembers(opts.members, opts.steps);
   if (opts.seekAtMs > 0 && !(Number.isInteger(opts.seekTo) && opts.seekTo >= 0))
     throw new Error('--seek-at-ms needs --seek-to OFFSET (>= 0)');
   if (!opts.autoResolve && opts.commit !== 'auto')
@@ -162,6 +184,37 @@ function parseArgs(argv) {
   }
   opts.total = [...opts.parts.values()].reduce((a, b) => a + b, 0);
   return opts;
+}
+
+// parseStep reads a --rebalance-at step: MS:join, MS:leave or MS:leave=N.
+function parseStep(v) {
+  const m = /^(\d+):(join|leave(?:=(\d+))?)$/.exec(v);
+  if (!m) throw new Error(`--rebalance-at ${v}: want MS:join, MS:leave or MS:leave=N`);
+  if (m[2] === 'join') return { at: Number(m[1]), join: true };
+  return { at: Number(m[1]), member: m[3] === undefined ? 0 : Number(m[3]) };
+}
+
+// planMembers names the member each step starts or stops, in time order, and checks that
+// a member leaving is in the group then and that one always stays (as simulate does).
+function planMembers(initial, steps) {
+  const inGroup = [];
+  for (let i = 1; i <= initial; i++) inGroup.push(i);
+  let next = initial + 1;
+  const plan = [];
+  for (const st of steps) {
+    if (st.join) {
+      inGroup.push(next);
+      plan.push({ at: st.at, join: true, member: `m${next++}` });
+      continue;
+    }
+    const n = st.member || inGroup[inGroup.length - 1];
+    const i = inGroup.indexOf(n);
+    if (i < 0) throw new Error(`leave of m${n} at ${st.at} ms: m${n} is not in the group then (needs a second member: --members or a join)`);
+    inGroup.splice(i, 1);
+    if (inGroup.length === 0) throw new Error(`leave of m${n} at ${st.at} ms: the last member would leave (needs a second member)`);
+    plan.push({ at: st.at, join: false, member: `m${n}` });
+  }
+  return { initial, steps: plan, total: next - 1 };
 }
 
 const opts = parseArgs(process.argv);
@@ -280,7 +333,9 @@ async function main() {
       max_poll_ms: opts.maxPollMs, batch_size: opts.batchSize, commit: opts.commit } : {}),
     ...(opts.pauseAtMs > 0 ? { pause_at_ms: opts.pauseAtMs, resume_after_ms: opts.resumeAfterMs,
       pause_from: opts.pauseFrom } : {}),
-    ...(opts.members > 1 ? { join_at_ms: opts.joinAtMs, leave_at_ms: opts.leaveAtMs, leave: opts.leave } : {}),
+    ...(opts.plan.total > 1 ? { members: opts.members,
+      rebalance_at: opts.plan.steps.map((s) => `${s.at}:${s.join ? 'join' : 'leave'}:${s.member}`).join(',') || '-' } : {}),
+    ...(opts.groupProtocol !== 'classic' ? { group_protocol: opts.groupProtocol } : {}),
     ...(opts.seekAtMs > 0 ? { seek_at_ms: opts.seekAtMs, seek_to: opts.seekTo } : {}),
     ...(opts.heartbeat ? { heartbeat: true } : {}),
     ...(opts.autoResolve ? {} : { auto_resolve: false }) });
@@ -293,10 +348,13 @@ async function main() {
     app('produced', { phase: 1, topic: opts.topic, partition: p, count: n, transactional: true });
 
   const delivered = [];
+  const distinct = new Set(); // partition:offset, once each: with members, a record can come twice
   let lastDeliveryAt = Date.now();
-  const many = opts.members > 1;
+  const many = opts.plan.total > 1;
+  const classic = opts.groupProtocol === 'classic';
   const deliver = (member, topic, partition, offset) => {
     delivered.push(`${partition}:${offset}`);
+    distinct.add(`${partition}:${offset}`);
     lastDeliveryAt = Date.now();
     if (opts.logger === 'json')
       appLog.info('delivered', { topic, partition, offset, ...(many ? { member } : {}) });
@@ -326,17 +384,18 @@ async function main() {
     consumer.seek({ topic, partition, offset: String(opts.seekTo) });
   };
 
-  // startMember connects, subscribes and runs one consumer of the group (m1, and m2 with
-  // --join-at-ms), each with the same settings and handler.
-  const startMember = async (member) => {
+  // connectMember connects and subscribes one consumer of the group (m1..mN, and one more
+  // at each join step), each with the same settings; runMember runs it with the handler.
+  const connectMember = async (member) => {
     const consumerConfig = {
       kafkaJS: {
         groupId,
         fromBeginning: true,
         autoCommit: opts.commit === 'auto',
         readUncommitted: false,
-        sessionTimeout: 6000,
-        heartbeatInterval: 1500,
+        // the consumer protocol refuses these (the broker owns them, _consumer.js
+        // #kafkaJSToConsumerConfig)
+        ...(classic ? { sessionTimeout: 6000, heartbeatInterval: 1500 } : {}),
         maxBytes: 8192,
         maxBytesPerPartition: 8192,
         ...clientLogger(),
@@ -363,10 +422,14 @@ async function main() {
     // member ids are client.id-uuid: kstranded-m1 < kstranded-m2 orders the members for
     // the roundrobin assignor as they started
     if (many) consumerConfig['client.id'] = `kstranded-${member}`;
+    if (!classic) consumerConfig['group.protocol'] = opts.groupProtocol;
     if (opts.debug) consumerConfig.debug = opts.debug;
     const consumer = kafka.consumer(consumerConfig);
     await consumer.connect();
     await consumer.subscribe({ topic: opts.topic });
+    return consumer;
+  };
+  const runMember = (member, consumer) => {
     const run = { partitionsConsumedConcurrently: opts.concurrency };
     if (opts.handler === 'eachMessage') {
       run.eachMessage = async ({ topic, partition, message, pause }) => {
@@ -410,24 +473,31 @@ async function main() {
   };
 
   const consumers = new Map(); // member -> consumer, while connected
-  consumers.set('m1', await startMember('m1'));
-  const timers = [];
-  if (opts.joinAtMs >= 0) {
-    timers.push(sleep(Math.max(0, runStartedAt + opts.joinAtMs - Date.now())).then(async () => {
-      app('member', { member: 'm2', event: 'join', at_ms: Date.now() - runStartedAt });
-      consumers.set('m2', await startMember('m2'));
-    }));
-  }
-  if (opts.leaveAtMs >= 0) {
-    timers.push(sleep(Math.max(0, runStartedAt + opts.leaveAtMs - Date.now())).then(async () => {
-      while (!consumers.has(opts.leave)) await sleep(50); // m2 still joining
-      const c = consumers.get(opts.leave);
-      consumers.delete(opts.leave);
-      app('member', { member: opts.leave, event: 'leave', at_ms: Date.now() - runStartedAt });
-      await c.disconnect();
-      app('member', { member: opts.leave, event: 'left', at_ms: Date.now() - runStartedAt });
-    }));
-  }
+  // --members N: connected and subscribed together, then run m1 first
+  const initial = [];
+  for (let i = 1; i <= opts.plan.initial; i++) initial.push(`m${i}`);
+  const connected = await Promise.all(initial.map((m) => connectMember(m)));
+  initial.forEach((m, i) => consumers.set(m, runMember(m, connected[i])));
+  // --rebalance-at: each step at its time from m1's run(); a leave waits for its member
+  // to have started (a join just before it may still be connecting)
+  const started = new Map(initial.map((m) => [m, Promise.resolve()]));
+  const timers = opts.plan.steps.map((st) => sleep(Math.max(0, runStartedAt + st.at - Date.now())).then(async () => {
+    if (st.join) {
+      let done;
+      started.set(st.member, new Promise((r) => { done = r; }));
+      app('member', { member: st.member, event: 'join', at_ms: Date.now() - runStartedAt });
+      consumers.set(st.member, runMember(st.member, await connectMember(st.member)));
+      done();
+      return;
+    }
+    while (!started.has(st.member)) await sleep(50);
+    await started.get(st.member);
+    const c = consumers.get(st.member);
+    consumers.delete(st.member);
+    app('member', { member: st.member, event: 'leave', at_ms: Date.now() - runStartedAt });
+    await c.disconnect();
+    app('member', { member: st.member, event: 'left', at_ms: Date.now() - runStartedAt });
+  }));
   if (opts.pauseAtMs > 0 && opts.pauseFrom === 'outside') {
     // --pause-from outside: the application pauses the topic from a timer, whatever the
     // handler is doing (every partition m1 is assigned: consumer.pause with no partitions)
@@ -444,9 +514,11 @@ async function main() {
   }
 
   // Phase 1: wait until everything was delivered or nothing was for --quiet-ms.
-  while (delivered.length < opts.total && Date.now() - lastDeliveryAt < opts.quietMs)
+  // Every record counted once: duplicates (a new owner starting below what the old one
+  // delivered) must not end phase 1 while records are still to come.
+  while (distinct.size < opts.total && Date.now() - lastDeliveryAt < opts.quietMs)
     await sleep(200);
-  if (delivered.length >= opts.total) await sleep(6000); // let auto-commit (5 s) catch up
+  if (distinct.size >= opts.total) await sleep(6000); // let auto-commit (5 s) catch up
   const p1 = await probe(admin, 1);
   const p1Delivered = delivered.length;
 

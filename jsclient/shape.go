@@ -11,7 +11,9 @@
 package jsclient
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -61,6 +63,17 @@ type Shape struct {
 	// --rebalance-at TIME:leave=N). Durations in the scenario's (scaled) time.
 	JoinAt, LeaveAt time.Duration
 	Leave           int
+	// Members: consumers of the group connected and subscribed together at the start
+	// (m1..mN; scenario.js --members, simulate --members); 0 is 1.
+	Members int
+	// Rebalance: membership changes after JoinAt's and LeaveAt's, each at its time from
+	// m1's run(), in the scenario's (scaled) time (scenario.js and simulate
+	// --rebalance-at). A join starts the next member; a leave stops Member (0: the most
+	// recently started member still in the group).
+	Rebalance []Step
+	// GroupProtocol: "" or "classic", or "consumer" (KIP-848: group.protocol=consumer for
+	// every member; scenario.js and simulate --group-protocol).
+	GroupProtocol string
 	// PauseFrom: "" or "handler" (the payload's pause()), or "outside": the application
 	// calls consumer.pause([{topic}]) from a timer PauseAt after run() and the function
 	// it returned ResumeAfter later (scenario.js --pause-from).
@@ -83,8 +96,90 @@ type Shape struct {
 	CacheSizePerWorker time.Duration
 }
 
+// Step is one change of the group's membership (repro.RebalanceStep's words): at At, a
+// new member joins, or member Member leaves (0: the most recently started one still in
+// the group).
+type Step struct {
+	At     time.Duration
+	Join   bool
+	Member int
+}
+
 // leaver is the member LeaveAt names.
 func (s Shape) leaver() int { return max(1, s.Leave) }
+
+// members is Members, 1 when unset.
+func (s Shape) members() int { return max(1, s.Members) }
+
+// steps are the shape's membership changes in time order (stable): JoinAt's, LeaveAt's,
+// then Rebalance's, as scenario.js orders them.
+func (s Shape) steps() []Step {
+	var st []Step
+	if s.JoinAt != 0 {
+		st = append(st, Step{At: s.JoinAt, Join: true})
+	}
+	if s.LeaveAt != 0 {
+		st = append(st, Step{At: s.LeaveAt, Member: s.leaver()})
+	}
+	st = append(st, s.Rebalance...)
+	slices.SortStableFunc(st, func(a, b Step) int { return cmp.Compare(a.At, b.At) })
+	return st
+}
+
+// checkMembers checks the membership as scenario.js (planMembers) and simulate do: a
+// leaving member is in the group then, and one always stays.
+func (s Shape) checkMembers() error {
+	if s.Members < 0 {
+		return fmt.Errorf("members %d: at least 1", s.Members)
+	}
+	var in []int
+	for i := 1; i <= s.members(); i++ {
+		in = append(in, i)
+	}
+	next := s.members() + 1
+	for _, st := range s.steps() {
+		if st.Join {
+			in = append(in, next)
+			next++
+			continue
+		}
+		m := st.Member
+		if m == 0 {
+			m = in[len(in)-1]
+		}
+		i := slices.Index(in, m)
+		if i < 0 {
+			return fmt.Errorf("leave of m%d at %s: m%d is not in the group then (a leave needs a second member)", m, st.At, m)
+		}
+		in = slices.Delete(in, i, i+1)
+		if len(in) == 0 {
+			return fmt.Errorf("leave of m%d at %s: the last member would leave (a leave needs a second member)", m, st.At)
+		}
+	}
+	return nil
+}
+
+func (st Step) scenarioArg() string {
+	ms := strconv.FormatInt(st.At.Milliseconds(), 10)
+	switch {
+	case st.Join:
+		return ms + ":join"
+	case st.Member > 0:
+		return fmt.Sprintf("%s:leave=%d", ms, st.Member)
+	}
+	return ms + ":leave"
+}
+
+func (st Step) simulateArg() string {
+	at := (st.At * Scale).String()
+	switch {
+	case st.Join:
+		return at + ":join"
+	case st.Member > 0:
+		return fmt.Sprintf("%s:leave=%d", at, st.Member)
+	}
+	return at + ":leave"
+}
 
 // scenario.js's fixed settings that simulate must be told: the JS client's auto-commit
 // interval is its default 5 s, not scaled by scenario.js, so 500 s at simulate's scale.
@@ -93,6 +188,12 @@ func (s Shape) leaver() int { return max(1, s.Leave) }
 // when a member learns of another's join or leave (simkafka.Group.SetHeartbeatInterval).
 var simulateCommon = []string{"--auto-commit-interval", fmt.Sprint(5 * time.Second * Scale),
 	"--heartbeat-interval", fmt.Sprint(1500 * time.Millisecond * Scale)}
+
+// consumerHeartbeat is the embedded broker's group.consumer.heartbeat.interval.ms (kfake's
+// default, which `kstranded broker` keeps): under the consumer protocol a member learns of
+// partitions to revoke or newly its own at its next heartbeat (FIDELITY.md, the kip848
+// shapes).
+const consumerHeartbeat = 5000 * time.Millisecond
 
 // defaultCacheSizePerWorker is js.consumer.max.cache.size.per.worker.ms's default. Not
 // scaled by scenario.js either: the real client at 1/100 keeps 100 times as many records'
@@ -145,6 +246,15 @@ func (s Shape) ScenarioArgs() []string {
 	if s.LeaveAt != 0 {
 		add("--leave-at-ms", strconv.FormatInt(s.LeaveAt.Milliseconds(), 10))
 		add("--leave", fmt.Sprintf("m%d", s.leaver()))
+	}
+	if s.Members > 1 {
+		add("--members", strconv.Itoa(s.Members))
+	}
+	for _, st := range s.Rebalance {
+		add("--rebalance-at", st.scenarioArg())
+	}
+	if s.GroupProtocol != "" && s.GroupProtocol != "classic" {
+		add("--group-protocol", s.GroupProtocol)
 	}
 	if s.SeekAt != 0 {
 		add("--seek-at-ms", strconv.FormatInt(s.SeekAt.Milliseconds(), 10))
@@ -224,18 +334,25 @@ func (s Shape) SimulateArgs() ([]string, error) {
 			return nil, fmt.Errorf("pause from %q: scenario.js pauses from the handler or outside", s.PauseFrom)
 		}
 	}
-	// scenario.js runs m1, and m2 when it joins at JoinAt
-	switch {
-	case s.LeaveAt != 0 && s.JoinAt == 0:
-		return nil, fmt.Errorf("a leave needs a second member (JoinAt)")
-	case s.leaver() > 2:
-		return nil, fmt.Errorf("leave m%d: scenario.js runs m1 and m2", s.leaver())
+	// scenario.js runs m1..mN, and one more at each join
+	if err := s.checkMembers(); err != nil {
+		return nil, err
 	}
-	if s.JoinAt != 0 {
-		add("--rebalance-at", (s.JoinAt*Scale).String()+":join")
+	if s.Members > 1 {
+		add("--members", strconv.Itoa(s.Members))
 	}
-	if s.LeaveAt != 0 {
-		add("--rebalance-at", fmt.Sprintf("%s:leave=%d", s.LeaveAt*Scale, s.leaver()))
+	for _, st := range s.steps() {
+		add("--rebalance-at", st.simulateArg())
+	}
+	switch s.GroupProtocol {
+	case "", "classic":
+	case "consumer":
+		// members learn of their target at kfake's ConsumerGroupHeartbeat interval, its
+		// default 5000 ms (group.consumer.heartbeat.interval.ms), not scaled by scenario.js
+		add("--group-protocol", "consumer")
+		add("--consumer-heartbeat-interval", (consumerHeartbeat * Scale).String())
+	default:
+		return nil, fmt.Errorf("group protocol %q: classic or consumer", s.GroupProtocol)
 	}
 	if s.SeekAt != 0 {
 		add("--seek-at", (s.SeekAt * Scale).String())

@@ -107,17 +107,22 @@ type Options struct {
 	CacheSizePerWorker time.Duration
 	// RetryWait is 1.3.0's #nextFetchRetry timer (1 s, eachbatch.Settings.RetryWait):
 	// how long a worker that found nothing waits (policies v1.3.0 and v1.0.0 only). 0: 1 s.
-	RetryWait            time.Duration
-	SessionTimeout       time.Duration
-	HeartbeatInterval    time.Duration
-	FetchWaitMax         time.Duration
-	FetchWaitMaxSet      bool
-	AutoCommitInterval   time.Duration
-	MaxBytes             int
-	MaxBytesPerPartition int
-	AutoCommit           bool
-	ReadCommitted        bool
-	FromBeginning        bool
+	RetryWait         time.Duration
+	SessionTimeout    time.Duration
+	HeartbeatInterval time.Duration
+	// ConsumerHeartbeatInterval (simulated runs only) is the broker's
+	// group.consumer.heartbeat.interval.ms under the consumer protocol: members learn of
+	// a new target assignment at their next heartbeat (simkafka.Group.
+	// SetConsumerHeartbeatInterval). 0: at once.
+	ConsumerHeartbeatInterval time.Duration
+	FetchWaitMax              time.Duration
+	FetchWaitMaxSet           bool
+	AutoCommitInterval        time.Duration
+	MaxBytes                  int
+	MaxBytesPerPartition      int
+	AutoCommit                bool
+	ReadCommitted             bool
+	FromBeginning             bool
 
 	MaxInFlight      int           // ledger back-pressure: unfinished records per partition before it is paused (0: no bound)
 	MaxInFlightBytes int           // same in bytes (0: no bound)
@@ -430,6 +435,9 @@ func (o Options) settingsMap() map[string]string {
 		// Not sent: the broker's group.consumer.* settings apply.
 		delete(m, "session_timeout")
 		delete(m, "heartbeat_interval")
+		if o.ConsumerHeartbeatInterval > 0 {
+			m["consumer_heartbeat_interval"] = o.ConsumerHeartbeatInterval.String()
+		}
 	}
 	return m
 }

@@ -2,10 +2,12 @@ package repro
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kstranded/kstranded/eachbatch"
@@ -62,9 +64,19 @@ func RunRealClient(ctx context.Context, o RealClientOptions) (*Result, error) {
 	if o.Shape.Commit != "" {
 		res.Commit = CommitMode(o.Shape.Commit)
 	}
+	// scenario.js's arguments: --flag value, a lone --flag (--heartbeat) is true, a
+	// repeated one (--rebalance-at) lists its values
 	args := o.Shape.ScenarioArgs()
-	for i := 0; i+1 < len(args); i += 2 {
-		res.Settings[args[i][2:]] = args[i+1]
+	for i := 0; i < len(args); i++ {
+		k, v := args[i][2:], "true"
+		if i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+			v = args[i+1]
+			i++
+		}
+		if prev, ok := res.Settings[k]; ok {
+			v = prev + "," + v
+		}
+		res.Settings[k] = v
 	}
 	cfg := o.Kafka
 	topic := jsclient.Topic
@@ -94,6 +106,12 @@ func RunRealClient(ctx context.Context, o RealClientOptions) (*Result, error) {
 			}()
 		}
 	}
+	if o.Shape.Members > 1 {
+		// measured (FIDELITY.md, issue 23 §1): kfake completes a JoinGroup at once when
+		// every member it knows has joined, so the first member's join completes alone and
+		// the others' are rebalances of their own
+		res.Warnings = append(res.Warnings, fmt.Sprintf("--members %d: the real members, started together, join one at a time: the broker completes the first join alone and the others' are rebalances of their own, with duplicates (FIDELITY.md); simulate assigns the %d together", o.Shape.Members, o.Shape.Members))
+	}
 	group := o.Group
 	if group == "" {
 		group = fmt.Sprintf("kstranded-js-%s-%s", o.Version, runID)
@@ -120,6 +138,15 @@ func RunRealClient(ctx context.Context, o RealClientOptions) (*Result, error) {
 		return res, fmt.Errorf("scenario.js ran %s %s, not %s (NODE_PATH: %s)", RealClientPackage, l.Client, o.Version, o.Dir)
 	}
 	judgeRealClient(res, l)
+	// each member's distinct deliveries (scenario.js names the member with two or more)
+	var names []string
+	for name := range l.ByMember {
+		names = append(names, name)
+	}
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), cmp.Compare(a, b)) })
+	for _, name := range names {
+		res.Members = append(res.Members, MemberResult{Name: name, Delivered: l.ByMember[name]})
+	}
 	res.Complete = true
 	return res, nil
 }

@@ -183,6 +183,12 @@ func (o Options) ValidateSimulated() error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
+	switch {
+	case o.ConsumerHeartbeatInterval < 0:
+		return errors.New("--consumer-heartbeat-interval must be >= 0")
+	case o.ConsumerHeartbeatInterval > 0 && o.groupProtocol() != kafkaconf.GroupProtocolConsumer:
+		return errors.New("--consumer-heartbeat-interval is the consumer protocol's (--group-protocol consumer); the classic one's is --heartbeat-interval")
+	}
 	if n := o.Workload.Total(); n > MaxSimulatedRecords && !o.simScale {
 		return fmt.Errorf("--records/--spread: a simulation takes at most %d records, got %d (its cost follows its events, about 21 a record)", MaxSimulatedRecords, n)
 	}
@@ -255,6 +261,8 @@ func simulateOrder(ctx context.Context, o Options) (*Result, error) {
 	if o.groupProtocol() == kafkaconf.GroupProtocolClassic {
 		// a member learns of another's join or leave at its next heartbeat
 		g.SetHeartbeatInterval(o.HeartbeatInterval)
+	} else {
+		g.SetConsumerHeartbeatInterval(o.ConsumerHeartbeatInterval)
 	}
 	d.cl = &simCluster{o: o, d: d, g: g, w: g.NewMember("", 0, nil), all: all, autoCommit: autoCommit}
 	return d.run(nil)

@@ -58,10 +58,13 @@ import (
 //     member-leave-mid-batch): m2 joined 57 ms after m1's assignment, and m1's consume
 //     calls in the next second served no revoke.
 //
+//   - heartbeats (consumer protocol, SetConsumerHeartbeatInterval): a member learns its
+//     new target (partitions to revoke, partitions newly its own) from the answer to its
+//     next ConsumerGroupHeartbeat; a joining member is answered at once.
+//
 // Not modeled: the rebalance timeout (a member slow to unassign holds an eager
 // rebalance until it does; librdkafka's own max.poll.interval check, which has the same
-// length, usually removes it first), session timeouts, static membership, the
-// heartbeats of the consumer protocol.
+// length, usually removes it first), session timeouts, static membership.
 type Group struct {
 	l    *loop.Loop
 	logs map[TP][]Kind
@@ -81,7 +84,23 @@ type Group struct {
 	owner       map[TP]*Client
 	moving      map[TP]*Client // cooperative: released to this member once its owner unassigns
 	heartbeat   time.Duration  // classic: members learn of a rebalance at their next heartbeat (0: at once)
+	// cooperative (consumer protocol): members learn of a new target assignment at their
+	// next ConsumerGroupHeartbeat (0: at once); joining is the member whose join's
+	// heartbeat is being answered (it learns at once)
+	consumerHeartbeat time.Duration
+	joining           *Client
 }
+
+// SetConsumerHeartbeatInterval is the broker's group.consumer.heartbeat.interval.ms for a
+// consumer-protocol group (KIP-848): a member learns of partitions to revoke or newly
+// assigned to it from the answer to its next ConsumerGroupHeartbeat, every interval
+// counted from its join, except a joining member, whose first heartbeat is answered with
+// the partitions free then. A member's release reaches the broker at once (librdkafka
+// expedites the heartbeat that acknowledges it). Seen with the real JS client on the
+// embedded broker (kfake, 5000 ms; FIDELITY.md, kip848 shapes): a member joining 5 s in
+// was given its partitions at its own heartbeat 10 s after the old owner's revoke.
+// 0 (NewGroup's) tells every member at once.
+func (g *Group) SetConsumerHeartbeatInterval(d time.Duration) { g.consumerHeartbeat = d }
 
 // SetHeartbeatInterval is heartbeat.interval.ms of a classic group's members: a member
 // learns of a rebalance it did not cause at its next heartbeat. 0 (NewGroup's) tells
@@ -141,6 +160,10 @@ func (g *Group) Settled() bool {
 		if len(m.events) > 0 {
 			return false
 		}
+		// consumer protocol: a heartbeat still to tell it of its target
+		if r, a := m.targetDiff(); m.chbTimer != nil && len(r)+len(a) > 0 {
+			return false
+		}
 	}
 	return true
 }
@@ -171,7 +194,9 @@ func (g *Group) Join(c *Client) {
 	if c.autoCommit > 0 && c.autoTimer == nil {
 		c.autoTimer = c.l.After(c.autoCommit, c.autoCommitTick)
 	}
+	g.joining = c
 	g.rebalance()
+	g.joining = nil
 }
 
 // Leave is close() of a member: the assignment is revoked (not lost), its stored
@@ -209,6 +234,10 @@ func (g *Group) Leave(c *Client) {
 
 func (g *Group) remove(c *Client) {
 	c.inGroup = false
+	if c.chbTimer != nil {
+		c.chbTimer.Stop()
+		c.chbTimer = nil
+	}
 	for i, m := range g.members {
 		if m == c {
 			g.members = append(g.members[:i:i], g.members[i+1:]...)
@@ -360,6 +389,15 @@ func (g *Group) rebalanceCooperative() {
 		}
 	}
 	for _, m := range g.members {
+		if g.consumerHeartbeat > 0 && (len(revoke[m]) > 0 || len(give[m]) > 0 && m != g.joining) {
+			// it learns at its next heartbeat what the target then says (a joining
+			// member's first heartbeat is answered with what is free now)
+			m.reconcileAtHeartbeat()
+			if m != g.joining {
+				continue
+			}
+			revoke[m] = nil
+		}
 		if len(revoke[m]) > 0 {
 			m.events = append(m.events, eachbatch.Rebalance{Partitions: revoke[m]})
 		}
@@ -368,6 +406,59 @@ func (g *Group) rebalanceCooperative() {
 			m.wake()
 		}
 	}
+}
+
+// targetDiff is what c's next consumer-protocol heartbeat would tell it: the partitions it
+// holds that the target moves (to revoke) and those the target gives it that it does not
+// hold (to assign), less those a queued event already names.
+func (c *Client) targetDiff() (revoke, give []TP) {
+	g := c.g
+	queued := map[TP]bool{}
+	for _, ev := range c.events {
+		for _, tp := range ev.Partitions {
+			queued[tp] = true
+		}
+	}
+	for _, tp := range g.partitions {
+		switch {
+		case queued[tp] || g.owner[tp] != c:
+		case c.assigned(tp) && g.moving[tp] != nil:
+			revoke = append(revoke, tp)
+		case !c.assigned(tp) && g.moving[tp] == nil:
+			give = append(give, tp)
+		}
+	}
+	return revoke, give
+}
+
+// reconcileAtHeartbeat arms c's next consumer-protocol heartbeat (on the grid of its
+// join), whose answer tells it the target assignment as it is then: the partitions it
+// holds that move (a revoke) and those now its own that it does not hold (an assign).
+func (c *Client) reconcileAtHeartbeat() {
+	g := c.g
+	if c.chbTimer != nil {
+		return
+	}
+	now := c.l.Now()
+	at := c.joinedAt.Add((now.Sub(c.joinedAt)/g.consumerHeartbeat + 1) * g.consumerHeartbeat)
+	c.chbTimer = c.l.After(at.Sub(now), func() {
+		c.chbTimer = nil
+		if !c.inGroup {
+			return
+		}
+		revoke, give := c.targetDiff()
+		if len(revoke)+len(give) == 0 {
+			return
+		}
+		g.emit(c, traceevent.Event{Ev: traceevent.Member, Reason: "heartbeat: new target assignment"})
+		if len(revoke) > 0 {
+			c.events = append(c.events, eachbatch.Rebalance{Partitions: revoke})
+		}
+		if len(give) > 0 {
+			c.events = append(c.events, eachbatch.Rebalance{Assign: true, Partitions: give})
+			c.wake()
+		}
+	})
 }
 
 // released is told that c unassigned tps.
@@ -393,6 +484,10 @@ func (g *Group) released(c *Client, tps []TP) {
 		}
 	}
 	for _, m := range g.members {
+		if len(give[m]) > 0 && g.consumerHeartbeat > 0 {
+			m.reconcileAtHeartbeat() // the new owner learns at its next heartbeat
+			continue
+		}
 		if len(give[m]) > 0 {
 			m.events = append(m.events, eachbatch.Rebalance{Assign: true, Partitions: give[m]})
 			m.wake()

@@ -118,6 +118,7 @@ type Client struct {
 	lastPoll  time.Time
 	pollTimer *loop.Timer
 	hbTimer   *loop.Timer // the heartbeat that tells it of a rebalance (Group.SetHeartbeatInterval)
+	chbTimer  *loop.Timer // the consumer-protocol heartbeat that tells it its target (Group.SetConsumerHeartbeatInterval)
 	// OnRebalance is the rebalance callback (eachbatch.Engine.RebalanceCallback),
 	// called from inside Consume.
 	OnRebalance func(eachbatch.Rebalance)
