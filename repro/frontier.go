@@ -56,7 +56,6 @@ type frontierTracker struct {
 	inflight    map[kpart.TopicPartition]*flight
 	paused      map[kpart.TopicPartition]bool
 	timer       *loop.Timer
-	tickFn      func()                         // tick, made once: a method value allocates at every tick
 	last        map[kpart.TopicPartition]int64 // last frontier traced
 	pushed      map[kpart.TopicPartition]pushedEvidence
 	evVersion   uint64 // the client's EvidenceVersion when every partition's evidence was last pushed
@@ -108,8 +107,8 @@ func (t *frontierTracker) assign(tps []kpart.TopicPartition, start map[kpart.Top
 		t.evPushed = false
 		t.inflight[tp] = &flight{size: map[int64]int{}}
 	}
-	if t.timer == nil && t.interval > 0 {
-		t.timer = t.lp.After(t.interval, t.tickFunc())
+	if !t.timer.Pending() && t.interval > 0 {
+		t.armTick()
 	}
 }
 
@@ -247,21 +246,22 @@ type pushedEvidence struct {
 	off int64
 }
 
-func (t *frontierTracker) tickFunc() func() {
-	if t.tickFn == nil {
-		t.tickFn = t.tick
+// armTick arms the next tick: one timer, re-armed at every tick (a timer and a method
+// value a tick allocated; issue 25).
+func (t *frontierTracker) armTick() {
+	if t.timer == nil {
+		t.timer = t.lp.NewTimer(t.tick)
 	}
-	return t.tickFn
+	t.timer.Reset(t.interval)
 }
 
 func (t *frontierTracker) tick() {
-	t.timer = nil
 	t.evidence()
 	t.traceFrontiers()
 	if t.commits {
 		t.commitPrepared()
 	}
-	t.timer = t.lp.After(t.interval, t.tickFunc())
+	t.armTick()
 }
 
 // commitPrepared commits every partition whose frontier moved past its last commit.
@@ -329,10 +329,7 @@ func (t *frontierTracker) revoked(tps []kpart.TopicPartition, lost bool) {
 // shutdown revokes every partition and commits only the completed owned frontier
 // (ledger mode); records still in a handler keep the commit below them.
 func (t *frontierTracker) shutdown() {
-	if t.timer != nil {
-		t.timer.Stop()
-		t.timer = nil
-	}
+	t.timer.Stop()
 	t.evidence()
 	offs := map[kpart.TopicPartition]int64{}
 	var cs []ledger.Commit

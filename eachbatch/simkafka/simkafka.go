@@ -54,8 +54,7 @@ type Client struct {
 	committed  map[TP]int64
 	commits    []Commit
 	autoCommit time.Duration
-	autoTimer  *loop.Timer
-	autoTick   func() // autoCommitTick, made once: a method value allocates at every tick
+	autoTimer  *loop.Timer // autoCommitTick's timer, re-armed at every tick (armAutoCommit)
 	paused     map[TP]bool
 	trace      func(traceevent.Event)
 	tracing    bool // trace was given: events are built only then
@@ -167,8 +166,8 @@ func (c *Client) Assign(tps ...TP) {
 		ps[i] = tp.Partition
 	}
 	c.trace(traceevent.Event{Time: c.l.Now().UTC(), AtMs: msSince(c.l), Ev: traceevent.Assign, N: len(tps)})
-	if c.autoCommit > 0 && c.autoTimer == nil {
-		c.autoTimer = c.l.After(c.autoCommit, c.autoTickFunc())
+	if c.autoCommit > 0 && !c.autoTimer.Pending() {
+		c.armAutoCommit()
 	}
 }
 
@@ -183,10 +182,7 @@ func (c *Client) Assign(tps ...TP) {
 func (c *Client) Close() {
 	if c.g.managed {
 		c.g.Leave(c)
-		if c.autoTimer != nil {
-			c.autoTimer.Stop()
-			c.autoTimer = nil
-		}
+		c.autoTimer.Stop()
 		if c.pollTimer != nil {
 			c.pollTimer.Stop()
 			c.pollTimer = nil
@@ -199,9 +195,7 @@ func (c *Client) Close() {
 		c.paused = map[TP]bool{}
 		return
 	}
-	if c.autoTimer != nil {
-		c.autoTimer.Stop()
-		c.autoTimer = nil
+	if c.autoTimer.Stop() {
 		c.commitStored(true)
 	}
 	c.g.changes++
@@ -226,14 +220,16 @@ func (c *Client) autoCommitTick() {
 		// A lost assignment is not committed (rd_kafka_cgrp_assigned_offsets_commit).
 		c.commitStored(true)
 	}
-	c.autoTimer = c.l.After(c.autoCommit, c.autoTickFunc())
+	c.armAutoCommit()
 }
 
-func (c *Client) autoTickFunc() func() {
-	if c.autoTick == nil {
-		c.autoTick = c.autoCommitTick
+// armAutoCommit arms the next auto-commit tick: one timer, re-armed at every tick (a
+// timer and a method value a tick allocated; issue 25).
+func (c *Client) armAutoCommit() {
+	if c.autoTimer == nil {
+		c.autoTimer = c.l.NewTimer(c.autoCommitTick)
 	}
-	return c.autoTick
+	c.autoTimer.Reset(c.autoCommit)
 }
 
 // commitStored commits the stored offsets that are past the committed ones: librdkafka
