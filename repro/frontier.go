@@ -114,29 +114,50 @@ func (t *frontierTracker) assign(tps []kpart.TopicPartition, start map[kpart.Top
 
 func (t *frontierTracker) fetched(recs []eachbatch.Record) {
 	last := map[kpart.TopicPartition]eachbatch.Record{}
-	for _, r := range recs {
-		tok, ok := t.tokens[r.TopicPartition]
+	bounded := t.bounded()
+	// A fetch is runs of one partition's records: the partition's token and flight
+	// are looked up once a run, not once a record (issue 25).
+	for i := 0; i < len(recs); {
+		tp := recs[i].TopicPartition
+		j := i + 1
+		for j < len(recs) && recs[j].TopicPartition == tp {
+			j++
+		}
+		run := recs[i:j]
+		i = j
+		tok, ok := t.tokens[tp]
 		if !ok {
 			continue
 		}
-		st, err := t.led.Register(lkey(r.TopicPartition), tok, r.Offset, r.LeaderEpoch)
-		switch {
-		case errors.Is(err, ledger.ErrBehindFrontier):
-			// Re-fetched after its completion (a rewind to an earlier position): the
-			// handler sees it again, the frontier does not move back.
-			continue
-		case err != nil:
-			t.Errors = append(t.Errors, err)
-			continue
+		var f *flight
+		if bounded {
+			f = t.inflight[tp]
 		}
-		if f := t.inflight[r.TopicPartition]; f != nil && st == ledger.Pending {
-			if _, seen := f.size[r.Offset]; !seen {
-				f.size[r.Offset] = r.Size
-				f.n++
-				f.bytes += r.Size
+		key := lkey(tp)
+		registered := -1 // the run's last record registered
+		for k, r := range run {
+			st, err := t.led.Register(key, tok, r.Offset, r.LeaderEpoch)
+			switch {
+			case errors.Is(err, ledger.ErrBehindFrontier):
+				// Re-fetched after its completion (a rewind to an earlier position): the
+				// handler sees it again, the frontier does not move back.
+				continue
+			case err != nil:
+				t.Errors = append(t.Errors, err)
+				continue
 			}
+			if f != nil && st == ledger.Pending {
+				if _, seen := f.size[r.Offset]; !seen {
+					f.size[r.Offset] = r.Size
+					f.n++
+					f.bytes += r.Size
+				}
+			}
+			registered = k
 		}
-		last[r.TopicPartition] = r
+		if registered >= 0 {
+			last[tp] = run[registered]
+		}
 	}
 	for tp, r := range last {
 		// The client's position after returning r is r+1: exact evidence for r's
@@ -147,23 +168,44 @@ func (t *frontierTracker) fetched(recs []eachbatch.Record) {
 	t.traceFrontiers()
 }
 
+// bounded reports whether back-pressure bounds are set: only then are the records in
+// flight counted (a map entry a record, which admit alone reads).
+func (t *frontierTracker) bounded() bool {
+	return t.pause != nil && (t.maxInFlight > 0 || t.maxBytes > 0)
+}
+
 func (t *frontierTracker) finished(recs []eachbatch.Record, resolved bool) {
 	if !resolved {
 		return
 	}
-	for _, r := range recs {
-		tok, ok := t.tokens[r.TopicPartition]
+	bounded := t.bounded()
+	for i := 0; i < len(recs); {
+		tp := recs[i].TopicPartition
+		j := i + 1
+		for j < len(recs) && recs[j].TopicPartition == tp {
+			j++
+		}
+		run := recs[i:j]
+		i = j
+		tok, ok := t.tokens[tp]
 		if !ok {
 			continue
 		}
-		if _, err := t.led.Complete(lkey(r.TopicPartition), tok, r.Offset); err != nil && !errors.Is(err, ledger.ErrBehindFrontier) && !errors.Is(err, ledger.ErrUnknownRecord) {
-			t.Errors = append(t.Errors, err)
+		var f *flight
+		if bounded {
+			f = t.inflight[tp]
 		}
-		if f := t.inflight[r.TopicPartition]; f != nil {
-			if sz, ok := f.size[r.Offset]; ok {
-				delete(f.size, r.Offset)
-				f.n--
-				f.bytes -= sz
+		key := lkey(tp)
+		for _, r := range run {
+			if _, err := t.led.Complete(key, tok, r.Offset); err != nil && !errors.Is(err, ledger.ErrBehindFrontier) && !errors.Is(err, ledger.ErrUnknownRecord) {
+				t.Errors = append(t.Errors, err)
+			}
+			if f != nil {
+				if sz, ok := f.size[r.Offset]; ok {
+					delete(f.size, r.Offset)
+					f.n--
+					f.bytes -= sz
+				}
 			}
 		}
 	}

@@ -56,8 +56,23 @@ type Client struct {
 	autoCommit time.Duration
 	autoTimer  *loop.Timer // autoCommitTick's timer, re-armed at every tick (armAutoCommit)
 	paused     map[TP]bool
-	trace      func(traceevent.Event)
-	tracing    bool // trace was given: events are built only then
+	pauses     uint64 // counts Pause and Resume calls, for drained
+	// drained caches whether every assigned partition is read to its end or paused,
+	// AtEnd's loop, asked after every task of a simulated run (three map lookups a
+	// partition each time: issue 25). It holds while the group's changes and pauses
+	// are those of drainedAt.
+	drained      bool
+	drainedKnown bool
+	drainedAt    [2]uint64
+	// stores counts StoreOffset calls; upToDate is (stores, the group's commits) when
+	// commitStored last left every stored offset at or behind the committed one, so
+	// the next auto-commit tick with neither changed has nothing to commit (it walked
+	// the stored offsets every 5 s of virtual time: issue 25).
+	stores        uint64
+	upToDate      [2]uint64
+	upToDateKnown bool
+	trace         func(traceevent.Event)
+	tracing       bool // trace was given: events are built only then
 	// OnNonEmpty is called (posted on the loop) when records are appended: librdkafka's
 	// queue-non-empty callback.
 	OnNonEmpty func()
@@ -241,6 +256,9 @@ func (c *Client) armAutoCommit() {
 // commits the offset it seeks to, is "not including in commit" (the real client's cgrp
 // log, FIDELITY.md).
 func (c *Client) commitStored(auto bool) {
+	if c.upToDateKnown && c.upToDate == [2]uint64{c.stores, uint64(len(c.g.commits))} {
+		return
+	}
 	offs := map[TP]int64{}
 	for tp, o := range c.stored {
 		if cur, ok := c.g.committed[tp]; !ok || o > cur {
@@ -250,6 +268,7 @@ func (c *Client) commitStored(auto bool) {
 	if len(offs) > 0 {
 		c.commit(offs, auto)
 	}
+	c.upToDate, c.upToDateKnown = [2]uint64{c.stores, uint64(len(c.g.commits))}, true
 }
 
 func (c *Client) commit(offs map[TP]int64, auto bool) {
@@ -405,6 +424,7 @@ func (c *Client) Seek(tp TP, offset int64, _ int32) error {
 // StoreOffset implements eachbatch.Source.
 func (c *Client) StoreOffset(tp TP, offset int64, _ int32) error {
 	c.stored[tp] = offset
+	c.stores++
 	return nil
 }
 
@@ -445,12 +465,24 @@ func (c *Client) AtEnd() bool {
 	} else if len(c.assignment) == 0 {
 		return false
 	}
+	return c.allDrained()
+}
+
+// allDrained reports whether every assigned partition is read to its end or paused.
+func (c *Client) allDrained() bool {
+	at := [2]uint64{c.g.changes, c.pauses}
+	if c.drainedKnown && c.drainedAt == at {
+		return c.drained
+	}
+	drained := true
 	for _, tp := range c.assignment {
 		if c.pos[tp] < int64(len(c.g.logs[tp])) && !c.paused[tp] {
-			return false
+			drained = false
+			break
 		}
 	}
-	return true
+	c.drained, c.drainedKnown, c.drainedAt = drained, true, at
+	return drained
 }
 
 // RecordSize is the size the simulation gives every record.
@@ -459,12 +491,14 @@ const RecordSize = 100
 // Pause stops returning tp's records (back-pressure).
 func (c *Client) Pause(tp TP) error {
 	c.paused[tp] = true
+	c.pauses++
 	return nil
 }
 
 // Resume resumes tp.
 func (c *Client) Resume(tp TP) error {
 	if c.paused[tp] {
+		c.pauses++
 		delete(c.paused, tp)
 		if c.OnNonEmpty != nil && c.pos[tp] < int64(len(c.g.logs[tp])) {
 			c.l.Post(c.OnNonEmpty)
