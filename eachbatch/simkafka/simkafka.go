@@ -317,6 +317,15 @@ func (c *Client) Consume(max int) ([]eachbatch.Record, error) {
 	if !c.started && len(c.assignment) > 0 {
 		c.started, c.next = true, c.StartAt%len(c.assignment)
 	}
+	if max > 0 && c.allDrained() {
+		// Nothing to return: a turn over every partition (three map lookups each,
+		// at every empty fetch) would find nothing and leave the queue where it
+		// is, at the start of a run (issue 25).
+		if n := len(c.assignment); c.Chunk > 0 && n > 0 {
+			c.next, c.inRun = c.next%n, 0
+		}
+		return nil, nil
+	}
 	if n := c.available(max); n > 0 {
 		// One array of the call's size: grown run by run, the calls' arrays were half
 		// the bytes a run of 10^6 records allocated (issue 25).
