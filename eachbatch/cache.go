@@ -190,11 +190,13 @@ func (c *cache) clear() {
 func (c *cache) assignedSize() int { return len(c.assigned) }
 
 // contents lists what each partition still holds (for the trace and the head policy).
+// The lists share the FIFOs' arrays (capped), records being never changed in place:
+// read them, do not append to them.
 func (c *cache) contents() map[kpart.TopicPartition][]Record {
 	out := map[kpart.TopicPartition][]Record{}
 	for tp, p := range c.ppcs {
 		if len(p.recs) > 0 {
-			out[tp] = append([]Record(nil), p.recs...)
+			out[tp] = p.recs[:len(p.recs):len(p.recs)]
 		}
 	}
 	return out
