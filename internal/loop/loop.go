@@ -44,7 +44,8 @@ type Loop struct {
 }
 
 // NewVirtual returns a loop whose clock starts at start and only moves when the loop
-// advances it to the next timer.
+// advances it to the next timer. It belongs to one goroutine: the one that runs it,
+// which alone posts and arms timers on it.
 func NewVirtual(start time.Time) *Loop {
 	return &Loop{virtual: true, start: start, wake: make(chan struct{}, 1)}
 }
@@ -60,8 +61,8 @@ func (l *Loop) Virtual() bool { return l.virtual }
 // Idle reports whether no task is queued, and the deadline of the earliest pending
 // timer (ok false when none). A model uses it to skip virtual time it can prove idle.
 func (l *Loop) Idle() (next time.Time, ok bool, idle bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.lock()
+	defer l.unlock()
 	if l.head < len(l.tasks) {
 		return time.Time{}, false, false
 	}
@@ -95,15 +96,35 @@ func (l *Loop) Elapsed() time.Duration {
 // Start returns the loop's creation time.
 func (l *Loop) Start() time.Time { return l.start }
 
-// Post queues f to run on the loop. It is safe to call from any goroutine.
+// Post queues f to run on the loop. It is safe to call from any goroutine (a virtual
+// loop's: from its own).
 func (l *Loop) Post(f func()) {
-	l.mu.Lock()
+	l.lock()
 	l.tasks = append(l.tasks, f)
-	l.mu.Unlock()
+	l.unlock()
 	l.signal()
 }
 
+// lock guards the queues of a real loop, which other goroutines post to. A virtual
+// loop belongs to the goroutine that runs it (what it runs, and what posts to it, run
+// there: a virtual run is deterministic only then), so it takes no lock: two of them
+// an event were a tenth of a simulated run (issue 25).
+func (l *Loop) lock() {
+	if !l.virtual {
+		l.mu.Lock()
+	}
+}
+
+func (l *Loop) unlock() {
+	if !l.virtual {
+		l.mu.Unlock()
+	}
+}
+
 func (l *Loop) signal() {
+	if l.virtual {
+		return // its Run never waits for a post
+	}
 	select {
 	case l.wake <- struct{}{}:
 	default:
@@ -134,8 +155,8 @@ func (t *Timer) Stop() bool {
 	if t == nil {
 		return false
 	}
-	t.l.mu.Lock()
-	defer t.l.mu.Unlock()
+	t.l.lock()
+	defer t.l.unlock()
 	if t.index < 0 {
 		return false
 	}
@@ -148,8 +169,8 @@ func (t *Timer) Pending() bool {
 	if t == nil {
 		return false
 	}
-	t.l.mu.Lock()
-	defer t.l.mu.Unlock()
+	t.l.lock()
+	defer t.l.unlock()
 	return t.index >= 0
 }
 
@@ -164,14 +185,14 @@ func (t *Timer) Reset(d time.Duration) {
 		d = 0
 	}
 	now := l.elapsed()
-	l.mu.Lock()
+	l.lock()
 	if t.index >= 0 {
 		l.timers.remove(t.index)
 	}
 	l.seq++
 	t.when, t.seq = now+int64(d), l.seq
 	l.timers.push(t)
-	l.mu.Unlock()
+	l.unlock()
 	l.signal()
 }
 
@@ -179,7 +200,8 @@ func (t *Timer) Reset(d time.Duration) {
 // it is not armed yet.
 func (l *Loop) NewTimer(f func()) *Timer { return &Timer{f: f, index: -1, l: l} }
 
-// After runs f on the loop once d has passed. It is safe to call from any goroutine.
+// After runs f on the loop once d has passed. It is safe to call from any goroutine (a
+// virtual loop's: from its own).
 func (l *Loop) After(d time.Duration, f func()) *Timer {
 	t := l.NewTimer(f)
 	t.Reset(d)
@@ -189,13 +211,13 @@ func (l *Loop) After(d time.Duration, f func()) *Timer {
 // Schedule is After for a caller that never stops the timer: it returns nothing, so
 // the loop reuses the timer once it ran (a simulated run arms hundreds of thousands of
 // such timers, one per batch and handler round; issue 25). It is safe to call from any
-// goroutine.
+// goroutine (a virtual loop's: from its own).
 func (l *Loop) Schedule(d time.Duration, f func()) {
 	if d < 0 {
 		d = 0
 	}
 	now := l.elapsed()
-	l.mu.Lock()
+	l.lock()
 	var t *Timer
 	if n := len(l.free); n > 0 {
 		t = l.free[n-1]
@@ -207,7 +229,7 @@ func (l *Loop) Schedule(d time.Duration, f func()) {
 	l.seq++
 	t.when, t.seq, t.f = now+int64(d), l.seq, f
 	l.timers.push(t)
-	l.mu.Unlock()
+	l.unlock()
 	l.signal()
 }
 
@@ -215,8 +237,8 @@ func (l *Loop) Schedule(d time.Duration, f func()) {
 // due once no task is left (time is advanced to it). It returns the wait until the next
 // timer when nothing is runnable (zero and ok=false when nothing is scheduled at all).
 func (l *Loop) next() (f func(), wait time.Duration, scheduled bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.lock()
+	defer l.unlock()
 	if l.head < len(l.tasks) {
 		f = l.tasks[l.head]
 		l.tasks[l.head] = nil
