@@ -58,18 +58,29 @@ func (c *cache) add(r Record, head bool) (newPartition bool) {
 // addMessages is MessageCache.addMessages.
 func (c *cache) addMessages(rs []Record) (newPartition bool) {
 	// Record by record, as MessageCache.addMessages, but each run of one partition's
-	// records is appended at once (one growth of its FIFO, not one a record).
+	// records is appended at once (one growth of its FIFO, not one a record), and a
+	// partition that holds nothing takes the run in place: the fetch's own array,
+	// capped, so that appending to the FIFO copies rather than overwrites the next
+	// run (a copy of every fetched record was a quarter of the allocations of 10^6
+	// records; issue 25). Records are never changed in place, so the array may be
+	// shared by the FIFO, the batches served from it and the fetch.
 	for i := 0; i < len(rs); {
+		tp := rs[i].TopicPartition
 		j := i + 1
-		for j < len(rs) && rs[j].TopicPartition == rs[i].TopicPartition {
+		for j < len(rs) && rs[j].TopicPartition == tp {
 			j++
 		}
-		if c.add(rs[i], false) {
+		p := c.ppcs[tp]
+		if p == nil {
+			p = &ppc{tp: tp}
+			c.ppcs[tp] = p
+			c.available = append(c.available, p)
 			newPartition = true
 		}
-		if j > i+1 {
-			p := c.ppcs[rs[i].TopicPartition]
-			p.recs = append(p.recs, rs[i+1:j]...)
+		if len(p.recs) == 0 {
+			p.recs = rs[i:j:j]
+		} else {
+			p.recs = append(p.recs, rs[i:j]...)
 		}
 		i = j
 	}
@@ -128,8 +139,9 @@ func (c *cache) nextN(p *ppc, n int) ([]Record, *ppc) {
 			p = nil
 			continue
 		}
-		out := make([]Record, k)
-		copy(out, p.recs[:k])
+		// The batch shares the FIFO's array (capped: an append to it copies); the
+		// FIFO only appends past its end, never writes before it.
+		out := p.recs[:k:k]
 		p.recs = p.recs[k:]
 		c.size -= k
 		if c.releaseShort && (n < 0 || k < n) {
@@ -185,11 +197,13 @@ func (c *cache) clear() {
 func (c *cache) assignedSize() int { return len(c.assigned) }
 
 // contents lists what each partition still holds (for the trace and the head policy).
+// The lists share the FIFOs' arrays (capped), records being never changed in place:
+// read them, do not append to them.
 func (c *cache) contents() map[kpart.TopicPartition][]Record {
 	out := map[kpart.TopicPartition][]Record{}
 	for tp, p := range c.ppcs {
 		if len(p.recs) > 0 {
-			out[tp] = append([]Record(nil), p.recs...)
+			out[tp] = p.recs[:len(p.recs):len(p.recs)]
 		}
 	}
 	return out

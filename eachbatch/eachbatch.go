@@ -40,6 +40,9 @@ type Source interface {
 	// Consume returns up to max records the client already holds, without waiting for
 	// the network: the JS client consumes with a timeout of 0 (setDefaultConsumeTimeout(0)
 	// and timeout-only-for-first-message in KafkaConsumerConsumeNum).
+	//
+	// The engine keeps the slice (its cache and batches share its array): a Source
+	// returns a new one each call and does not change it afterwards.
 	Consume(max int) ([]Record, error)
 	// Seek moves the fetch position; buffered records of the partition are dropped.
 	Seek(tp kpart.TopicPartition, offset int64, leaderEpoch int32) error

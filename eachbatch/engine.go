@@ -34,6 +34,9 @@ type worker struct {
 	done    bool
 	waiting bool
 	timer   *loop.Timer // 1.3.0's #nextFetchRetry timer (V1_3_0)
+	// stepFn is step(w), made once: every wake-up of the worker posts it (a closure
+	// a post was most of the engine's allocations; issue 25)
+	stepFn func()
 }
 
 // Engine is the modeled consumer. All methods must be called on its loop.
@@ -63,9 +66,13 @@ type Engine struct {
 	batchesSize    int // #maxBatchesSize
 	lastConsumed   map[kpart.TopicPartition]lastConsumed
 	inflight       map[kpart.TopicPartition]*batch
-	busy           int // batches and messages the handler is working on (1.0.0 can run two of one partition)
-	expiryTimer    *loop.Timer
-	maxPollTimer   *loop.Timer
+	busy           int         // batches and messages the handler is working on (1.0.0 can run two of one partition)
+	expiryTimer    *loop.Timer // #cacheExpirationLoop's wait: one timer, re-armed (armExpiry)
+	expiryGen      int         // the generation the expiry timer was armed in
+	maxPollTimer   *loop.Timer // #checkMaxPollIntervalNotExceeded's deadline, re-armed likewise
+	maxPollGen     int
+	newGenFn       func() // newGeneration, made once
+	terminateFn    func() // notifyNonEmpty(WakeTermination), made once
 	lastFetchEmpty bool
 	fetching       bool      // #fetchInProgress (ConsumeTime > 0 only)
 	fetchWaits     []*worker // workers awaiting #fetchInProgress
@@ -185,7 +192,7 @@ func (e *Engine) Start() {
 	e.running = true
 	e.started = e.l.Now()
 	if e.s.PauseOutside && e.s.PauseAt > 0 {
-		e.l.After(e.s.PauseAt, e.pauseOutside)
+		e.l.Schedule(e.s.PauseAt, e.pauseOutside)
 	}
 	e.newGeneration()
 }
@@ -233,8 +240,9 @@ func (e *Engine) newGeneration() {
 	for i := 0; i < n; i++ {
 		e.nextWorkerID++
 		w := &worker{id: e.nextWorkerID, gen: e.gen}
+		w.stepFn = func() { e.step(w) }
 		e.workers = append(e.workers, w)
-		e.l.Post(func() { e.step(w) })
+		e.l.Post(w.stepFn)
 	}
 	e.emit(traceevent.Event{Ev: traceevent.Spawn, N: n})
 	e.armExpiry(0)
@@ -294,11 +302,11 @@ func (e *Engine) fetched(w *worker, recs []Record, err error) bool {
 	}
 	if err != nil {
 		// The JS worker logs the error and loops; back off instead of spinning.
-		e.l.After(e.s.MinWake, func() { e.step(w) })
+		e.l.Schedule(e.s.MinWake, w.stepFn)
 		return false
 	}
 	if recs == nil {
-		e.l.Post(func() { e.step(w) })
+		e.l.Post(w.stepFn)
 		return false
 	}
 	return true
@@ -319,14 +327,13 @@ func (e *Engine) fetchAsync(w *worker) {
 	e.fetching = true
 	size := e.cacheMaxSize
 	e.updateMaxMessageCacheSize()
-	e.l.After(e.s.ConsumeTime, func() {
+	e.l.Schedule(e.s.ConsumeTime, func() {
 		recs, p, err := e.fetchSized(size)
 		e.fetching = false
 		ws := e.fetchWaits
 		e.fetchWaits = nil
 		for _, o := range ws {
-			o := o
-			e.l.Post(func() { e.step(o) })
+			e.l.Post(o.stepFn)
 		}
 		if w.done || w.gen != e.gen {
 			if p != nil && e.cache.giveBack(p) {
@@ -346,7 +353,7 @@ func (e *Engine) took(w *worker, recs []Record, p *ppc) {
 	if len(e.pendingOps) > 0 {
 		// Don't process messages anymore, execute the operations first (#returnMessages).
 		e.returnMessages(recs, p)
-		e.l.Post(func() { e.step(w) })
+		e.l.Post(w.stepFn)
 		return
 	}
 	e.serve(w, recs)
@@ -594,7 +601,7 @@ func (e *Engine) serve(w *worker, recs []Record) {
 		(e.s.SeekAt == 0 || e.seekDone) && !e.s.Heartbeat {
 		e.deliver(recs)
 		// The whole batch in one timer: the handler neither resolves nor throws on its way.
-		e.l.After(e.s.BatchDuration(len(recs)), func() {
+		e.l.Schedule(e.s.BatchDuration(len(recs)), func() {
 			b.done = len(b.recs)
 			e.endBatch(w, b)
 		})
@@ -636,7 +643,7 @@ func (e *Engine) round(w *worker, b *batch) {
 	// Only records the handler reaches count as delivered: after a throw or a stale
 	// break the rest of the batch never reached it.
 	e.deliver(part)
-	e.l.After(e.s.HandlerDelay, func() {
+	e.l.Schedule(e.s.HandlerDelay, func() {
 		if e.failsIn(b.tp, part, true) {
 			b.threw = true
 			e.endBatch(w, b)
@@ -812,7 +819,7 @@ func (e *Engine) serveMessage(w *worker, b *batch) {
 		// hands it to the handler again). 1.10.1 moved the set after the store.
 		e.lastConsumed[m.TopicPartition] = lastConsumed{offset: m.Offset, leaderEpoch: m.LeaderEpoch}
 	}
-	e.l.After(e.s.BatchDuration(1), func() { e.endMessage(w, b) })
+	e.l.Schedule(e.s.BatchDuration(1), func() { e.endMessage(w, b) })
 }
 
 // endMessage is the rest of #messageProcessor once eachMessage returns or throws. No
@@ -907,7 +914,7 @@ func (e *Engine) maybePause(tp kpart.TopicPartition) {
 	e.paused[tp] = true
 	e.emit(traceevent.Event{Ev: traceevent.Pause, Topic: tp.Topic, Partition: traceevent.P(tp.Partition), Reason: "payload pause()"})
 	e.addPendingOp(pendingOp{name: "pause", run: func() { e.pauseInternal(tp) }})
-	e.l.After(e.s.ResumeAfter, func() {
+	e.l.Schedule(e.s.ResumeAfter, func() {
 		// resume(): queued like every other operation (#resumeInternal)
 		e.addPendingOp(pendingOp{name: "resume", run: func() { e.resumeInternal(tp) }})
 	})
@@ -946,7 +953,7 @@ func (e *Engine) pauseOutside() {
 			e.pauseInternal(tp)
 		}
 	}})
-	e.l.After(e.s.ResumeAfter, func() {
+	e.l.Schedule(e.s.ResumeAfter, func() {
 		e.addPendingOp(pendingOp{name: "resume", run: func() {
 			for _, tp := range tps {
 				e.resumeInternal(tp)
@@ -1049,14 +1056,8 @@ func (e *Engine) exitWorker(w *worker) {
 // allSettled follows `await Promise.allSettled(this.#workers)`.
 func (e *Engine) allSettled() {
 	e.flushSpin()
-	if e.expiryTimer != nil {
-		e.expiryTimer.Stop()
-		e.expiryTimer = nil
-	}
-	if e.maxPollTimer != nil {
-		e.maxPollTimer.Stop()
-		e.maxPollTimer = nil
-	}
+	e.expiryTimer.Stop()
+	e.maxPollTimer.Stop()
 	e.runPendingOps()
 }
 
@@ -1066,7 +1067,10 @@ func (e *Engine) runPendingOps() {
 		e.pendingOps = e.pendingOps[1:]
 		op.run()
 	}
-	e.l.Post(e.newGeneration)
+	if e.newGenFn == nil {
+		e.newGenFn = e.newGeneration
+	}
+	e.l.Post(e.newGenFn)
 }
 
 type pendingOp struct {
@@ -1097,7 +1101,10 @@ func (e *Engine) scheduleTermination() {
 		e.l.Post(e.endSpin)
 		return
 	}
-	e.l.Post(func() { e.notifyNonEmpty(WakeTermination) })
+	if e.terminateFn == nil {
+		e.terminateFn = func() { e.notifyNonEmpty(WakeTermination) }
+	}
+	e.l.Post(e.terminateFn)
 }
 
 // NotifyNonEmpty is librdkafka's queue-non-empty callback (#queueNonEmptyCb): sources
@@ -1142,8 +1149,7 @@ func (e *Engine) notifyNonEmpty(cause string) {
 			}
 		}
 		for _, w := range ws {
-			w := w
-			e.l.Post(func() { e.step(w) })
+			e.l.Post(w.stepFn)
 		}
 	}
 	e.notifyAvailable()
@@ -1162,8 +1168,7 @@ func (e *Engine) notifyAvailable() {
 	ws := e.availWaiters
 	e.availWaiters = nil
 	for _, w := range ws {
-		w := w
-		e.l.Post(func() { e.step(w) })
+		e.l.Post(w.stepFn)
 	}
 }
 

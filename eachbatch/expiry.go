@@ -19,22 +19,23 @@ import (
 // confluent-kafka-javascript 1.10.0 and 1.10.1.
 
 // armExpiry (re)starts #cacheExpirationLoop's wait.
+// One timer serves every arming (Reset cancels a pending run), which orders like a
+// new timer made at each.
 func (e *Engine) armExpiry(d time.Duration) {
-	if e.expiryTimer != nil {
-		e.expiryTimer.Stop()
+	if e.expiryTimer == nil {
+		e.expiryTimer = e.l.NewTimer(func() {
+			if e.expiryGen == e.gen {
+				e.expiryTick()
+			}
+		})
 	}
-	gen := e.gen
-	e.expiryTimer = e.l.After(d, func() {
-		e.expiryTimer = nil
-		if gen == e.gen {
-			e.expiryTick()
-		}
-	})
+	e.expiryGen = e.gen
+	e.expiryTimer.Reset(d)
 }
 
 // restartExpiry is #maxPollIntervalRestart.resolve(): the expiry loop re-evaluates now.
 func (e *Engine) restartExpiry() {
-	if e.expiryTimer != nil {
+	if e.expiryTimer.Pending() {
 		e.armExpiry(0)
 	}
 }
@@ -65,16 +66,11 @@ func (e *Engine) expiryTick() {
 		if wait < time.Millisecond {
 			wait = time.Millisecond
 		}
-		gen := e.gen
-		e.maxPollTimer = e.l.After(wait, func() {
-			e.maxPollTimer = nil
-			if gen != e.gen {
-				return
-			}
-			for _, b := range e.inflight {
-				b.stale = true
-			}
-		})
+		if e.maxPollTimer == nil {
+			e.maxPollTimer = e.l.NewTimer(e.maxPollExceeded)
+		}
+		e.maxPollGen = e.gen
+		e.maxPollTimer.Reset(wait)
 		return
 	}
 	valve := !e.s.Policy.retries() // 1.3.0's loop has no valve: it sleeps until the expiry
@@ -97,6 +93,17 @@ func (e *Engine) expiryTick() {
 		wait = e.s.MinWake
 	}
 	e.armExpiry(wait)
+}
+
+// maxPollExceeded is #checkMaxPollIntervalNotExceeded at its deadline: a batch still
+// running becomes stale.
+func (e *Engine) maxPollExceeded() {
+	if e.maxPollGen != e.gen {
+		return
+	}
+	for _, b := range e.inflight {
+		b.stale = true
+	}
 }
 
 // clear is #clearCacheAndResetPositions under the engine's policy.

@@ -56,7 +56,6 @@ type frontierTracker struct {
 	inflight    map[kpart.TopicPartition]*flight
 	paused      map[kpart.TopicPartition]bool
 	timer       *loop.Timer
-	tickFn      func()                         // tick, made once: a method value allocates at every tick
 	last        map[kpart.TopicPartition]int64 // last frontier traced
 	pushed      map[kpart.TopicPartition]pushedEvidence
 	evVersion   uint64 // the client's EvidenceVersion when every partition's evidence was last pushed
@@ -108,36 +107,57 @@ func (t *frontierTracker) assign(tps []kpart.TopicPartition, start map[kpart.Top
 		t.evPushed = false
 		t.inflight[tp] = &flight{size: map[int64]int{}}
 	}
-	if t.timer == nil && t.interval > 0 {
-		t.timer = t.lp.After(t.interval, t.tickFunc())
+	if !t.timer.Pending() && t.interval > 0 {
+		t.armTick()
 	}
 }
 
 func (t *frontierTracker) fetched(recs []eachbatch.Record) {
 	last := map[kpart.TopicPartition]eachbatch.Record{}
-	for _, r := range recs {
-		tok, ok := t.tokens[r.TopicPartition]
+	bounded := t.bounded()
+	// A fetch is runs of one partition's records: the partition's token and flight
+	// are looked up once a run, not once a record (issue 25).
+	for i := 0; i < len(recs); {
+		tp := recs[i].TopicPartition
+		j := i + 1
+		for j < len(recs) && recs[j].TopicPartition == tp {
+			j++
+		}
+		run := recs[i:j]
+		i = j
+		tok, ok := t.tokens[tp]
 		if !ok {
 			continue
 		}
-		st, err := t.led.Register(lkey(r.TopicPartition), tok, r.Offset, r.LeaderEpoch)
-		switch {
-		case errors.Is(err, ledger.ErrBehindFrontier):
-			// Re-fetched after its completion (a rewind to an earlier position): the
-			// handler sees it again, the frontier does not move back.
-			continue
-		case err != nil:
-			t.Errors = append(t.Errors, err)
-			continue
+		var f *flight
+		if bounded {
+			f = t.inflight[tp]
 		}
-		if f := t.inflight[r.TopicPartition]; f != nil && st == ledger.Pending {
-			if _, seen := f.size[r.Offset]; !seen {
-				f.size[r.Offset] = r.Size
-				f.n++
-				f.bytes += r.Size
+		key := lkey(tp)
+		registered := -1 // the run's last record registered
+		for k, r := range run {
+			st, err := t.led.Register(key, tok, r.Offset, r.LeaderEpoch)
+			switch {
+			case errors.Is(err, ledger.ErrBehindFrontier):
+				// Re-fetched after its completion (a rewind to an earlier position): the
+				// handler sees it again, the frontier does not move back.
+				continue
+			case err != nil:
+				t.Errors = append(t.Errors, err)
+				continue
 			}
+			if f != nil && st == ledger.Pending {
+				if _, seen := f.size[r.Offset]; !seen {
+					f.size[r.Offset] = r.Size
+					f.n++
+					f.bytes += r.Size
+				}
+			}
+			registered = k
 		}
-		last[r.TopicPartition] = r
+		if registered >= 0 {
+			last[tp] = run[registered]
+		}
 	}
 	for tp, r := range last {
 		// The client's position after returning r is r+1: exact evidence for r's
@@ -148,23 +168,44 @@ func (t *frontierTracker) fetched(recs []eachbatch.Record) {
 	t.traceFrontiers()
 }
 
+// bounded reports whether back-pressure bounds are set: only then are the records in
+// flight counted (a map entry a record, which admit alone reads).
+func (t *frontierTracker) bounded() bool {
+	return t.pause != nil && (t.maxInFlight > 0 || t.maxBytes > 0)
+}
+
 func (t *frontierTracker) finished(recs []eachbatch.Record, resolved bool) {
 	if !resolved {
 		return
 	}
-	for _, r := range recs {
-		tok, ok := t.tokens[r.TopicPartition]
+	bounded := t.bounded()
+	for i := 0; i < len(recs); {
+		tp := recs[i].TopicPartition
+		j := i + 1
+		for j < len(recs) && recs[j].TopicPartition == tp {
+			j++
+		}
+		run := recs[i:j]
+		i = j
+		tok, ok := t.tokens[tp]
 		if !ok {
 			continue
 		}
-		if _, err := t.led.Complete(lkey(r.TopicPartition), tok, r.Offset); err != nil && !errors.Is(err, ledger.ErrBehindFrontier) && !errors.Is(err, ledger.ErrUnknownRecord) {
-			t.Errors = append(t.Errors, err)
+		var f *flight
+		if bounded {
+			f = t.inflight[tp]
 		}
-		if f := t.inflight[r.TopicPartition]; f != nil {
-			if sz, ok := f.size[r.Offset]; ok {
-				delete(f.size, r.Offset)
-				f.n--
-				f.bytes -= sz
+		key := lkey(tp)
+		for _, r := range run {
+			if _, err := t.led.Complete(key, tok, r.Offset); err != nil && !errors.Is(err, ledger.ErrBehindFrontier) && !errors.Is(err, ledger.ErrUnknownRecord) {
+				t.Errors = append(t.Errors, err)
+			}
+			if f != nil {
+				if sz, ok := f.size[r.Offset]; ok {
+					delete(f.size, r.Offset)
+					f.n--
+					f.bytes -= sz
+				}
 			}
 		}
 	}
@@ -247,21 +288,22 @@ type pushedEvidence struct {
 	off int64
 }
 
-func (t *frontierTracker) tickFunc() func() {
-	if t.tickFn == nil {
-		t.tickFn = t.tick
+// armTick arms the next tick: one timer, re-armed at every tick (a timer and a method
+// value a tick allocated; issue 25).
+func (t *frontierTracker) armTick() {
+	if t.timer == nil {
+		t.timer = t.lp.NewTimer(t.tick)
 	}
-	return t.tickFn
+	t.timer.Reset(t.interval)
 }
 
 func (t *frontierTracker) tick() {
-	t.timer = nil
 	t.evidence()
 	t.traceFrontiers()
 	if t.commits {
 		t.commitPrepared()
 	}
-	t.timer = t.lp.After(t.interval, t.tickFunc())
+	t.armTick()
 }
 
 // commitPrepared commits every partition whose frontier moved past its last commit.
@@ -329,10 +371,7 @@ func (t *frontierTracker) revoked(tps []kpart.TopicPartition, lost bool) {
 // shutdown revokes every partition and commits only the completed owned frontier
 // (ledger mode); records still in a handler keep the commit below them.
 func (t *frontierTracker) shutdown() {
-	if t.timer != nil {
-		t.timer.Stop()
-		t.timer = nil
-	}
+	t.timer.Stop()
 	t.evidence()
 	offs := map[kpart.TopicPartition]int64{}
 	var cs []ledger.Commit

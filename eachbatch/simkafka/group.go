@@ -191,8 +191,8 @@ func (g *Group) Join(c *Client) {
 	if g.maxPoll > 0 && c.pollTimer == nil {
 		c.armPollCheck()
 	}
-	if c.autoCommit > 0 && c.autoTimer == nil {
-		c.autoTimer = c.l.After(c.autoCommit, c.autoCommitTick)
+	if c.autoCommit > 0 && !c.autoTimer.Pending() {
+		c.armAutoCommit()
 	}
 	g.joining = c
 	g.rebalance()
@@ -220,10 +220,7 @@ func (g *Group) Leave(c *Client) {
 	}
 	c.events = nil
 	g.remove(c)
-	if c.autoTimer != nil {
-		c.autoTimer.Stop()
-		c.autoTimer = nil
-	}
+	c.autoTimer.Stop()
 	if c.pollTimer != nil {
 		c.pollTimer.Stop()
 		c.pollTimer = nil

@@ -54,11 +54,25 @@ type Client struct {
 	committed  map[TP]int64
 	commits    []Commit
 	autoCommit time.Duration
-	autoTimer  *loop.Timer
-	autoTick   func() // autoCommitTick, made once: a method value allocates at every tick
+	autoTimer  *loop.Timer // autoCommitTick's timer, re-armed at every tick (armAutoCommit)
 	paused     map[TP]bool
-	trace      func(traceevent.Event)
-	tracing    bool // trace was given: events are built only then
+	pauses     uint64 // counts Pause and Resume calls, for drained
+	// drained caches whether every assigned partition is read to its end or paused,
+	// AtEnd's loop, asked after every task of a simulated run (three map lookups a
+	// partition each time: issue 25). It holds while the group's changes and pauses
+	// are those of drainedAt.
+	drained      bool
+	drainedKnown bool
+	drainedAt    [2]uint64
+	// stores counts StoreOffset calls; upToDate is (stores, the group's commits) when
+	// commitStored last left every stored offset at or behind the committed one, so
+	// the next auto-commit tick with neither changed has nothing to commit (it walked
+	// the stored offsets every 5 s of virtual time: issue 25).
+	stores        uint64
+	upToDate      [2]uint64
+	upToDateKnown bool
+	trace         func(traceevent.Event)
+	tracing       bool // trace was given: events are built only then
 	// OnNonEmpty is called (posted on the loop) when records are appended: librdkafka's
 	// queue-non-empty callback.
 	OnNonEmpty func()
@@ -168,8 +182,8 @@ func (c *Client) Assign(tps ...TP) {
 		ps[i] = tp.Partition
 	}
 	c.trace(traceevent.Event{Time: c.l.Now().UTC(), AtMs: msSince(c.l), Ev: traceevent.Assign, N: len(tps)})
-	if c.autoCommit > 0 && c.autoTimer == nil {
-		c.autoTimer = c.l.After(c.autoCommit, c.autoTickFunc())
+	if c.autoCommit > 0 && !c.autoTimer.Pending() {
+		c.armAutoCommit()
 	}
 }
 
@@ -184,10 +198,7 @@ func (c *Client) Assign(tps ...TP) {
 func (c *Client) Close() {
 	if c.g.managed {
 		c.g.Leave(c)
-		if c.autoTimer != nil {
-			c.autoTimer.Stop()
-			c.autoTimer = nil
-		}
+		c.autoTimer.Stop()
 		if c.pollTimer != nil {
 			c.pollTimer.Stop()
 			c.pollTimer = nil
@@ -200,9 +211,7 @@ func (c *Client) Close() {
 		c.paused = map[TP]bool{}
 		return
 	}
-	if c.autoTimer != nil {
-		c.autoTimer.Stop()
-		c.autoTimer = nil
+	if c.autoTimer.Stop() {
 		c.commitStored(true)
 	}
 	c.g.changes++
@@ -227,14 +236,16 @@ func (c *Client) autoCommitTick() {
 		// A lost assignment is not committed (rd_kafka_cgrp_assigned_offsets_commit).
 		c.commitStored(true)
 	}
-	c.autoTimer = c.l.After(c.autoCommit, c.autoTickFunc())
+	c.armAutoCommit()
 }
 
-func (c *Client) autoTickFunc() func() {
-	if c.autoTick == nil {
-		c.autoTick = c.autoCommitTick
+// armAutoCommit arms the next auto-commit tick: one timer, re-armed at every tick (a
+// timer and a method value a tick allocated; issue 25).
+func (c *Client) armAutoCommit() {
+	if c.autoTimer == nil {
+		c.autoTimer = c.l.NewTimer(c.autoCommitTick)
 	}
-	return c.autoTick
+	c.autoTimer.Reset(c.autoCommit)
 }
 
 // commitStored commits the stored offsets that are past the committed ones: librdkafka
@@ -246,6 +257,9 @@ func (c *Client) autoTickFunc() func() {
 // commits the offset it seeks to, is "not including in commit" (the real client's cgrp
 // log, FIDELITY.md).
 func (c *Client) commitStored(auto bool) {
+	if c.upToDateKnown && c.upToDate == [2]uint64{c.stores, uint64(len(c.g.commits))} {
+		return
+	}
 	offs := map[TP]int64{}
 	for tp, o := range c.stored {
 		if cur, ok := c.g.committed[tp]; !ok || o > cur {
@@ -255,6 +269,7 @@ func (c *Client) commitStored(auto bool) {
 	if len(offs) > 0 {
 		c.commit(offs, auto)
 	}
+	c.upToDate, c.upToDateKnown = [2]uint64{c.stores, uint64(len(c.g.commits))}, true
 }
 
 func (c *Client) commit(offs map[TP]int64, auto bool) {
@@ -302,6 +317,20 @@ func (c *Client) Consume(max int) ([]eachbatch.Record, error) {
 	}
 	if !c.started && len(c.assignment) > 0 {
 		c.started, c.next = true, c.StartAt%len(c.assignment)
+	}
+	if max > 0 && c.allDrained() {
+		// Nothing to return: a turn over every partition (three map lookups each,
+		// at every empty fetch) would find nothing and leave the queue where it
+		// is, at the start of a run (issue 25).
+		if n := len(c.assignment); c.Chunk > 0 && n > 0 {
+			c.next, c.inRun = c.next%n, 0
+		}
+		return nil, nil
+	}
+	if n := c.available(max); n > 0 {
+		// One array of the call's size: grown run by run, the calls' arrays were half
+		// the bytes a run of 10^6 records allocated (issue 25).
+		out = make([]eachbatch.Record, 0, n)
 	}
 	if c.Chunk <= 0 {
 		if ring := c.queueRing(); ring != nil {
@@ -371,6 +400,21 @@ func (c *Client) queueRing() []int {
 	return c.ring
 }
 
+// available bounds what a call of limit returns: the entries past the position of the
+// partitions not paused (records, and markers it skips), at most limit.
+func (c *Client) available(limit int) int {
+	n := 0
+	for _, tp := range c.assignment {
+		if n >= limit {
+			break
+		}
+		if left := int64(len(c.g.logs[tp])) - c.pos[tp]; left > 0 && !c.paused[tp] {
+			n += int(left)
+		}
+	}
+	return min(n, limit)
+}
+
 // hasMore reports whether tp holds records past the client's position that it returns.
 func (c *Client) hasMore(tp TP) bool {
 	return !c.paused[tp] && c.pos[tp] < int64(len(c.g.logs[tp]))
@@ -410,6 +454,7 @@ func (c *Client) Seek(tp TP, offset int64, _ int32) error {
 // StoreOffset implements eachbatch.Source.
 func (c *Client) StoreOffset(tp TP, offset int64, _ int32) error {
 	c.stored[tp] = offset
+	c.stores++
 	return nil
 }
 
@@ -450,12 +495,24 @@ func (c *Client) AtEnd() bool {
 	} else if len(c.assignment) == 0 {
 		return false
 	}
+	return c.allDrained()
+}
+
+// allDrained reports whether every assigned partition is read to its end or paused.
+func (c *Client) allDrained() bool {
+	at := [2]uint64{c.g.changes, c.pauses}
+	if c.drainedKnown && c.drainedAt == at {
+		return c.drained
+	}
+	drained := true
 	for _, tp := range c.assignment {
 		if c.pos[tp] < int64(len(c.g.logs[tp])) && !c.paused[tp] {
-			return false
+			drained = false
+			break
 		}
 	}
-	return true
+	c.drained, c.drainedKnown, c.drainedAt = drained, true, at
+	return drained
 }
 
 // RecordSize is the size the simulation gives every record.
@@ -464,12 +521,14 @@ const RecordSize = 100
 // Pause stops returning tp's records (back-pressure).
 func (c *Client) Pause(tp TP) error {
 	c.paused[tp] = true
+	c.pauses++
 	return nil
 }
 
 // Resume resumes tp.
 func (c *Client) Resume(tp TP) error {
 	if c.paused[tp] {
+		c.pauses++
 		delete(c.paused, tp)
 		if c.OnNonEmpty != nil && c.pos[tp] < int64(len(c.g.logs[tp])) {
 			c.l.Post(c.OnNonEmpty)

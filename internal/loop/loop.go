@@ -12,7 +12,6 @@
 package loop
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"sync"
@@ -31,17 +30,22 @@ type Loop struct {
 	mu sync.Mutex
 	// vnow is the virtual clock, in nanoseconds since start: atomic, so Now is read
 	// without the mutex (it is asked for at every event; issue 25).
-	vnow   atomic.Int64
-	start  time.Time
+	vnow  atomic.Int64
+	start time.Time
+	// tasks[head:] are queued; the slice is reused from its start once drained (a
+	// queue resliced from the front regrows its array again and again).
 	tasks  []func()
+	head   int
 	timers timerHeap
+	free   []*Timer // timers of Schedule that ran, for the next Schedule to reuse
 	seq    uint64
 	wake   chan struct{}
 	ran    uint64 // tasks and timers run, for Ran
 }
 
 // NewVirtual returns a loop whose clock starts at start and only moves when the loop
-// advances it to the next timer.
+// advances it to the next timer. It belongs to one goroutine: the one that runs it,
+// which alone posts and arms timers on it.
 func NewVirtual(start time.Time) *Loop {
 	return &Loop{virtual: true, start: start, wake: make(chan struct{}, 1)}
 }
@@ -57,15 +61,15 @@ func (l *Loop) Virtual() bool { return l.virtual }
 // Idle reports whether no task is queued, and the deadline of the earliest pending
 // timer (ok false when none). A model uses it to skip virtual time it can prove idle.
 func (l *Loop) Idle() (next time.Time, ok bool, idle bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.tasks) > 0 {
+	l.lock()
+	defer l.unlock()
+	if l.head < len(l.tasks) {
 		return time.Time{}, false, false
 	}
 	if len(l.timers) == 0 {
 		return time.Time{}, false, true
 	}
-	return l.timers[0].when, true, true
+	return l.start.Add(time.Duration(l.timers[0].when)), true, true
 }
 
 // Ran returns how many tasks and timers the loop has run: the cost of a virtual run
@@ -92,28 +96,58 @@ func (l *Loop) Elapsed() time.Duration {
 // Start returns the loop's creation time.
 func (l *Loop) Start() time.Time { return l.start }
 
-// Post queues f to run on the loop. It is safe to call from any goroutine.
+// Post queues f to run on the loop. It is safe to call from any goroutine (a virtual
+// loop's: from its own).
 func (l *Loop) Post(f func()) {
-	l.mu.Lock()
+	l.lock()
 	l.tasks = append(l.tasks, f)
-	l.mu.Unlock()
+	l.unlock()
 	l.signal()
 }
 
+// lock guards the queues of a real loop, which other goroutines post to. A virtual
+// loop belongs to the goroutine that runs it (what it runs, and what posts to it, run
+// there: a virtual run is deterministic only then), so it takes no lock: two of them
+// an event were a tenth of a simulated run (issue 25).
+func (l *Loop) lock() {
+	if !l.virtual {
+		l.mu.Lock()
+	}
+}
+
+func (l *Loop) unlock() {
+	if !l.virtual {
+		l.mu.Unlock()
+	}
+}
+
 func (l *Loop) signal() {
+	if l.virtual {
+		return // its Run never waits for a post
+	}
 	select {
 	case l.wake <- struct{}{}:
 	default:
 	}
 }
 
-// Timer is a pending call of After.
+// elapsed is the loop's clock as nanoseconds since start, the unit of a timer's
+// deadline.
+func (l *Loop) elapsed() int64 {
+	if l.virtual {
+		return l.vnow.Load()
+	}
+	return int64(time.Since(l.start))
+}
+
+// Timer is a pending call of After (or a timer of NewTimer, armed by Reset).
 type Timer struct {
-	when  time.Time
-	seq   uint64
-	f     func()
-	index int
-	l     *Loop
+	when   int64 // deadline, nanoseconds since the loop's start
+	seq    uint64
+	f      func()
+	index  int // in the heap; -1 when not pending
+	l      *Loop
+	pooled bool // made by Schedule: nobody holds it, it is reused once it ran
 }
 
 // Stop cancels the timer; it reports whether the timer was still pending.
@@ -121,40 +155,97 @@ func (t *Timer) Stop() bool {
 	if t == nil {
 		return false
 	}
-	t.l.mu.Lock()
-	defer t.l.mu.Unlock()
+	t.l.lock()
+	defer t.l.unlock()
 	if t.index < 0 {
 		return false
 	}
-	heap.Remove(&t.l.timers, t.index)
+	t.l.timers.remove(t.index)
 	return true
 }
 
-// After runs f on the loop once d has passed. It is safe to call from any goroutine.
-func (l *Loop) After(d time.Duration, f func()) *Timer {
+// Pending reports whether the timer is armed and has not run yet (false for nil).
+func (t *Timer) Pending() bool {
+	if t == nil {
+		return false
+	}
+	t.l.lock()
+	defer t.l.unlock()
+	return t.index >= 0
+}
+
+// Reset arms the timer to run its function once d has passed from now, cancelling a
+// pending run first. It orders like a timer made by After now: a deadline shared with
+// another timer runs after the timers made or reset before it. A model that re-arms
+// the same timer again and again (an expiry loop, an auto-commit interval) keeps one
+// Timer instead of allocating one per arming.
+func (t *Timer) Reset(d time.Duration) {
+	l := t.l
 	if d < 0 {
 		d = 0
 	}
-	now := l.Now()
-	l.mu.Lock()
+	now := l.elapsed()
+	l.lock()
+	if t.index >= 0 {
+		l.timers.remove(t.index)
+	}
 	l.seq++
-	t := &Timer{when: now.Add(d), seq: l.seq, f: f, l: l}
-	heap.Push(&l.timers, t)
-	l.mu.Unlock()
+	t.when, t.seq = now+int64(d), l.seq
+	l.timers.push(t)
+	l.unlock()
 	l.signal()
+}
+
+// NewTimer returns a timer that runs f on the loop each time it is armed with Reset;
+// it is not armed yet.
+func (l *Loop) NewTimer(f func()) *Timer { return &Timer{f: f, index: -1, l: l} }
+
+// After runs f on the loop once d has passed. It is safe to call from any goroutine (a
+// virtual loop's: from its own).
+func (l *Loop) After(d time.Duration, f func()) *Timer {
+	t := l.NewTimer(f)
+	t.Reset(d)
 	return t
+}
+
+// Schedule is After for a caller that never stops the timer: it returns nothing, so
+// the loop reuses the timer once it ran (a simulated run arms hundreds of thousands of
+// such timers, one per batch and handler round; issue 25). It is safe to call from any
+// goroutine (a virtual loop's: from its own).
+func (l *Loop) Schedule(d time.Duration, f func()) {
+	if d < 0 {
+		d = 0
+	}
+	now := l.elapsed()
+	l.lock()
+	var t *Timer
+	if n := len(l.free); n > 0 {
+		t = l.free[n-1]
+		l.free[n-1] = nil
+		l.free = l.free[:n-1]
+	} else {
+		t = &Timer{l: l, pooled: true}
+	}
+	l.seq++
+	t.when, t.seq, t.f = now+int64(d), l.seq, f
+	l.timers.push(t)
+	l.unlock()
+	l.signal()
 }
 
 // next pops a runnable function: a task, or a due timer. On a virtual clock a timer is
 // due once no task is left (time is advanced to it). It returns the wait until the next
 // timer when nothing is runnable (zero and ok=false when nothing is scheduled at all).
 func (l *Loop) next() (f func(), wait time.Duration, scheduled bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.tasks) > 0 {
-		f = l.tasks[0]
-		l.tasks[0] = nil
-		l.tasks = l.tasks[1:]
+	l.lock()
+	defer l.unlock()
+	if l.head < len(l.tasks) {
+		f = l.tasks[l.head]
+		l.tasks[l.head] = nil
+		l.head++
+		if l.head == len(l.tasks) {
+			l.tasks, l.head = l.tasks[:0], 0
+		}
 		return f, 0, true
 	}
 	if len(l.timers) == 0 {
@@ -162,18 +253,28 @@ func (l *Loop) next() (f func(), wait time.Duration, scheduled bool) {
 	}
 	t := l.timers[0]
 	if l.virtual {
-		if d := t.when.Sub(l.start); d > time.Duration(l.vnow.Load()) {
-			l.vnow.Store(int64(d))
+		if t.when > l.vnow.Load() {
+			l.vnow.Store(t.when)
 		}
-		heap.Pop(&l.timers)
-		return t.f, 0, true
+		return l.pop(), 0, true
 	}
-	now := time.Now()
-	if !t.when.After(now) {
-		heap.Pop(&l.timers)
-		return t.f, 0, true
+	now := int64(time.Since(l.start))
+	if t.when <= now {
+		return l.pop(), 0, true
 	}
-	return nil, t.when.Sub(now), true
+	return nil, time.Duration(t.when - now), true
+}
+
+// pop removes the earliest timer and returns its function; a timer of Schedule goes
+// back to the free list.
+func (l *Loop) pop() func() {
+	t := l.timers.remove(0)
+	f := t.f
+	if t.pooled {
+		t.f = nil
+		l.free = append(l.free, t)
+	}
+	return f
 }
 
 // Run runs tasks and timers until done() reports true (checked after every task), or
@@ -216,31 +317,73 @@ func (l *Loop) Run(ctx context.Context, done func() bool) error {
 	}
 }
 
+// timerHeap is a binary min-heap of timers by deadline, then by seq: a total order
+// (seq is unique), so timers run in the same order whatever the heap's layout.
 type timerHeap []*Timer
 
-func (h timerHeap) Len() int { return len(h) }
-func (h timerHeap) Less(i, j int) bool {
-	if h[i].when.Equal(h[j].when) {
-		return h[i].seq < h[j].seq
-	}
-	return h[i].when.Before(h[j].when)
+func (h timerHeap) less(i, j int) bool {
+	a, b := h[i], h[j]
+	return a.when < b.when || (a.when == b.when && a.seq < b.seq)
 }
-func (h timerHeap) Swap(i, j int) {
+
+func (h timerHeap) swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].index = i
 	h[j].index = j
 }
-func (h *timerHeap) Push(x any) {
-	t := x.(*Timer)
+
+func (h *timerHeap) push(t *Timer) {
 	t.index = len(*h)
 	*h = append(*h, t)
+	h.up(t.index)
 }
-func (h *timerHeap) Pop() any {
+
+// remove takes out the timer at i and returns it.
+func (h *timerHeap) remove(i int) *Timer {
 	old := *h
-	n := len(old)
-	t := old[n-1]
-	old[n-1] = nil
+	n := len(old) - 1
+	if n != i {
+		old.swap(i, n)
+	}
+	t := old[n]
+	old[n] = nil
 	t.index = -1
-	*h = old[:n-1]
+	*h = old[:n]
+	if n != i {
+		if !h.down(i) {
+			h.up(i)
+		}
+	}
 	return t
+}
+
+func (h timerHeap) up(j int) {
+	for j > 0 {
+		i := (j - 1) / 2
+		if !h.less(j, i) {
+			break
+		}
+		h.swap(i, j)
+		j = i
+	}
+}
+
+// down moves the timer at i down; it reports whether it moved.
+func (h timerHeap) down(i0 int) bool {
+	i, n := i0, len(h)
+	for {
+		j := 2*i + 1
+		if j >= n || j < 0 {
+			break
+		}
+		if r := j + 1; r < n && h.less(r, j) {
+			j = r
+		}
+		if !h.less(j, i) {
+			break
+		}
+		h.swap(i, j)
+		i = j
+	}
+	return i > i0
 }
