@@ -86,6 +86,7 @@ type rdScanner struct {
 	// repeated: keep dropped a record as a repeat (the JS scanner reads and clears it:
 	// the dropped record's time still counts, jsTime)
 	repeated bool
+	memo     []memoEntry // the readings of recent messages (rdkafka_memo.go); nil until used
 }
 
 func newRdScanner() *rdScanner { return &rdScanner{names: map[string]string{}} }
@@ -203,6 +204,33 @@ func (sc *rdScanner) scanMessage(fac, client, msg []byte, r *rdRec) (bool, error
 	if op == rdNone {
 		return false, nil
 	}
+	if op == rdPosition && len(fac) == 5 && bytes.HasSuffix(msg, bToppars) {
+		return false, nil // the fetcher's request summary, "Fetch 3/3/3 toppar(s)"
+	}
+	if op == rdFetch || len(msg) > memoMaxMsg {
+		// Enqueue lines name a new last offset each time: they never repeat
+		ok, err := sc.readMessage(op, fac, client, msg, r)
+		if !ok || err != nil {
+			return false, err
+		}
+		return sc.keep(r, client), nil
+	}
+	e := sc.memoOf(fac, client, msg)
+	if !e.is(fac, client, msg) {
+		ok, err := sc.readMessage(op, fac, client, msg, r)
+		e.set(fac, client, msg, ok, err, r)
+	} else if e.ok && e.err == nil {
+		*r = e.rec
+	}
+	if !e.ok || e.err != nil {
+		return false, e.err
+	}
+	return sc.keep(r, client), nil
+}
+
+// readMessage is scanMessage without the memo and without keep: what the line says, a
+// function of its facility, client and message alone.
+func (sc *rdScanner) readMessage(op rdOp, fac, client, msg []byte, r *rdRec) (bool, error) {
 	// with debug on, every client of the process (producers and admin clients, which
 	// librdkafka names "<client.id>#producer-N", next to the consumer) logs into the same
 	// stream: only consumers fetch, store and commit
@@ -212,16 +240,13 @@ func (sc *rdScanner) scanMessage(fac, client, msg []byte, r *rdRec) (bool, error
 	*r = rdRec{op: op, part: AllPartitions, off: Unknown, aux: Unknown}
 	if op == rdPosition && len(fac) == 5 {
 		// FETCH: the long-poll lines are most of a log; read them before anything else
-		if bytes.HasSuffix(msg, bToppars) {
-			return false, nil // the fetcher's request summary, "Fetch 3/3/3 toppar(s)"
-		}
 		if j := bytes.Index(msg, bFetchTopic); j >= 0 {
 			topic, part, off, ok := sc.topicPartAt(msg[j+len(bFetchTopic):], bAtOffset)
 			if !ok {
 				return false, errMalformed("unreadable Fetch topic line")
 			}
 			r.topic, r.part, r.off = topic, part, off
-			return sc.keep(r, client), nil
+			return true, nil
 		}
 	}
 	if len(msg) > 0 && msg[0] == ' ' || bytes.HasPrefix(msg, []byte("[thrd:")) {
@@ -229,11 +254,7 @@ func (sc *rdScanner) scanMessage(fac, client, msg []byte, r *rdRec) (bool, error
 			msg = msg[j+3:]
 		}
 	}
-	ok, err := sc.message(fac, msg, r)
-	if !ok || err != nil {
-		return false, err
-	}
-	return sc.keep(r, client), nil
+	return sc.message(fac, msg, r)
 }
 
 // keep drops repeats and names the client of the records that settle commits.
