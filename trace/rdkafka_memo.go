@@ -19,6 +19,10 @@ const (
 	memoMaxMsg = 512     // longer messages are read each time
 	// memoHashTail: the bytes at the end of a message that pick its entry
 	memoHashTail = 64
+	// memoTrial: the misses in a chunk after which the memo is left for the rest of the
+	// chunk when fewer than a third of its lookups were hits (a busy consumer's positions
+	// and stored offsets move on every line: reading them costs less than the lookup)
+	memoTrial = 256
 )
 
 type memoEntry struct {

@@ -87,11 +87,18 @@ type rdScanner struct {
 	// the dropped record's time still counts, jsTime)
 	repeated bool
 	memo     []memoEntry // the readings of recent messages (rdkafka_memo.go); nil until used
+	// the memo's hits and misses in this chunk; memoOff: too few hits, not used for the
+	// rest of the chunk
+	memoHits, memoMisses int
+	memoOff              bool
 }
 
 func newRdScanner() *rdScanner { return &rdScanner{names: map[string]string{}} }
 
-func (sc *rdScanner) reset() { sc.last = sc.last[:0] }
+func (sc *rdScanner) reset() {
+	sc.last = sc.last[:0]
+	sc.memoHits, sc.memoMisses, sc.memoOff = 0, 0, false
+}
 
 // repeat reports whether r says again what the last record of its partition in this chunk
 // said, in a way that cannot change anything: a fetch position or a stored offset (not for
@@ -207,7 +214,7 @@ func (sc *rdScanner) scanMessage(fac, client, msg []byte, r *rdRec) (bool, error
 	if op == rdPosition && len(fac) == 5 && bytes.HasSuffix(msg, bToppars) {
 		return false, nil // the fetcher's request summary, "Fetch 3/3/3 toppar(s)"
 	}
-	if op == rdFetch || len(msg) > memoMaxMsg {
+	if op == rdFetch || len(msg) > memoMaxMsg || sc.memoOff {
 		// Enqueue lines name a new last offset each time: they never repeat
 		ok, err := sc.readMessage(op, fac, client, msg, r)
 		if !ok || err != nil {
@@ -219,8 +226,13 @@ func (sc *rdScanner) scanMessage(fac, client, msg []byte, r *rdRec) (bool, error
 	if !e.is(fac, client, msg) {
 		ok, err := sc.readMessage(op, fac, client, msg, r)
 		e.set(fac, client, msg, ok, err, r)
-	} else if e.ok && e.err == nil {
-		*r = e.rec
+		sc.memoMisses++
+		sc.memoOff = sc.memoMisses >= memoTrial && sc.memoMisses > 2*sc.memoHits
+	} else {
+		sc.memoHits++
+		if e.ok && e.err == nil {
+			*r = e.rec
+		}
 	}
 	if !e.ok || e.err != nil {
 		return false, e.err
