@@ -214,8 +214,9 @@ func (sc *rdScanner) scanMessage(fac, client, msg []byte, r *rdRec) (bool, error
 	if op == rdPosition && len(fac) == 5 && bytes.HasSuffix(msg, bToppars) {
 		return false, nil // the fetcher's request summary, "Fetch 3/3/3 toppar(s)"
 	}
-	if op == rdFetch || len(msg) > memoMaxMsg || sc.memoOff {
-		// Enqueue lines name a new last offset each time: they never repeat
+	if op != rdPosition || len(msg) > memoMaxMsg || sc.memoOff {
+		// the fetcher's positions repeat while a partition waits; the other messages
+		// (Enqueue's new last offset, a busy consumer's stored offsets) rarely do
 		ok, err := sc.readMessage(op, fac, client, msg, r)
 		if !ok || err != nil {
 			return false, err
@@ -227,7 +228,7 @@ func (sc *rdScanner) scanMessage(fac, client, msg []byte, r *rdRec) (bool, error
 		ok, err := sc.readMessage(op, fac, client, msg, r)
 		e.set(fac, client, msg, ok, err, r)
 		sc.memoMisses++
-		sc.memoOff = sc.memoMisses >= memoTrial && sc.memoMisses > 2*sc.memoHits
+		sc.memoOff = sc.memoMisses >= memoTrial && 3*sc.memoMisses > sc.memoHits
 	} else {
 		sc.memoHits++
 		if e.ok && e.err == nil {
