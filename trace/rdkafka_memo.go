@@ -35,6 +35,9 @@ type memoEntry struct {
 
 var memoSeed = maphash.MakeSeed()
 
+// noMemo (tests) reads every message.
+var noMemo = false
+
 // memoOf returns the entry the message maps to (not necessarily its own: see is).
 func (sc *rdScanner) memoOf(fac, client, msg []byte) *memoEntry {
 	if sc.memo == nil {

@@ -214,7 +214,7 @@ func (sc *rdScanner) scanMessage(fac, client, msg []byte, r *rdRec) (bool, error
 	if op == rdPosition && len(fac) == 5 && bytes.HasSuffix(msg, bToppars) {
 		return false, nil // the fetcher's request summary, "Fetch 3/3/3 toppar(s)"
 	}
-	if op != rdPosition || len(msg) > memoMaxMsg || sc.memoOff {
+	if op != rdPosition || len(msg) > memoMaxMsg || sc.memoOff || noMemo {
 		// the fetcher's positions repeat while a partition waits; the other messages
 		// (Enqueue's new last offset, a busy consumer's stored offsets) rarely do
 		ok, err := sc.readMessage(op, fac, client, msg, r)
