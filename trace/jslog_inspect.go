@@ -42,7 +42,7 @@ func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
 		if len(line) > maxLine {
 			return 0
 		}
-		key, val, isStr, ok := jstok.SimpleField(line)
+		key, val, isStr, ok := jstok.SimpleField(line, s.noBackslash(c.data, line))
 		if !ok {
 			return 0
 		}

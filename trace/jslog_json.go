@@ -19,7 +19,7 @@ func (s *jsScanner) jsonLine(c *rdChunk, line []byte) {
 	o.reset(c.lines)
 	// the fields first, the search for "fac" only when they are unreadable: a readable
 	// object with a fac key has "fac" in it, and one without is the application's either way
-	if err := s.jsonFields(t); err != "" {
+	if err := s.jsonFields(t, s.inChunk && s.noBackslash(c.data, t)); err != "" {
 		if !bytes.Contains(t, bJSONFac) {
 			s.appLine(c, line)
 			return
@@ -42,8 +42,9 @@ func (s *jsScanner) jsonLine(c *rdChunk, line []byte) {
 // jsonFields reads the top-level fields of one JSON object: the text (msg, message), fac,
 // name and the time (the client's timestamp, else the logger's time: milliseconds since the
 // epoch or an RFC 3339 string).
-func (s *jsScanner) jsonFields(b []byte) string {
-	if s.jsonFieldsCompact(b) {
+// clean says b holds no backslash.
+func (s *jsScanner) jsonFields(b []byte, clean bool) string {
+	if s.jsonFieldsCompact(b, clean) {
 		return ""
 	}
 	s.obj.reset(s.obj.start) // what the fast path read of it is read again
@@ -68,9 +69,9 @@ func (s *jsScanner) jsonFieldsAny(b []byte) string {
 // output: no whitespace between tokens, flat) when the line holds no backslash
 // (jstok.Compact). It reads what jsonFields reads and reports false for anything else,
 // which jsonFields then reads from the start. TestCompactJSONReadsAsTheGeneralReader and
-// FuzzJSONCompact compare the two.
-func (s *jsScanner) jsonFieldsCompact(b []byte) bool {
-	t := jstok.NewCompact(b)
+// FuzzJSONCompact compare the two. clean says b holds no backslash.
+func (s *jsScanner) jsonFieldsCompact(b []byte, clean bool) bool {
+	t := jstok.NewCompact(b, clean)
 	for t.Next() {
 		s.field(t.Key, t.Val, t.Str, false, true)
 	}

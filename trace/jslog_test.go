@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/kstranded/kstranded/internal/kpart"
 )
@@ -364,7 +365,7 @@ func jsonReadBoth(line []byte) (fast, general jsObject, ok bool, err string) {
 	var a, b jsScanner
 	a.obj.reset(1)
 	b.obj.reset(1)
-	ok = a.jsonFieldsCompact(line)
+	ok = a.jsonFieldsCompact(line, false)
 	err = b.jsonFieldsAny(line)
 	return a.obj, b.obj, ok, err
 }
@@ -460,5 +461,33 @@ func TestAJSClientLineOfColourCodesAloneIsAnEmptyLine(t *testing.T) {
 			}
 			a.Finish()
 		}
+	}
+}
+
+// reset clears every field of a log object (it is written field by field) but keeps the
+// buffers it reuses.
+func TestResetClearsEveryFieldOfALogObject(t *testing.T) {
+	var o jsObject
+	v := reflect.ValueOf(&o).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		f = reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem() // unexported
+		switch f.Kind() {
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Int, reflect.Int64:
+			f.SetInt(7)
+		case reflect.String:
+			f.SetString("x")
+		case reflect.Slice:
+			f.SetBytes([]byte("xy"))
+		default:
+			t.Fatalf("field %s: kind %s not set by this test", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	o.reset(3)
+	want := jsObject{start: 3, own: o.own, fac: o.fac, name: o.name, text: o.text}
+	if !reflect.DeepEqual(o, want) || len(o.own)+len(o.fac)+len(o.name)+len(o.text) != 0 {
+		t.Fatalf("after reset: %+v", o)
 	}
 }

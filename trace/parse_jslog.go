@@ -146,12 +146,36 @@ type jsScanner struct {
 	jbuf    []byte   // an unescaped JSON message (o.msg may point into the chunk instead)
 	ts      lastTime // the client's timestamp (parseInt)
 	jt      lastTime // a JSON logger's numeric time (jsonTime)
+	// bs is the index in the chunk of its first backslash at or after bsFrom (the chunk's
+	// length: none; bsFrom -1: not looked for yet): noBackslash
+	bs, bsFrom int
+	inChunk    bool // the line being read is a slice of the chunk (not a copy without its ANSI codes)
+}
+
+// noBackslash reports whether b, a slice of the chunk data, holds no backslash. The
+// chunk is searched for its backslashes front to back, once whatever the lines (a chunk
+// has none, or a few: the escapes of a JSON logger's quotes), instead of every string value
+// of every line: the readers of a line (jstok.SimpleField, jstok.Compact) look for
+// escapes only when there is one.
+func (s *jsScanner) noBackslash(data, b []byte) bool {
+	from := cap(data) - cap(b)
+	if from < 0 || from+len(b) > len(data) {
+		return false // not a slice of data: let the reader search it
+	}
+	if s.bsFrom < 0 || from < s.bsFrom || s.bs < from {
+		s.bsFrom, s.bs = from, len(data)
+		if i := bytes.IndexByte(data[from:], '\\'); i >= 0 {
+			s.bs = from + i
+		}
+	}
+	return s.bs >= from+len(b)
 }
 
 func (s *jsScanner) scan(c *rdChunk) {
 	s.rd.reset()
 	c.reset()
 	s.obj.reset(0)
+	s.bsFrom = -1
 	// The DefaultLogger's multi-line objects are most of the lines: a chunk without ANSI
 	// codes reads each well-formed one in a single pass (inspectObject), and falls back to
 	// the line-by-line reader (c.takeLine, as c.eachLine) on anything else.
@@ -169,7 +193,9 @@ func (s *jsScanner) scan(c *rdChunk) {
 		if line, data, ok = c.takeLine(data); !ok {
 			continue
 		}
+		s.inChunk = true
 		if bytes.IndexByte(line, 0x1b) >= 0 {
+			s.inChunk = false
 			s.clean = jstok.StripANSI(s.clean[:0], line)
 			line = s.clean
 			if len(bytes.TrimSpace(line)) == 0 {

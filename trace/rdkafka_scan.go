@@ -86,11 +86,19 @@ type rdScanner struct {
 	// repeated: keep dropped a record as a repeat (the JS scanner reads and clears it:
 	// the dropped record's time still counts, jsTime)
 	repeated bool
+	memo     []memoEntry // the readings of recent messages (rdkafka_memo.go); nil until used
+	// the memo's hits and misses in this chunk; memoOff: too few hits, not used for the
+	// rest of the chunk
+	memoHits, memoMisses int
+	memoOff              bool
 }
 
 func newRdScanner() *rdScanner { return &rdScanner{names: map[string]string{}} }
 
-func (sc *rdScanner) reset() { sc.last = sc.last[:0] }
+func (sc *rdScanner) reset() {
+	sc.last = sc.last[:0]
+	sc.memoHits, sc.memoMisses, sc.memoOff = 0, 0, false
+}
 
 // repeat reports whether r says again what the last record of its partition in this chunk
 // said, in a way that cannot change anything: a fetch position or a stored offset (not for
@@ -203,6 +211,39 @@ func (sc *rdScanner) scanMessage(fac, client, msg []byte, r *rdRec) (bool, error
 	if op == rdNone {
 		return false, nil
 	}
+	if op == rdPosition && len(fac) == 5 && bytes.HasSuffix(msg, bToppars) {
+		return false, nil // the fetcher's request summary, "Fetch 3/3/3 toppar(s)"
+	}
+	if op != rdPosition || len(msg) > memoMaxMsg || sc.memoOff || noMemo {
+		// the fetcher's positions repeat while a partition waits; the other messages
+		// (Enqueue's new last offset, a busy consumer's stored offsets) rarely do
+		ok, err := sc.readMessage(op, fac, client, msg, r)
+		if !ok || err != nil {
+			return false, err
+		}
+		return sc.keep(r, client), nil
+	}
+	e := sc.memoOf(fac, client, msg)
+	if !e.is(fac, client, msg) {
+		ok, err := sc.readMessage(op, fac, client, msg, r)
+		e.set(fac, client, msg, ok, err, r)
+		sc.memoMisses++
+		sc.memoOff = sc.memoMisses >= memoTrial && 3*sc.memoMisses > sc.memoHits
+	} else {
+		sc.memoHits++
+		if e.ok && e.err == nil {
+			*r = e.rec
+		}
+	}
+	if !e.ok || e.err != nil {
+		return false, e.err
+	}
+	return sc.keep(r, client), nil
+}
+
+// readMessage is scanMessage without the memo and without keep: what the line says, a
+// function of its facility, client and message alone.
+func (sc *rdScanner) readMessage(op rdOp, fac, client, msg []byte, r *rdRec) (bool, error) {
 	// with debug on, every client of the process (producers and admin clients, which
 	// librdkafka names "<client.id>#producer-N", next to the consumer) logs into the same
 	// stream: only consumers fetch, store and commit
@@ -212,16 +253,13 @@ func (sc *rdScanner) scanMessage(fac, client, msg []byte, r *rdRec) (bool, error
 	*r = rdRec{op: op, part: AllPartitions, off: Unknown, aux: Unknown}
 	if op == rdPosition && len(fac) == 5 {
 		// FETCH: the long-poll lines are most of a log; read them before anything else
-		if bytes.HasSuffix(msg, bToppars) {
-			return false, nil // the fetcher's request summary, "Fetch 3/3/3 toppar(s)"
-		}
 		if j := bytes.Index(msg, bFetchTopic); j >= 0 {
 			topic, part, off, ok := sc.topicPartAt(msg[j+len(bFetchTopic):], bAtOffset)
 			if !ok {
 				return false, errMalformed("unreadable Fetch topic line")
 			}
 			r.topic, r.part, r.off = topic, part, off
-			return sc.keep(r, client), nil
+			return true, nil
 		}
 	}
 	if len(msg) > 0 && msg[0] == ' ' || bytes.HasPrefix(msg, []byte("[thrd:")) {
@@ -229,11 +267,7 @@ func (sc *rdScanner) scanMessage(fac, client, msg []byte, r *rdRec) (bool, error
 			msg = msg[j+3:]
 		}
 	}
-	ok, err := sc.message(fac, msg, r)
-	if !ok || err != nil {
-		return false, err
-	}
-	return sc.keep(r, client), nil
+	return sc.message(fac, msg, r)
 }
 
 // keep drops repeats and names the client of the records that settle commits.

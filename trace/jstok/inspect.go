@@ -118,13 +118,14 @@ func ValueEnd(b []byte) int {
 // when it is simple: the key an identifier, the value a single-quoted string without
 // escapes (its body returned) or a bare value up to a byte IsInspectSpecial. ok is false
 // for anything else (a continuation, another quote, an escape, more after the value, a
-// CR), which Inspect reads.
-func SimpleField(line []byte) (key, val []byte, isStr, ok bool) {
+// CR), which Inspect reads. clean says the caller knows line holds no backslash (it
+// searched the whole chunk for them): the value is then not searched for one.
+func SimpleField(line []byte, clean bool) (key, val []byte, isStr, ok bool) {
 	if len(line) < 3 || line[0] != ' ' || line[1] != ' ' {
 		return nil, nil, false, false
 	}
 	i := 2
-	for i < len(line) && (line[i] >= 'a' && line[i] <= 'z' || line[i] >= 'A' && line[i] <= 'Z' || line[i] >= '0' && line[i] <= '9' || line[i] == '_' || line[i] == '$') {
+	for i < len(line) && identByte[line[i]] {
 		i++
 	}
 	if i == 2 || i+2 >= len(line) || line[i] != ':' || line[i+1] != ' ' {
@@ -139,13 +140,13 @@ func SimpleField(line []byte) (key, val []byte, isStr, ok bool) {
 			return nil, nil, false, false
 		}
 		val = line[i+1 : i+1+e]
-		if bytes.IndexByte(val, '\\') >= 0 {
+		if !clean && bytes.IndexByte(val, '\\') >= 0 {
 			return nil, nil, false, false
 		}
 		i += e + 2
 	} else {
 		j := i
-		for j < len(line) && !IsInspectSpecial(line[j]) {
+		for j < len(line) && !inspectSpecial[line[j]] {
 			j++
 		}
 		val = line[i:j]
@@ -165,4 +166,16 @@ func IsInspectSpecial(b byte) bool {
 		return true
 	}
 	return false
+}
+
+// identByte and inspectSpecial: the bytes of an identifier, and IsInspectSpecial, as
+// tables for the loops over every byte of a field.
+var identByte, inspectSpecial [256]bool
+
+func init() {
+	for b := 0; b < 256; b++ {
+		c := byte(b)
+		identByte[b] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$'
+		inspectSpecial[b] = IsInspectSpecial(c)
+	}
 }

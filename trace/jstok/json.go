@@ -98,9 +98,10 @@ type Compact struct {
 }
 
 // NewCompact reads the object b, which starts with its "{"; Bad at once when b holds a
-// backslash.
-func NewCompact(b []byte) Compact {
-	return Compact{b: b, i: 1, Bad: bytes.IndexByte(b, '\\') >= 0}
+// backslash. clean says the caller knows b holds none (it searched the whole chunk for
+// them).
+func NewCompact(b []byte, clean bool) Compact {
+	return Compact{b: b, i: 1, Bad: !clean && bytes.IndexByte(b, '\\') >= 0}
 }
 
 // Next reads the next field; false at the object's "}" or when the object is not compact
@@ -145,11 +146,11 @@ func (t *Compact) Next() bool {
 		i += ve + 2
 	} else {
 		j := i
-		for j < len(b) && b[j] != ',' && b[j] != '}' {
-			if c := b[j]; c == '{' || c == '[' || c == ']' || c == '"' || c == ' ' || c == '\t' {
-				return t.bad()
-			}
+		for j < len(b) && !compactStop[b[j]] {
 			j++
+		}
+		if j < len(b) && b[j] != ',' && b[j] != '}' {
+			return t.bad() // a nested value, a quote, whitespace
 		}
 		if j == i {
 			return t.bad()
@@ -240,4 +241,14 @@ func ValueEndJSON(b []byte, i int) int {
 		return len(b)
 	}
 	return -1
+}
+
+// compactStop: the bytes that end a compact object's bare value (, and }) or make the
+// object not compact ({ [ ] " space tab).
+var compactStop [256]bool
+
+func init() {
+	for _, c := range []byte{',', '}', '{', '[', ']', '"', ' ', '\t'} {
+		compactStop[c] = true
+	}
 }
