@@ -8,6 +8,7 @@
 # captures of the JS client (trace/testdata/jsclient, DefaultLogger with debug and JSON
 # logger) repeated end to end to the same size (issue 25 §2).
 # Usage: bench/trace-parse-shapes.sh [SIZE_BYTES]   (default 1 GiB per file; in /tmp, deleted)
+# KSTRANDED_BIN=PATH times that binary (copied) instead of one built from this tree.
 # Prints, per shape: grep's time, trace parse's time and peak RSS (/usr/bin/time -v), the
 # speed ratio (grep time / parse time; the target is >= 1.0, issue 25 §2) and RSS target
 # (< 64 MB).
@@ -16,7 +17,7 @@ cd "$(dirname "$0")/.."
 size=${1:-1073741824}
 tmp=$(mktemp -d /tmp/kstranded-shapes.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/kstranded" .
+if [ -n "${KSTRANDED_BIN:-}" ]; then cp "$KSTRANDED_BIN" "$tmp/kstranded"; else go build -o "$tmp/kstranded" .; fi
 go build -o "$tmp/tracegen" ./bench/tracegen
 plain='^delivered topic=(?P<topic>\S+) partition=(?P<partition>\d+) offset=(?P<offset>\d+)$'
 json='"topic":"(?P<topic>[^"]+)","partition":(?P<partition>\d+),"offset":"(?P<offset>\d+)","msg":"delivered"'

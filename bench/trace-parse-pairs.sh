@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Side-by-side timings of `kstranded trace parse -o json` with farm-bench (on PATH in this
+# workplace: A/B pairs run alternately, min/median/max), on the eight files of
+# bench/trace-parse-shapes.sh, kept in DIR between calls (issue 25 §2):
+#   bench/trace-parse-pairs.sh make DIR [SIZE_BYTES]  write the eight files (default 512 MiB each)
+#   bench/trace-parse-pairs.sh grep DIR BIN [N]       BIN's parse against grep -c 'Fetch topic'
+#   bench/trace-parse-pairs.sh ab DIR BIN_A BIN_B [N] binary A against binary B
+# Each row: the A/B median wall (min-max), the A and B walls, CPU or peak RSS, and the load
+# average before and after. SHAPES="long-poll busy-20" limits the shapes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+plain='^delivered topic=(?P<topic>\S+) partition=(?P<partition>\d+) offset=(?P<offset>\d+)$'
+json='"topic":"(?P<topic>[^"]+)","partition":(?P<partition>\d+),"offset":"(?P<offset>\d+)","msg":"delivered"'
+shapes=${SHAPES:-"long-poll busy-20 busy-1000 jsclient-20 jsclient-1000 jsclient-json-20 capture-default capture-json"}
+pat() { case $1 in jsclient-json-20|capture-json) echo "$json";; jsclient-*|capture-default) echo "$plain";; *) echo "";; esac; }
+# parse BIN FILE SHAPE: the words of a parse (farm-bench reads and drops its output)
+parse() {
+  local p; p=$(pat "$3")
+  if [ -n "$p" ]; then printf "%q trace parse -o json %q --pattern %q" "$1" "$2" "$p"
+  else printf "%q trace parse -o json %q" "$1" "$2"; fi
+}
+mode=${1:?usage: trace-parse-pairs.sh make|grep|ab DIR ...} dir=${2:?DIR}
+case $mode in
+make)
+  size=${3:-536870912}
+  mkdir -p "$dir"
+  go build -o "$dir/tracegen" ./bench/tracegen
+  for spec in "long-poll|rdkafka|6" "busy-20|busy|20" "busy-1000|busy|1000" "jsclient-20|jsclient|20" \
+    "jsclient-1000|jsclient|1000" "jsclient-json-20|jsclient-json|20" \
+    "capture-default|trace/testdata/jsclient/v1.10.1-default-debug.log.gz|" "capture-json|trace/testdata/jsclient/v1.10.1-json.log.gz|"; do
+    IFS='|' read -r name shape parts <<<"$spec"
+    f="$dir/$name.log"
+    if [[ "$shape" == *.gz ]]; then
+      gzip -dc "$shape" > "$dir/capture"
+      : > "$f"
+      while (($(stat -c %s "$f") < size)); do cat "$dir/capture" >> "$f"; done
+      rm "$dir/capture"
+    else
+      "$dir/tracegen" -shape "$shape" -partitions "$parts" -size "$size" -o "$f"
+    fi
+    echo "$f: $(stat -c %s "$f") bytes"
+  done ;;
+grep|ab)
+  n=${4:-5}
+  [ "$mode" = ab ] && n=${5:-5}
+  for s in $shapes; do
+    f="$dir/$s.log"
+    cat "$f" > /dev/null # the page cache, warm for both
+    a=$(parse "$3" "$f" "$s")
+    if [ "$mode" = grep ]; then b="grep -c 'Fetch topic' $(printf %q "$f")"; else b=$(parse "$4" "$f" "$s"); fi
+    l0=$(cut -d' ' -f1 /proc/loadavg)
+    out=$(eval "farm-bench -n $n --timeout 600 --vs $(printf %q "$b") -- $a" 2>&1) || { echo "$out" >&2; exit 1; }
+    l1=$(cut -d' ' -f1 /proc/loadavg)
+    printf "%-17s A/B wall %s  A wall %s  B wall %s  A cpu %s  B cpu %s  A peak %s  load %s-%s\n" "$s" \
+      "$(echo "$out" | awk '/^A\/B wall/ {print $4" ("$3"-"$5")"}')" "$(echo "$out" | awk '/^A wall/ {print $5}')" \
+      "$(echo "$out" | awk '/^B wall/ {print $5}')" "$(echo "$out" | awk '/^A cpu/ {print $5}')" \
+      "$(echo "$out" | awk '/^B cpu/ {print $5}')" "$(echo "$out" | awk '/^A peak/ {print $5}')" "$l0" "$l1"
+  done ;;
+*) echo "usage: trace-parse-pairs.sh make|grep|ab DIR ..." >&2; exit 2 ;;
+esac
