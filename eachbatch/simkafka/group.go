@@ -160,9 +160,12 @@ func (g *Group) Settled() bool {
 		if len(m.events) > 0 {
 			return false
 		}
-		// consumer protocol: a heartbeat still to tell it of its target
-		if r, a := m.targetDiff(); m.chbTimer != nil && len(r)+len(a) > 0 {
-			return false
+		// consumer protocol: a heartbeat still to tell it of its target (asked after
+		// every task: the diff, a walk of every partition, only when a heartbeat is armed)
+		if m.chbTimer != nil {
+			if r, a := m.targetDiff(); len(r)+len(a) > 0 {
+				return false
+			}
 		}
 	}
 	return true
