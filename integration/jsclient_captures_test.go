@@ -23,9 +23,8 @@ var capturedRuns = []struct {
 	{"v1.10.0-12x5-c2.log.gz", "1.10.0", "12x5-c2", "0: LOST 0-4@7, 1: LOST 0-4@7, 2: LOST 0-4@7, 3: LOST 0-1@7, 4: OK@7, 5: OK@7, 6: OK@7, 7: OK@7, 8: OK@7, 9: OK@7, 10: OK@7, 11: LOST 0-4@7"},
 	{"v1.10.1-8x5-c2.log.gz", "1.10.1", "8x5-c2", "0: LOST 0-4@7, 1: LOST 0-4@7, 2: OK@7, 3: OK@7, 4: OK@7, 5: OK@7, 6: LOST 0-4@7, 7: LOST 0-4@7"},
 	{"v1.10.1-12x5-c2.log.gz", "1.10.1", "12x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: LOST 0-4@7, 5: LOST 0-4@7, 6: LOST 0-4@7, 7: LOST 0-4@7, 8: LOST 0-1@7, 9: OK@7, 10: OK@7, 11: OK@7"},
-	// 2026-12-05, six runs of `-run 'JSClient/.*/(8x5|12x5|20x3)-c2'` (FIDELITY.md;
-	// the 20x3 runs are compared by the suite only: their phase-1 losses need inspect's
-	// stranded ranges, which these rows do not carry)
+	// 2026-12-05, six runs of `-run 'JSClient/.*/(8x5|12x5|20x3)-c2'` (FIDELITY.md; the
+	// 20x3 runs below)
 	{"2026-12-05-fetchorder/v1.10.0-8x5-c2-1796457087.log.gz", "1.10.0", "8x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: LOST 0-4@7, 5: LOST 0-4@7, 6: LOST 0-4@7, 7: LOST 0-4@7"},
 	{"2026-12-05-fetchorder/v1.10.0-12x5-c2-1796457119.log.gz", "1.10.0", "12x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: LOST 0-4@7, 5: LOST 0-4@7, 6: LOST 0-4@7, 7: LOST 0-4@7, 8: LOST 0-1@7, 9: OK@7, 10: OK@7, 11: OK@7"},
 	{"2026-12-05-fetchorder/v1.10.1-8x5-c2-1796457207.log.gz", "1.10.1", "8x5-c2", "0: LOST 0-4@7, 1: LOST 0-4@7, 2: LOST 0-4@7, 3: LOST 0-4@7, 4: OK@7, 5: OK@7, 6: OK@7, 7: OK@7"},
