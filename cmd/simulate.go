@@ -52,7 +52,10 @@ holding the same records (--spread NxM) are told apart only by their place in th
 list, which follows the order they became fetchable, not their numbers: the run's
 outcome stands for every order (the k-th partition served has the k-th outcome;
 fetch_orders[0].every_order in -o json). --fetch-order 7,2,3,4 simulates one order, such
-as the order of first deliveries in your client's log.
+as the order of first deliveries in your client's log. The same holds for the order phase
+2's records reach the consumer (librdkafka's producer writes one partition per request, and
+which the waiting consumer's fetches carry is timing): --phase2-order sets it, such as the
+order of phase 2's deliveries in the log (fetch_orders[].phase2_order).
 
 --sweep FLAG=VALUES runs one setting over a list (1m,5m,15m) or a range (1m..30m/1m; counts
 1..20), one row per value, and states where the loss starts; --svg FILE plots it (without
@@ -114,6 +117,7 @@ timeouts) is listed in BENCHMARKS.md under "live and simulated".
 	c.Flags().BoolVar(&o.Advise, "advise", false, "search the safe range of max.poll.interval, batch size and concurrency, and the versions without loss")
 	c.Flags().DurationVar(&o.ConsumerHeartbeatInterval, "consumer-heartbeat-interval", 0, "with --group-protocol consumer: the broker's heartbeat interval for consumer groups; a member learns of partitions to revoke or newly its own at its next heartbeat (a joining member at once; 0: every member at once)")
 	c.Flags().Int32SliceVar(&o.FetchOrder, "fetch-order", nil, "P,P,...: the partitions librdkafka's fetch list serves first, in this order (the others follow by number), e.g. the order of first deliveries in a log; that order only")
+	c.Flags().Int32SliceVar(&o.Phase2Order, "phase2-order", nil, "P,P,...: the order phase 2's records are produced in, and so reach the consumer (the others follow by number), e.g. the order of phase 2's deliveries in a log")
 	hideInherited(c, noClientFlags...)
 	return c
 }

@@ -56,6 +56,7 @@ type reproRun struct {
 	FetchOrders []struct {
 		FirstPartition int32   `json:"first_partition"`
 		Order          []int32 `json:"order"`
+		Phase2Order    []int32 `json:"phase2_order"`
 		EveryOrder     bool    `json:"every_order"`
 		Partitions     []struct {
 			Partition int32       `json:"partition"`

@@ -341,3 +341,30 @@ func TestEnsureGivesUpWaitingForAnotherInstallWhenCancelled(t *testing.T) {
 		t.Fatalf("Ensure while another install holds the lock, cancelled = %v, want context.Canceled", err)
 	}
 }
+
+func TestPhase2ServedIsTheOrderOfThePhase2Deliveries(t *testing.T) {
+	for name, want := range map[string][]int32{
+		// its summary: delivered_phase2=6:4,7:4,18:4,19:4,0:4,...,4:4,8:4,...,14:4 (5, 15,
+		// 16, 17 stranded)
+		"2026-12-05-fetchorder/v1.10.0-20x3-c2-1796457179.log.gz": {6, 7, 18, 19, 0, 1, 2, 3, 4, 8, 9, 10, 11, 12, 13, 14},
+		// delivered_phase2=6:6,7:6,0:6,1:6,2:6,3:6,4:6,5:6
+		"v1.10.0-8x5-c2.log.gz": {6, 7, 0, 1, 2, 3, 4, 5},
+	} {
+		f, err := os.Open(filepath.Join("..", "testenv", "jsclient", "captures", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := ParseLog(zr)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(l.Phase2Served, want) {
+			t.Errorf("%s: phase 2 served %v, want %v", name, l.Phase2Served, want)
+		}
+	}
+}

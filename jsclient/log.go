@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 )
 
@@ -38,6 +39,13 @@ type Log struct {
 	// ByMember: member (m1, m2, ...) -> the distinct records it delivered, from the
 	// delivery lines that name one (a run of two members or more).
 	ByMember map[string]int
+	// Phase2Served: the partitions with their phase-2 record delivered, in the order of
+	// its delivery. In phase 2 each partition's one record reaches the cache in the order
+	// librdkafka's queue holds it (records produced one partition per ProduceRequest,
+	// carried by the waiting consumer's fetches as they come: simkafka.Client.Append),
+	// and the workers take the partitions in that order (#assignNewPartition): this is
+	// that order, less the partitions whose record a second cache expiry dropped.
+	Phase2Served []int32
 }
 
 var (
@@ -80,6 +88,11 @@ func ParseLog(r io.Reader) (*Log, error) {
 					seen[d] = true
 					l.ByMember[d.member]++
 				}
+			}
+			// a record past phase 1's transaction and its commit marker is phase 2's
+			if n, ok := l.Produced[int32(p)]; ok && o > int64(n) && l.Delivered[int32(p)][o] == 1 &&
+				!slices.Contains(l.Phase2Served, int32(p)) {
+				l.Phase2Served = append(l.Phase2Served, int32(p))
 			}
 			continue
 		}

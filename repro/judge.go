@@ -136,9 +136,16 @@ type FetchOrder struct {
 	// Order: the partitions holding data in the order the fetch list served them
 	// (First first).
 	Order []int32
+	// Phase2Order: the partitions in the order phase 2's records reached the consumer's
+	// queue (Options.Phase2Order; simkafka.Client.Append).
+	Phase2Order []int32
 	// EveryOrder: the partitions hold the same records, so every order of the fetch
-	// list has this outcome with the partitions renamed by their places in Order (the
-	// k-th served has Order[k]'s outcome).
+	// list, and every order of phase 2's records, has this outcome with the partitions
+	// renamed by their places: the partition served k-th in phase 1 and j-th in phase 2
+	// has Order[k]'s phase-1 outcome (its phase-1 records delivered or not, and what
+	// phase 1 committed) and Phase2Order[j]'s phase-2 outcome (its phase-2 record
+	// delivered or stranded). In one run each partition has its own pair of places; the
+	// pair is what decides its outcome (TestEveryFetchOrderOfAlikePartitionsIsTheFirstRenamed).
 	EveryOrder bool
 	Partitions []OrderPartition
 }

@@ -134,6 +134,12 @@ type Options struct {
 	// by number). nil: the lowest first, and Simulate explores other orders. Simulate
 	// only, one member.
 	FetchOrder []int32
+	// Phase2Order is simulate's --phase2-order: the order phase 2's records are produced
+	// in, which is the order they reach the consumer's queue (the partitions named
+	// first, the others by number; simkafka.Client.Append): librdkafka's producer writes
+	// one partition per ProduceRequest, and which of them each Fetch of the waiting
+	// consumer carries is timing, any order (FIDELITY.md). nil: by number. Simulate only.
+	Phase2Order []int32
 
 	Keep         bool
 	Timeout      time.Duration // bound on each broker operation
@@ -420,6 +426,9 @@ func (o Options) settingsMap() map[string]string {
 	}
 	if len(o.FetchOrder) > 0 {
 		m["fetch_order"] = fmt.Sprint(o.FetchOrder)
+	}
+	if len(o.Phase2Order) > 0 {
+		m["phase2_order"] = fmt.Sprint(o.Phase2Order)
 	}
 	if o.grouped() {
 		m["members"] = fmt.Sprint(o.members())

@@ -51,6 +51,17 @@ var simStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // partitions of unlike records) say so in a warning; an order cut short leaves the
 // result incomplete.
 func Simulate(ctx context.Context, o Options) (*Result, error) {
+	res, err := simulateOrders(ctx, o)
+	if res != nil {
+		for i := range res.FetchOrders {
+			res.FetchOrders[i].Phase2Order = servedOrder(o.Phase2Order, workloadPartitions(o.Workload))
+		}
+	}
+	return res, err
+}
+
+// simulateOrders is Simulate but for the phase-2 order of its fetch orders.
+func simulateOrders(ctx context.Context, o Options) (*Result, error) {
 	res, err := simulateOrder(ctx, o)
 	if err != nil || o.simStartAt != 0 {
 		return res, err
@@ -192,17 +203,23 @@ func (o Options) ValidateSimulated() error {
 	if n := o.Workload.Total(); n > MaxSimulatedRecords && !o.simScale {
 		return fmt.Errorf("--records/--spread: a simulation takes at most %d records, got %d (its cost follows its events, about 21 a record)", MaxSimulatedRecords, n)
 	}
-	if len(o.FetchOrder) > 0 {
+	for _, order := range []struct {
+		flag string
+		ps   []int32
+	}{{"--fetch-order", o.FetchOrder}, {"--phase2-order", o.Phase2Order}} {
+		if len(order.ps) == 0 {
+			continue
+		}
 		if o.grouped() {
-			return errors.New("--fetch-order: one member's fetch list; not with --members or --rebalance-at")
+			return fmt.Errorf("%s: one member's order; not with --members or --rebalance-at", order.flag)
 		}
 		seen := map[int32]bool{}
-		for _, p := range o.FetchOrder {
+		for _, p := range order.ps {
 			switch {
 			case p < 0 || p >= o.Partitions:
-				return fmt.Errorf("--fetch-order: partition %d is not one of the topic's 0-%d", p, o.Partitions-1)
+				return fmt.Errorf("%s: partition %d is not one of the topic's 0-%d", order.flag, p, o.Partitions-1)
 			case seen[p]:
-				return fmt.Errorf("--fetch-order: partition %d named twice", p)
+				return fmt.Errorf("%s: partition %d named twice", order.flag, p)
 			}
 			seen[p] = true
 		}
@@ -330,7 +347,8 @@ func (s *simCluster) produce() (ProduceResult, error) {
 
 func (s *simCluster) produceEach(parts []int32) (map[int32]int64, map[int32]int64, error) {
 	offs, highs := map[int32]int64{}, map[int32]int64{}
-	for _, p := range parts {
+	// in Phase2Order: the order the records reach the consumer (simkafka.Client.Append)
+	for _, p := range servedOrder(s.o.Phase2Order, parts) {
 		tp := kpart.TopicPartition{Topic: s.o.Topic, Partition: p}
 		offs[p] = s.w.Append(tp, simkafka.Data)
 		highs[p] = s.w.HighWatermark(tp)

@@ -78,8 +78,12 @@ type ReproFetchOrder struct {
 	FirstPartition int32 `json:"first_partition"`
 	// Order: the partitions holding data in the order the fetch list served them.
 	Order []int32 `json:"order"`
+	// Phase2Order: the partitions in the order phase 2's records reached the consumer.
+	Phase2Order []int32 `json:"phase2_order"`
 	// EveryOrder: the partitions hold the same records, so with any order of the fetch
-	// list the k-th partition served has the outcome of this order's k-th (repro.FetchOrder).
+	// list, and of phase 2's records, the partition served k-th in phase 1 and j-th in
+	// phase 2 has the phase-1 outcome of this order's k-th and the phase-2 outcome of
+	// phase2_order's j-th (repro.FetchOrder).
 	EveryOrder bool                  `json:"every_order"`
 	Partitions []ReproOrderPartition `json:"partitions"`
 }
@@ -177,7 +181,7 @@ func NewRepro(results []*repro.Result) Repro {
 			Phases: []ReproPhase{}, Partitions: []ReproPartition{}, Members: []ReproMember{}, FetchOrders: []ReproFetchOrder{},
 		}
 		for _, fo := range r.FetchOrders {
-			rf := ReproFetchOrder{FirstPartition: fo.First, Order: append([]int32{}, fo.Order...), EveryOrder: fo.EveryOrder, Partitions: []ReproOrderPartition{}}
+			rf := ReproFetchOrder{FirstPartition: fo.First, Order: append([]int32{}, fo.Order...), Phase2Order: append([]int32{}, fo.Phase2Order...), EveryOrder: fo.EveryOrder, Partitions: []ReproOrderPartition{}}
 			for _, p := range fo.Partitions {
 				rf.Partitions = append(rf.Partitions, ReproOrderPartition{Partition: p.Partition, Verdict: p.Verdict,
 					Lost: nonNil(p.Lost), Stranded: nonNil(p.Stranded), Committed: p.Committed})

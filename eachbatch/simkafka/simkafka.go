@@ -112,11 +112,14 @@ type Client struct {
 	// partitions' numbers: the real JS client's captures served 8x5's partitions 6, 7,
 	// 5 and 4 first, and 20x3's 19, 18, 9-13, 5, 4, 0-3 (FIDELITY.md). So any order is
 	// one a live consumer may take.
-	Order    []int32
-	ring     []int // assignment indexes in queue order, for ringOf
-	ringOf   []TP  // the assignment ring was built for
-	next     int   // index in the ring of the partition at the head of the queue
-	inRun    int   // records of that partition's current run already consumed
+	Order  []int32
+	ring   []int // assignment indexes in queue order, for ringOf
+	ringOf []TP  // the assignment ring was built for
+	next   int   // index in the ring of the partition at the head of the queue
+	inRun  int   // records of that partition's current run already consumed
+	// arrived: partitions whose records were appended while the client had consumed
+	// them to their end, in the order of the appends (see Append).
+	arrived  []TP
 	closeErr error
 	started  bool
 
@@ -147,11 +150,25 @@ func New(l *loop.Loop, autoCommit time.Duration, trace func(traceevent.Event)) *
 }
 
 // Append writes entries to a partition's log and returns the offset of the first.
+//
+// Records appended to a partition a client had consumed to its end reach that client's
+// queue in the order of the appends, before the fetch list's turn (Consume): librdkafka's
+// fetcher waits at the end of such partitions in a Fetch request the broker answers when
+// records arrive, and librdkafka's producer writes one partition per ProduceRequest
+// (rd_kafka_ProduceRequest(rkb, rktp, ...), src/rdkafka_request.c), so records produced
+// together reach the broker, and the waiting consumer, partition by partition. Which
+// partitions one Fetch response then carries, and so the order the consumer queue holds
+// them in, is timing (the producer's in-flight requests, the broker's turn between them
+// and the waiting fetch, the fetch list's rotation): any order (FIDELITY.md, "The fetch
+// order"); the simulation takes the appends' order, which repro's Phase2Order sets.
 func (c *Client) Append(tp TP, kinds ...Kind) int64 {
 	c.g.changes++
 	first := int64(len(c.g.logs[tp]))
 	c.g.logs[tp] = append(c.g.logs[tp], kinds...)
 	for _, o := range c.g.clients {
+		if o.assigned(tp) && o.started && o.pos[tp] == first && !slices.Contains(o.arrived, tp) {
+			o.arrived = append(o.arrived, tp)
+		}
 		if o.OnNonEmpty != nil && o.assigned(tp) {
 			c.l.Post(o.OnNonEmpty)
 		}
@@ -333,6 +350,7 @@ func (c *Client) Consume(max int) ([]eachbatch.Record, error) {
 		out = make([]eachbatch.Record, 0, n)
 	}
 	if c.Chunk <= 0 {
+		out = c.takeArrived(out, max)
 		if ring := c.queueRing(); ring != nil {
 			for _, i := range ring {
 				out = c.take(out, c.assignment[i], max)
@@ -348,6 +366,7 @@ func (c *Client) Consume(max int) ([]eachbatch.Record, error) {
 	if n == 0 {
 		return out, nil
 	}
+	out = c.takeArrived(out, max)
 	c.next %= n
 	ring := c.queueRing()
 	// Pop the queue: the rest of the head partition's run, then the next partition's,
@@ -370,6 +389,34 @@ func (c *Client) Consume(max int) ([]eachbatch.Record, error) {
 		}
 	}
 	return out, nil
+}
+
+// takeArrived takes the records appended to partitions the client had consumed to their
+// end, partition by partition in the order of the appends (Append), until out holds max.
+func (c *Client) takeArrived(out []eachbatch.Record, max int) []eachbatch.Record {
+	if len(c.arrived) == 0 {
+		return out
+	}
+	kept := c.arrived[:0]
+	for i, tp := range c.arrived {
+		switch {
+		case len(out) >= max:
+			kept = append(kept, c.arrived[i:]...) // the call is full
+			c.arrived = kept
+			return out
+		case !c.assigned(tp):
+			continue
+		case c.paused[tp]:
+			kept = append(kept, tp) // its records wait for the resume
+			continue
+		}
+		out = c.take(out, tp, max)
+		if c.hasMore(tp) {
+			kept = append(kept, tp)
+		}
+	}
+	c.arrived = kept
+	return out
 }
 
 // queueRing is Order as assignment indexes, the listed partitions first (nil without
@@ -447,6 +494,9 @@ func (c *Client) take(out []eachbatch.Record, tp TP, max int) []eachbatch.Record
 // Seek implements eachbatch.Source.
 func (c *Client) Seek(tp TP, offset int64, _ int32) error {
 	c.g.changes++
+	// A seek restarts the partition's fetching (a new fetch version; it leaves and
+	// rejoins librdkafka's fetch list): its records come in the list's turn.
+	c.arrived = slices.DeleteFunc(c.arrived, func(a TP) bool { return a == tp })
 	c.pos[tp] = offset
 	return nil
 }

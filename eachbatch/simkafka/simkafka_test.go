@@ -247,3 +247,33 @@ func TestOrderQueuesThePartitionsOfTheFetchListInItsOrder(t *testing.T) {
 		}
 	}
 }
+
+// Records appended to partitions the client had consumed to their end reach it in the
+// order of the appends (the producer's one partition per ProduceRequest), not in the
+// fetch list's turn; a partition with records left, or sought back, keeps its turn.
+func TestRecordsAppendedAtTheEndComeInTheOrderOfTheAppends(t *testing.T) {
+	l := loop.NewVirtual(time.Unix(0, 0))
+	c := New(l, 0, nil)
+	c.Chunk = 1
+	var tps []TP
+	for p := range int32(4) {
+		tp := TP{Topic: "t", Partition: p}
+		tps = append(tps, tp)
+		c.Append(tp, Data)
+	}
+	c.Assign(tps...)
+	if got := mustConsume(t, c, 100); len(got) != 4 {
+		t.Fatalf("phase 1: %v", got)
+	}
+	_ = c.Seek(tps[1], 0, -1) // partition 1 sought back to 0: its records come in turn
+	for _, p := range []int32{3, 1, 0, 2} {
+		c.Append(tps[p], Data)
+	}
+	var got []string
+	for _, r := range mustConsume(t, c, 100) {
+		got = append(got, fmt.Sprintf("%d:%d", r.Partition, r.Offset))
+	}
+	if want := "3:1 0:1 2:1 1:0 1:1"; strings.Join(got, " ") != want {
+		t.Fatalf("got %s, want %s", strings.Join(got, " "), want)
+	}
+}
