@@ -87,6 +87,7 @@ func bindModelFlags(f *pflag.FlagSet, o *reproOptions) {
 	f.DurationVar(&o.PauseAt, "pause-at", 0, "the handler calls its payload's pause() at its first round (record) starting this long after the consumer started, and goes on with its batch (0: never); with --pause-from outside, the application pauses the topic at that time")
 	f.DurationVar(&o.ResumeAfter, "resume-after", 500*time.Millisecond, "with --pause-at: resume() this long after the pause")
 	f.StringVar(&o.PauseFrom, "pause-from", repro.PauseFromHandler, "with --pause-at, who calls pause(): handler (its payload's, for its partition) or outside (the application's consumer.pause([{topic}]) from a timer: every assigned partition, at any moment of a batch)")
+	f.Int32SliceVar(&o.PausePartitions, "pause-partitions", nil, "with --pause-from outside: the partitions the application pauses and resumes, consumer.pause([{topic, partitions: [...]}]) (comma-separated; default: every assigned partition)")
 	f.DurationVar(&o.SeekAt, "seek-at", 0, "the handler calls consumer.seek() on its partition, to --seek-to, at its first round (record) starting this long after the consumer started, and goes on with its batch (0: never)")
 	f.Int64Var(&o.SeekTo, "seek-to", 0, "with --seek-at: the offset the handler seeks to (auto-commit commits it; skipped records are judged LOST)")
 	f.BoolVar(&o.Heartbeat, "heartbeat", false, "the eachBatch handler awaits heartbeat() after every round (a no-op in the JS client: it resets neither the cache expiry nor max.poll)")

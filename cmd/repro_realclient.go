@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,7 +37,7 @@ partition; repro's producer is not used), consumes them at 1/100 of the duration
 judged by the same judge as repro's: its deliveries against the group's committed offsets.
 It takes the shape flags --spread/--records, --handler, --concurrency, --handler-parallel,
 --handler-delay, --max-poll-interval, --batch-size, --commit auto|manual|explicit, --pause-at,
---resume-after, --pause-from, --seek-at, --seek-to, --heartbeat, --auto-resolve, --partitions and --group; the others are refused. --compare-model also runs simulate on the same settings
+--resume-after, --pause-from, --pause-partitions, --seek-at, --seek-to, --heartbeat, --auto-resolve, --partitions and --group; the others are refused. --compare-model also runs simulate on the same settings
 and prints model and reality side by side (the CLIENT column).`
 
 // bindRealClientFlags binds --real-client and --compare-model.
@@ -49,7 +50,7 @@ func bindRealClientFlags(f *pflag.FlagSet, o *realClientOptions) {
 var realClientFlags = map[string]bool{
 	"real-client": true, "compare-model": true, "client": true, "policy": true, "spread": true, "records": true,
 	"handler": true, "concurrency": true, "handler-parallel": true, "handler-delay": true, "max-poll-interval": true,
-	"batch-size": true, "commit": true, "pause-at": true, "resume-after": true, "pause-from": true, "partitions": true, "group": true,
+	"batch-size": true, "commit": true, "pause-at": true, "resume-after": true, "pause-from": true, "pause-partitions": true, "partitions": true, "group": true,
 	"seek-at": true, "seek-to": true, "heartbeat": true, "auto-resolve": true,
 }
 
@@ -132,6 +133,12 @@ func realClientShape(c *cobra.Command, o *reproOptions) (jsclient.Shape, error) 
 		case "", repro.PauseFromHandler:
 		case repro.PauseFromOutside:
 			s.PauseFrom = o.PauseFrom
+			for i, p := range o.PausePartitions {
+				if i > 0 {
+					s.PausePartitions += ","
+				}
+				s.PausePartitions += strconv.Itoa(int(p))
+			}
 		default:
 			return s, exitcode.Usagef("--pause-from %q: want handler or outside", o.PauseFrom)
 		}

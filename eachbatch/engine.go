@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/kstranded/kstranded/internal/kpart"
@@ -891,7 +892,7 @@ func (e *Engine) maybePause(tp kpart.TopicPartition) {
 // pauseOutside is the application's `consumer.pause([{topic}])` from a timer, PauseAt
 // after the consumer started (Settings.PauseOutside): the public pause() the payload's
 // is bound to (_consumer.js pause 1978 / 1987). It flattens the topic to the assigned
-// partitions, marks each one's batch payload in flight stale (#markBatchPayloadsStale
+// partitions (or takes the partitions named, Settings.PausePartitions), marks each one's batch payload in flight stale (#markBatchPayloadsStale
 // without isSeek: the handler, mid-round, goes on), records them as paused and queues
 // one #pauseInternal for all of them; the function it returns (resume() of the same
 // partitions) is called ResumeAfter later. Nothing assigned: pause() returns without
@@ -902,6 +903,9 @@ func (e *Engine) pauseOutside() {
 	}
 	e.pauseDone = true
 	tps := e.src.Assignment()
+	if len(e.s.PausePartitions) > 0 {
+		tps = e.namedPartitions(tps)
+	}
 	if len(tps) == 0 {
 		e.emit(traceevent.Event{Ev: traceevent.Pause, Reason: "consumer pause(): nothing assigned"})
 		return
@@ -928,6 +932,23 @@ func (e *Engine) pauseOutside() {
 			}
 		}})
 	})
+}
+
+// namedPartitions is the list `consumer.pause([{topic, partitions}])` names
+// (Settings.PausePartitions), in the order named, of the assigned topic. A named partition
+// not assigned is left out with a trace event: the JS client would hand it to librdkafka
+// unchecked, which is not modelled.
+func (e *Engine) namedPartitions(assigned []kpart.TopicPartition) []kpart.TopicPartition {
+	var out []kpart.TopicPartition
+	for _, p := range e.s.PausePartitions {
+		i := slices.IndexFunc(assigned, func(tp kpart.TopicPartition) bool { return tp.Partition == p })
+		if i < 0 {
+			e.emit(traceevent.Event{Ev: traceevent.Pause, Partition: traceevent.P(p), Reason: "consumer pause(): not assigned, left out (not modelled)"})
+			continue
+		}
+		out = append(out, assigned[i])
+	}
+	return out
 }
 
 // maybeSeek is the handler calling consumer.seek({topic, partition, offset: SeekTo}) on

@@ -3,6 +3,7 @@ package eachbatch
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -164,6 +165,18 @@ type Settings struct {
 	// and partitions whose records wait in the cache with no batch in flight (1.10.1 has
 	// no entry for a partition none of whose batches was resolved yet either).
 	PauseOutside bool
+	// PausePartitions, with PauseOutside, names the partitions the application pauses:
+	// `consumer.pause([{topic, partitions: [...]}])`, and the function it returned resumes
+	// the same ones (resume() of the same list). Empty: the whole topic. pause() takes the
+	// list as given (`toppar.partitions = [...topic.partitions]`, _consumer.js 1997 /
+	// 2006 in 1.10.0 / 1.10.1; no check that they are assigned), so only the named partitions' batches in
+	// flight go stale and only their cached records are dropped by #pauseInternal, which
+	// repairs each of them where #lastConsumedOffsets has an entry; the other partitions
+	// keep their cached records and their batches (the pending operation still stops every
+	// worker at its batch's end, as any pending operation does). A named partition not
+	// assigned at the pause is not modelled (the JS client hands it to librdkafka as it
+	// is): the trace says so and it is left out.
+	PausePartitions []int32
 	// ExplicitCommit is the other manual-commit idiom (autoCommit false): the handler
 	// commits an offset it names, `await consumer.commitOffsets([{topic, partition,
 	// offset: last + 1}])` (commitOffsets with a list, _consumer.js 1697-1723 in 1.10.0,
@@ -254,6 +267,15 @@ func (s Settings) Validate() error {
 	}
 	if s.PauseOutside && s.PauseAt <= 0 {
 		errs = append(errs, "a pause from outside the handler needs PauseAt > 0")
+	}
+	if len(s.PausePartitions) > 0 && !s.PauseOutside {
+		errs = append(errs, "pause partitions name what the application pauses from outside the handler (PauseOutside); the payload's pause() pauses its own partition")
+	}
+	for i, p := range s.PausePartitions {
+		if p < 0 || slices.Contains(s.PausePartitions[:i], p) {
+			errs = append(errs, fmt.Sprintf("pause partitions %v: each a partition >= 0, named once", s.PausePartitions))
+			break
+		}
 	}
 	if s.ManualCommit && s.CommitOnSeek {
 		errs = append(errs, "manual commit turns enable.auto.commit off, and with it #seekInternal's commit (CommitOnSeek)")

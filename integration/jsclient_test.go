@@ -85,6 +85,13 @@ var jsShapes = []jsShape{
 	// release, and #pauseInternal drops its records with the fetch position past them.
 	{name: "outside-pause-em-2p", shape: jsclient.Shape{Handler: "eachMessage", Spread: "0:10,1:10", Concurrency: 1, BatchSize: -1,
 		PauseAt: 3 * time.Second, ResumeAfter: 500 * time.Millisecond, PauseFrom: "outside"}},
+	// the same with consumer.pause([{topic, partitions: [1]}]): only partition 1 is paused
+	// (#pauseInternal drops its cached records and repairs it only where it has a
+	// last-consumed entry), partition 0 keeps its cached records. Partition 1 served
+	// first: it is repaired and nothing is lost (the whole topic's pause loses partition 0
+	// there); partition 0 served first: partition 1's 0-9 are lost, as the whole topic's.
+	{name: "outside-pause-named-em-2p", shape: jsclient.Shape{Handler: "eachMessage", Spread: "0:10,1:10", Concurrency: 1, BatchSize: -1,
+		PauseAt: 3 * time.Second, ResumeAfter: 500 * time.Millisecond, PauseFrom: "outside", PausePartitions: "1"}},
 	// the handler's commitOffsets([{topic, partition, offset: last + 1}]), autoCommit
 	// false: eachBatch as manual-commit with that call in place of
 	// commitOffsetsIfNecessary(), and eachMessage after each record

@@ -26,6 +26,10 @@
 // calls consumer.pause([{topic}]) from a timer MS after consumer.run() instead, whatever the
 // handler is doing, and the function it returned --resume-after-ms later (simulate
 // --pause-from outside).
+//   [--pause-partitions P,P,...] (with --pause-from outside)
+// --pause-partitions: the application pauses only those partitions,
+// consumer.pause([{topic, partitions: [P, ...]}]), and the function it returned resumes the
+// same ones (simulate --pause-partitions).
 //   [--join-at-ms MS] [--leave-at-ms MS] [--leave m1|m2]
 // --join-at-ms MS: a second consumer of the same group (m2, in this process, the same
 // settings and handler) connects, subscribes and runs MS after the first's (m1's) run().
@@ -85,6 +89,7 @@ function parseArgs(argv) {
     leaveAtMs: -1,
     leave: 'm1',
     pauseFrom: 'handler',
+    pausePartitions: null,
     seekAtMs: 0,
     seekTo: -1,
     heartbeat: false,
@@ -121,6 +126,7 @@ function parseArgs(argv) {
       case '--leave-at-ms': opts.leaveAtMs = Number(val()); break;
       case '--leave': opts.leave = val(); break;
       case '--pause-from': opts.pauseFrom = val(); break;
+      case '--pause-partitions': opts.pausePartitions = val().split(',').map(Number); break;
       case '--seek-at-ms': opts.seekAtMs = Number(val()); break;
       case '--seek-to': opts.seekTo = Number(val()); break;
       case '--heartbeat': opts.heartbeat = true; break;
@@ -138,6 +144,9 @@ function parseArgs(argv) {
     throw new Error('--commit must be auto, manual or explicit');
   if (opts.pauseFrom !== 'handler' && opts.pauseFrom !== 'outside')
     throw new Error('--pause-from must be handler or outside');
+  if (opts.pausePartitions && (opts.pauseFrom !== 'outside' ||
+      !opts.pausePartitions.every((p) => Number.isInteger(p) && p >= 0)))
+    throw new Error('--pause-partitions P,P,... (partitions >= 0) needs --pause-from outside');
   opts.members = opts.joinAtMs >= 0 ? 2 : 1;
   if (opts.leave !== 'm1' && opts.leave !== 'm2')
     throw new Error('--leave must be m1 or m2');
@@ -279,7 +288,7 @@ async function main() {
       concurrency: opts.concurrency, parallel: opts.parallel, delay_ms: opts.delayMs,
       max_poll_ms: opts.maxPollMs, batch_size: opts.batchSize, commit: opts.commit } : {}),
     ...(opts.pauseAtMs > 0 ? { pause_at_ms: opts.pauseAtMs, resume_after_ms: opts.resumeAfterMs,
-      pause_from: opts.pauseFrom } : {}),
+      pause_from: opts.pauseFrom, ...(opts.pausePartitions ? { pause_partitions: opts.pausePartitions.join(',') } : {}) } : {}),
     ...(opts.members > 1 ? { join_at_ms: opts.joinAtMs, leave_at_ms: opts.leaveAtMs, leave: opts.leave } : {}),
     ...(opts.seekAtMs > 0 ? { seek_at_ms: opts.seekAtMs, seek_to: opts.seekTo } : {}),
     ...(opts.heartbeat ? { heartbeat: true } : {}),
@@ -429,11 +438,15 @@ async function main() {
   }
   if (opts.pauseAtMs > 0 && opts.pauseFrom === 'outside') {
     // --pause-from outside: the application pauses the topic from a timer, whatever the
-    // handler is doing (every partition m1 is assigned: consumer.pause with no partitions)
+    // handler is doing (every partition m1 is assigned: consumer.pause with no partitions;
+    // with --pause-partitions, those partitions only)
     const m1 = consumers.get('m1');
     setTimeout(() => {
-      const resume = m1.pause([{ topic: opts.topic }]);
+      const toppar = { topic: opts.topic };
+      if (opts.pausePartitions) toppar.partitions = opts.pausePartitions;
+      const resume = m1.pause([toppar]);
       app('pause', { topic: opts.topic, from: 'outside', at_ms: Date.now() - runStartedAt,
+        ...(opts.pausePartitions ? { partitions: opts.pausePartitions.join(',') } : {}),
         assigned: m1.assignment().map((tp) => tp.partition).join(',') || '-' });
       setTimeout(() => {
         app('resume', { topic: opts.topic, from: 'outside', at_ms: Date.now() - runStartedAt });

@@ -65,6 +65,10 @@ type Shape struct {
 	// calls consumer.pause([{topic}]) from a timer PauseAt after run() and the function
 	// it returned ResumeAfter later (scenario.js --pause-from).
 	PauseFrom string
+	// PausePartitions: with PauseFrom "outside", the partitions the application pauses,
+	// consumer.pause([{topic, partitions}]), and resumes, as P,P,... (scenario.js and
+	// simulate --pause-partitions). Empty: every partition m1 is assigned.
+	PausePartitions string
 	// SeekAt: the handler calls consumer.seek() on its own partition, to SeekTo, this
 	// long after run() (scenario.js --seek-at-ms/--seek-to; simulate --seek-at/--seek-to),
 	// in the scenario's (scaled) time. Zero: no seek.
@@ -138,6 +142,9 @@ func (s Shape) ScenarioArgs() []string {
 		if s.PauseFrom != "" {
 			add("--pause-from", s.PauseFrom)
 		}
+		if s.PausePartitions != "" {
+			add("--pause-partitions", s.PausePartitions)
+		}
 	}
 	if s.JoinAt != 0 {
 		add("--join-at-ms", strconv.FormatInt(s.JoinAt.Milliseconds(), 10))
@@ -210,6 +217,9 @@ func (s Shape) SimulateArgs() ([]string, error) {
 	default:
 		return nil, fmt.Errorf("commit %q: scenario.js commits auto, manual or explicit", s.Commit)
 	}
+	if s.PausePartitions != "" && (s.PauseAt == 0 || s.PauseFrom != "outside") {
+		return nil, fmt.Errorf("pause partitions %s: the application's pause from outside (PauseFrom outside, PauseAt)", s.PausePartitions)
+	}
 	if s.PauseAt != 0 {
 		add("--pause-at", (s.PauseAt * Scale).String())
 		add("--resume-after", (s.ResumeAfter * Scale).String())
@@ -217,6 +227,9 @@ func (s Shape) SimulateArgs() ([]string, error) {
 		case "", "handler":
 		case "outside":
 			add("--pause-from", "outside")
+			if s.PausePartitions != "" {
+				add("--pause-partitions", s.PausePartitions)
+			}
 		default:
 			return nil, fmt.Errorf("pause from %q: scenario.js pauses from the handler or outside", s.PauseFrom)
 		}
