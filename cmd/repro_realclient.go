@@ -37,7 +37,7 @@ partition; repro's producer is not used), consumes them at 1/100 of the duration
 judged by the same judge as repro's: its deliveries against the group's committed offsets.
 It takes the shape flags --spread/--records, --handler, --concurrency, --handler-parallel,
 --handler-delay, --max-poll-interval, --batch-size, --commit auto|manual|explicit, --pause-at,
---resume-after, --pause-from, --pause-partitions, --seek-at, --seek-to, --heartbeat, --auto-resolve, --partitions and --group; the others are refused. --compare-model also runs simulate on the same settings
+--resume-after, --pause-from, --pause-partitions, --seek-at, --seek, --seek-to, --heartbeat, --auto-resolve, --partitions and --group; the others are refused. --compare-model also runs simulate on the same settings
 and prints model and reality side by side (the CLIENT column).`
 
 // bindRealClientFlags binds --real-client and --compare-model.
@@ -51,7 +51,7 @@ var realClientFlags = map[string]bool{
 	"real-client": true, "compare-model": true, "client": true, "policy": true, "spread": true, "records": true,
 	"handler": true, "concurrency": true, "handler-parallel": true, "handler-delay": true, "max-poll-interval": true,
 	"batch-size": true, "commit": true, "pause-at": true, "resume-after": true, "pause-from": true, "pause-partitions": true, "partitions": true, "group": true,
-	"seek-at": true, "seek-to": true, "heartbeat": true, "auto-resolve": true,
+	"seek-at": true, "seek-to": true, "seek": true, "heartbeat": true, "auto-resolve": true,
 }
 
 // realClientShape maps repro's own flags (not the global ones) to the scenario's
@@ -148,6 +148,23 @@ func realClientShape(c *cobra.Command, o *reproOptions) (jsclient.Shape, error) 
 			return s, err
 		}
 		s.SeekTo = o.SeekTo
+	}
+	if err := o.parseSeeks(); err != nil {
+		return s, err
+	}
+	for i, k := range o.Seeks {
+		at, err := scaled("seek", k.At)
+		if err != nil {
+			return s, err
+		}
+		if at%time.Millisecond != 0 {
+			return s, exitcode.Usagef("--seek %s: the real client runs it at 1/%d, to the millisecond", k, jsclient.Scale)
+		}
+		if i > 0 {
+			s.Seeks += ","
+		}
+		k.At = at
+		s.Seeks += k.String()
 	}
 	s.Heartbeat = o.Heartbeat
 	s.ResolveEachRound = !o.AutoResolve

@@ -77,7 +77,7 @@ type Engine struct {
 	// pause/resume from the handler's payload (Settings.PauseAt)
 	started   time.Time
 	pauseDone bool                          // the handler called pause()
-	seekDone  bool                          // the handler called seek() (Settings.SeekAt)
+	seeks     []HandlerSeek                 // the handler's seek() calls still to make (Settings.SeekAt, Seeks), in order
 	paused    map[kpart.TopicPartition]bool // paused and not resumed yet (pending operations included)
 
 	// woken is a #nonEmpty wait that ended and whose wake event waits for the result
@@ -129,6 +129,10 @@ func New(l *loop.Loop, src Source, s Settings, trace func(traceevent.Event)) (*E
 	for _, o := range s.FailAt {
 		e.failAt[o] = true
 	}
+	if s.SeekAt > 0 {
+		e.seeks = append(e.seeks, HandlerSeek{At: s.SeekAt, Partition: -1, Offset: s.SeekTo})
+	}
+	e.seeks = append(e.seeks, s.Seeks...)
 	if s.Handler == "" {
 		e.s.Handler = EachBatch
 	}
@@ -569,7 +573,7 @@ func (e *Engine) serve(w *worker, recs []Record) {
 		return
 	}
 	if e.s.AutoResolve && !e.s.ManualCommit && !e.failsIn(tp, recs, false) && (e.s.PauseAt == 0 || e.s.PauseOutside || e.pauseDone) &&
-		(e.s.SeekAt == 0 || e.seekDone) && !e.s.Heartbeat {
+		len(e.seeks) == 0 && !e.s.Heartbeat {
 		e.deliver(recs)
 		// The whole batch in one timer: the handler neither resolves nor throws on its way.
 		e.l.After(e.s.BatchDuration(len(recs)), func() {
@@ -951,15 +955,33 @@ func (e *Engine) namedPartitions(assigned []kpart.TopicPartition) []kpart.TopicP
 	return out
 }
 
-// maybeSeek is the handler calling consumer.seek({topic, partition, offset: SeekTo}) on
-// its own partition once it is due (Settings.SeekAt): the public seek(), which marks the
-// batch stale and seeked and queues #seekInternal.
+// maybeSeek is the handler calling consumer.seek({topic, partition, offset}) for each
+// seek that is due (Settings.SeekAt/SeekTo, Seeks), once each, in order: the public
+// seek(), which marks the partition's batch in flight stale and seeked (the handler's own
+// when the seek is of its partition) and queues #seekInternal. tp is the partition the
+// handler is handling.
 func (e *Engine) maybeSeek(tp kpart.TopicPartition) {
-	if e.s.SeekAt <= 0 || e.seekDone || e.started.IsZero() || e.l.Now().Sub(e.started) < e.s.SeekAt {
+	if len(e.seeks) == 0 || e.started.IsZero() {
 		return
 	}
-	e.seekDone = true
-	e.Seek(tp, e.s.SeekTo, -1, "handler seek()")
+	since := e.l.Now().Sub(e.started)
+	left := e.seeks[:0]
+	var due []HandlerSeek
+	for _, k := range e.seeks {
+		if since >= k.At {
+			due = append(due, k)
+		} else {
+			left = append(left, k)
+		}
+	}
+	e.seeks = left
+	for _, k := range due {
+		to := tp
+		if k.Partition >= 0 {
+			to.Partition = k.Partition
+		}
+		e.Seek(to, k.Offset, -1, handlerSeek)
+	}
 }
 
 // Pauser is a Source that can pause and resume fetching a partition (librdkafka's

@@ -43,6 +43,11 @@
 // --seek-at-ms: the handler calls consumer.seek({topic, partition, offset: OFFSET}) on its own
 // partition once, at its first round (eachBatch) or message (eachMessage) starting MS or more
 // after consumer.run(), and goes on with its batch (simulate --seek-at / --seek-to).
+//   [--seek [P:]OFFSET@MS]... (repeatable)
+// --seek: one more consumer.seek({topic, partition: P, offset: OFFSET}) from the handler, at
+// its first round (message) starting MS or more after consumer.run(), of partition P (default:
+// the partition it is handling), once; several due at one round are called in the order given
+// (simulate --seek P:OFFSET@TIME, times 100).
 // --heartbeat: the eachBatch handler awaits its payload's heartbeat() after every round
 // (simulate --heartbeat). --auto-resolve false: eachBatchAutoResolve false and the kafkajs
 // idiom `if (!isRunning() || isStale()) break;` before each round, resolveOffset() of the
@@ -92,6 +97,7 @@ function parseArgs(argv) {
     pausePartitions: null,
     seekAtMs: 0,
     seekTo: -1,
+    seeks: [],
     heartbeat: false,
     autoResolve: true,
     cacheSizePerWorkerMs: 0, // 0: the client's default (1500 ms, unscaled)
@@ -129,6 +135,12 @@ function parseArgs(argv) {
       case '--pause-partitions': opts.pausePartitions = val().split(',').map(Number); break;
       case '--seek-at-ms': opts.seekAtMs = Number(val()); break;
       case '--seek-to': opts.seekTo = Number(val()); break;
+      case '--seek': {
+        const m = /^(?:(\d+):)?(\d+)@(\d+)$/.exec(val());
+        if (!m) throw new Error('--seek wants [P:]OFFSET@MS');
+        opts.seeks.push({ partition: m[1] === undefined ? null : Number(m[1]), offset: Number(m[2]), atMs: Number(m[3]) });
+        break;
+      }
       case '--heartbeat': opts.heartbeat = true; break;
       case '--auto-resolve': opts.autoResolve = val() !== 'false'; break;
       case '--cache-size-per-worker-ms': opts.cacheSizePerWorkerMs = Number(val()); break;
@@ -291,6 +303,7 @@ async function main() {
       pause_from: opts.pauseFrom, ...(opts.pausePartitions ? { pause_partitions: opts.pausePartitions.join(',') } : {}) } : {}),
     ...(opts.members > 1 ? { join_at_ms: opts.joinAtMs, leave_at_ms: opts.leaveAtMs, leave: opts.leave } : {}),
     ...(opts.seekAtMs > 0 ? { seek_at_ms: opts.seekAtMs, seek_to: opts.seekTo } : {}),
+    ...(opts.seeks.length ? { seeks: opts.seeks.map((k) => `${k.partition === null ? '' : k.partition + ':'}${k.offset}@${k.atMs}`).join(',') } : {}),
     ...(opts.heartbeat ? { heartbeat: true } : {}),
     ...(opts.autoResolve ? {} : { auto_resolve: false }) });
 
@@ -328,11 +341,23 @@ async function main() {
 
   // --seek-at-ms: consumer.seek() of the handler's own partition once, when due
   let seekDone = false;
+  const seeksLeft = [...opts.seeks];
   const maybeSeek = (consumer, topic, partition) => {
-    if (opts.seekAtMs <= 0 || seekDone || Date.now() - runStartedAt < opts.seekAtMs) return;
-    seekDone = true;
-    app('seek', { topic, partition, offset: opts.seekTo, at_ms: Date.now() - runStartedAt });
-    consumer.seek({ topic, partition, offset: String(opts.seekTo) });
+    const now = Date.now() - runStartedAt;
+    if (opts.seekAtMs > 0 && !seekDone && now >= opts.seekAtMs) {
+      seekDone = true;
+      app('seek', { topic, partition, offset: opts.seekTo, at_ms: now });
+      consumer.seek({ topic, partition, offset: String(opts.seekTo) });
+    }
+    // --seek: each once, when due, of its partition or the handler's own
+    for (let i = 0; i < seeksLeft.length;) {
+      const k = seeksLeft[i];
+      if (now < k.atMs) { i++; continue; }
+      seeksLeft.splice(i, 1);
+      const p = k.partition === null ? partition : k.partition;
+      app('seek', { topic, partition: p, offset: k.offset, at_ms: now, handler_partition: partition });
+      consumer.seek({ topic, partition: p, offset: String(k.offset) });
+    }
   };
 
   // startMember connects, subscribes and runs one consumer of the group (m1, and m2 with

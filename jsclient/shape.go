@@ -13,6 +13,7 @@ package jsclient
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -74,6 +75,10 @@ type Shape struct {
 	// in the scenario's (scaled) time. Zero: no seek.
 	SeekAt time.Duration
 	SeekTo int64
+	// Seeks: more seek() calls from the handler, comma-separated [P:]OFFSET@TIME in the
+	// scenario's (scaled) time, e.g. "1:5@3s,0:22@5.3s" (scenario.js --seek P:OFFSET@MS,
+	// simulate --seek at full scale); without P the handler's own partition.
+	Seeks string
 	// Heartbeat: the eachBatch handler awaits heartbeat() after every round
 	// (scenario.js and simulate --heartbeat).
 	Heartbeat bool
@@ -156,6 +161,11 @@ func (s Shape) ScenarioArgs() []string {
 	if s.SeekAt != 0 {
 		add("--seek-at-ms", strconv.FormatInt(s.SeekAt.Milliseconds(), 10))
 		add("--seek-to", strconv.FormatInt(s.SeekTo, 10))
+	}
+	if ks, err := s.seeks(); err == nil {
+		for _, k := range ks {
+			add("--seek", k.target+strconv.FormatInt(k.at.Milliseconds(), 10))
+		}
 	}
 	if s.Heartbeat {
 		a = append(a, "--heartbeat")
@@ -251,6 +261,13 @@ func (s Shape) SimulateArgs() ([]string, error) {
 		add("--seek-at", (s.SeekAt * Scale).String())
 		add("--seek-to", strconv.FormatInt(s.SeekTo, 10))
 	}
+	ks, err := s.seeks()
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range ks {
+		add("--seek", k.target+(k.at*Scale).String())
+	}
 	if s.Heartbeat {
 		a = append(a, "--heartbeat")
 	}
@@ -265,3 +282,36 @@ func (s Shape) SimulateArgs() ([]string, error) {
 
 // Seed is the bug report's shape: every setting at scenario.js's default.
 var Seed = Shape{}
+
+// shapeSeek is one of Shape.Seeks: target is "[P:]OFFSET@", at the scenario's time.
+type shapeSeek struct {
+	target string
+	at     time.Duration
+}
+
+// seeks reads Shape.Seeks.
+func (s Shape) seeks() ([]shapeSeek, error) {
+	if s.Seeks == "" {
+		return nil, nil
+	}
+	var out []shapeSeek
+	for _, k := range strings.Split(s.Seeks, ",") {
+		target, at, ok := strings.Cut(k, "@")
+		d, err := time.ParseDuration(at)
+		if !ok || err != nil || d <= 0 || d%time.Millisecond != 0 {
+			return nil, fmt.Errorf("seek %q: want [P:]OFFSET@TIME, TIME in whole milliseconds", k)
+		}
+		off := target
+		if p, o, ok := strings.Cut(target, ":"); ok {
+			if n, err := strconv.Atoi(p); err != nil || n < 0 {
+				return nil, fmt.Errorf("seek %q: the partition is not a number >= 0", k)
+			}
+			off = o
+		}
+		if n, err := strconv.ParseInt(off, 10, 64); err != nil || n < 0 {
+			return nil, fmt.Errorf("seek %q: the offset is not a number >= 0", k)
+		}
+		out = append(out, shapeSeek{target: target + "@", at: d})
+	}
+	return out, nil
+}

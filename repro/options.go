@@ -94,6 +94,9 @@ type Options struct {
 	// consumer started (eachbatch.Settings.SeekAt). 0: never.
 	SeekAt time.Duration
 	SeekTo int64
+	// Seeks is --seek (repeatable): more seek() calls from the handler, of its own
+	// partition or another (eachbatch.Settings.Seeks).
+	Seeks []Seek
 	// Heartbeat is --heartbeat: the eachBatch handler awaits heartbeat() after every
 	// round, a no-op in the JS client (eachbatch.Settings.Heartbeat).
 	Heartbeat bool
@@ -201,6 +204,7 @@ func (o Options) EngineSettings() eachbatch.Settings {
 	if o.SeekAt > 0 && s.SeekAt <= 0 {
 		s.SeekAt = 1 // scaled below a nanosecond: still a seek
 	}
+	s.Seeks = o.engineSeeks()
 	s.Concurrency = o.Concurrency
 	s.BatchSize = o.BatchSize
 	s.MaxPollInterval = o.scale(o.MaxPollInterval)
@@ -304,6 +308,8 @@ func (o Options) Validate() error {
 		return errors.New("--seek-at must be >= 0")
 	case o.SeekAt > MaxRebalanceAt:
 		return fmt.Errorf("--seek-at must be at most %s", MaxRebalanceAt)
+	case o.seeksErr() != nil:
+		return o.seeksErr()
 	case o.SeekAt > 0 && o.SeekTo < 0:
 		return fmt.Errorf("--seek-to must be an offset >= 0, got %d", o.SeekTo)
 	case o.Heartbeat && o.handler() == eachbatch.EachMessage:
@@ -407,6 +413,13 @@ func (o Options) settingsMap() map[string]string {
 				m["pause_partitions"] = joinInt32(o.PausePartitions)
 			}
 		}
+	}
+	if len(o.Seeks) > 0 {
+		var ks []string
+		for _, k := range o.Seeks {
+			ks = append(ks, k.String())
+		}
+		m["seeks"] = strings.Join(ks, ",")
 	}
 	if o.SeekAt > 0 {
 		m["seek_at"], m["seek_to"] = o.SeekAt.String(), fmt.Sprint(o.SeekTo)

@@ -111,9 +111,10 @@ func Simulate(ctx context.Context, o Options) (*Result, error) {
 
 // alike reports whether the partitions are told apart by their places in the fetch list
 // only: they hold the same records (a spread NxM) and no setting names one of them (the
-// application's pause of named partitions, --pause-partitions).
+// application's pause of named partitions, --pause-partitions; a seek of a named
+// partition, --seek P:OFFSET@TIME).
 func (o Options) alike() bool {
-	return alike(o.Workload) && len(o.PausePartitions) == 0
+	return alike(o.Workload) && len(o.PausePartitions) == 0 && !o.seeksNamePartitions()
 }
 
 // alike reports whether every partition of the workload holds the same records (a
