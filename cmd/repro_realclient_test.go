@@ -36,6 +36,10 @@ func TestRealClientShapeComesFromTheFlagsGiven(t *testing.T) {
 		{name: "a seek from the handler at 1/100, heartbeat and the isStale() idiom",
 			args: []string{"--seek-at", "3m50s", "--seek-to", "100", "--heartbeat", "--auto-resolve=false"},
 			want: jsclient.Shape{SeekAt: 2300 * time.Millisecond, SeekTo: 100, Heartbeat: true, ResolveEachRound: true}},
+		{name: "a pause of named partitions and several seeks at 1/100",
+			args: []string{"--pause-at", "5m", "--resume-after", "50s", "--pause-from", "outside", "--pause-partitions", "1,3", "--seek", "1:5@5m", "--seek", "60@8m20s"},
+			want: jsclient.Shape{PauseAt: 3 * time.Second, ResumeAfter: 500 * time.Millisecond, PauseFrom: "outside", PausePartitions: "1,3", Seeks: "1:5@3s,60@5s"}},
+		{name: "a seek the real client cannot time to the millisecond is refused", args: []string{"--seek", "1:5@150001ms"}, refused: "to the millisecond"},
 		{name: "a flag scenario.js has not is refused by name", args: []string{"--members", "2"}, refused: "--members"},
 		{name: "another time scale is refused", args: []string{"--time-scale", "1"}, refused: "--time-scale"},
 	} {
