@@ -38,6 +38,7 @@ type reproOptions struct {
 	wlSpec       workload.Spec
 	wlErr        error
 	rebalanceAt  []string // --rebalance-at, parsed by complete
+	seeks        []string // --seek, parsed by complete (parseSeeks)
 	membersBound bool     // the command has --members
 	simulated    bool     // simulate: no session timeout (repro.Options.ValidateSimulated)
 	real         realClientOptions
@@ -88,8 +89,10 @@ func bindModelFlags(f *pflag.FlagSet, o *reproOptions) {
 	f.DurationVar(&o.PauseAt, "pause-at", 0, "the handler calls its payload's pause() at its first round (record) starting this long after the consumer started, and goes on with its batch (0: never); with --pause-from outside, the application pauses the topic at that time")
 	f.DurationVar(&o.ResumeAfter, "resume-after", 500*time.Millisecond, "with --pause-at: resume() this long after the pause")
 	f.StringVar(&o.PauseFrom, "pause-from", repro.PauseFromHandler, "with --pause-at, who calls pause(): handler (its payload's, for its partition) or outside (the application's consumer.pause([{topic}]) from a timer: every assigned partition, at any moment of a batch)")
+	f.Int32SliceVar(&o.PausePartitions, "pause-partitions", nil, "with --pause-from outside: the partitions the application pauses and resumes, consumer.pause([{topic, partitions: [...]}]) (comma-separated; default: every assigned partition)")
 	f.DurationVar(&o.SeekAt, "seek-at", 0, "the handler calls consumer.seek() on its partition, to --seek-to, at its first round (record) starting this long after the consumer started, and goes on with its batch (0: never)")
 	f.Int64Var(&o.SeekTo, "seek-to", 0, "with --seek-at: the offset the handler seeks to (auto-commit commits it; skipped records are judged LOST)")
+	f.StringArrayVar(&o.seeks, "seek", nil, "[PARTITION:]OFFSET@TIME: the handler calls consumer.seek() at its first round (record) starting TIME after the consumer started, of PARTITION (default: the partition it handles), and goes on (repeatable; a seek back redelivers), e.g. 1:100@3m50s")
 	f.BoolVar(&o.Heartbeat, "heartbeat", false, "the eachBatch handler awaits heartbeat() after every round (a no-op in the JS client: it resets neither the cache expiry nor max.poll)")
 	f.Int64SliceVar(&o.FailAt, "handler-fail-at", nil, "offsets where the handler throws, once per partition (comma-separated)")
 	f.StringVar(&o.Commit, "commit", string(o.Options.Commit), "who commits: auto (the client's auto-commit), manual (the client's manual commit: autoCommit false, resolveOffset per record, commitOffsetsIfNecessary after each batch; eachBatch only), explicit (autoCommit false, the handler's commitOffsets([{topic, partition, offset: last+1}]) after each batch, resolving as manual does, or after each message), ledger (kstranded's commit of the completed prefix), or all")
@@ -244,6 +247,9 @@ func (o *reproOptions) complete(g *Globals) ([]reproCase, error) {
 	o.HandlerFailAt = o.FailAt
 	if o.membersBound && o.Members < 1 {
 		return nil, exitcode.Usagef("--members must be >= 1")
+	}
+	if err := o.parseSeeks(); err != nil {
+		return nil, err
 	}
 	o.RebalanceAt = nil
 	for _, a := range o.rebalanceAt {
@@ -436,4 +442,17 @@ func reproSVG(file, name string, run []traceevent.Event) error {
 // it (exitcode.ForVerdict). The output already says it.
 func verdictOutcome(v verdict.Verdict) error {
 	return exitcode.Reported(exitcode.ForVerdict(v, ""))
+}
+
+// parseSeeks reads --seek into Options.Seeks.
+func (o *reproOptions) parseSeeks() error {
+	o.Seeks = nil
+	for _, a := range o.seeks {
+		k, err := repro.ParseSeek(a)
+		if err != nil {
+			return exitcode.Usagef("%v", err)
+		}
+		o.Seeks = append(o.Seeks, k)
+	}
+	return nil
 }

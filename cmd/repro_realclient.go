@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,7 +37,7 @@ partition; repro's producer is not used), consumes them at 1/100 of the duration
 judged by the same judge as repro's: its deliveries against the group's committed offsets.
 It takes the shape flags --spread/--records, --handler, --concurrency, --handler-parallel,
 --handler-delay, --max-poll-interval, --batch-size, --commit auto|manual|explicit, --pause-at,
---resume-after, --pause-from, --seek-at, --seek-to, --heartbeat, --auto-resolve, --members,
+--resume-after, --pause-from, --pause-partitions, --seek-at, --seek, --seek-to, --heartbeat, --auto-resolve, --members,
 --rebalance-at, --group-protocol, --partitions and --group; the others are refused (exit 2,
 naming them). --members N runs N consumers of the group in scenario.js's node process,
 connected together (m1..mN; which the broker assigns first is its own doing), and each
@@ -57,8 +58,8 @@ func bindRealClientFlags(f *pflag.FlagSet, o *realClientOptions) {
 var realClientFlags = map[string]bool{
 	"real-client": true, "compare-model": true, "client": true, "policy": true, "spread": true, "records": true,
 	"handler": true, "concurrency": true, "handler-parallel": true, "handler-delay": true, "max-poll-interval": true,
-	"batch-size": true, "commit": true, "pause-at": true, "resume-after": true, "pause-from": true, "partitions": true, "group": true,
-	"seek-at": true, "seek-to": true, "heartbeat": true, "auto-resolve": true,
+	"batch-size": true, "commit": true, "pause-at": true, "resume-after": true, "pause-from": true, "pause-partitions": true, "partitions": true, "group": true,
+	"seek-at": true, "seek-to": true, "seek": true, "heartbeat": true, "auto-resolve": true,
 	"members": true, "rebalance-at": true, "group-protocol": true,
 }
 
@@ -141,6 +142,12 @@ func realClientShape(c *cobra.Command, o *reproOptions) (jsclient.Shape, error) 
 		case "", repro.PauseFromHandler:
 		case repro.PauseFromOutside:
 			s.PauseFrom = o.PauseFrom
+			for i, p := range o.PausePartitions {
+				if i > 0 {
+					s.PausePartitions += ","
+				}
+				s.PausePartitions += strconv.Itoa(int(p))
+			}
 		default:
 			return s, exitcode.Usagef("--pause-from %q: want handler or outside", o.PauseFrom)
 		}
@@ -150,6 +157,23 @@ func realClientShape(c *cobra.Command, o *reproOptions) (jsclient.Shape, error) 
 			return s, err
 		}
 		s.SeekTo = o.SeekTo
+	}
+	if err := o.parseSeeks(); err != nil {
+		return s, err
+	}
+	for i, k := range o.Seeks {
+		at, err := scaled("seek", k.At)
+		if err != nil {
+			return s, err
+		}
+		if at%time.Millisecond != 0 {
+			return s, exitcode.Usagef("--seek %s: the real client runs it at 1/%d, to the millisecond", k, jsclient.Scale)
+		}
+		if i > 0 {
+			s.Seeks += ","
+		}
+		k.At = at
+		s.Seeks += k.String()
 	}
 	s.Heartbeat = o.Heartbeat
 	s.ResolveEachRound = !o.AutoResolve

@@ -46,6 +46,10 @@ func TestRealClientShapeComesFromTheFlagsGiven(t *testing.T) {
 			args: []string{"--rebalance-at", "5m:leave=2"}, refused: "m2 is not in the group"},
 		{name: "a group protocol neither has is refused", args: []string{"--group-protocol", "share"}, refused: "--group-protocol"},
 		{name: "a flag scenario.js has not is refused by name", args: []string{"--heartbeat-interval", "1s", "--session-timeout", "10s"}, refused: "--heartbeat-interval, --session-timeout"},
+		{name: "a pause of named partitions and several seeks at 1/100",
+			args: []string{"--pause-at", "5m", "--resume-after", "50s", "--pause-from", "outside", "--pause-partitions", "1,3", "--seek", "1:5@5m", "--seek", "60@8m20s"},
+			want: jsclient.Shape{PauseAt: 3 * time.Second, ResumeAfter: 500 * time.Millisecond, PauseFrom: "outside", PausePartitions: "1,3", Seeks: "1:5@3s,60@5s"}},
+		{name: "a seek the real client cannot time to the millisecond is refused", args: []string{"--seek", "1:5@150001ms"}, refused: "to the millisecond"},
 		{name: "another time scale is refused", args: []string{"--time-scale", "1"}, refused: "--time-scale"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

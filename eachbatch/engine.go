@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/kstranded/kstranded/internal/kpart"
@@ -94,7 +95,7 @@ type Engine struct {
 	// pause/resume from the handler's payload (Settings.PauseAt)
 	started   time.Time
 	pauseDone bool                          // the handler called pause()
-	seekDone  bool                          // the handler called seek() (Settings.SeekAt)
+	seeks     []HandlerSeek                 // the handler's seek() calls still to make (Settings.SeekAt, Seeks), in order
 	paused    map[kpart.TopicPartition]bool // paused and not resumed yet (pending operations included)
 
 	// woken is a #nonEmpty wait that ended and whose wake event waits for the result
@@ -147,6 +148,10 @@ func New(l *loop.Loop, src Source, s Settings, trace func(traceevent.Event)) (*E
 		e.failAt[o] = true
 	}
 	e.cache.releaseShort = s.Policy.releasesShort()
+	if s.SeekAt > 0 {
+		e.seeks = append(e.seeks, HandlerSeek{At: s.SeekAt, Partition: -1, Offset: s.SeekTo})
+	}
+	e.seeks = append(e.seeks, s.Seeks...)
 	if s.Handler == "" {
 		e.s.Handler = EachBatch
 	}
@@ -598,7 +603,7 @@ func (e *Engine) serve(w *worker, recs []Record) {
 		return
 	}
 	if e.s.AutoResolve && !e.s.ManualCommit && !e.failsIn(tp, recs, false) && (e.s.PauseAt == 0 || e.s.PauseOutside || e.pauseDone) &&
-		(e.s.SeekAt == 0 || e.seekDone) && !e.s.Heartbeat {
+		len(e.seeks) == 0 && !e.s.Heartbeat {
 		e.deliver(recs)
 		// The whole batch in one timer: the handler neither resolves nor throws on its way.
 		e.l.Schedule(e.s.BatchDuration(len(recs)), func() {
@@ -923,7 +928,7 @@ func (e *Engine) maybePause(tp kpart.TopicPartition) {
 // pauseOutside is the application's `consumer.pause([{topic}])` from a timer, PauseAt
 // after the consumer started (Settings.PauseOutside): the public pause() the payload's
 // is bound to (_consumer.js pause 1978 / 1987). It flattens the topic to the assigned
-// partitions, marks each one's batch payload in flight stale (#markBatchPayloadsStale
+// partitions (or takes the partitions named, Settings.PausePartitions), marks each one's batch payload in flight stale (#markBatchPayloadsStale
 // without isSeek: the handler, mid-round, goes on), records them as paused and queues
 // one #pauseInternal for all of them; the function it returns (resume() of the same
 // partitions) is called ResumeAfter later. Nothing assigned: pause() returns without
@@ -934,6 +939,9 @@ func (e *Engine) pauseOutside() {
 	}
 	e.pauseDone = true
 	tps := e.src.Assignment()
+	if len(e.s.PausePartitions) > 0 {
+		tps = e.namedPartitions(tps)
+	}
 	if len(tps) == 0 {
 		e.emit(traceevent.Event{Ev: traceevent.Pause, Reason: "consumer pause(): nothing assigned"})
 		return
@@ -962,15 +970,50 @@ func (e *Engine) pauseOutside() {
 	})
 }
 
-// maybeSeek is the handler calling consumer.seek({topic, partition, offset: SeekTo}) on
-// its own partition once it is due (Settings.SeekAt): the public seek(), which marks the
-// batch stale and seeked and queues #seekInternal.
+// namedPartitions is the list `consumer.pause([{topic, partitions}])` names
+// (Settings.PausePartitions), in the order named, of the assigned topic. A named partition
+// not assigned is left out with a trace event: the JS client would hand it to librdkafka
+// unchecked, which is not modelled.
+func (e *Engine) namedPartitions(assigned []kpart.TopicPartition) []kpart.TopicPartition {
+	var out []kpart.TopicPartition
+	for _, p := range e.s.PausePartitions {
+		i := slices.IndexFunc(assigned, func(tp kpart.TopicPartition) bool { return tp.Partition == p })
+		if i < 0 {
+			e.emit(traceevent.Event{Ev: traceevent.Pause, Partition: traceevent.P(p), Reason: "consumer pause(): not assigned, left out (not modelled)"})
+			continue
+		}
+		out = append(out, assigned[i])
+	}
+	return out
+}
+
+// maybeSeek is the handler calling consumer.seek({topic, partition, offset}) for each
+// seek that is due (Settings.SeekAt/SeekTo, Seeks), once each, in order: the public
+// seek(), which marks the partition's batch in flight stale and seeked (the handler's own
+// when the seek is of its partition) and queues #seekInternal. tp is the partition the
+// handler is handling.
 func (e *Engine) maybeSeek(tp kpart.TopicPartition) {
-	if e.s.SeekAt <= 0 || e.seekDone || e.started.IsZero() || e.l.Now().Sub(e.started) < e.s.SeekAt {
+	if len(e.seeks) == 0 || e.started.IsZero() {
 		return
 	}
-	e.seekDone = true
-	e.Seek(tp, e.s.SeekTo, -1, "handler seek()")
+	since := e.l.Now().Sub(e.started)
+	left := e.seeks[:0]
+	var due []HandlerSeek
+	for _, k := range e.seeks {
+		if since >= k.At {
+			due = append(due, k)
+		} else {
+			left = append(left, k)
+		}
+	}
+	e.seeks = left
+	for _, k := range due {
+		to := tp
+		if k.Partition >= 0 {
+			to.Partition = k.Partition
+		}
+		e.Seek(to, k.Offset, -1, handlerSeek)
+	}
 }
 
 // Pauser is a Source that can pause and resume fetching a partition (librdkafka's

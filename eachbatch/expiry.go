@@ -1,6 +1,7 @@
 package eachbatch
 
 import (
+	"slices"
 	"time"
 
 	"github.com/kstranded/kstranded/internal/kpart"
@@ -180,9 +181,19 @@ func (e *Engine) clear() {
 	}
 }
 
+// handlerSeek is the reason of the handler's own seek() calls.
+const handlerSeek = "handler seek()"
+
 // seekInternal is #seekInternal: forget last-consumed, drop the partition's cache,
 // seek librdkafka, and, in auto-commit mode, commit the offset sought.
 func (e *Engine) seekInternal(tp kpart.TopicPartition, offset int64, epoch int32, reason string) {
+	if reason == handlerSeek && !slices.Contains(e.src.Assignment(), tp) {
+		// #pendingSeeks (1813 / 1822): applied if the partition is assigned later; not
+		// modelled. Only the handler's seek() can name a partition not assigned here.
+		e.emit(traceevent.Event{Ev: traceevent.Seek, Topic: tp.Topic, Partition: traceevent.P(tp.Partition), Offset: traceevent.P(offset),
+			Reason: reason + ": not assigned, kept as a pending seek (not modelled)"})
+		return
+	}
 	delete(e.lastConsumed, tp)
 	e.cache.markStale([]kpart.TopicPartition{tp})
 	if err := e.src.Seek(tp, offset, epoch); err != nil {

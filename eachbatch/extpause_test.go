@@ -208,3 +208,68 @@ func TestExplicitCommitCommitsTheOffsetTheHandlerNames(t *testing.T) {
 		}
 	})
 }
+
+// consumer.pause([{topic, partitions: [1]}]) from a timer at 100 s, on the shape above
+// (eachMessage, one worker, both partitions cached by the first fetch): only partition 1
+// goes stale and loses its cached records; partition 0 keeps its own, and no pause of it
+// is queued. Partition 0 served first: partition 1 was never served, has no last-consumed
+// entry, and its 0-9 are dropped with the position past them (lost, as with the whole
+// topic's pause); partition 0 is delivered once each, never sought. Partition 1 served
+// first: its entry repairs it (seek to 3), and partition 0's records, still cached, are
+// all delivered (the whole topic's pause drops them: see the test above, outside=true).
+func TestAPauseOfNamedPartitionsFromOutsideLeavesTheOthersCached(t *testing.T) {
+	for _, p := range []eachbatch.Policy{eachbatch.V1_10_0, eachbatch.V1_10_1} {
+		for _, first := range []int32{0, 1} {
+			t.Run(fmt.Sprintf("%s/partition %d served first", p, first), func(t *testing.T) {
+				s := settings(p)
+				s.Handler, s.Concurrency, s.BatchSize = eachbatch.EachMessage, 1, -1
+				s.PauseAt, s.ResumeAfter, s.PauseOutside = 100*time.Second, 50*time.Second, true
+				s.PausePartitions = []int32{1}
+				r := runShapeFrom(t, 0, first, s, 10, 10)
+				var calls, internal []traceevent.Event
+				for _, ev := range r.eventsOf(traceevent.Pause) {
+					if ev.Reason == "consumer pause()" {
+						calls = append(calls, ev)
+					} else {
+						internal = append(internal, ev)
+					}
+				}
+				if len(calls) != 1 || *calls[0].Partition != 1 || calls[0].AtMs != 100000 {
+					t.Errorf("pause() calls %+v, want partition 1's only, at 100000 ms", calls)
+				}
+				if len(internal) != 1 || *internal[0].Partition != 1 {
+					t.Fatalf("#pauseInternal %+v, want partition 1's only", internal)
+				}
+				d := r.e.Delivered()
+				if first == 0 {
+					if in := internal[0]; in.Reason != "no last-consumed entry" || len(in.Discarded) != 1 || in.Discarded[0] != traceevent.PartitionRange(1, 0, 9, 10) {
+						t.Errorf("#pauseInternal %+v, want partition 1's 0-9 dropped, no repair", in)
+					}
+					if len(d[p1]) != 0 {
+						t.Errorf("partition 1: %d records delivered, want none", len(d[p1]))
+					}
+				} else {
+					if in := internal[0]; in.Reason != "last-consumed+1" || *in.Offset != 3 || len(in.Discarded) != 1 || in.Discarded[0] != traceevent.PartitionRange(1, 3, 9, 7) {
+						t.Errorf("#pauseInternal %+v, want partition 1's 3-9 dropped and sought back to 3", in)
+					}
+					if len(d[p1]) != 10 {
+						t.Errorf("partition 1: %d of 10 delivered", len(d[p1]))
+					}
+				}
+				for o := int64(0); o < 10; o++ {
+					if d[p0][o] != 1 {
+						t.Errorf("partition 0 record %d delivered %d times, want once (never paused)", o, d[p0][o])
+					}
+				}
+				for _, ev := range r.events {
+					if ev.Ev == traceevent.Seek && *ev.Partition == 0 {
+						t.Errorf("partition 0 sought: %+v", ev)
+					}
+				}
+				if rs := r.eventsOf(traceevent.Resume); len(rs) != 1 || *rs[0].Partition != 1 {
+					t.Errorf("resume %+v, want partition 1's only", rs)
+				}
+			})
+		}
+	}
+}

@@ -30,6 +30,13 @@ func runShape(t *testing.T, s eachbatch.Settings, records ...int) *shapeRun {
 // runShapeFor runs to quiescence or, when limit > 0, for limit of virtual time.
 func runShapeFor(t *testing.T, limit time.Duration, s eachbatch.Settings, records ...int) *shapeRun {
 	t.Helper()
+	return runShapeFrom(t, limit, 0, s, records...)
+}
+
+// runShapeFrom is runShapeFor with partition first's records served first (the fetch
+// list, simkafka.Client.Order, starting with it; the others after it by number).
+func runShapeFrom(t *testing.T, limit time.Duration, first int32, s eachbatch.Settings, records ...int) *shapeRun {
+	t.Helper()
 	r := &shapeRun{l: loop.NewVirtual(time.Unix(0, 0))}
 	tr := func(ev traceevent.Event) { r.events = append(r.events, ev) }
 	autoCommit := 5 * time.Second
@@ -42,6 +49,9 @@ func runShapeFor(t *testing.T, limit time.Duration, s eachbatch.Settings, record
 		tp := kpart.TopicPartition{Topic: "stranded", Partition: int32(p)}
 		tps = append(tps, tp)
 		r.sim.Transaction(tp, n)
+	}
+	if first != 0 {
+		r.sim.Order = []int32{first}
 	}
 	r.sim.Assign(tps...)
 	e, err := eachbatch.New(r.l, r.sim, s, tr)

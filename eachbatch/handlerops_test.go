@@ -178,3 +178,155 @@ func TestASeekBackFromEachMessageDeliversTheRecordsAgain(t *testing.T) {
 		})
 	}
 }
+
+// Several seeks, one back (issue 23 §1): on the seed the handler seeks its partition to
+// 100 at its round starting at or after 230 s (240 s, the batch of 2-21), then to 60 at
+// its round starting at or after 500 s (520 s, the batch of 100-119). Each seek makes the
+// batch in flight stale and seeked, neither resolved nor sought back; each #seekInternal
+// drops the cache, seeks and commits its offset (100 at 360 s, 60 at 640 s, when the
+// batches end). The second seek goes back: 60-199 are fetched again, 100-119 delivered
+// twice, and only what the first skipped and the second did not reach back to, 22-59, is
+// never delivered. 1.10.0's expiry still drops 140-199 after the second seek deleted the
+// last-consumed entry (its eachBatch writes none); 1.10.1 rewinds to 140.
+func TestSeveralSeeksFromTheHandlerASeekBackDeliversAgain(t *testing.T) {
+	for _, tc := range []struct {
+		policy    eachbatch.Policy
+		delivered string
+	}{
+		{eachbatch.V1_10_0, "0-21,60-139,201-201"},
+		{eachbatch.V1_10_1, "0-21,60-199,201-201"},
+	} {
+		t.Run(string(tc.policy), func(t *testing.T) {
+			s := settings(tc.policy)
+			s.Seeks = []eachbatch.HandlerSeek{{At: 230 * time.Second, Partition: -1, Offset: 100}, {At: 500 * time.Second, Partition: 0, Offset: 60}}
+			r := runSeed(t, s)
+			var seeks []string
+			for _, ev := range r.events {
+				if ev.Ev == traceevent.Seek && ev.Reason == "handler seek()" {
+					seeks = append(seeks, fmt.Sprintf("%d@%v", *ev.Offset, ev.AtMs))
+				}
+			}
+			if got := fmt.Sprint(seeks); got != "[100@360000 60@640000]" {
+				t.Errorf("handler seeks %s, want 100 at 360 s and 60 at 640 s", got)
+			}
+			for _, ev := range r.events {
+				if ev.Ev == traceevent.Seek && ev.Reason == "batch not resolved" {
+					t.Errorf("a stale batch sought back: %+v (it was seeked)", ev)
+				}
+			}
+			if got := deliveredRanges(r.delivered2, 202); got != tc.delivered {
+				t.Errorf("delivered %s, want %s", got, tc.delivered)
+			}
+			var twice []int64
+			for o, n := range r.delivered2 {
+				if n > 1 {
+					twice = append(twice, o)
+				}
+			}
+			if len(twice) != 20 || r.delivered2[100] != 2 || r.delivered2[119] != 2 || r.delivered2[120] != 1 {
+				t.Errorf("delivered twice: %d records (100: %d, 119: %d, 120: %d), want 100-119", len(twice), r.delivered2[100], r.delivered2[119], r.delivered2[120])
+			}
+			var atSeeks []string
+			for _, c := range r.sim.Commits() {
+				if !c.Auto && (c.At == 360*time.Second || c.At == 640*time.Second) {
+					atSeeks = append(atSeeks, fmt.Sprint(c.Offset))
+				}
+			}
+			if got := fmt.Sprint(atSeeks); got != "[100 60]" {
+				t.Errorf("commits at the seeks %s, want [100 60]: the seek back commits backwards", got)
+			}
+		})
+	}
+}
+
+// seek() of another partition than the handler's (issue 23 §1). eachMessage, one worker,
+// unbounded fetches: the first fetch caches 0:0-9 and 1:0-9, the worker serves partition
+// 0 and its handler, at the first record starting at or after 100 s (record 3, 120 s),
+// seeks partition 1 to 5. No payload is marked (partition 1 has no batch in flight, and
+// eachMessage registers none); #seekInternal, once record 3 is stored, drops partition
+// 1's cached 0-9, seeks it to 5 and commits 5: 0-4 are committed past and never
+// delivered. Partition 1 served first, the seek is of the handler's own partition, from
+// record 3 to 5: 4 is skipped (committed past: lost), 0-3 and 5-9 delivered once.
+func TestASeekOfAnotherPartitionDropsItsCachedRecords(t *testing.T) {
+	for _, p := range []eachbatch.Policy{eachbatch.V1_10_0, eachbatch.V1_10_1} {
+		for _, first := range []int32{0, 1} {
+			t.Run(fmt.Sprintf("%s/partition %d served first", p, first), func(t *testing.T) {
+				s := settings(p)
+				s.Handler, s.Concurrency, s.BatchSize = eachbatch.EachMessage, 1, -1
+				s.Seeks = []eachbatch.HandlerSeek{{At: 100 * time.Second, Partition: 1, Offset: 5}}
+				r := runShapeFrom(t, 0, first, s, 10, 10)
+				if got := r.seeks("handler seek()"); fmt.Sprint(got) != "[5]" {
+					t.Errorf("handler seeks %v, want [5]", got)
+				}
+				d := r.e.Delivered()
+				want := "0-3,5-9"
+				if first == 0 {
+					want = "5-9"
+				}
+				if got := deliveredRanges(d[p1], 10); got != want {
+					t.Errorf("partition 1 delivered %s, want %s", got, want)
+				}
+				if got := deliveredRanges(d[p0], 10); got != "0-9" {
+					t.Errorf("partition 0 delivered %s, want 0-9", got)
+				}
+				var seekCommits []int64
+				for _, c := range r.sim.Commits() {
+					if c.TP == p1 && !c.Auto {
+						seekCommits = append(seekCommits, c.Offset)
+					}
+				}
+				if fmt.Sprint(seekCommits) != "[5]" {
+					t.Errorf("partition 1's commits at the seek %v, want [5]", seekCommits)
+				}
+				for o, n := range d[p1] {
+					if n > 1 {
+						t.Errorf("partition 1 record %d delivered %d times, want once", o, n)
+					}
+				}
+			})
+		}
+	}
+}
+
+// eachBatch, two workers: the seek of partition 1 is called by whichever handler's round
+// starts first at or after 100 s (120 s; both are running), and marks partition 1's
+// batch in flight (0-11: the fetch of 40 holds 0:2-29 and 1:0-11) stale and seeked,
+// whoever calls it: that batch runs to its end (240 s) and is neither resolved nor sought
+// back, while partition 0's batch of 2-21 is resolved. #seekInternal runs when both have
+// settled (360 s), drops nothing of partition 1 (its cache is empty), seeks it to 25 and
+// commits 25: 12-24 are never fetched, never delivered.
+func TestASeekOfAnotherPartitionMarksItsBatchInFlightStale(t *testing.T) {
+	s := settings(eachbatch.V1_10_1)
+	s.Concurrency = 2
+	s.Seeks = []eachbatch.HandlerSeek{{At: 100 * time.Second, Partition: 1, Offset: 25}}
+	r := runShape(t, s, 30, 30)
+	ends := map[string]string{}
+	for _, ev := range r.eventsOf(traceevent.BatchEnd) {
+		ends[fmt.Sprintf("%d:%d", *ev.Partition, ev.Offsets[0])] = fmt.Sprintf("%s@%v", ev.Reason, ev.AtMs)
+	}
+	if got := ends["1:0"]; got != "not resolved (stale)@240000" {
+		t.Errorf("partition 1's batch of 0-11 ended %q, want not resolved (stale) at 240000 ms", got)
+	}
+	if got := ends["0:2"]; got != "resolved@360000" {
+		t.Errorf("partition 0's batch of 2-21 ended %q, want resolved at 360000 ms", got)
+	}
+	if got := fmt.Sprint(r.seeks("batch not resolved")); got != "[]" {
+		t.Errorf("sought back to %s, want nothing (the batch was seeked)", got)
+	}
+	var seek []string
+	for _, ev := range r.events {
+		if ev.Ev == traceevent.Seek && ev.Reason == "handler seek()" {
+			seek = append(seek, fmt.Sprintf("%d:%d@%v", *ev.Partition, *ev.Offset, ev.AtMs))
+		}
+	}
+	if fmt.Sprint(seek) != "[1:25@360000]" {
+		t.Errorf("handler seeks %v, want partition 1 to 25 at 360000 ms", seek)
+	}
+	d := r.e.Delivered()
+	if got := deliveredRanges(d[p1], 30); got != "0-11,25-29" {
+		t.Errorf("partition 1 delivered %s, want 0-11,25-29", got)
+	}
+	if got := deliveredRanges(d[p0], 30); got != "0-29" {
+		t.Errorf("partition 0 delivered %s, want 0-29", got)
+	}
+}

@@ -3,6 +3,7 @@ package eachbatch
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -209,6 +210,18 @@ type Settings struct {
 	// and partitions whose records wait in the cache with no batch in flight (1.10.1 has
 	// no entry for a partition none of whose batches was resolved yet either).
 	PauseOutside bool
+	// PausePartitions, with PauseOutside, names the partitions the application pauses:
+	// `consumer.pause([{topic, partitions: [...]}])`, and the function it returned resumes
+	// the same ones (resume() of the same list). Empty: the whole topic. pause() takes the
+	// list as given (`toppar.partitions = [...topic.partitions]`, _consumer.js 1997 /
+	// 2006 in 1.10.0 / 1.10.1; no check that they are assigned), so only the named partitions' batches in
+	// flight go stale and only their cached records are dropped by #pauseInternal, which
+	// repairs each of them where #lastConsumedOffsets has an entry; the other partitions
+	// keep their cached records and their batches (the pending operation still stops every
+	// worker at its batch's end, as any pending operation does). A named partition not
+	// assigned at the pause is not modelled (the JS client hands it to librdkafka as it
+	// is): the trace says so and it is left out.
+	PausePartitions []int32
 	// ExplicitCommit is the other manual-commit idiom (autoCommit false): the handler
 	// commits an offset it names, `await consumer.commitOffsets([{topic, partition,
 	// offset: last + 1}])` (commitOffsets with a list, _consumer.js 1697-1723 in 1.10.0,
@@ -233,6 +246,20 @@ type Settings struct {
 	// (`!payload._seeked`, 1447 / 1453). The rules are the same text in both releases.
 	SeekAt time.Duration
 	SeekTo int64
+	// Seeks are more seek() calls from the handler, each once, in the order given when
+	// several fall due at the same round (SeekAt/SeekTo, when set, is the first): each
+	// at the first round (record) starting at least At after the consumer started, of
+	// whichever partition the handler is handling then. A seek of another partition than
+	// the handler's (HandlerSeek.Partition) goes through the same public seek(): the
+	// payload marked stale and seeked is that partition's batch in flight, if another
+	// worker holds one (#markBatchPayloadsStale looks the payload up by the partition
+	// sought), so the handler's own batch goes on unmarked and is resolved; #seekInternal
+	// drops that partition's cached records, deletes its last-consumed entry, seeks it
+	// and commits the offset. A seek backwards makes the client fetch the records again
+	// (they are delivered again: no loss). A partition not assigned when #seekInternal
+	// runs is kept by the JS client as a pending seek for a later assignment (1813 /
+	// 1822, #pendingSeeks): not modelled, the trace says so and nothing is sought.
+	Seeks []HandlerSeek
 	// Heartbeat makes the eachBatch handler `await heartbeat()` after every round of
 	// HandlerParallel records (the kafkajs idiom). In the kafkajs-compat client the
 	// payload's heartbeat is `async () => { /* no op */ }` (_consumer.js 981 in 1.10.0,
@@ -256,6 +283,17 @@ type Settings struct {
 	// StepIdle steps through idle virtual time one valve tick at a time instead of
 	// coalescing it (the outcome and the trace are the same; tests compare the two).
 	StepIdle bool
+}
+
+// HandlerSeek is one consumer.seek({topic, partition, offset}) the handler calls
+// (Settings.Seeks).
+type HandlerSeek struct {
+	// At: the handler calls it at its first round (record) starting at least this long
+	// after the consumer started.
+	At time.Duration
+	// Partition: the partition sought; -1 is the handler's own (the batch's).
+	Partition int32
+	Offset    int64
 }
 
 // DefaultSettings are the seed's settings at scale 1.
@@ -301,6 +339,15 @@ func (s Settings) Validate() error {
 	if s.PauseOutside && s.PauseAt <= 0 {
 		errs = append(errs, "a pause from outside the handler needs PauseAt > 0")
 	}
+	if len(s.PausePartitions) > 0 && !s.PauseOutside {
+		errs = append(errs, "pause partitions name what the application pauses from outside the handler (PauseOutside); the payload's pause() pauses its own partition")
+	}
+	for i, p := range s.PausePartitions {
+		if p < 0 || slices.Contains(s.PausePartitions[:i], p) {
+			errs = append(errs, fmt.Sprintf("pause partitions %v: each a partition >= 0, named once", s.PausePartitions))
+			break
+		}
+	}
 	if s.ManualCommit && s.CommitOnSeek {
 		errs = append(errs, "manual commit turns enable.auto.commit off, and with it #seekInternal's commit (CommitOnSeek)")
 	}
@@ -330,6 +377,12 @@ func (s Settings) Validate() error {
 	}
 	if s.SeekAt < 0 {
 		errs = append(errs, "seek-at must be >= 0")
+	}
+	for _, k := range s.Seeks {
+		if k.At <= 0 || k.Offset < 0 || k.Partition < -1 {
+			errs = append(errs, fmt.Sprintf("seek %+v: a time > 0, an offset >= 0 and a partition (-1: the handler's own)", k))
+			break
+		}
 	}
 	if s.SeekAt > 0 && s.SeekTo < 0 {
 		errs = append(errs, "seek-to must be an offset >= 0")

@@ -97,6 +97,13 @@ var jsShapes = []jsShape{
 	// release, and #pauseInternal drops its records with the fetch position past them.
 	{name: "outside-pause-em-2p", shape: jsclient.Shape{Handler: "eachMessage", Spread: "0:10,1:10", Concurrency: 1, BatchSize: -1,
 		PauseAt: 3 * time.Second, ResumeAfter: 500 * time.Millisecond, PauseFrom: "outside"}},
+	// the same with consumer.pause([{topic, partitions: [1]}]): only partition 1 is paused
+	// (#pauseInternal drops its cached records and repairs it only where it has a
+	// last-consumed entry), partition 0 keeps its cached records. Partition 1 served
+	// first: it is repaired and nothing is lost (the whole topic's pause loses partition 0
+	// there); partition 0 served first: partition 1's 0-9 are lost, as the whole topic's.
+	{name: "outside-pause-named-em-2p", shape: jsclient.Shape{Handler: "eachMessage", Spread: "0:10,1:10", Concurrency: 1, BatchSize: -1,
+		PauseAt: 3 * time.Second, ResumeAfter: 500 * time.Millisecond, PauseFrom: "outside", PausePartitions: "1"}},
 	// the handler's commitOffsets([{topic, partition, offset: last + 1}]), autoCommit
 	// false: eachBatch as manual-commit with that call in place of
 	// commitOffsetsIfNecessary(), and eachMessage after each record
@@ -111,6 +118,19 @@ var jsShapes = []jsShape{
 	// after the round the seek fell in.
 	{name: "seek-forward", shape: jsclient.Shape{SeekAt: 2300 * time.Millisecond, SeekTo: 100}},
 	{name: "seek-forward-isstale", shape: jsclient.Shape{SeekAt: 2300 * time.Millisecond, SeekTo: 100, ResolveEachRound: true}},
+	// several seeks from the handler, one back (issue 23 §1): to 100 in the batch of 2-21
+	// as seek-forward, then back to 60 at its first round starting 5 s after run() (in the
+	// batch of 100-119, from about 3.6 s to 6.4 s): that batch is stale and seeked too,
+	// #seekInternal drops the cache, seeks to 60 and commits 60, and 60-199 are fetched and
+	// delivered again (100-119 twice): only 22-59 are lost (1.10.0 also 140-199, its expiry
+	// after the seek deleted the last-consumed entry).
+	{name: "seek-forward-then-back", shape: jsclient.Shape{Seeks: "100@2300ms,60@5000ms"}},
+	// seek() of another partition than the handler's: eachMessage over two partitions,
+	// one worker, unbounded fetches (both cached by the first fetch, as outside-pause-em-2p);
+	// 3 s after run() the handler seeks partition 1 to 5. Partition 0 served first: #seekInternal
+	// drops partition 1's cached 0-9, seeks it to 5 and commits 5 (0-4 lost); partition 1
+	// served first, the handler seeks its own partition back to 5 (redelivered, no loss).
+	{name: "seek-other-em-2p", shape: jsclient.Shape{Handler: "eachMessage", Spread: "0:10,1:10", Concurrency: 1, BatchSize: -1, Seeks: "1:5@3s"}},
 	// heartbeat() after every round: a no-op in the kafkajs-compat client, so the seed's
 	// loss is unchanged (1.10.0: 82-199)
 	{name: "heartbeat", shape: jsclient.Shape{Heartbeat: true}},

@@ -27,6 +27,10 @@
 // handler is doing, and the function it returned --resume-after-ms later (simulate
 // --pause-from outside).
 //   [--members N] [--rebalance-at MS:join|MS:leave|MS:leave=N ...] [--group-protocol classic|consumer]
+//   [--pause-partitions P,P,...] (with --pause-from outside)
+// --pause-partitions: the application pauses only those partitions,
+// consumer.pause([{topic, partitions: [P, ...]}]), and the function it returned resumes the
+// same ones (simulate --pause-partitions).
 //   [--join-at-ms MS] [--leave-at-ms MS] [--leave m1|m2]
 // --members N: N consumers of the group (m1..mN, in this process, the same settings and
 // handler) connect and subscribe together and run one after the other, m1 first.
@@ -46,6 +50,11 @@
 // --seek-at-ms: the handler calls consumer.seek({topic, partition, offset: OFFSET}) on its own
 // partition once, at its first round (eachBatch) or message (eachMessage) starting MS or more
 // after consumer.run(), and goes on with its batch (simulate --seek-at / --seek-to).
+//   [--seek [P:]OFFSET@MS]... (repeatable)
+// --seek: one more consumer.seek({topic, partition: P, offset: OFFSET}) from the handler, at
+// its first round (message) starting MS or more after consumer.run(), of partition P (default:
+// the partition it is handling), once; several due at one round are called in the order given
+// (simulate --seek P:OFFSET@TIME, times 100).
 // --heartbeat: the eachBatch handler awaits its payload's heartbeat() after every round
 // (simulate --heartbeat). --auto-resolve false: eachBatchAutoResolve false and the kafkajs
 // idiom `if (!isRunning() || isStale()) break;` before each round, resolveOffset() of the
@@ -95,8 +104,10 @@ function parseArgs(argv) {
     rebalance: [], // --rebalance-at: {at, join} or {at, member} (member 0: the latest still in)
     groupProtocol: 'classic',
     pauseFrom: 'handler',
+    pausePartitions: null,
     seekAtMs: 0,
     seekTo: -1,
+    seeks: [],
     heartbeat: false,
     autoResolve: true,
     cacheSizePerWorkerMs: 0, // 0: the client's default (1500 ms, unscaled)
@@ -134,8 +145,15 @@ function parseArgs(argv) {
       case '--rebalance-at': opts.rebalance.push(parseStep(val())); break;
       case '--group-protocol': opts.groupProtocol = val(); break;
       case '--pause-from': opts.pauseFrom = val(); break;
+      case '--pause-partitions': opts.pausePartitions = val().split(',').map(Number); break;
       case '--seek-at-ms': opts.seekAtMs = Number(val()); break;
       case '--seek-to': opts.seekTo = Number(val()); break;
+      case '--seek': {
+        const m = /^(?:(\d+):)?(\d+)@(\d+)$/.exec(val());
+        if (!m) throw new Error('--seek wants [P:]OFFSET@MS');
+        opts.seeks.push({ partition: m[1] === undefined ? null : Number(m[1]), offset: Number(m[2]), atMs: Number(m[3]) });
+        break;
+      }
       case '--heartbeat': opts.heartbeat = true; break;
       case '--auto-resolve': opts.autoResolve = val() !== 'false'; break;
       case '--cache-size-per-worker-ms': opts.cacheSizePerWorkerMs = Number(val()); break;
@@ -151,6 +169,9 @@ function parseArgs(argv) {
     throw new Error('--commit must be auto, manual or explicit');
   if (opts.pauseFrom !== 'handler' && opts.pauseFrom !== 'outside')
     throw new Error('--pause-from must be handler or outside');
+  if (opts.pausePartitions && (opts.pauseFrom !== 'outside' ||
+      !opts.pausePartitions.every((p) => Number.isInteger(p) && p >= 0)))
+    throw new Error('--pause-partitions P,P,... (partitions >= 0) needs --pause-from outside');
   if (!Number.isInteger(opts.members) || opts.members < 1)
     throw new Error('--members must be a whole number >= 1');
   if (opts.groupProtocol !== 'classic' && opts.groupProtocol !== 'consumer')
@@ -332,11 +353,12 @@ async function main() {
       concurrency: opts.concurrency, parallel: opts.parallel, delay_ms: opts.delayMs,
       max_poll_ms: opts.maxPollMs, batch_size: opts.batchSize, commit: opts.commit } : {}),
     ...(opts.pauseAtMs > 0 ? { pause_at_ms: opts.pauseAtMs, resume_after_ms: opts.resumeAfterMs,
-      pause_from: opts.pauseFrom } : {}),
+      pause_from: opts.pauseFrom, ...(opts.pausePartitions ? { pause_partitions: opts.pausePartitions.join(',') } : {}) } : {}),
     ...(opts.plan.total > 1 ? { members: opts.members,
       rebalance_at: opts.plan.steps.map((s) => `${s.at}:${s.join ? 'join' : 'leave'}:${s.member}`).join(',') || '-' } : {}),
     ...(opts.groupProtocol !== 'classic' ? { group_protocol: opts.groupProtocol } : {}),
     ...(opts.seekAtMs > 0 ? { seek_at_ms: opts.seekAtMs, seek_to: opts.seekTo } : {}),
+    ...(opts.seeks.length ? { seeks: opts.seeks.map((k) => `${k.partition === null ? '' : k.partition + ':'}${k.offset}@${k.atMs}`).join(',') } : {}),
     ...(opts.heartbeat ? { heartbeat: true } : {}),
     ...(opts.autoResolve ? {} : { auto_resolve: false }) });
 
@@ -377,11 +399,23 @@ async function main() {
 
   // --seek-at-ms: consumer.seek() of the handler's own partition once, when due
   let seekDone = false;
+  const seeksLeft = [...opts.seeks];
   const maybeSeek = (consumer, topic, partition) => {
-    if (opts.seekAtMs <= 0 || seekDone || Date.now() - runStartedAt < opts.seekAtMs) return;
-    seekDone = true;
-    app('seek', { topic, partition, offset: opts.seekTo, at_ms: Date.now() - runStartedAt });
-    consumer.seek({ topic, partition, offset: String(opts.seekTo) });
+    const now = Date.now() - runStartedAt;
+    if (opts.seekAtMs > 0 && !seekDone && now >= opts.seekAtMs) {
+      seekDone = true;
+      app('seek', { topic, partition, offset: opts.seekTo, at_ms: now });
+      consumer.seek({ topic, partition, offset: String(opts.seekTo) });
+    }
+    // --seek: each once, when due, of its partition or the handler's own
+    for (let i = 0; i < seeksLeft.length;) {
+      const k = seeksLeft[i];
+      if (now < k.atMs) { i++; continue; }
+      seeksLeft.splice(i, 1);
+      const p = k.partition === null ? partition : k.partition;
+      app('seek', { topic, partition: p, offset: k.offset, at_ms: now, handler_partition: partition });
+      consumer.seek({ topic, partition: p, offset: String(k.offset) });
+    }
   };
 
   // connectMember connects and subscribes one consumer of the group (m1..mN, and one more
@@ -500,11 +534,15 @@ async function main() {
   }));
   if (opts.pauseAtMs > 0 && opts.pauseFrom === 'outside') {
     // --pause-from outside: the application pauses the topic from a timer, whatever the
-    // handler is doing (every partition m1 is assigned: consumer.pause with no partitions)
+    // handler is doing (every partition m1 is assigned: consumer.pause with no partitions;
+    // with --pause-partitions, those partitions only)
     const m1 = consumers.get('m1');
     setTimeout(() => {
-      const resume = m1.pause([{ topic: opts.topic }]);
+      const toppar = { topic: opts.topic };
+      if (opts.pausePartitions) toppar.partitions = opts.pausePartitions;
+      const resume = m1.pause([toppar]);
       app('pause', { topic: opts.topic, from: 'outside', at_ms: Date.now() - runStartedAt,
+        ...(opts.pausePartitions ? { partitions: opts.pausePartitions.join(',') } : {}),
         assigned: m1.assignment().map((tp) => tp.partition).join(',') || '-' });
       setTimeout(() => {
         app('resume', { topic: opts.topic, from: 'outside', at_ms: Date.now() - runStartedAt });

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -78,11 +79,19 @@ type Shape struct {
 	// calls consumer.pause([{topic}]) from a timer PauseAt after run() and the function
 	// it returned ResumeAfter later (scenario.js --pause-from).
 	PauseFrom string
+	// PausePartitions: with PauseFrom "outside", the partitions the application pauses,
+	// consumer.pause([{topic, partitions}]), and resumes, as P,P,... (scenario.js and
+	// simulate --pause-partitions). Empty: every partition m1 is assigned.
+	PausePartitions string
 	// SeekAt: the handler calls consumer.seek() on its own partition, to SeekTo, this
 	// long after run() (scenario.js --seek-at-ms/--seek-to; simulate --seek-at/--seek-to),
 	// in the scenario's (scaled) time. Zero: no seek.
 	SeekAt time.Duration
 	SeekTo int64
+	// Seeks: more seek() calls from the handler, comma-separated [P:]OFFSET@TIME in the
+	// scenario's (scaled) time, e.g. "1:5@3s,0:22@5.3s" (scenario.js --seek P:OFFSET@MS,
+	// simulate --seek at full scale); without P the handler's own partition.
+	Seeks string
 	// Heartbeat: the eachBatch handler awaits heartbeat() after every round
 	// (scenario.js and simulate --heartbeat).
 	Heartbeat bool
@@ -239,6 +248,9 @@ func (s Shape) ScenarioArgs() []string {
 		if s.PauseFrom != "" {
 			add("--pause-from", s.PauseFrom)
 		}
+		if s.PausePartitions != "" {
+			add("--pause-partitions", s.PausePartitions)
+		}
 	}
 	if s.JoinAt != 0 {
 		add("--join-at-ms", strconv.FormatInt(s.JoinAt.Milliseconds(), 10))
@@ -259,6 +271,11 @@ func (s Shape) ScenarioArgs() []string {
 	if s.SeekAt != 0 {
 		add("--seek-at-ms", strconv.FormatInt(s.SeekAt.Milliseconds(), 10))
 		add("--seek-to", strconv.FormatInt(s.SeekTo, 10))
+	}
+	if ks, err := s.seeks(); err == nil {
+		for _, k := range ks {
+			add("--seek", k.target+strconv.FormatInt(k.at.Milliseconds(), 10))
+		}
 	}
 	if s.Heartbeat {
 		a = append(a, "--heartbeat")
@@ -323,6 +340,9 @@ func (s Shape) SimulateArgs() ([]string, error) {
 	default:
 		return nil, fmt.Errorf("commit %q: scenario.js commits auto, manual or explicit", s.Commit)
 	}
+	if s.PausePartitions != "" && (s.PauseAt == 0 || s.PauseFrom != "outside") {
+		return nil, fmt.Errorf("pause partitions %s: the application's pause from outside (PauseFrom outside, PauseAt)", s.PausePartitions)
+	}
 	if s.PauseAt != 0 {
 		add("--pause-at", (s.PauseAt * Scale).String())
 		add("--resume-after", (s.ResumeAfter * Scale).String())
@@ -330,6 +350,9 @@ func (s Shape) SimulateArgs() ([]string, error) {
 		case "", "handler":
 		case "outside":
 			add("--pause-from", "outside")
+			if s.PausePartitions != "" {
+				add("--pause-partitions", s.PausePartitions)
+			}
 		default:
 			return nil, fmt.Errorf("pause from %q: scenario.js pauses from the handler or outside", s.PauseFrom)
 		}
@@ -358,6 +381,13 @@ func (s Shape) SimulateArgs() ([]string, error) {
 		add("--seek-at", (s.SeekAt * Scale).String())
 		add("--seek-to", strconv.FormatInt(s.SeekTo, 10))
 	}
+	ks, err := s.seeks()
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range ks {
+		add("--seek", k.target+(k.at*Scale).String())
+	}
 	if s.Heartbeat {
 		a = append(a, "--heartbeat")
 	}
@@ -372,3 +402,36 @@ func (s Shape) SimulateArgs() ([]string, error) {
 
 // Seed is the bug report's shape: every setting at scenario.js's default.
 var Seed = Shape{}
+
+// shapeSeek is one of Shape.Seeks: target is "[P:]OFFSET@", at the scenario's time.
+type shapeSeek struct {
+	target string
+	at     time.Duration
+}
+
+// seeks reads Shape.Seeks.
+func (s Shape) seeks() ([]shapeSeek, error) {
+	if s.Seeks == "" {
+		return nil, nil
+	}
+	var out []shapeSeek
+	for _, k := range strings.Split(s.Seeks, ",") {
+		target, at, ok := strings.Cut(k, "@")
+		d, err := time.ParseDuration(at)
+		if !ok || err != nil || d <= 0 || d%time.Millisecond != 0 {
+			return nil, fmt.Errorf("seek %q: want [P:]OFFSET@TIME, TIME in whole milliseconds", k)
+		}
+		off := target
+		if p, o, ok := strings.Cut(target, ":"); ok {
+			if n, err := strconv.Atoi(p); err != nil || n < 0 {
+				return nil, fmt.Errorf("seek %q: the partition is not a number >= 0", k)
+			}
+			off = o
+		}
+		if n, err := strconv.ParseInt(off, 10, 64); err != nil || n < 0 {
+			return nil, fmt.Errorf("seek %q: the offset is not a number >= 0", k)
+		}
+		out = append(out, shapeSeek{target: target + "@", at: d})
+	}
+	return out, nil
+}

@@ -93,3 +93,43 @@ func TestPauseFromOutsideLosesThePrefetchedRecordsOnlyWhereNothingRecordsTheLast
 		t.Error("--pause-from timer was accepted")
 	}
 }
+
+// consumer.pause([{topic, partitions: [1]}]) from outside (--pause-partitions 1) on the
+// agreement suite's outside-pause-named-em-2p shape (eachMessage, 0:10,1:10, one worker,
+// unbounded fetches, the pause at 5 min): the partitions hold the same records, but the
+// pause names one, so no order stands for the others (EveryOrder false) and both are
+// simulated: partition 0 served first, partition 1 never served loses 0-9; partition 1
+// served first, it is repaired and partition 0 keeps its cached records: nothing lost.
+func TestAPauseOfNamedPartitionsTellsAlikePartitionsApart(t *testing.T) {
+	o := DefaultOptions()
+	o.Handler, o.Concurrency, o.BatchSize = eachbatch.EachMessage, 1, -1
+	o.Workload = workload.Spec{Parts: []workload.Part{{Partition: 0, Records: 10}, {Partition: 1, Records: 10}}, Transactions: 1}
+	o.PauseAt, o.ResumeAfter, o.PauseFrom, o.PausePartitions = 5*time.Minute, 50*time.Second, PauseFromOutside, []int32{1}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	res := simulate(t, o)
+	if len(res.FetchOrders) != 2 || res.FetchOrders[0].EveryOrder {
+		t.Fatalf("fetch orders %+v, want both partitions served first, neither standing for every order", res.FetchOrders)
+	}
+	for i, want := range []string{"[0 1]: [0:OK[] 1:LOST[0-9]]", "[1 0]: [0:OK[] 1:OK[]]"} {
+		var got []string
+		for _, p := range res.FetchOrders[i].Partitions {
+			got = append(got, fmt.Sprintf("%d:%s%v", p.Partition, p.Verdict, p.Lost))
+		}
+		if s := fmt.Sprintf("%v: %v", res.FetchOrders[i].Order, got); s != want {
+			t.Errorf("order %s, want %s", s, want)
+		}
+	}
+	for _, bad := range [][]int32{{1, 1}, {o.Partitions}, {-1}} {
+		o := o
+		o.PausePartitions = bad
+		if err := o.Validate(); err == nil {
+			t.Errorf("--pause-partitions %v was accepted", bad)
+		}
+	}
+	o.PauseFrom = PauseFromHandler
+	if err := o.Validate(); err == nil {
+		t.Error("--pause-partitions with the handler's pause was accepted")
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -83,11 +85,18 @@ type Options struct {
 	// PauseFrom is --pause-from: PauseFromHandler (empty too) or PauseFromOutside, where
 	// PauseAt is when the application pauses the topic from a timer.
 	PauseFrom string
+	// PausePartitions is --pause-partitions: with PauseFromOutside, the partitions the
+	// application pauses (`consumer.pause([{topic, partitions}])`) and resumes; empty:
+	// every assigned partition (eachbatch.Settings.PausePartitions).
+	PausePartitions []int32
 	// SeekAt is --seek-at: the handler calls consumer.seek() on its own partition, to
 	// SeekTo (--seek-to), at its first round (record) starting this long after the
 	// consumer started (eachbatch.Settings.SeekAt). 0: never.
 	SeekAt time.Duration
 	SeekTo int64
+	// Seeks is --seek (repeatable): more seek() calls from the handler, of its own
+	// partition or another (eachbatch.Settings.Seeks).
+	Seeks []Seek
 	// Heartbeat is --heartbeat: the eachBatch handler awaits heartbeat() after every
 	// round, a no-op in the JS client (eachbatch.Settings.Heartbeat).
 	Heartbeat bool
@@ -197,6 +206,9 @@ func (o Options) EngineSettings() eachbatch.Settings {
 		s.AutoResolve = s.EachMessage() // eachMessage resolves each record itself
 	}
 	s.PauseOutside = o.PauseFrom == PauseFromOutside && o.PauseAt > 0
+	if s.PauseOutside {
+		s.PausePartitions = o.PausePartitions
+	}
 	s.FailAt = o.HandlerFailAt
 	s.PauseAt, s.ResumeAfter = o.scale(o.PauseAt), o.scale(o.ResumeAfter)
 	if o.PauseAt > 0 && s.PauseAt <= 0 {
@@ -206,6 +218,7 @@ func (o Options) EngineSettings() eachbatch.Settings {
 	if o.SeekAt > 0 && s.SeekAt <= 0 {
 		s.SeekAt = 1 // scaled below a nanosecond: still a seek
 	}
+	s.Seeks = o.engineSeeks()
 	s.Concurrency = o.Concurrency
 	s.BatchSize = o.BatchSize
 	s.MaxPollInterval = o.scale(o.MaxPollInterval)
@@ -303,6 +316,10 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--pause-from %q: want handler or outside", o.PauseFrom)
 	case o.PauseFrom == PauseFromOutside && o.PauseAt == 0:
 		return errors.New("--pause-from outside: the application's pause needs --pause-at (when it pauses)")
+	case len(o.PausePartitions) > 0 && o.PauseFrom != PauseFromOutside:
+		return errors.New("--pause-partitions names what the application pauses from outside the handler: give --pause-from outside (the payload's pause() pauses its own partition)")
+	case o.pausePartitionsErr() != nil:
+		return o.pausePartitionsErr()
 	case o.PauseAt < 0 || o.ResumeAfter < 0:
 		return errors.New("--pause-at and --resume-after must be >= 0")
 	case o.PauseAt > MaxRebalanceAt:
@@ -311,6 +328,8 @@ func (o Options) Validate() error {
 		return errors.New("--seek-at must be >= 0")
 	case o.SeekAt > MaxRebalanceAt:
 		return fmt.Errorf("--seek-at must be at most %s", MaxRebalanceAt)
+	case o.seeksErr() != nil:
+		return o.seeksErr()
 	case o.SeekAt > 0 && o.SeekTo < 0:
 		return fmt.Errorf("--seek-to must be an offset >= 0, got %d", o.SeekTo)
 	case o.Heartbeat && o.handler() == eachbatch.EachMessage:
@@ -413,7 +432,17 @@ func (o Options) settingsMap() map[string]string {
 		m["pause_at"], m["resume_after"] = o.PauseAt.String(), o.ResumeAfter.String()
 		if o.PauseFrom == PauseFromOutside {
 			m["pause_from"] = PauseFromOutside
+			if len(o.PausePartitions) > 0 {
+				m["pause_partitions"] = joinInt32(o.PausePartitions)
+			}
 		}
+	}
+	if len(o.Seeks) > 0 {
+		var ks []string
+		for _, k := range o.Seeks {
+			ks = append(ks, k.String())
+		}
+		m["seeks"] = strings.Join(ks, ",")
 	}
 	if o.SeekAt > 0 {
 		m["seek_at"], m["seek_to"] = o.SeekAt.String(), fmt.Sprint(o.SeekTo)
@@ -449,4 +478,26 @@ func (o Options) settingsMap() map[string]string {
 		}
 	}
 	return m
+}
+
+// pausePartitionsErr checks --pause-partitions: partitions of the topic, each named once.
+func (o Options) pausePartitionsErr() error {
+	for i, p := range o.PausePartitions {
+		if p < 0 || p >= o.Partitions {
+			return fmt.Errorf("--pause-partitions %s: partition %d is not one of the topic's %d", joinInt32(o.PausePartitions), p, o.Partitions)
+		}
+		if slices.Contains(o.PausePartitions[:i], p) {
+			return fmt.Errorf("--pause-partitions %s: partition %d named twice", joinInt32(o.PausePartitions), p)
+		}
+	}
+	return nil
+}
+
+// joinInt32 writes partitions as the flags take them: 1,2,3.
+func joinInt32(ps []int32) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = strconv.Itoa(int(p))
+	}
+	return strings.Join(s, ",")
 }

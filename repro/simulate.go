@@ -69,7 +69,7 @@ func simulateOrders(ctx context.Context, o Options) (*Result, error) {
 	if o.FetchOrder != nil {
 		// the order asked for (a capture's, say): that order only
 		res.FetchOrders = []FetchOrder{fetchOrder(servedOrder(o.FetchOrder, workloadPartitions(o.Workload)), res)}
-		res.FetchOrders[0].EveryOrder = alike(o.Workload)
+		res.FetchOrders[0].EveryOrder = o.alike()
 		return res, nil
 	}
 	parts := workloadPartitions(o.Workload)
@@ -79,7 +79,7 @@ func simulateOrders(ctx context.Context, o Options) (*Result, error) {
 	case o.grouped():
 		res.Warnings = append(res.Warnings, FetchOrderWarning+"not explored with several members or rebalances: the verdict is for each member's lowest partition served first")
 		return res, nil
-	case alike(o.Workload) && len(parts) > maxFetchOrders:
+	case o.alike() && len(parts) > maxFetchOrders:
 		res.FetchOrders = []FetchOrder{fetchOrder(parts, res)}
 		res.FetchOrders[0].EveryOrder = true
 		res.Warnings = append(res.Warnings, fmt.Sprintf(FetchOrderWarning+"librdkafka serves partitions in the order they became fetchable, which varies from run to run; these %d partitions hold the same records, so in any order the k-th partition served has the outcome of this run's k-th (this run serves the lowest first, then up)", len(parts)))
@@ -96,7 +96,7 @@ func simulateOrders(ctx context.Context, o Options) (*Result, error) {
 	// (TestEveryFetchOrderOfAlikePartitionsIsTheFirstRenamed). The list's order is the
 	// order the partitions became fetchable in, any order (the captures, FIDELITY.md):
 	// this run stands for them all; the rotations below name some of them.
-	res.FetchOrders[0].EveryOrder = alike(o.Workload)
+	res.FetchOrders[0].EveryOrder = o.alike()
 	alt := o
 	alt.Trace, alt.Progress = nil, nil
 	for _, p := range parts[1:] {
@@ -118,6 +118,14 @@ func simulateOrders(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// alike reports whether the partitions are told apart by their places in the fetch list
+// only: they hold the same records (a spread NxM) and no setting names one of them (the
+// application's pause of named partitions, --pause-partitions; a seek of a named
+// partition, --seek P:OFFSET@TIME).
+func (o Options) alike() bool {
+	return alike(o.Workload) && len(o.PausePartitions) == 0 && !o.seeksNamePartitions()
 }
 
 // alike reports whether every partition of the workload holds the same records (a

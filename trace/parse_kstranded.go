@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kstranded/kstranded/internal/kpart"
@@ -85,7 +86,7 @@ func (p *kstrandedParser) event(ev traceevent.Event, emit func(Event)) error {
 		p.spin(&ev, emit)
 	case traceevent.Pending, traceevent.Returned, traceevent.BatchEnd, traceevent.Spawn,
 		traceevent.PhaseEnd, traceevent.Verdict, traceevent.Interrupt, traceevent.LedgerMark, traceevent.Produce,
-		traceevent.Wake, traceevent.Pause, traceevent.Resume, traceevent.Heartbeat:
+		traceevent.Wake, traceevent.Pause, traceevent.Resume, traceevent.Heartbeat, traceevent.Member:
 		p.note(&ev, emit)
 	default:
 		// a newer writer may add events: keep them, unread, in the timeline
@@ -286,6 +287,11 @@ func noteOf(ev traceevent.Event) string {
 		return fmt.Sprintf("handler returned (%d records)", len(ev.Offsets))
 	case traceevent.Returned:
 		return fmt.Sprintf("%d records returned to the cache", len(ev.Offsets))
+	case traceevent.Member:
+		// a member joined or left, or learnt of a rebalance (repro's members, simkafka.Group)
+		if ev.Member != "" {
+			return strings.TrimSpace(ev.Member + " " + ev.Reason)
+		}
 	case traceevent.Wake:
 		if ev.SinceFetchMs == nil {
 			break

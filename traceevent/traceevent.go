@@ -55,6 +55,13 @@ const (
 	Wake       = "wake"       // workers waiting for the consumer queue (#nonEmpty) were woken: Reason, N, SinceFetchMs, Requested, Returned
 )
 
+// Events lists every event name above, in that order: what a reader of the format must
+// know (trace parse names each in its timeline; trace's TestEveryEventOfTheFormatHasANameInTheTimeline
+// reads this file's constants and checks the list against them).
+var Events = []string{Run, Produce, Assign, Revoke, Spawn, Fetch, Serve, BatchEnd, Store, Commit, Expiry,
+	Pending, Clear, Seek, Returned, Spin, PhaseEnd, Verdict, Interrupt, LedgerMark, Member, Pause, Resume,
+	Heartbeat, Wake}
+
 // Range is a contiguous run of offsets of one partition (inclusive), with a count of the
 // records actually present in it (sparse ranges have Count < Last-First+1).
 type Range struct {
