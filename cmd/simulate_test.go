@@ -45,7 +45,7 @@ func TestSimulateRejectsBadInputNamingTheFlag(t *testing.T) {
 		{"more records than a simulation takes, by --records", []string{"simulate", "--records", "1000001"}, []string{"--records/--spread", "1000000"}},
 		{"a fetch order naming a partition twice", []string{"simulate", "--spread", "8x5", "--fetch-order", "3,3"}, []string{"--fetch-order", "twice"}},
 		{"a fetch order past the topic", []string{"simulate", "--spread", "8x5", "--fetch-order", "20"}, []string{"--fetch-order", "0-19"}},
-		{"a fetch order with members", []string{"simulate", "--members", "2", "--fetch-order", "1"}, []string{"--fetch-order", "--members"}},
+		{"a fetch order with members past the topic", []string{"simulate", "--members", "2", "--spread", "2x5", "--partitions", "2", "--fetch-order", "7"}, []string{"--fetch-order", "0-1"}},
 		{"the consumer protocol's heartbeat for a classic group", []string{"simulate", "--consumer-heartbeat-interval", "500s"}, []string{"--consumer-heartbeat-interval", "--group-protocol consumer"}},
 		{"a negative consumer heartbeat", []string{"simulate", "--group-protocol", "consumer", "--consumer-heartbeat-interval", "-5s"}, []string{"--consumer-heartbeat-interval"}},
 	} {

@@ -79,6 +79,13 @@ var capturedRuns = []struct {
 	{"2026-12-05-phase2/v1.10.1-20x3-c2-1796479595.log.gz", "1.10.1", "20x3-c2", "0: STRANDED@3, 1: OK@5, 2: OK@5, 3: STRANDED@3, 4: STRANDED@3, 5: OK@5, 6: OK@5, 7: OK@5, 8: OK@5, 9: OK@5, 10: OK@5, 11: OK@5, 12: OK@5, 13: LOST 0-2@5, 14: LOST 0-2@5, 15: LOST 0-2@5, 16: LOST 0-2@5, 17: LOST 0-2@5, 18: STRANDED@-1, 19: LOST 0-2@5"},
 	{"2026-12-05-phase2/v1.10.0-20x3-c2-1796479722.log.gz", "1.10.0", "20x3-c2", "0: OK@5, 1: OK@5, 2: OK@5, 3: OK@5, 4: STRANDED@-1, 5: LOST 0-2@5, 6: LOST 0-2@5, 7: OK@5, 8: OK@5, 9: LOST 0-2@5, 10: LOST 0-2@5, 11: LOST 0-2@5, 12: LOST 0-2@5, 13: OK@5, 14: OK@5, 15: STRANDED@3, 16: OK@5, 17: STRANDED@3, 18: STRANDED@3, 19: OK@5"},
 	{"2026-12-05-phase2/v1.10.1-20x3-c2-1796479782.log.gz", "1.10.1", "20x3-c2", "0: OK@5, 1: OK@5, 2: STRANDED@3, 3: STRANDED@3, 4: OK@5, 5: OK@5, 6: OK@5, 7: OK@5, 8: OK@5, 9: LOST 0-2@5, 10: LOST 0-2@5, 11: LOST 0-2@5, 12: LOST 0-2@5, 13: LOST 0-2@5, 14: LOST 0-2@5, 15: STRANDED@-1, 16: STRANDED@3, 17: OK@5, 18: OK@5, 19: OK@5"},
+	// a group's fetch order (inGroupFetchOrder): members-3-two-joins served 0, 1, 2 on
+	// 2026-12-05 13:07 (FIDELITY.md) and 2, 0, 1 in the CI runs of that day and the run
+	// of 19:20 kept here (make test-jsclient's command with -run
+	// 'TestJSClientAgrees/1.10.0/members-3-two-joins$' and KSTRANDED_JSCLIENT_CAPTURES)
+	{"v1.10.0-members-3-two-joins.log.gz", "1.10.0", "members-3-two-joins", "0: LOST 122-149@152, 1: LOST 122-149@152, 2: LOST 122-149@152"},
+	{"2026-12-05-members/v1.10.0-members-3-two-joins-1796497688.log.gz", "1.10.0", "members-3-two-joins", "0: LOST 120-149@152, 1: LOST 122-149@152, 2: LOST 124-149@152"},
+	{"v1.10.1-members-3-two-joins.log.gz", "1.10.1", "members-3-two-joins", "0: OK@152, 1: OK@152, 2: OK@152"},
 }
 
 // TestTheRealClientsCapturesAgreeWithTheModelInTheirFetchOrder: no Node here; the
@@ -111,6 +118,10 @@ func TestTheRealClientsCapturesAgreeWithTheModelInTheirFetchOrder(t *testing.T) 
 			model, orders, every := simulateShape(t, run.version, shapes[run.shape])
 			if strings.HasPrefix(run.shape, "20x3") {
 				inOrders(t, run.version, shapes[run.shape], real, model, orders, every, l)
+				return
+			}
+			if strings.HasPrefix(run.shape, "members-") {
+				inGroupOrders(t, run.version, shapes[run.shape], real, model, orders, every, l)
 				return
 			}
 			if how := agreement(real, model, orders, l.FirstServed, every); how == "" {
@@ -158,6 +169,34 @@ func inOrders(t *testing.T, version string, sh jsShape, real, model outcomes, or
 	other.Phase2Served = append([]int32{undelivered[0]}, l.Phase2Served...)
 	if how := inCaptureOrders(t, version, sh, real, model, orders, every, &other); how != "" {
 		t.Errorf("phase 2 in the order %v agrees too (%s): the check cannot tell phase-2 orders apart", other.Phase2Served, how)
+	}
+}
+
+// inGroupOrders: a group's capture agrees with the model in its fetch order
+// (inGroupFetchOrder) and, where it lost records, not in the reverse of its order: the
+// check tells orders apart.
+func inGroupOrders(t *testing.T, version string, sh jsShape, real, model outcomes, orders []orderOutcomes, every bool, l *jsclient.Log) {
+	t.Helper()
+	if every || len(orders) > 0 {
+		t.Fatalf("simulate explored a group's fetch orders (every %v, %d orders)", every, len(orders))
+	}
+	how := inGroupFetchOrder(t, version, sh, real, orders, every, l)
+	if how == "" {
+		t.Fatalf("the model disagrees with the capture in its fetch order (served first %v)\nreal:  %s", l.FirstServed, real)
+	}
+	t.Logf("%s", how)
+	lost := false
+	for _, o := range real {
+		lost = lost || o.Verdict != "OK"
+	}
+	if !lost {
+		return // 1.10.1: nothing lost in any order
+	}
+	other := *l
+	other.FirstServed = slices.Clone(l.FirstServed)
+	slices.Reverse(other.FirstServed)
+	if how := inGroupFetchOrder(t, version, sh, real, orders, every, &other); how != "" {
+		t.Errorf("served %v (the capture's reversed) agrees too (%s): the check cannot tell orders apart", other.FirstServed, how)
 	}
 }
 

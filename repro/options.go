@@ -140,8 +140,9 @@ type Options struct {
 
 	// FetchOrder is simulate's --fetch-order: the partitions the simulated consumer's
 	// fetch list serves first, in this order (simkafka.Client.Order; the others follow
-	// by number). nil: the lowest first, and Simulate explores other orders. Simulate
-	// only, one member.
+	// by number). nil: the lowest first, and Simulate explores other orders (one
+	// member). In a group every member serves its partitions in this order. Simulate
+	// only.
 	FetchOrder []int32
 	// Phase2Order is simulate's --phase2-order: the order phase 2's records are produced
 	// in, which is the order they reach the consumer's queue (the partitions named

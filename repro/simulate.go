@@ -77,7 +77,7 @@ func simulateOrders(ctx context.Context, o Options) (*Result, error) {
 	case len(parts) < 2:
 		return res, nil
 	case o.grouped():
-		res.Warnings = append(res.Warnings, FetchOrderWarning+"not explored with several members or rebalances: the verdict is for each member's lowest partition served first")
+		res.Warnings = append(res.Warnings, FetchOrderWarning+"not explored with several members or rebalances: the verdict is for each member's lowest partition served first (--fetch-order simulates another: every member serves its partitions in that order)")
 		return res, nil
 	case o.alike() && len(parts) > maxFetchOrders:
 		res.FetchOrders = []FetchOrder{fetchOrder(parts, res)}
@@ -124,8 +124,11 @@ func simulateOrders(ctx context.Context, o Options) (*Result, error) {
 // only: they hold the same records (a spread NxM) and no setting names one of them (the
 // application's pause of named partitions, --pause-partitions; a seek of a named
 // partition, --seek P:OFFSET@TIME).
+//
+// Not in a group (--members, --rebalance-at): the assignor hands partitions out by
+// number, so a member's partitions are told apart by more than their places.
 func (o Options) alike() bool {
-	return alike(o.Workload) && len(o.PausePartitions) == 0 && !o.seeksNamePartitions()
+	return alike(o.Workload) && len(o.PausePartitions) == 0 && !o.seeksNamePartitions() && !o.grouped()
 }
 
 // alike reports whether every partition of the workload holds the same records (a
@@ -217,9 +220,6 @@ func (o Options) ValidateSimulated() error {
 	}{{"--fetch-order", o.FetchOrder}, {"--phase2-order", o.Phase2Order}} {
 		if len(order.ps) == 0 {
 			continue
-		}
-		if o.grouped() {
-			return fmt.Errorf("%s: one member's order; not with --members or --rebalance-at", order.flag)
 		}
 		seen := map[int32]bool{}
 		for _, p := range order.ps {
