@@ -52,9 +52,10 @@ holding the same records (--spread NxM) are told apart only by their place in th
 list, which follows the order they became fetchable, not their numbers: the run's
 outcome stands for every order (the k-th partition served has the k-th outcome;
 fetch_orders[0].every_order in -o json). --fetch-order 7,2,3,4 simulates one order, such
-as the order of first deliveries in your client's log; in a group (--members,
---rebalance-at) orders are not explored, and --fetch-order has every member serve its
-partitions in that order. The same holds for the order phase
+as the order of first deliveries in your client's log. In a group (--members,
+--rebalance-at) each rotation of the fetch list is simulated (up to 8 partitions), every
+member serving its own partitions in that order, and --fetch-order has every member
+serve its partitions in the order given. The same holds for the order phase
 2's records reach the consumer (librdkafka's producer writes one partition per request, and
 which the waiting consumer's fetches carry is timing): --phase2-order sets it, such as the
 order of phase 2's deliveries in the log (fetch_orders[].phase2_order).

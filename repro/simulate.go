@@ -47,9 +47,12 @@ var simStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // of the first order (the lowest partition served first). When every partition holds
 // the same records (a spread NxM), the first order stands for every order of the list,
 // however many partitions (FetchOrder.EveryOrder: the k-th partition served has the
-// k-th outcome). Runs of several partitions not explored (several members, more
-// partitions of unlike records) say so in a warning; an order cut short leaves the
-// result incomplete.
+// k-th outcome). In a group (--members, --rebalance-at) the assignor hands partitions
+// out by number, so no order stands for the others: each rotation of the fetch list is
+// simulated, every member serving its own partitions in that order (--fetch-order;
+// the real members-3-two-joins served 0,1,2 in one capture and 2,0,1 in another, with
+// other losses, FIDELITY.md). Runs of more partitions than maxFetchOrders not explored
+// say so in a warning; an order cut short leaves the result incomplete.
 func Simulate(ctx context.Context, o Options) (*Result, error) {
 	res, err := simulateOrders(ctx, o)
 	if res != nil {
@@ -76,8 +79,8 @@ func simulateOrders(ctx context.Context, o Options) (*Result, error) {
 	switch {
 	case len(parts) < 2:
 		return res, nil
-	case o.grouped():
-		res.Warnings = append(res.Warnings, FetchOrderWarning+"not explored with several members or rebalances: the verdict is for each member's lowest partition served first (--fetch-order simulates another: every member serves its partitions in that order)")
+	case o.grouped() && len(parts) > maxFetchOrders:
+		res.Warnings = append(res.Warnings, fmt.Sprintf(FetchOrderWarning+"not explored with several members or rebalances for %d partitions holding data (at most %d are): the verdict is for each member's lowest partition served first (--fetch-order simulates another: every member serves its partitions in that order)", len(parts), maxFetchOrders))
 		return res, nil
 	case o.alike() && len(parts) > maxFetchOrders:
 		res.FetchOrders = []FetchOrder{fetchOrder(parts, res)}
@@ -100,9 +103,16 @@ func simulateOrders(ctx context.Context, o Options) (*Result, error) {
 	alt := o
 	alt.Trace, alt.Progress = nil, nil
 	for _, p := range parts[1:] {
-		// one member holds every partition in order (roundrobin, sticky): the assignment
-		// index of partition p is p
-		alt.simStartAt = int(p)
+		if o.grouped() {
+			// several members, or one that rejoins: the assignor hands partitions out by
+			// number, so the order is a fetch list every member serves its own
+			// partitions in (--fetch-order), the rotation that starts at p
+			alt.FetchOrder = rotate(parts, p)
+		} else {
+			// one member holds every partition in order (roundrobin, sticky): the
+			// assignment index of partition p is p
+			alt.simStartAt = int(p)
+		}
 		r, err := simulateOrder(ctx, alt)
 		if err != nil {
 			// cut short (an interrupt): the shape was not judged by every order
