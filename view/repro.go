@@ -78,8 +78,9 @@ type ReproFetchOrder struct {
 	FirstPartition int32 `json:"first_partition"`
 	// Order: the partitions holding data in the order the fetch list served them.
 	Order []int32 `json:"order"`
-	// Phase2Order: the partitions in the order phase 2's records reached the consumer.
-	Phase2Order []int32 `json:"phase2_order"`
+	// Phase2Order: the partitions in the order phase 2's records reached the consumer
+	// (optional in repro.v2: documents written before 2026-12-05 have none).
+	Phase2Order []int32 `json:"phase2_order,omitempty"`
 	// EveryOrder: the partitions hold the same records, so with any order of the fetch
 	// list, and of phase 2's records, the partition served k-th in phase 1 and j-th in
 	// phase 2 has the phase-1 outcome of this order's k-th and the phase-2 outcome of
