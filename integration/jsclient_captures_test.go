@@ -2,12 +2,14 @@ package integration
 
 import (
 	"compress/gzip"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kstranded/kstranded/jsclient"
 )
@@ -192,6 +194,24 @@ func inGroupOrders(t *testing.T, version string, sh jsShape, real, model outcome
 		t.Fatalf("the model disagrees with the capture in its fetch order (served first %v)\nreal:  %s", l.FirstServed, real)
 	}
 	t.Logf("%s", how)
+	// each member's distinct records delivered: the capture's (jsclient.Log.ByMember)
+	// are the model's in the capture's order (no member delivers a record twice here,
+	// so the model's deliveries are its distinct records)
+	sim, err := sh.shape.SimulateArgs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := kstranded(t, time.Minute, append([]string{"simulate", "--client", version, "-o", "json", "--fetch-order", joinInts(l.FirstServed)}, sim...)...)
+	doc := decode[reproDoc](t, r)
+	byMember := map[string]int{}
+	for _, m := range doc.Runs[0].Members {
+		byMember[m.Name] = m.Delivered
+	}
+	if len(l.ByMember) != 3 || !maps.Equal(byMember, l.ByMember) {
+		t.Errorf("members delivered %v, the model in the capture's order %v", l.ByMember, byMember)
+	} else {
+		t.Logf("members delivered %v, as the model", l.ByMember)
+	}
 	lost := false
 	for _, o := range real {
 		lost = lost || o.Verdict != "OK"

@@ -50,9 +50,13 @@ type reproRun struct {
 		High             int64       `json:"high_watermark"`
 		Verdict          string      `json:"verdict"`
 	} `json:"partitions"`
-	Verdict     string   `json:"verdict"`
-	Lost        int      `json:"lost"`
-	Warnings    []string `json:"warnings"`
+	Verdict  string   `json:"verdict"`
+	Lost     int      `json:"lost"`
+	Warnings []string `json:"warnings"`
+	Members  []struct {
+		Name      string `json:"name"`
+		Delivered int    `json:"delivered"`
+	} `json:"members"`
 	FetchOrders []struct {
 		FirstPartition int32   `json:"first_partition"`
 		Order          []int32 `json:"order"`
