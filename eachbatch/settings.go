@@ -122,6 +122,16 @@ func (p Policy) seekedCheck() bool { return p != V1_3_0 && p != V1_0_0 }
 // oldBatchSize is eachBatch's batch size before js.consumer.max.batch.size (1.7.0).
 const oldBatchSize = 32
 
+// FixedBatchSize is the eachBatch batch size of a release without
+// js.consumer.max.batch.size (1.6.0 and earlier: #runInternal's maxBatchSize, whatever
+// the setting), 0 when the batch size is a setting.
+func (p Policy) FixedBatchSize() int {
+	if p.oldFetch() {
+		return oldBatchSize
+	}
+	return 0
+}
+
 // Handler is which run() callback the application gives the consumer.
 type Handler string
 

@@ -79,6 +79,10 @@ type Policy struct {
 	// consumer that stops delivering, as 1.7.0's wedged one does): not safe either.
 	Stranded int
 	Stalled  bool // never settled at the user's settings: no verdict
+	// FixedBatchSize: the policy's releases have no js.consumer.max.batch.size, so
+	// eachBatch got batches of this size, not the user's (eachbatch.Policy.
+	// FixedBatchSize); 0 when the user's batch size applied.
+	FixedBatchSize int
 }
 
 // Advise searches the model for the safe range of max.poll.interval (larger is safer:
@@ -173,8 +177,14 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 		a.Settings = append(a.Settings, rg)
 	}
 
-	// batch size: the largest safe value up to the current one.
-	if o.BatchSize > 0 {
+	// batch size: the largest safe value up to the current one; none to search when the
+	// release has no js.consumer.max.batch.size (1.6.0 and earlier: batches of 32).
+	if fixed := o.Policy.FixedBatchSize(); fixed > 0 && o.Handler != eachbatch.EachMessage {
+		a.Settings = append(a.Settings, Range{Flag: "batch-size", Kind: Count, Current: int64(fixed),
+			CurrentText: fmt.Sprintf("%d (fixed)", fixed), Searched: closed(int64(fixed), int64(fixed)),
+			IsSafe:   a.Lost == 0 && !a.Stalled,
+			SafeText: fmt.Sprintf("not a setting of %s: eachBatch gets batches of %d (js.consumer.max.batch.size came with 1.7.0)", o.Policy, fixed)})
+	} else if o.BatchSize > 0 {
 		rg := Range{Flag: "batch-size", Kind: Count, Current: int64(o.BatchSize), CurrentText: fmt.Sprint(o.BatchSize),
 			Searched: closed(1, int64(o.BatchSize))}
 		safeAt := func(n int) (bool, error) {
@@ -249,6 +259,9 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 			return nil, err
 		}
 		pol := Policy{Policy: p, Releases: eachbatch.ReleasesOf(p), Lost: l, Stalled: never}
+		if fixed := p.FixedBatchSize(); fixed > 0 && fixed != o.BatchSize && o.Handler != eachbatch.EachMessage {
+			pol.FixedBatchSize = fixed
+		}
 		if !never && last != nil {
 			for _, pv := range last.Partitions {
 				pol.Stranded += pv.StrandedCount()

@@ -155,6 +155,50 @@ func TestAdviceForTheSeedNamesTheSafeRangeAndTheFixedVersions(t *testing.T) {
 	}
 }
 
+// TestAdviceSaysTheBatchSizeIsFixedBefore1_7_0: 1.6.0 and earlier have no
+// js.consumer.max.batch.size (eachBatch gets batches of 32): the advice for them
+// searches no batch size and says so, and every policy row of those releases says its
+// batches were 32, not the user's 20.
+func TestAdviceSaysTheBatchSizeIsFixedBefore1_7_0(t *testing.T) {
+	a, err := Advise(context.Background(), repro.DefaultOptions(), Case{Policy: eachbatch.V1_6_0, Commit: cases3[0].Commit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range a.Settings {
+		if s.Flag != "batch-size" {
+			continue
+		}
+		found = true
+		if s.Current != 32 || s.CurrentText != "32 (fixed)" || s.Searched.First != 32 || s.Searched.Last == nil || *s.Searched.Last != 32 || len(s.Safe) != 0 || !strings.Contains(s.SafeText, "not a setting of v1.6.0") {
+			t.Errorf("batch-size row %+v", s)
+		}
+	}
+	if !found {
+		t.Errorf("no batch-size row: %+v", a.Settings)
+	}
+	for _, p := range a.Policies {
+		want := 0
+		if p.Policy == eachbatch.V1_6_0 || p.Policy == eachbatch.V1_3_0 || p.Policy == eachbatch.V1_0_0 {
+			want = 32
+		}
+		if p.FixedBatchSize != want {
+			t.Errorf("%s: fixed batch size %d, want %d", p.Policy, p.FixedBatchSize, want)
+		}
+	}
+	o := repro.DefaultOptions()
+	o.BatchSize = 32
+	a, err = Advise(context.Background(), o, cases3[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range a.Policies {
+		if p.FixedBatchSize != 0 {
+			t.Errorf("%s at --batch-size 32: fixed batch size %d, want none said", p.Policy, p.FixedBatchSize)
+		}
+	}
+}
+
 // TestAnInterruptedSweepReturnsTheRowsFinishedInOrder: Ctrl-C during a sweep keeps the
 // rows finished before it (here the first three of ten, one worker), marked interrupted.
 func TestAnInterruptedSweepReturnsTheRowsFinishedInOrder(t *testing.T) {

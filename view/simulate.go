@@ -272,6 +272,10 @@ type AdvicePol struct {
 	Lost     int      `json:"lost"`
 	Stranded int      `json:"stranded"`      // never delivered, not committed past at the run's end
 	Stalled  bool     `json:"never_settles"` // no verdict at the user's settings
+	// FixedBatchSize: these releases have no js.consumer.max.batch.size (1.6.0 and
+	// earlier): eachBatch got batches of this size, not the user's; absent when the
+	// user's batch size applied.
+	FixedBatchSize int `json:"fixed_batch_size,omitempty"`
 }
 
 // NewAdvice builds the view of an advice.
@@ -300,7 +304,7 @@ func NewAdvice(a *simulate.Advice) Advice {
 		v.Settings = append(v.Settings, r)
 	}
 	for _, p := range a.Policies {
-		v.Policies = append(v.Policies, AdvicePol{Policy: string(p.Policy), Releases: append([]string{}, p.Releases...), Lost: p.Lost, Stranded: p.Stranded, Stalled: p.Stalled})
+		v.Policies = append(v.Policies, AdvicePol{Policy: string(p.Policy), Releases: append([]string{}, p.Releases...), Lost: p.Lost, Stranded: p.Stranded, Stalled: p.Stalled, FixedBatchSize: p.FixedBatchSize})
 	}
 	return v
 }
@@ -338,6 +342,9 @@ func PrintAdvice(w io.Writer, v Advice, f render.Format, pretty bool) error {
 			state = fmt.Sprintf("strands %d: never delivered, not committed past (the consumer stops delivering)", p.Stranded)
 		default:
 			safe = append(safe, p.Releases...)
+		}
+		if p.FixedBatchSize > 0 {
+			state += fmt.Sprintf(" (batches of %d whatever --batch-size says: no js.consumer.max.batch.size)", p.FixedBatchSize)
 		}
 		fmt.Fprintf(nw, "%s: %s\n", releaseGroup(p), state)
 	}
