@@ -199,6 +199,22 @@ func TestAdviceSaysTheBatchSizeIsFixedBefore1_7_0(t *testing.T) {
 	}
 }
 
+// A sweep of batch-size says for 1.6.0 and earlier that every row ran batches of 32,
+// and says nothing of the kind for the releases that have the setting.
+func TestASweepOfTheBatchSizeSaysItIsFixedBefore1_7_0(t *testing.T) {
+	sw, err := ParseSweep("batch-size=1,20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), repro.DefaultOptions(), []Case{{eachbatch.V1_6_0, repro.CommitAuto}, {eachbatch.V1_10_0, repro.CommitAuto}}, sw, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Boundaries) != 2 || !strings.Contains(res.Boundaries[0].Text, "every row ran batches of 32") || strings.Contains(res.Boundaries[1].Text, "batches of 32") {
+		t.Errorf("boundaries %+v", res.Boundaries)
+	}
+}
+
 // TestAnInterruptedSweepReturnsTheRowsFinishedInOrder: Ctrl-C during a sweep keeps the
 // rows finished before it (here the first three of ten, one worker), marked interrupted.
 func TestAnInterruptedSweepReturnsTheRowsFinishedInOrder(t *testing.T) {
