@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kstranded/kstranded/evidence"
+	"github.com/kstranded/kstranded/internal/exitcode"
 )
 
 // evidenceFlags are the flags of the application's delivery evidence, the same in every
@@ -26,8 +27,25 @@ func (e *evidenceFlags) bind(f *pflag.FlagSet, delivered string) {
 	f.BoolVar(&e.OTLPComplete, "otlp-complete", false, otlpCompleteHelp)
 }
 
-// check validates --pattern and --delivered-when (they need --delivered).
-func (e *evidenceFlags) check() error { return checkEvidenceFlags(e.Delivered, e.Pattern, e.When) }
+// check validates --pattern and --delivered-when (they need --delivered) and that
+// stdin (--delivered -) is given once.
+func (e *evidenceFlags) check() error {
+	if e.stdin() > 1 {
+		return exitcode.Usagef("--delivered - (stdin) can be given once")
+	}
+	return checkEvidenceFlags(e.Delivered, e.Pattern, e.When)
+}
+
+// stdin counts the --delivered - (stdin) given.
+func (e *evidenceFlags) stdin() int {
+	n := 0
+	for _, d := range e.Delivered {
+		if d == "-" {
+			n++
+		}
+	}
+	return n
+}
 
 // read reads --delivered as the flags say (nil without --delivered).
 func (e *evidenceFlags) read(ctx context.Context, g *Globals) (*evidence.Set, error) {

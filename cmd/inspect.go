@@ -121,27 +121,14 @@ data and a truncated gzip are errors (exit 1).
 			if o.Count > 0 && o.Watch == 0 {
 				return exitcode.Usagef("--count needs --watch")
 			}
-			stdin := 0
-			for _, d := range o.Delivered {
-				if d == "-" {
-					stdin++
-				}
-			}
-			if stdin > 1 {
-				return exitcode.Usagef("--delivered - (stdin) can be given once")
-			}
 			if err := o.evidenceFlags.check(); err != nil {
 				return err
 			}
-			if stdin == 1 && o.Watch > 0 {
+			if o.stdin() == 1 && o.Watch > 0 {
 				return exitcode.Usagef("--watch re-reads the evidence each time; stdin cannot be re-read")
 			}
-			k, err := g.Kafka()
-			if err != nil {
+			if _, err := g.LiveKafka("inspect reads a live cluster"); err != nil {
 				return err
-			}
-			if k.Brokers == "" {
-				return exitcode.Usagef("--brokers is required (inspect reads a live cluster)")
 			}
 			if runF != nil {
 				return runF(c.Context(), o)

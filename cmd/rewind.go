@@ -263,14 +263,8 @@ func (o *rewindOptions) validate(g *Globals) error {
 	if err := o.evidenceFlags.check(); err != nil {
 		return err
 	}
-	stdin := 0
-	for _, d := range o.Delivered {
-		if d == "-" {
-			stdin++
-		}
-	}
-	if stdin > 1 || (stdin == 1 && o.FromFile == "-") {
-		return exitcode.Usagef("stdin (-) can be read once")
+	if o.stdin() == 1 && o.FromFile == "-" {
+		return exitcode.Usagef("stdin (-) can be read once: --delivered - and --from-file -")
 	}
 	if len(o.To) > 0 {
 		ts, err := rewind.ParseTargets(o.To)
@@ -305,14 +299,8 @@ func (o *rewindOptions) validate(g *Globals) error {
 	if strings.TrimSpace(o.Group) == "" {
 		return exitcode.Usagef("--group is required")
 	}
-	k, err := g.Kafka()
-	if err != nil {
-		return err
-	}
-	if k.Brokers == "" {
-		return exitcode.Usagef("--brokers is required (rewind changes a live cluster)")
-	}
-	return nil
+	_, err := g.LiveKafka("rewind changes a live cluster")
+	return err
 }
 
 func runRewind(ctx context.Context, g *Globals, o *rewindOptions) error {

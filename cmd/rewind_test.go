@@ -38,6 +38,8 @@ func TestRewindFlagsAreValidated(t *testing.T) {
 		{"--group must match the plan's group", []string{"--group", "other", "--from-file", plan}, "is for group g"},
 		{"a file that is not a plan is refused", []string{"--from-file", notPlan}, "neither a rewind plan"},
 		{"--max-scan must be positive", []string{"--group", "g", "--to", "stranded/0=82", "--max-scan", "0"}, "--max-scan"},
+		{"stdin is given once as evidence", []string{"--group", "g", "--delivered", "-", "--delivered", "-"}, "--delivered - (stdin) can be given once"},
+		{"stdin is read once: evidence or a plan", []string{"--group", "g", "--delivered", "-", "--from-file", "-"}, "stdin (-) can be read once"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

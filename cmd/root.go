@@ -58,6 +58,17 @@ func (g *Globals) Kafka() (kafkaconf.Config, error) {
 	return *g.kafka, g.kafkaErr
 }
 
+// LiveKafka is Kafka for a command that needs a live cluster: without --brokers (or
+// bootstrap.servers in a --config file) it is a usage error saying why, "inspect reads
+// a live cluster".
+func (g *Globals) LiveKafka(why string) (kafkaconf.Config, error) {
+	k, err := g.Kafka()
+	if err == nil && k.Brokers == "" {
+		err = exitcode.Usagef("--brokers is required (%s)", why)
+	}
+	return k, err
+}
+
 // KgoOpts returns franz-go options for the user's connection configuration.
 func (g *Globals) KgoOpts() ([]kgo.Opt, error) {
 	k, err := g.Kafka()

@@ -117,21 +117,8 @@ atomically after each evaluation and at SIGTERM; a corrupt one is reported and i
 			if (o.OTLPComplete || o.OTLPCapture != "") && !o.OTLP {
 				return exitcode.Usagef("--otlp-complete and --otlp-capture go with --otlp")
 			}
-			stdin := 0
-			for _, d := range o.Delivered {
-				if d == "-" {
-					stdin++
-				}
-			}
-			if stdin > 1 {
-				return exitcode.Usagef("--delivered - (stdin) can be given once")
-			}
-			k, err := g.Kafka()
-			if err != nil {
+			if _, err := g.LiveKafka("watch reads a live cluster"); err != nil {
 				return err
-			}
-			if k.Brokers == "" {
-				return exitcode.Usagef("--brokers is required (watch reads a live cluster)")
 			}
 			if runF != nil {
 				return runF(c.Context(), o)
