@@ -348,13 +348,17 @@ func (k *Kafka) describeGroups(ctx context.Context, ids []string) (map[string]*G
 		g.State = StateUnknown
 		var errs []string
 		if errCl != nil {
+			// FindCoordinator's COORDINATOR_NOT_AVAILABLE on a fresh cluster comes back
+			// as the request's error (kadm.ShardErrors), not the group's
 			errs = append(errs, "DescribeGroups: "+kafkaconf.ExplainClosed(errCl, k.answered.Load()).Error())
+			g.coordinatorMoving = coordinatorMoving(errCl)
 		} else if cl.Err != nil && !errors.Is(cl.Err, kerr.GroupIDNotFound) {
 			errs = append(errs, "DescribeGroups: "+cl.Err.Error())
 			g.coordinatorMoving = coordinatorMoving(cl.Err)
 		}
 		if errCo != nil && !errors.Is(errCo, errNoConsumerGroups) {
 			errs = append(errs, "ConsumerGroupDescribe: "+kafkaconf.ExplainClosed(errCo, k.answered.Load()).Error())
+			g.coordinatorMoving = g.coordinatorMoving || coordinatorMoving(errCo)
 		} else if co != nil {
 			if err := kerr.ErrorForCode(co.ErrorCode); !errors.Is(err, kerr.GroupIDNotFound) {
 				errs = append(errs, "ConsumerGroupDescribe: "+brokerError(err, co.ErrorMessage))

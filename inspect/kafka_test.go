@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -280,5 +281,40 @@ func TestABrokerThatDiesMidScanIsNamedAndCounted(t *testing.T) {
 	}
 	if s := r.Summarize(); s.Errors != 1 || s.Incomplete != 1 {
 		t.Fatalf("summary %+v, want the failed partition counted in errors and incomplete", s)
+	}
+}
+
+// TestAGroupWhoseCoordinatorIsNotAvailableYetIsDescribedOnceItIs: on a fresh cluster
+// (__consumer_offsets not created yet) the broker answers FindCoordinator with
+// COORDINATOR_NOT_AVAILABLE, and kadm returns it as a request error (kadm.ShardErrors)
+// rather than the group's: DescribeGroup asks again until the coordinator answers,
+// within its timeout (make test-kafka on 2026-12-05: repro consume refused its own new
+// group in 83 ms with "could not be described (... COORDINATOR_NOT_AVAILABLE ...)").
+func TestAGroupWhoseCoordinatorIsNotAvailableYetIsDescribedOnceItIs(t *testing.T) {
+	b := startBroker(t, 1)
+	k := newKafka(t, b.Addr())
+	refused := 0
+	b.Cluster().ControlKey(int16(kmsg.FindCoordinator), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		if refused >= 6 {
+			return nil, nil, false // the coordinator is up: kfake answers
+		}
+		b.Cluster().KeepControl()
+		refused++
+		r := req.(*kmsg.FindCoordinatorRequest)
+		resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
+		for _, key := range r.CoordinatorKeys {
+			c := kmsg.NewFindCoordinatorResponseCoordinator()
+			c.Key, c.ErrorCode, c.NodeID = key, kerr.CoordinatorNotAvailable.Code, -1
+			resp.Coordinators = append(resp.Coordinators, c)
+		}
+		resp.ErrorCode, resp.NodeID = kerr.CoordinatorNotAvailable.Code, -1
+		return resp, nil, true
+	})
+	g, err := k.DescribeGroup(context.Background(), "fresh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Err != "" || refused < 6 {
+		t.Fatalf("group %+v after %d refusals, want it described once the coordinator answers", g, refused)
 	}
 }
