@@ -131,6 +131,18 @@ var jsShapes = []jsShape{
 	// drops partition 1's cached 0-9, seeks it to 5 and commits 5 (0-4 lost); partition 1
 	// served first, the handler seeks its own partition back to 5 (redelivered, no loss).
 	{name: "seek-other-em-2p", shape: jsclient.Shape{Handler: "eachMessage", Spread: "0:10,1:10", Concurrency: 1, BatchSize: -1, Seeks: "1:5@3s"}},
+	// seek() from eachMessage of its own partition: the seed's handler, one record at a
+	// time, seeks to 100 at its first record starting 2.3 s after run(): 7-99 are
+	// skipped and lost, committed 200 then 202 (real 1.10.0 and 1.10.1, 2026-12-05, as
+	// the model; 1.10.0 also delivers 4 records twice).
+	{name: "seek-forward-em", shape: jsclient.Shape{Handler: "eachMessage", SeekAt: 2300 * time.Millisecond, SeekTo: 100}},
+	// seek() from eachBatch of another partition: two partitions of 40, two workers,
+	// batches of 20; 3 s after run() the handler that starts a round first seeks
+	// partition 1 to 5. The model: partition 0 served first, p1 has had only 0-1
+	// delivered (the adaptive fetch size) and the seek drops its cached records: 2-4
+	// lost; partition 1 served first, the seek is of the handler's own partition: no loss,
+	// records delivered twice. Both real releases served partition 1 first (fetch order 1).
+	{name: "seek-other-eb-2p", shape: jsclient.Shape{Spread: "0:40,1:40", Concurrency: 2, Seeks: "1:5@3s"}},
 	// heartbeat() after every round: a no-op in the kafkajs-compat client, so the seed's
 	// loss is unchanged (1.10.0: 82-199)
 	{name: "heartbeat", shape: jsclient.Shape{Heartbeat: true}},
