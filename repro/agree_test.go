@@ -124,7 +124,11 @@ func (s shape) simulatedOutcomes(t *testing.T, ctx context.Context, o Options) [
 	for k := 0; k == 0 || s.fetchTiming && k < len(o.Workload.Parts); k++ {
 		var trace bytes.Buffer
 		w := traceevent.NewWriter(&trace)
-		o.Trace, o.simStartAt = w, k
+		o.Trace = w
+		if k > 0 {
+			parts := workloadPartitions(o.Workload)
+			o.FetchOrder = rotate(parts, parts[k])
+		}
 		sim, err := Simulate(ctx, o)
 		if err != nil {
 			t.Fatal(err)
@@ -231,7 +235,7 @@ func TestLiveAndSimulatedAgree(t *testing.T) {
 				want := s.simulatedOutcomes(t, ctx, o)
 				var liveTrace bytes.Buffer
 				liveW := traceevent.NewWriter(&liveTrace)
-				o.Trace, o.simStartAt = liveW, 0
+				o.Trace = liveW
 				live, err := Run(ctx, o)
 				if err != nil {
 					t.Fatal(err)

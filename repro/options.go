@@ -158,9 +158,6 @@ type Options struct {
 	Trace    *traceevent.Writer
 	Progress func(Progress)
 
-	// simStartAt: Simulate's consumers serve this assignment index first
-	// (simkafka.Client.StartAt); tests simulate each fetch order a live run may take.
-	simStartAt int
 	// simEvents, when > 0, is Simulate's event budget instead of MaxSimulatedEvents
 	// (tests reach it in milliseconds).
 	simEvents uint64

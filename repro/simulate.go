@@ -39,20 +39,20 @@ var simStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // Which partition's records reach a live consumer's queue first is librdkafka's fetch
 // list, in the order the partitions became fetchable (simkafka.Client.Order), and some
 // shapes' outcome depends on it (two partitions, one worker: the partition served first
-// holds the worker while the other's records wait in the cache). So a run of one member
-// over 2 to maxFetchOrders partitions holding data is simulated once more for each other
-// partition served first (simkafka.Client.StartAt); an order with another outcome is
+// holds the worker while the other's records wait in the cache). So a run over 2 to
+// maxFetchOrders partitions holding data is simulated once more for each rotation of
+// the fetch list (Options.FetchOrder, as --fetch-order); an order with another outcome is
 // named in the warnings, and the verdict is the worst of them: a shape is safe only if
 // it is safe whatever the broker answers first. The partitions in the result are those
 // of the first order (the lowest partition served first). When every partition holds
 // the same records (a spread NxM), the first order stands for every order of the list,
 // however many partitions (FetchOrder.EveryOrder: the k-th partition served has the
 // k-th outcome). In a group (--members, --rebalance-at) the assignor hands partitions
-// out by number, so no order stands for the others: each rotation of the fetch list is
-// simulated, every member serving its own partitions in that order (--fetch-order;
-// the real members-3-two-joins served 0,1,2 in one capture and 2,0,1 in another, with
-// other losses, FIDELITY.md). Runs of more partitions than maxFetchOrders not explored
-// say so in a warning; an order cut short leaves the result incomplete.
+// out by number, so no order stands for the others: each rotation is simulated, every
+// member serving its own partitions in that order (the real members-3-two-joins served
+// 0,1,2, 2,0,1 and 1,2,0 in three captures, each with its own losses, FIDELITY.md). Runs
+// of more partitions than maxFetchOrders not explored say so in a warning; an order
+// cut short leaves the result incomplete.
 func Simulate(ctx context.Context, o Options) (*Result, error) {
 	res, err := simulateOrders(ctx, o)
 	if res != nil {
@@ -66,7 +66,7 @@ func Simulate(ctx context.Context, o Options) (*Result, error) {
 // simulateOrders is Simulate but for the phase-2 order of its fetch orders.
 func simulateOrders(ctx context.Context, o Options) (*Result, error) {
 	res, err := simulateOrder(ctx, o)
-	if err != nil || o.simStartAt != 0 {
+	if err != nil {
 		return res, err
 	}
 	if o.FetchOrder != nil {
@@ -103,16 +103,9 @@ func simulateOrders(ctx context.Context, o Options) (*Result, error) {
 	alt := o
 	alt.Trace, alt.Progress = nil, nil
 	for _, p := range parts[1:] {
-		if o.grouped() {
-			// several members, or one that rejoins: the assignor hands partitions out by
-			// number, so the order is a fetch list every member serves its own
-			// partitions in (--fetch-order), the rotation that starts at p
-			alt.FetchOrder = rotate(parts, p)
-		} else {
-			// one member holds every partition in order (roundrobin, sticky): the
-			// assignment index of partition p is p
-			alt.simStartAt = int(p)
-		}
+		// the fetch list's rotation that starts at p, as --fetch-order gives it: every
+		// member serves its own partitions in that order
+		alt.FetchOrder = rotate(parts, p)
 		r, err := simulateOrder(ctx, alt)
 		if err != nil {
 			// cut short (an interrupt): the shape was not judged by every order
@@ -153,7 +146,7 @@ func alike(w workload.Spec) bool {
 }
 
 // rotate is parts (sorted) from partition first on, round the list: the fetch list of
-// the assignment order with first served first (simkafka.Client.StartAt).
+// the assignment order with first served first (simkafka.Client.Order).
 func rotate(parts []int32, first int32) []int32 {
 	i := slices.Index(parts, first)
 	return slices.Concat(parts[i:], parts[:i])
@@ -403,7 +396,7 @@ func (s *simCluster) join(d *driver, name string) (*member, error) {
 	// (simkafka.Client.Chunk documents the assumption); --max-bytes is the property
 	// librdkafka gets (it wins over --max-bytes-per-partition, as in kafkajs-compat).
 	c.Chunk = max(1, s.o.MaxBytes/simkafka.RecordSize)
-	c.StartAt, c.Order = s.o.simStartAt, s.o.FetchOrder
+	c.Order = s.o.FetchOrder
 	m := &member{name: name, client: simClient{c}}
 	if err := d.attach(m, c, c, trace); err != nil {
 		return nil, err

@@ -93,14 +93,11 @@ type Client struct {
 	// the simulation does not model fetch sizes beyond that (no per-broker requests,
 	// no fetch.max.bytes cap, no batch boundaries).
 	Chunk int
-	// StartAt is the place in the fetch list (Order, else the assignment) of the
-	// partition the queue starts with (0: the first): a Fetch request starts where the
-	// previous one's start moved on to (rkb_active_toppar_next). Runs whose outcome
-	// depends on it are simulated once per start to know every outcome it allows.
-	StartAt int
 	// Order is librdkafka's fetch list: the partitions in the order their records are
 	// queued, one run each in turn (assigned partitions it does not name follow in
-	// assignment order; nil: assignment order). StartAt is an index into it.
+	// assignment order; nil: assignment order). Runs whose outcome depends on it are
+	// simulated once per rotation of the list to know every outcome it allows
+	// (repro.Simulate).
 	//
 	// The source: rd_kafka_broker_fetch_toppars (src/rdkafka_fetcher.c) writes a
 	// Fetch request's partitions from rkb_active_toppar_next round the broker's list of
@@ -333,7 +330,7 @@ func (c *Client) Consume(max int) ([]eachbatch.Record, error) {
 		return nil, nil
 	}
 	if !c.started && len(c.assignment) > 0 {
-		c.started, c.next = true, c.StartAt%len(c.assignment)
+		c.started, c.next = true, 0
 	}
 	if max > 0 && c.allDrained() {
 		// Nothing to return: a turn over every partition (three map lookups each,

@@ -152,22 +152,25 @@ func TestAConsumeCallInterleavesPartitionsInChunksAsFetchResponsesDo(t *testing.
 	}
 }
 
-func TestStartAtChoosesThePartitionTheFirstCallServesFirst(t *testing.T) {
-	for start, want := range map[int]string{0: "0:0 0:1 1:0 1:1", 1: "1:0 1:1 0:0 0:1", 3: "1:0 1:1 0:0 0:1"} {
+func TestOrderChoosesThePartitionTheFirstCallServesFirst(t *testing.T) {
+	for first, want := range map[int32]string{-1: "0:0 0:1 1:0 1:1", 0: "0:0 0:1 1:0 1:1", 1: "1:0 1:1 0:0 0:1"} {
 		l := loop.NewVirtual(time.Unix(0, 0))
 		c := New(l, 0, nil)
 		a, b := TP{Topic: "t", Partition: 0}, TP{Topic: "t", Partition: 1}
 		c.Append(a, make([]Kind, 2)...)
 		c.Append(b, make([]Kind, 2)...)
 		c.Assign(a, b)
-		c.Chunk, c.StartAt = 2, start
+		c.Chunk = 2
+		if first >= 0 {
+			c.Order = []int32{first}
+		}
 		recs, _ := c.Consume(10)
 		var got []string
 		for _, r := range recs {
 			got = append(got, fmt.Sprintf("%d:%d", r.Partition, r.Offset))
 		}
 		if strings.Join(got, " ") != want {
-			t.Errorf("StartAt %d: got %s, want %s", start, strings.Join(got, " "), want)
+			t.Errorf("Order [%d]: got %s, want %s", first, strings.Join(got, " "), want)
 		}
 	}
 }
@@ -211,16 +214,15 @@ func TestConsumeCallsPopTheQueueWhereThePreviousOneStopped(t *testing.T) {
 // the order partitions became fetchable, not by number (the real client served 8x5's
 // 6, 7, 5 and 4 first in one capture, and the clean-clone CI run's outcome says 3, 4, 5
 // and 7 were served before the others); the partitions Order does not name follow in
-// assignment order, and StartAt rotates the list.
+// assignment order.
 func TestOrderQueuesThePartitionsOfTheFetchListInItsOrder(t *testing.T) {
 	for _, tc := range []struct {
 		order []int32
-		start int
 		chunk int // 0: 1
 		want  string
 	}{
 		{order: []int32{3, 4, 5, 7}, want: "3:0 4:0 5:0 7:0 0:0 1:0 2:0 6:0"},
-		{order: []int32{3, 4, 5, 7}, start: 3, want: "7:0 0:0 1:0 2:0 6:0 3:0 4:0 5:0"},
+		{order: []int32{7, 0, 1, 2, 6, 3, 4, 5}, want: "7:0 0:0 1:0 2:0 6:0 3:0 4:0 5:0"}, // a rotation
 		{order: []int32{7, 6, 5, 4, 3, 2, 1, 0}, want: "7:0 6:0 5:0 4:0 3:0 2:0 1:0 0:0"},
 		{order: []int32{9, 1}, want: "1:0 0:0 2:0 3:0 4:0 5:0 6:0 7:0"},            // 9 is not assigned
 		{order: []int32{5, 2}, chunk: -1, want: "5:0 2:0 0:0 1:0 3:0 4:0 6:0 7:0"}, // no runs: whole partitions in turn
@@ -234,7 +236,7 @@ func TestOrderQueuesThePartitionsOfTheFetchListInItsOrder(t *testing.T) {
 			tps = append(tps, tp)
 		}
 		c.Assign(tps...)
-		c.Chunk, c.Order, c.StartAt = max(tc.chunk, 0), tc.order, tc.start
+		c.Chunk, c.Order = max(tc.chunk, 0), tc.order
 		if tc.chunk == 0 {
 			c.Chunk = 1
 		}
@@ -243,7 +245,7 @@ func TestOrderQueuesThePartitionsOfTheFetchListInItsOrder(t *testing.T) {
 			got = append(got, fmt.Sprintf("%d:%d", r.Partition, r.Offset))
 		}
 		if strings.Join(got, " ") != tc.want {
-			t.Errorf("order %v start %d: got %s, want %s", tc.order, tc.start, strings.Join(got, " "), tc.want)
+			t.Errorf("order %v: got %s, want %s", tc.order, strings.Join(got, " "), tc.want)
 		}
 	}
 }
