@@ -480,13 +480,7 @@ func servedAlike(real outcomes, served []int32, model outcomes, order []int32, k
 	return slices.Equal(restReal.multiset(key), restModel.multiset(key))
 }
 
-func joinParts(ps []int32) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = fmt.Sprint(p)
-	}
-	return "served first " + strings.Join(s, ",")
-}
+func joinParts(ps []int32) string { return "served first " + joinInts(ps) }
 
 // orderOutcomes is one of simulate's explored fetch orders: the partitions in the order
 // served and their outcomes.

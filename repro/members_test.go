@@ -259,15 +259,15 @@ func TestAGroupsRunIsJudgedByEachRotationOfItsFetchList(t *testing.T) {
 	o.RebalanceAt = steps(t, "5m:join", "15m:join")
 	res := simulate(t, o)
 	want := map[string]string{
-		"0,1,2": "p0 122-149; p1 122-149; p2 122-149",
-		"1,2,0": "p0 120-149; p1 124-149; p2 122-149",
-		"2,0,1": "p0 120-149; p1 122-149; p2 124-149",
+		"[0 1 2]": "p0 122-149; p1 122-149; p2 122-149",
+		"[1 2 0]": "p0 120-149; p1 124-149; p2 122-149",
+		"[2 0 1]": "p0 120-149; p1 122-149; p2 124-149",
 	}
 	if len(res.FetchOrders) != len(want) {
 		t.Fatalf("%d fetch orders, want the %d rotations: %+v", len(res.FetchOrders), len(want), res.FetchOrders)
 	}
 	for i, fo := range res.FetchOrders {
-		key := joinOrder(fo.Order)
+		key := fmt.Sprint(fo.Order)
 		if fo.EveryOrder {
 			t.Errorf("order %s stands for every order in a group", key)
 		}
@@ -299,26 +299,11 @@ func TestAGroupsRunIsJudgedByEachRotationOfItsFetchList(t *testing.T) {
 	}
 }
 
-func joinOrder(ps []int32) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = fmt.Sprint(p)
-	}
-	return strings.Join(s, ",")
-}
-
+// orderLost is lostText for one fetch order's partitions.
 func orderLost(ps []OrderPartition) string {
-	var s []string
+	var parts []string
 	for _, p := range ps {
-		l := "-"
-		if len(p.Lost) > 0 {
-			var rs []string
-			for _, r := range p.Lost {
-				rs = append(rs, fmt.Sprintf("%d-%d", r.First, r.Last))
-			}
-			l = strings.Join(rs, ",")
-		}
-		s = append(s, fmt.Sprintf("p%d %s", p.Partition, l))
+		parts = append(parts, fmt.Sprintf("p%d %s", p.Partition, kpart.Join(p.Lost)))
 	}
-	return strings.Join(s, "; ")
+	return strings.Join(parts, "; ")
 }
