@@ -124,9 +124,10 @@ const oldBatchSize = 32
 
 // FixedBatchSize is the eachBatch batch size of a release without
 // js.consumer.max.batch.size (1.6.0 and earlier: #runInternal's maxBatchSize, whatever
-// the setting), 0 when the batch size is a setting.
-func (p Policy) FixedBatchSize() int {
-	if p.oldFetch() {
+// the setting), 0 when the batch size is a setting or the handler is eachMessage (one
+// record at a time: no batch to size).
+func (p Policy) FixedBatchSize(h Handler) int {
+	if p.oldFetch() && h != EachMessage {
 		return oldBatchSize
 	}
 	return 0

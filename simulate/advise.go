@@ -179,7 +179,7 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 
 	// batch size: the largest safe value up to the current one; none to search when the
 	// release has no js.consumer.max.batch.size (1.6.0 and earlier: batches of 32).
-	if fixed := o.Policy.FixedBatchSize(); fixed > 0 && o.Handler != eachbatch.EachMessage {
+	if fixed := o.Policy.FixedBatchSize(o.Handler); fixed > 0 {
 		a.Settings = append(a.Settings, Range{Flag: "batch-size", Kind: Count, Current: int64(fixed),
 			CurrentText: fmt.Sprintf("%d (fixed)", fixed), Searched: closed(int64(fixed), int64(fixed)),
 			IsSafe:   a.Lost == 0 && !a.Stalled,
@@ -259,7 +259,7 @@ func Advise(ctx context.Context, o repro.Options, c Case) (*Advice, error) {
 			return nil, err
 		}
 		pol := Policy{Policy: p, Releases: eachbatch.ReleasesOf(p), Lost: l, Stalled: never}
-		if fixed := p.FixedBatchSize(); fixed > 0 && fixed != o.BatchSize && o.Handler != eachbatch.EachMessage {
+		if fixed := p.FixedBatchSize(o.Handler); fixed > 0 && fixed != o.BatchSize {
 			pol.FixedBatchSize = fixed
 		}
 		if !never && last != nil {

@@ -431,7 +431,7 @@ func boundary(ctx context.Context, base repro.Options, c Case, sw Sweep, rows []
 	if len(stalled) > 0 {
 		b.Text = fmt.Sprintf("%s never settles (stale batches delivered again and again) at %s %s; %s", c.Policy, name, shortList(stalled), b.Text)
 	}
-	if fixed := c.Policy.FixedBatchSize(); name == "batch-size" && fixed > 0 && base.Handler != eachbatch.EachMessage {
+	if fixed := c.Policy.FixedBatchSize(base.Handler); name == "batch-size" && fixed > 0 {
 		b.Text += fmt.Sprintf(" (not a setting of %s: every row ran batches of %d, js.consumer.max.batch.size came with 1.7.0)", c.Policy, fixed)
 	}
 	return b
