@@ -216,7 +216,8 @@ func inGroupOrders(t *testing.T, version string, sh jsShape, real, model outcome
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := kstranded(t, time.Minute, append([]string{"simulate", "--client", version, "-o", "json", "--fetch-order", joinInts(l.FirstServed)}, sim...)...)
+	_, args := captureOrderArgs(real, l)
+	r := kstranded(t, time.Minute, append(append([]string{"simulate", "--client", version, "-o", "json"}, sim...), args...)...)
 	doc := decode[reproDoc](t, r)
 	byMember := map[string]int{}
 	for _, m := range doc.Runs[0].Members {

@@ -416,6 +416,22 @@ func inGroupFetchOrder(t *testing.T, version string, sh jsShape, real outcomes, 
 	if every || len(log.FirstServed) < 2 {
 		return ""
 	}
+	order, args := captureOrderArgs(real, log)
+	in, ordersIn, _ := simulateShape(t, version, sh, args...)
+	if len(ordersIn) != 1 || !slices.Equal(ordersIn[0].order, order) {
+		t.Fatalf("simulate in the capture's fetch order ran %+v, want the fetch list %v", ordersIn, order)
+	}
+	if real.String() != in.String() {
+		t.Logf("in the capture's fetch order (%v) the model gives %s", order, in)
+		return ""
+	}
+	return fmt.Sprintf("the capture's fetch order (%s)", joinInts(order))
+}
+
+// captureOrderArgs are simulate's flags for the capture's fetch order (inGroupFetchOrder)
+// and that fetch list: the partitions in the order of their first deliveries, then
+// those never served by number; with --phase2-order the capture's phase-2 order.
+func captureOrderArgs(real outcomes, log *jsclient.Log) ([]int32, []string) {
 	order := slices.Clone(log.FirstServed)
 	var rest []int32
 	for p := range real {
@@ -429,15 +445,7 @@ func inGroupFetchOrder(t *testing.T, version string, sh jsShape, real outcomes, 
 	if len(log.Phase2Served) > 0 {
 		args = append(args, "--phase2-order", joinInts(log.Phase2Served))
 	}
-	in, ordersIn, _ := simulateShape(t, version, sh, args...)
-	if len(ordersIn) != 1 || !slices.Equal(ordersIn[0].order, order) {
-		t.Fatalf("simulate in the capture's fetch order ran %+v, want the fetch list %v", ordersIn, order)
-	}
-	if real.String() != in.String() {
-		t.Logf("in the capture's fetch order (%v) the model gives %s", order, in)
-		return ""
-	}
-	return fmt.Sprintf("the capture's fetch order (%s)", joinInts(order))
+	return order, args
 }
 
 func joinInts(ps []int32) string {
