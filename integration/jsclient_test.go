@@ -406,11 +406,11 @@ func inCaptureOrders(t *testing.T, version string, sh jsShape, real, model outco
 // explores only the rotations of a group's fetch list (the assignor hands partitions
 // out by number, so no run stands for the others), and the order decides the outcome:
 // members-3-two-joins on 1.10.0 loses 122-149 of every partition served 0, 1, 2,
-// 120-149, 122-149, 124-149 served 2, 0, 1, and 120-149, 124-149, 122-149 served 1, 0, 2
-// (not a rotation; testenv/jsclient/captures, FIDELITY.md). So where no explored order
-// agrees, simulate is run again with --fetch-order: the partitions in the order of their first deliveries, then
-// those never served by number, every member serving its partitions in that order;
-// with --phase2-order the capture's phase-2 order.
+// 120-149, 122-149, 124-149 served 2, 0, 1, and 120-149, 124-149, 122-149 served 1, 2, 0
+// (all three seen in real runs: testenv/jsclient/captures, FIDELITY.md). So where no
+// explored order agrees (a capture served in an order that is not a rotation, such as
+// 1, 0, 2), simulate is run again in the capture's order (captureOrderArgs), every
+// member serving its partitions in that order.
 func inGroupFetchOrder(t *testing.T, version string, sh jsShape, real outcomes, orders []orderOutcomes, every bool, log *jsclient.Log) string {
 	t.Helper()
 	if every || len(log.FirstServed) < 2 {
