@@ -77,6 +77,7 @@ func bindModelFlags(f *pflag.FlagSet, o *reproOptions) {
 	f.DurationVar(&o.MaxPollInterval, "max-poll-interval", o.MaxPollInterval, "max.poll.interval.ms; the JS cache expires this long after the last fetch")
 	f.DurationVar(&o.CacheSizePerWorker, "cache-size-per-worker", 1500*time.Millisecond, "the JS client's cache size per worker (1.7.0 and later): fetches are sized to hold this long of handling per worker")
 	f.DurationVar(&o.RetryWait, "retry-wait", time.Second, "1.0.0 to 1.3.0 only: how long a worker that found nothing to fetch waits before it looks again (#nextFetchRetry's timer)")
+	f.DurationVar(&o.ConsumeTimeout, "consume-timeout", time.Second, "0.2.0 to 0.3.0 only: how long the client's consume call waits for its first record (node-rdkafka's default consume timeout)")
 	f.StringVar(&o.GroupProtocol, "group-protocol", "", "consumer group protocol: classic, or consumer (KIP-848, Kafka 4+; the broker then owns session timeout, heartbeat and assignor); default: group.protocol from -X/--config, else classic")
 	f.BoolVar(&o.AutoCommit, "auto-commit", o.AutoCommit, "kafkaJS autoCommit")
 	f.DurationVar(&o.AutoCommitInterval, "auto-commit-interval", o.AutoCommitInterval, "auto.commit.interval.ms")

@@ -75,8 +75,9 @@ type Engine struct {
 	newGenFn       func() // newGeneration, made once
 	terminateFn    func() // notifyNonEmpty(WakeTermination), made once
 	lastFetchEmpty bool
-	fetching       bool      // #fetchInProgress (ConsumeTime > 0 only)
-	fetchWaits     []*worker // workers awaiting #fetchInProgress
+	fetching       bool            // #fetchInProgress (ConsumeTime > 0, and V0_2_0's waiting consume call)
+	fetchWaits     []*worker       // workers awaiting #fetchInProgress
+	blocked        *blockedConsume // 0.x's consume call waiting for its first record (V0_2_0, block.go)
 
 	// 1.3.0's wait for records (V1_3_0, retry.go)
 	queueWaiters   []*worker // #queueWaiters: on their #nextFetchRetry timers
@@ -284,6 +285,10 @@ func (e *Engine) step(w *worker) {
 			e.nonEmptyWaits = append(e.nonEmptyWaits, w)
 			return
 		}
+		if e.s.Policy.blocks() {
+			e.fetchBlocking(w)
+			return
+		}
 		if e.s.ConsumeTime > 0 {
 			e.fetchAsync(w)
 			return
@@ -382,6 +387,11 @@ func (e *Engine) fetchSized(size int) ([]Record, *ppc, error) {
 		return e.consumeLoop()
 	}
 	recs, err := e.src.Consume(size)
+	return e.afterConsume(size, recs, err)
+}
+
+// afterConsume is the rest of #fetchAndResolveWith once the consume call returned recs.
+func (e *Engine) afterConsume(size int, recs []Record, err error) ([]Record, *ppc, error) {
 	if e.woken != nil {
 		ev := *e.woken
 		e.woken = nil
@@ -423,7 +433,7 @@ func (e *Engine) fetchSized(size int) ([]Record, *ppc, error) {
 		}
 	}
 	e.restartExpiry() // this.#maxPollIntervalRestart.resolve()
-	if e.cache.assignedSize() == 0 && got == nil && err == nil && !e.rebalanced && !e.s.Policy.retries() {
+	if e.cache.assignedSize() == 0 && got == nil && err == nil && !e.rebalanced && e.s.Policy.valve() {
 		e.nonEmpty = true
 	}
 	return got, p, err
@@ -1157,6 +1167,10 @@ func (e *Engine) NotifyNonEmpty() {
 		e.queueNonEmpty()
 		return
 	}
+	if e.s.Policy.blocks() {
+		e.unblock()
+		return
+	}
 	e.notifyNonEmpty(WakeArrival)
 }
 
@@ -1238,7 +1252,7 @@ func (e *Engine) flushSpinAt(t time.Time) {
 // in flight, no operation is pending, the last fetch returned nothing and the source is
 // at its end.
 func (e *Engine) Quiescent() bool {
-	return e.running && !e.fetching && !e.fetchOpen && e.cache.size == 0 && e.busy == 0 && len(e.pendingOps) == 0 && len(e.paused) == 0 &&
+	return e.running && (!e.fetching || e.blocked != nil) && !e.fetchOpen && e.cache.size == 0 && e.busy == 0 && len(e.pendingOps) == 0 && len(e.paused) == 0 &&
 		!e.terminating && e.lastFetchEmpty && e.src.AtEnd()
 }
 

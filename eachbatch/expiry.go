@@ -74,7 +74,7 @@ func (e *Engine) expiryTick() {
 		e.maxPollTimer.Reset(wait)
 		return
 	}
-	valve := !e.s.Policy.retries() // 1.3.0's loop has no valve: it sleeps until the expiry
+	valve := e.s.Policy.valve() // 1.3.0's and 0.x's loops have no valve: they sleep until the expiry
 	if valve && !now.Before(maxFetch) {
 		if e.coalesceIdle(now, cacheExp) {
 			return

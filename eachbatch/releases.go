@@ -42,22 +42,21 @@ type Release struct {
 // The rule groups, oldest first. The release rows below name one each.
 var (
 	groupOldest = Rule{
-		Name: "0.2.0-0.3.0",
-		NotModelled: "three things the model does not run, on top of 1.0.0's cache (policy v1.0.0): the consume call waits " +
-			"for records, up to node-rdkafka's default consume timeout of 1000 ms (lib/kafka-consumer.js 22, 144, 464: " +
-			"0.x never calls setDefaultConsumeTimeout(0), which 1.0.0 added with queue_non_empty_cb), where the model's " +
-			"Source.Consume returns only what is already there; there is no queue-non-empty callback; a worker that " +
-			"found nothing waits 1 ms (#nextFetchRetry 1266-1275: Timer.withTimeout(1)) rather than 1.3.0's 1 s, and " +
-			"#cacheExpirationLoop's wait also ends on the workers' termination (1343-1366)",
+		Name:        "0.2.0-0.3.0",
+		Policy:      V0_2_0,
 		Rewind:      rewindLastConsumed,
 		EachBatch:   eachBatchNone,
 		EachMessage: eachMessageBefore,
 		Pause:       pauseRepair + " (passes a second argument, false, that #seekInternal ignores)",
 		FetchSize:   fetchDoubling,
 		Evidence: "_consumer.js and _consumer_cache.js are byte-identical in 0.2.0, 0.2.1 and 0.3.0; the four rules' " +
-			"functions have 1.3.0's text. 0.3.0 to 1.0.0 adds setDefaultConsumeTimeout(0), queue_non_empty_cb " +
-			"(#queueNonEmptyCb) and #nextFetchRetry's 1 s timer, and drops the termination from #cacheExpirationLoop's " +
-			"wait; the rest of that diff is comments, headers, dependentAdmin and connection errors",
+			"functions have 1.3.0's text and MessageCache.nextN is 1.0.0's. 0.3.0 to 1.0.0 adds setDefaultConsumeTimeout(0), " +
+			"queue_non_empty_cb (#queueNonEmptyCb) and #nextFetchRetry's 1 s timer, and drops the termination from " +
+			"#cacheExpirationLoop's wait; the rest of that diff is comments, headers, dependentAdmin and connection errors. " +
+			"What the model runs for these releases (policy v0.2.0: v1.0.0 with 0.x's wait for records, eachbatch/block.go): " +
+			"the consume call waits for its first record up to node-rdkafka's default consume timeout of 1000 ms " +
+			"(lib/kafka-consumer.js 22, 144, 464; --consume-timeout), holding #fetchInProgress; a worker that finds every " +
+			"partition taken looks again after 1 ms (#nextFetchRetry 1266-1275: Timer.withTimeout(1)); no valve",
 	}
 	group100 = Rule{
 		Name:        "1.0.0",

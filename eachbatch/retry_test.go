@@ -62,6 +62,8 @@ func TestV130IdleWorkersTakeTurnsAtTheFetchAndFetchAnArrivalAtOnce(t *testing.T)
 	}{
 		{eachbatch.V1_3_0, 65_900, 66_100}, // ten a second over the 6,600 s from 10 min to the arrival
 		{eachbatch.V1_6_0, 6_550, 6_650},   // one a second (the valve)
+		// 0.x: one consume call waiting at a time, empty at its 1 s timeout
+		{eachbatch.V0_2_0, 6_550, 6_650},
 	} {
 		t.Run(string(tc.policy), func(t *testing.T) {
 			r := runIdle(t, settings(tc.policy))
@@ -95,12 +97,13 @@ func TestV130IdleWorkersTakeTurnsAtTheFetchAndFetchAnArrivalAtOnce(t *testing.T)
 // workers, a 7 s retry wait: the second worker waits from 0 s on, at 7 s, 14 s, ...; the
 // handler throws on record 1 (served at 40 s) at 80 s, and #messageProcessor's seek back
 // runs once both workers left: at 84 s with 1.3.0, at 80 s with 1.6.0, whose waiting
-// worker the termination wakes.
+// worker the termination wakes, and with 0.2.0, whose worker looks again every
+// millisecond (the model: it waits for a partition, and the termination wakes it).
 func TestV130PendingOperationsWaitForTheRetryTimers(t *testing.T) {
 	for _, tc := range []struct {
 		policy eachbatch.Policy
 		seekMs float64
-	}{{eachbatch.V1_3_0, 84000}, {eachbatch.V1_6_0, 80000}} {
+	}{{eachbatch.V1_3_0, 84000}, {eachbatch.V1_6_0, 80000}, {eachbatch.V0_2_0, 80000}} {
 		t.Run(string(tc.policy), func(t *testing.T) {
 			s := settings(tc.policy)
 			s.Handler, s.Concurrency, s.FailAt, s.RetryWait = eachbatch.EachMessage, 2, []int64{1}, 7*time.Second
@@ -203,6 +206,36 @@ func TestV100ServesOnePartitionToSeveralWorkersAtOnce(t *testing.T) {
 				if r.delivered2[o] != 1 {
 					t.Fatalf("offset %d delivered %d times, want once", o, r.delivered2[o])
 				}
+			}
+		})
+	}
+}
+
+// 0.x's consume call waits for its first record up to its timeout, and nothing else ends
+// it: a pending operation waits for it. Partitions 0 (one record) and 1 (none), two
+// workers, eachBatch at 40 s a record, max.poll 30 s, a consume timeout of 50 s: worker
+// 1 fetches record 0 at 0 s and works on it until 40 s (its batch came back short: the
+// partition is let go, 1.0.0's nextN); worker 2 finds the cache empty and calls consume,
+// which waits from 0 s. The cache expires at 30 s; the clear runs when both workers have
+// left: worker 1 at 40 s, worker 2 when its call returns empty at 50 s. The releases
+// whose consume calls return at once clear at 40 s.
+func TestV020PendingOperationsWaitForTheWaitingConsumeCall(t *testing.T) {
+	for _, tc := range []struct {
+		policy  eachbatch.Policy
+		clearMs float64
+	}{{eachbatch.V0_2_0, 50000}, {eachbatch.V1_6_0, 40000}} {
+		t.Run(string(tc.policy), func(t *testing.T) {
+			s := settings(tc.policy)
+			s.Concurrency, s.HandlerParallel, s.MaxPollInterval, s.ConsumeTimeout = 2, 1, 30*time.Second, 50*time.Second
+			r := runShapeFor(t, 2*time.Minute, s, 1, 0)
+			var at []float64
+			for _, ev := range r.events {
+				if ev.Ev == traceevent.Clear {
+					at = append(at, ev.AtMs)
+				}
+			}
+			if len(at) == 0 || at[0] != tc.clearMs {
+				t.Errorf("the clears ran at %v ms, want the first at %v", at, tc.clearMs)
 			}
 		})
 	}

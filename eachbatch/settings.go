@@ -79,16 +79,30 @@ const (
 	// to end deleting it). 1.2.0 removes a partition only once it is empty. eachMessage
 	// (MessageCache.next) is 1.3.0's.
 	V1_0_0 Policy = "v1.0.0"
+	// V0_2_0 (0.2.0, 0.2.1 and 0.3.0): 1.0.0's rules, fetch size, batches of 32,
+	// #discardMessages, MessageCache.nextN (a short batch lets go of the partition) and
+	// end-of-batch seek without the _seeked check, with 0.x's way of waiting for records
+	// (_consumer.js of 0.2.1, byte-identical in the three). The consume call waits for
+	// its first record up to node-rdkafka's default consume timeout (ConsumeTimeout,
+	// 1000 ms: lib/kafka-consumer.js 22, 144, 464; 0.x never calls
+	// setDefaultConsumeTimeout(0), and #readyCb sets timeout-only-for-first-message, so
+	// the rest come with 1 ms waits: src/workers.cc 820-875). There is no
+	// queue-non-empty callback and no #nonEmpty: a worker that finds every cached
+	// partition taken, or the fetch in progress, goes round again after 1 ms
+	// (#nextFetchRetry 1266-1275: Timer.withTimeout(1)), which the model runs as a wait
+	// for a partition to become available (Engine.fetchBlocking). #cacheExpirationLoop
+	// (1343-1368) has no valve; its wait also ends on the workers' termination.
+	V0_2_0 Policy = "v0.2.0"
 )
 
 // Policies lists the policies in comparison order. Releases maps each client version to
 // one (ParsePolicy).
-var Policies = []Policy{V1_10_0, V1_10_1, Head, V1_7_0, PR518, V1_6_0, V1_3_0, V1_0_0}
+var Policies = []Policy{V1_10_0, V1_10_1, Head, V1_7_0, PR518, V1_6_0, V1_3_0, V1_0_0, V0_2_0}
 
 // rewindsToEntry: the clear seeks a partition with a last-consumed entry to the entry
 // itself (1.10.0's #clearCacheAndResetPositions, line 346), not to entry + 1 (1.10.1).
 func (p Policy) rewindsToEntry() bool {
-	return p == V1_10_0 || p == V1_7_0 || p == PR518 || p == V1_6_0 || p == V1_3_0 || p == V1_0_0
+	return p == V1_10_0 || p == V1_7_0 || p == PR518 || p == V1_6_0 || p == V1_3_0 || p == V1_0_0 || p == V0_2_0
 }
 
 // messageSetsBefore: #messageProcessor records the last-consumed entry before the
@@ -105,19 +119,26 @@ func (p Policy) roundsEstimate() bool { return p == V1_7_0 }
 
 // oldFetch: 1.6.0 and earlier: the doubling fetch size, batches of 32, and taken records
 // dropped when an operation is pending (see V1_6_0).
-func (p Policy) oldFetch() bool { return p == V1_6_0 || p == V1_3_0 || p == V1_0_0 }
+func (p Policy) oldFetch() bool { return p == V1_6_0 || p == V1_3_0 || p == V1_0_0 || p == V0_2_0 }
 
 // retries: 1.3.0's wait for records (see V1_3_0): #nextFetchRetry's timer or the fetch
 // in progress, no #nonEmpty, no valve, no MessageCache.availablePartitions.
 func (p Policy) retries() bool { return p == V1_3_0 || p == V1_0_0 }
 
+// blocks: 0.x's consume call waits for its first record (see V0_2_0, Engine.fetchBlocking).
+func (p Policy) blocks() bool { return p == V0_2_0 }
+
+// valve: #cacheExpirationLoop wakes the fetchers FetchValve after the last fetch (from
+// 1.3.1); before, it sleeps until the expiry.
+func (p Policy) valve() bool { return !p.retries() && !p.blocks() }
+
 // releasesShort: MessageCache.nextN removes a partition whose batch came back short at
 // once (1.0.0, see V1_0_0).
-func (p Policy) releasesShort() bool { return p == V1_0_0 }
+func (p Policy) releasesShort() bool { return p == V1_0_0 || p == V0_2_0 }
 
 // seekedCheck: #batchProcessor skips its end-of-batch seek when the handler seeked the
 // batch's partition (`!payload._seeked`, from 1.3.1).
-func (p Policy) seekedCheck() bool { return p != V1_3_0 && p != V1_0_0 }
+func (p Policy) seekedCheck() bool { return p != V1_3_0 && p != V1_0_0 && p != V0_2_0 }
 
 // oldBatchSize is eachBatch's batch size before js.consumer.max.batch.size (1.7.0).
 const oldBatchSize = 32
@@ -177,6 +198,9 @@ type Settings struct {
 	// RetryWait is 1.3.0's #nextFetchRetry timer (Timer.withTimeout(1000, waiter)): how
 	// long a worker that found nothing waits before it looks again (V1_3_0 and V1_0_0 only; 0: 1 s).
 	RetryWait time.Duration
+	// ConsumeTimeout is how long 0.x's consume call waits for its first record
+	// (node-rdkafka's default consume timeout, 1000 ms; V0_2_0 only; 0: 1 s).
+	ConsumeTimeout time.Duration
 	// AutoResolve is eachBatchAutoResolve (true unless the application resolves offsets).
 	// When false, the modeled eachBatch follows the kafkajs pattern of resolving
 	// offsets itself: after each round of HandlerParallel records it calls
@@ -321,6 +345,7 @@ func DefaultSettings() Settings {
 		FetchValve:         time.Second,
 		MinWake:            100 * time.Millisecond,
 		RetryWait:          time.Second,
+		ConsumeTimeout:     time.Second,
 		AutoResolve:        true,
 		CommitOnSeek:       true,
 	}
@@ -404,7 +429,7 @@ func (s Settings) Validate() error {
 	if s.ConsumeTime < 0 {
 		errs = append(errs, "consume time must be >= 0")
 	}
-	if s.CacheSizePerWorker <= 0 || s.FetchValve <= 0 || s.MinWake <= 0 || s.RetryWait < 0 {
+	if s.CacheSizePerWorker <= 0 || s.FetchValve <= 0 || s.MinWake <= 0 || s.RetryWait < 0 || s.ConsumeTimeout < 0 {
 		errs = append(errs, "client internal durations must be > 0")
 	}
 	if len(errs) > 0 {
@@ -428,4 +453,12 @@ func (s Settings) EachMessage() bool { return s.Handler == EachMessage }
 func (s Settings) BatchDuration(n int) time.Duration {
 	rounds := (n + s.HandlerParallel - 1) / s.HandlerParallel
 	return time.Duration(rounds) * s.HandlerDelay
+}
+
+// consumeTimeout is ConsumeTimeout, 1 s when unset.
+func (s Settings) consumeTimeout() time.Duration {
+	if s.ConsumeTimeout > 0 {
+		return s.ConsumeTimeout
+	}
+	return time.Second
 }

@@ -329,11 +329,43 @@ async function producePhase2() {
   await producer.disconnect();
 }
 
+// adminOffsets reads the group's committed offsets and the watermarks with the KafkaJS
+// admin client (0.4.0 and later).
+async function adminOffsets(admin) {
+  const [committed] = await admin.fetchOffsets({ groupId, topics: [opts.topic] });
+  const wms = await admin.fetchTopicOffsets(opts.topic);
+  return { committed, wms };
+}
+
+// rdkafkaOffsets reads them where the KafkaJS admin has no fetchOffsets or
+// fetchTopicOffsets (0.2.0 to 0.3.0): a KafkaConsumer of the node-rdkafka API in the
+// group, never subscribed (it does not join the group), asks committed() and
+// queryWatermarkOffsets().
+async function rdkafkaOffsets() {
+  const c = new ckjs.KafkaConsumer({ 'metadata.broker.list': brokers.join(','), 'group.id': groupId,
+    'enable.auto.commit': false }, {});
+  const call = (f) => new Promise((resolve, reject) => f((err, v) => (err ? reject(err) : resolve(v))));
+  await call((cb) => c.connect({ timeout: 10000 }, cb));
+  try {
+    const parts = [...opts.parts.keys()].sort((a, b) => a - b);
+    const offs = await call((cb) => c.committed(parts.map((p) => ({ topic: opts.topic, partition: p })), 10000, cb));
+    const wms = [];
+    for (const p of parts) {
+      const w = await call((cb) => c.queryWatermarkOffsets(opts.topic, p, 10000, cb));
+      wms.push({ partition: p, low: String(w.lowOffset), high: String(w.highOffset) });
+    }
+    // committed() gives -1001 (RD_KAFKA_OFFSET_INVALID) where the group has no offset;
+    // fetchOffsets gives -1.
+    return { committed: { partitions: offs.map((o) => ({ partition: o.partition, offset: String(o.offset < 0 ? -1 : o.offset) })) }, wms };
+  } finally {
+    await call((cb) => c.disconnect(cb));
+  }
+}
+
 // probe prints the group's committed offset of every partition that holds records and
 // returns partition 0's (the seed's).
 async function probe(admin, phase) {
-  const [committed] = await admin.fetchOffsets({ groupId, topics: [opts.topic] });
-  const wms = await admin.fetchTopicOffsets(opts.topic);
+  const { committed, wms } = admin.fetchOffsets ? await adminOffsets(admin) : await rdkafkaOffsets();
   let first = -1;
   for (const p of [...opts.parts.keys()].sort((a, b) => a - b)) {
     const c = committed.partitions.find((x) => x.partition === p);

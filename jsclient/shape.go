@@ -303,6 +303,9 @@ func (s Shape) SimulateArgs() ([]string, error) {
 	// 1.3.0's #nextFetchRetry timer, 1000 ms, is a constant scenario.js does not scale
 	// either (the model reads it for 1.0.0 to 1.3.0 only)
 	add("--retry-wait", (time.Second * Scale).String())
+	// and 0.x's consume timeout, node-rdkafka's default of 1000 ms (read for 0.2.0 to
+	// 0.3.0 only)
+	add("--consume-timeout", (time.Second * Scale).String())
 	if s.Records != 0 {
 		add("--records", strconv.Itoa(s.Records))
 	}

@@ -116,7 +116,10 @@ type Options struct {
 	CacheSizePerWorker time.Duration
 	// RetryWait is 1.3.0's #nextFetchRetry timer (1 s, eachbatch.Settings.RetryWait):
 	// how long a worker that found nothing waits (policies v1.3.0 and v1.0.0 only). 0: 1 s.
-	RetryWait         time.Duration
+	RetryWait time.Duration
+	// ConsumeTimeout is how long 0.x's consume call waits for its first record (1 s,
+	// eachbatch.Settings.ConsumeTimeout; policy v0.2.0 only). 0: 1 s.
+	ConsumeTimeout    time.Duration
 	SessionTimeout    time.Duration
 	HeartbeatInterval time.Duration
 	// ConsumerHeartbeatInterval (simulated runs only) is the broker's
@@ -231,6 +234,10 @@ func (o Options) EngineSettings() eachbatch.Settings {
 		s.RetryWait = o.RetryWait
 	}
 	s.RetryWait = max(o.scale(s.RetryWait), time.Millisecond)
+	if o.ConsumeTimeout > 0 {
+		s.ConsumeTimeout = o.ConsumeTimeout
+	}
+	s.ConsumeTimeout = max(o.scale(s.ConsumeTimeout), time.Millisecond)
 	// The expiry loop's 100 ms floor, scaled, but never below 1 ms: on the wall clock a
 	// shorter sleep only burns CPU.
 	s.MinWake = max(o.scale(s.MinWake), time.Millisecond)
@@ -287,6 +294,8 @@ func (o Options) Validate() error {
 		return errors.New("--cache-size-per-worker must be > 0 and at most 24h")
 	case o.RetryWait < 0 || o.RetryWait > 24*time.Hour:
 		return errors.New("--retry-wait must be > 0 and at most 24h")
+	case o.ConsumeTimeout < 0 || o.ConsumeTimeout > 24*time.Hour:
+		return errors.New("--consume-timeout must be > 0 and at most 24h")
 	case o.MaxPollInterval > MaxPollIntervalLimit:
 		// and a larger one overflowed the phase bound into a negative duration
 		return fmt.Errorf("--max-poll-interval must be at most %s, got %s: the JS client hands librdkafka twice it as max.poll.interval.ms, whose limit is 86400000 (24h)", MaxPollIntervalLimit, o.MaxPollInterval)
@@ -418,6 +427,9 @@ func (o Options) settingsMap() map[string]string {
 	}
 	if o.RetryWait > 0 && o.RetryWait != eachbatch.DefaultSettings().RetryWait {
 		m["retry_wait"] = o.RetryWait.String()
+	}
+	if o.ConsumeTimeout > 0 && o.ConsumeTimeout != eachbatch.DefaultSettings().ConsumeTimeout {
+		m["consume_timeout"] = o.ConsumeTimeout.String()
 	}
 	if o.Commit == CommitManual || o.Commit == CommitExplicit {
 		// the client's settings in manual mode, whatever --auto-commit and

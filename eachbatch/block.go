@@ -1,0 +1,134 @@
+package eachbatch
+
+import "github.com/kstranded/kstranded/internal/loop"
+
+// 0.x's wait for records (policy V0_2_0: releases 0.2.0, 0.2.1 and 0.3.0), from
+// lib/kafkajs/_consumer.js and lib/kafka-consumer.js of 0.2.1 and src/workers.cc of
+// its addon.
+//
+//   - #fetchAndResolveWith (848-889) calls consume(size, cb) with node-rdkafka's default
+//     consume timeout, 1000 ms (lib/kafka-consumer.js 22, 144, 464: 1.0.0 added the
+//     setDefaultConsumeTimeout(0) that makes later releases return at once), and
+//     #readyCb (626) sets timeout-only-for-first-message: KafkaConsumerConsumeNum
+//     (src/workers.cc 820-875) waits up to the timeout for the first record, then 1 ms
+//     for each of the rest. So a consume call of an empty queue returns when records
+//     arrive, or empty after 1 s. #fetchInProgress is set the whole time: other workers
+//     that want to fetch await it.
+//   - #lastFetchClockNs and the expiry loop's restart move when the call returns, as in
+//     every release: a cache can expire while a call waits, and the pending operation
+//     then waits for the call to return (the workers' termination does not end it).
+//   - #nextFetchRetry (1266-1275) awaits the fetch in progress, or 1 ms
+//     (Timer.withTimeout(1)): there is no queue-non-empty callback and no #nonEmpty.
+//     A worker that finds every cached partition taken looks again every millisecond;
+//     the model has it wait for a partition to become available (the wait of 1.3.1 and
+//     later, availWaiters), which it sees within that millisecond.
+//
+// The model's consume calls return at once (Source.Consume). A call that returns
+// nothing here is the start of a wait: the worker keeps #fetchInProgress until the
+// source says records (or a rebalance) arrived (NotifyNonEmpty), a look every MinWake
+// finds records (a live source has no arrival callback), or ConsumeTimeout passes; then
+// the call is made again and its result is the fetch's.
+
+// blockedConsume is a consume call waiting for its first record.
+type blockedConsume struct {
+	w       *worker
+	size    int
+	timeout *loop.Timer // ConsumeTimeout after the call started
+	look    *loop.Timer // the next look at the source, every MinWake
+}
+
+// fetchBlocking is 0.x's #fetchAndResolveWith.
+func (e *Engine) fetchBlocking(w *worker) {
+	if e.fetching {
+		// return null, then #nextFetchRetry: await this.#fetchInProgress
+		w.waiting = true
+		e.fetchWaits = append(e.fetchWaits, w)
+		return
+	}
+	e.fetching = true
+	size := e.cacheMaxSize
+	e.updateMaxMessageCacheSize()
+	e.rebalanced = false
+	recs, err := e.src.Consume(size)
+	if len(recs) > 0 || err != nil || e.rebalanced {
+		e.endBlocking(w, size, recs, err)
+		return
+	}
+	w.waiting = true
+	b := &blockedConsume{w: w, size: size}
+	e.blocked = b
+	b.timeout = e.l.After(e.s.consumeTimeout(), func() {
+		b.timeout = nil
+		e.unblock()
+	})
+	e.lookAgain(b)
+}
+
+// lookAgain arms the blocked call's next look at the source.
+func (e *Engine) lookAgain(b *blockedConsume) {
+	b.look = e.l.After(e.s.MinWake, func() {
+		b.look = nil
+		if e.blocked != b {
+			return
+		}
+		e.rebalanced = false
+		recs, err := e.src.Consume(b.size)
+		if len(recs) > 0 || err != nil || e.rebalanced {
+			e.stopBlock(b)
+			e.endBlocking(b.w, b.size, recs, err)
+			return
+		}
+		e.lookAgain(b)
+	})
+}
+
+// unblock ends the blocked call: it consumes what is there now (records that arrived,
+// a rebalance to serve, or nothing at its timeout).
+func (e *Engine) unblock() {
+	b := e.blocked
+	if b == nil {
+		return
+	}
+	e.stopBlock(b)
+	e.rebalanced = false
+	recs, err := e.src.Consume(b.size)
+	e.endBlocking(b.w, b.size, recs, err)
+}
+
+func (e *Engine) stopBlock(b *blockedConsume) {
+	e.blocked = nil
+	if b.timeout != nil {
+		b.timeout.Stop()
+		b.timeout = nil
+	}
+	if b.look != nil {
+		b.look.Stop()
+		b.look = nil
+	}
+}
+
+// endBlocking is #fetchAndResolveWith once the consume call returned: the fetch's
+// bookkeeping, #fetchInProgress resolved (the workers awaiting it go round their loops
+// first), then the fetcher's own loop: its batch, or, empty, #nextFetchRetry.
+func (e *Engine) endBlocking(w *worker, size int, recs []Record, err error) {
+	got, p, err := e.afterConsume(size, recs, err)
+	if len(recs) == 0 {
+		e.maybeFlushSpin()
+	}
+	e.fetching = false
+	ws := e.fetchWaits
+	e.fetchWaits = nil
+	for _, o := range ws {
+		e.l.Post(o.stepFn)
+	}
+	w.waiting = false
+	if w.done || w.gen != e.gen {
+		if p != nil && e.cache.giveBack(p) {
+			e.notifyAvailable()
+		}
+		return
+	}
+	if e.fetched(w, got, err) {
+		e.took(w, got, p)
+	}
+}
