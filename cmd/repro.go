@@ -60,7 +60,7 @@ func (o *reproOptions) readWorkload(f *pflag.FlagSet) {
 }
 
 // clientUsage describes --client (and its alias --policy).
-const clientUsage = "the confluent-kafka-javascript version modelled: a release (1.3.1 to 1.10.1, e.g. 1.9.1 or v1.9.1; each maps to its cache clear rule, docs/releases.md; 0.2.0 to 1.3.0 are known, not modelled), head (the reporter's patch) or pr518 (upstream PR #518)"
+const clientUsage = "the confluent-kafka-javascript version modelled: a release (0.2.0 to 1.10.1, e.g. 1.9.1 or v1.9.1; each maps to its cache clear rule, docs/releases.md), head (the reporter's patch) or pr518 (upstream PR #518)"
 
 // The scenario's flags come in three sets, and each command binds the sets it reads,
 // so its help shows nothing it ignores: the model's settings (the eachBatch engine, the
