@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Log is what a run of scenario.js (default logger) said about its records: the
@@ -14,7 +15,8 @@ import (
 // back at the end of each phase. The client's own log lines are not read here (trace
 // parse reads them).
 type Log struct {
-	// Client is the release that ran, from the scenario line (client=1.10.1).
+	// Client is the release that ran, from the scenario line (client=1.10.1; 0.x's
+	// package.json spells it v0.2.1, read as 0.2.1).
 	Client string
 	// Delivered: partition -> offset -> times delivered.
 	Delivered map[int32]map[int64]int
@@ -113,7 +115,7 @@ func ParseLog(r io.Reader) (*Log, error) {
 		}
 		switch m[1] {
 		case "scenario":
-			l.Client = f["client"]
+			l.Client = strings.TrimPrefix(f["client"], "v")
 		case "produced":
 			p, err := num("partition")
 			if err != nil {
