@@ -179,7 +179,7 @@ func TestAdviceSaysTheBatchSizeIsFixedBefore1_7_0(t *testing.T) {
 	}
 	for _, p := range a.Policies {
 		want := 0
-		if p.Policy == eachbatch.V1_6_0 || p.Policy == eachbatch.V1_3_0 || p.Policy == eachbatch.V1_0_0 {
+		if p.Policy == eachbatch.V1_6_0 || p.Policy == eachbatch.V1_3_0 || p.Policy == eachbatch.V1_0_0 || p.Policy == eachbatch.V0_2_0 {
 			want = 32
 		}
 		if p.FixedBatchSize != want {
