@@ -274,6 +274,18 @@ committed phase=2 topic=stranded partition=0 offset=7 low=0 high=7
 	}
 }
 
+// 0.x's package.json spells its version with a v (v0.2.1): the log names the release
+// as the suite and --real-client name it.
+func TestTheLogNamesAReleaseSpelledWithAV(t *testing.T) {
+	l, err := ParseLog(strings.NewReader("scenario client=v0.2.1 librdkafka=2.5.3 node=v20 logger=default debug=- group=g topic=stranded records=1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Client != "0.2.1" {
+		t.Fatalf("client %q, want 0.2.1", l.Client)
+	}
+}
+
 // TestFirstServedIsTheOrderOfTheFirstPhase1Deliveries reads two captures of the real
 // client (testenv/jsclient/captures, FIDELITY.md): which partitions it served first is
 // librdkafka's fetch list, not the partitions' numbers.
