@@ -2,12 +2,15 @@ package integration
 
 import (
 	"compress/gzip"
+	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -290,4 +293,21 @@ func parseOutcomes(t *testing.T, s string) outcomes {
 		out[int32(n)] = outcome{Verdict: verdict, Lost: lost, Committed: c}
 	}
 	return out
+}
+
+// The suite runs a shape once more when the real client's process dies of a signal
+// (runJSClient): killedBy tells a signal from an exit status, through jsclient.Run's
+// wrapping.
+func TestKilledByTellsASignalFromAnExitStatus(t *testing.T) {
+	crash := exec.Command("sh", "-c", "kill -SEGV $$").Run()
+	if sig, ok := killedBy(fmt.Errorf("node scenario.js: %w", crash)); !ok || sig != syscall.SIGSEGV {
+		t.Errorf("killedBy(%v) = %v, %v; want SIGSEGV", crash, sig, ok)
+	}
+	exit := exec.Command("sh", "-c", "exit 1").Run()
+	if sig, ok := killedBy(fmt.Errorf("node scenario.js: %w", exit)); ok {
+		t.Errorf("killedBy(%v) = %v; want no signal", exit, sig)
+	}
+	if _, ok := killedBy(nil); ok {
+		t.Error("killedBy(nil) says a signal")
+	}
 }

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -272,12 +275,28 @@ func TestJSClientAgreesWithTheModel(t *testing.T) {
 // in phase 1 and in phase 2).
 func runJSClient(t *testing.T, dir, version string, sh jsShape) (outcomes, *jsclient.Log) {
 	t.Helper()
-	b := startBroker(t)
-	group := fmt.Sprintf("js-%s-%s-%d", version, sh.name, time.Now().UnixNano())
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	var b *brokerProc
+	var group string
 	var lb bytes.Buffer
-	err := jsclient.Run(ctx, jsclient.RunOptions{Dir: dir, Brokers: b.addr, Group: group, Shape: sh.shape, Log: &lb})
+	var err error
+	// The real client's node process has died of a signal in a run (1.10.0,
+	// member-leave-mid-batch, SIGSEGV right after m1's revoke, in the CI run of
+	// 2026-12-06 04:22; it passed in every run before): that is a crash of the system
+	// under test, not an outcome to compare. Such a run is logged and made once more, on a
+	// fresh broker and group; a second crash fails the shape.
+	for attempt := 1; ; attempt++ {
+		b = startBroker(t)
+		group = fmt.Sprintf("js-%s-%s-%d", version, sh.name, time.Now().UnixNano())
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		lb.Reset()
+		err = jsclient.Run(ctx, jsclient.RunOptions{Dir: dir, Brokers: b.addr, Group: group, Shape: sh.shape, Log: &lb})
+		cancel()
+		if sig, ok := killedBy(err); ok && attempt == 1 {
+			t.Logf("the real client's process died of %v; running the shape once more\n%s", sig, tail(lb.Bytes(), 20))
+			continue
+		}
+		break
+	}
 	logb := lb.Bytes()
 	log := filepath.Join(t.TempDir(), "scenario.log")
 	if werr := os.WriteFile(log, logb, 0o644); werr != nil {
@@ -609,4 +628,18 @@ func tail(b []byte, lines int) string {
 		ls = ls[len(ls)-lines:]
 	}
 	return strings.Join(ls, "\n")
+}
+
+// killedBy reports the signal that ended a process whose run returned err (wrapped or
+// not), if one did.
+func killedBy(err error) (syscall.Signal, bool) {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ProcessState == nil {
+		return 0, false
+	}
+	ws, ok := ee.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return 0, false
+	}
+	return ws.Signal(), true
 }
