@@ -39,17 +39,11 @@ type blockedConsume struct {
 
 // fetchBlocking is 0.x's #fetchAndResolveWith.
 func (e *Engine) fetchBlocking(w *worker) {
-	if e.fetching {
-		// return null, then #nextFetchRetry: await this.#fetchInProgress
-		w.waiting = true
-		e.fetchWaits = append(e.fetchWaits, w)
+	size, ok := e.startFetch(w) // in progress: return null, then #nextFetchRetry awaits it
+	if !ok {
 		return
 	}
-	e.fetching = true
-	size := e.cacheMaxSize
-	e.updateMaxMessageCacheSize()
-	e.rebalanced = false
-	recs, err := e.src.Consume(size)
+	recs, err := e.consume(size)
 	if len(recs) > 0 || err != nil || e.rebalanced {
 		e.endBlocking(w, size, recs, err)
 		return
@@ -71,8 +65,7 @@ func (e *Engine) lookAgain(b *blockedConsume) {
 		if e.blocked != b {
 			return
 		}
-		e.rebalanced = false
-		recs, err := e.src.Consume(b.size)
+		recs, err := e.consume(b.size)
 		if len(recs) > 0 || err != nil || e.rebalanced {
 			e.stopBlock(b)
 			e.endBlocking(b.w, b.size, recs, err)
@@ -90,8 +83,7 @@ func (e *Engine) unblock() {
 		return
 	}
 	e.stopBlock(b)
-	e.rebalanced = false
-	recs, err := e.src.Consume(b.size)
+	recs, err := e.consume(b.size)
 	e.endBlocking(b.w, b.size, recs, err)
 }
 
@@ -108,27 +100,11 @@ func (e *Engine) stopBlock(b *blockedConsume) {
 }
 
 // endBlocking is #fetchAndResolveWith once the consume call returned: the fetch's
-// bookkeeping, #fetchInProgress resolved (the workers awaiting it go round their loops
-// first), then the fetcher's own loop: its batch, or, empty, #nextFetchRetry.
+// bookkeeping, then endFetch (empty, the fetcher's next turn is #nextFetchRetry).
 func (e *Engine) endBlocking(w *worker, size int, recs []Record, err error) {
 	got, p, err := e.afterConsume(size, recs, err)
 	if len(recs) == 0 {
 		e.maybeFlushSpin()
 	}
-	e.fetching = false
-	ws := e.fetchWaits
-	e.fetchWaits = nil
-	for _, o := range ws {
-		e.l.Post(o.stepFn)
-	}
-	w.waiting = false
-	if w.done || w.gen != e.gen {
-		if p != nil && e.cache.giveBack(p) {
-			e.notifyAvailable()
-		}
-		return
-	}
-	if e.fetched(w, got, err) {
-		e.took(w, got, p)
-	}
+	e.endFetch(w, got, p, err)
 }

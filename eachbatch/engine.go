@@ -329,32 +329,52 @@ func (e *Engine) fetched(w *worker, recs []Record, err error) bool {
 // can expire while the call is still collecting. The worker then finds a pending
 // operation and gives its records back (#returnMessages).
 func (e *Engine) fetchAsync(w *worker) {
+	size, ok := e.startFetch(w)
+	if !ok {
+		return
+	}
+	e.l.Schedule(e.s.ConsumeTime, func() {
+		recs, p, err := e.fetchSized(size)
+		e.endFetch(w, recs, p, err)
+	})
+}
+
+// startFetch begins a consume call that takes time (#fetchInProgress set): the size it
+// asks for, or false when a call is in progress and w awaits it instead (return null,
+// then `await this.#fetchInProgress`).
+func (e *Engine) startFetch(w *worker) (size int, ok bool) {
 	if e.fetching {
 		w.waiting = true
 		e.fetchWaits = append(e.fetchWaits, w)
-		return
+		return 0, false
 	}
 	e.fetching = true
-	size := e.cacheMaxSize
+	size = e.cacheMaxSize
 	e.updateMaxMessageCacheSize()
-	e.l.Schedule(e.s.ConsumeTime, func() {
-		recs, p, err := e.fetchSized(size)
-		e.fetching = false
-		ws := e.fetchWaits
-		e.fetchWaits = nil
-		for _, o := range ws {
-			e.l.Post(o.stepFn)
+	return size, true
+}
+
+// endFetch is the end of a call startFetch began: #fetchInProgress resolved (the
+// workers awaiting it go round their loops first), then the fetcher's own loop: its
+// batch, or, empty, its next turn; a fetcher of an ended generation gives its partition
+// back.
+func (e *Engine) endFetch(w *worker, recs []Record, p *ppc, err error) {
+	e.fetching = false
+	ws := e.fetchWaits
+	e.fetchWaits = nil
+	for _, o := range ws {
+		e.l.Post(o.stepFn)
+	}
+	w.waiting = false
+	if w.done || w.gen != e.gen {
+		if p != nil && e.cache.giveBack(p) {
+			e.notifyAvailable()
 		}
-		if w.done || w.gen != e.gen {
-			if p != nil && e.cache.giveBack(p) {
-				e.notifyAvailable()
-			}
-			return
-		}
-		if e.fetched(w, recs, err) {
-			e.took(w, recs, p)
-		}
-	})
+		return
+	}
+	if e.fetched(w, recs, err) {
+		e.took(w, recs, p)
+	}
 }
 
 // took is the rest of #worker's loop once the fetcher returned records.
@@ -382,12 +402,19 @@ func (e *Engine) fetch() ([]Record, *ppc, error) {
 
 // fetchSized is the part of #fetchAndResolveWith after the consume call returns.
 func (e *Engine) fetchSized(size int) ([]Record, *ppc, error) {
-	e.rebalanced = false
 	if size == 0 {
+		e.rebalanced = false
 		return e.consumeLoop()
 	}
-	recs, err := e.src.Consume(size)
+	recs, err := e.consume(size)
 	return e.afterConsume(size, recs, err)
+}
+
+// consume is one consume call to the source; rebalanced says afterwards whether it
+// served a rebalance event.
+func (e *Engine) consume(size int) ([]Record, error) {
+	e.rebalanced = false
+	return e.src.Consume(size)
 }
 
 // afterConsume is the rest of #fetchAndResolveWith once the consume call returned recs.
