@@ -356,8 +356,17 @@ func runRepro(ctx context.Context, g *Globals, o *reproOptions) error {
 			break
 		}
 	}
+	return printCases(ctx, g, "repro", results, runErr)
+}
+
+// printCases prints the results of repro's or simulate's cases (command names the
+// document) and returns the command's outcome: the exit of their verdict, or the error
+// that stopped them (an interrupt as such); the results before it are printed either way.
+func printCases(ctx context.Context, g *Globals, command string, results []*repro.Result, runErr error) error {
 	if len(results) > 0 {
 		v := view.NewRepro(results)
+		v.Command = command
+		format, _ := g.Format()
 		if err := view.PrintRepro(g.Out(), v, format, g.Pretty()); err != nil {
 			return err
 		}

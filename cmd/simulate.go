@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -259,20 +258,7 @@ func runSimulate(ctx context.Context, g *Globals, o *simulateOptions) error {
 			break
 		}
 	}
-	if len(results) > 0 {
-		v := view.NewRepro(results)
-		v.Command = "simulate"
-		if err := view.PrintRepro(g.Out(), v, format, g.Pretty()); err != nil {
-			return err
-		}
-		if runErr == nil {
-			return verdictOutcome(repro.Outcome(results))
-		}
-	}
-	if runErr != nil && ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
-		return fmt.Errorf("%w: %v", exitcode.ErrInterrupted, runErr)
-	}
-	return runErr
+	return printCases(ctx, g, "simulate", results, runErr)
 }
 
 // sweepOutcome is the exit of a sweep: the code of its verdict, the worst of its

@@ -114,25 +114,7 @@ func (t *frontierTracker) assign(tps []kpart.TopicPartition, start map[kpart.Top
 
 func (t *frontierTracker) fetched(recs []eachbatch.Record) {
 	last := map[kpart.TopicPartition]eachbatch.Record{}
-	bounded := t.bounded()
-	// A fetch is runs of one partition's records: the partition's token and flight
-	// are looked up once a run, not once a record (issue 25).
-	for i := 0; i < len(recs); {
-		tp := recs[i].TopicPartition
-		j := i + 1
-		for j < len(recs) && recs[j].TopicPartition == tp {
-			j++
-		}
-		run := recs[i:j]
-		i = j
-		tok, ok := t.tokens[tp]
-		if !ok {
-			continue
-		}
-		var f *flight
-		if bounded {
-			f = t.inflight[tp]
-		}
+	t.eachRun(recs, func(tp kpart.TopicPartition, tok ledger.Token, f *flight, run []eachbatch.Record) {
 		key := lkey(tp)
 		registered := -1 // the run's last record registered
 		for k, r := range run {
@@ -158,7 +140,7 @@ func (t *frontierTracker) fetched(recs []eachbatch.Record) {
 		if registered >= 0 {
 			last[tp] = run[registered]
 		}
-	}
+	})
 	for tp, r := range last {
 		// The client's position after returning r is r+1: exact evidence for r's
 		// partition, never arithmetic over record counts.
@@ -168,16 +150,11 @@ func (t *frontierTracker) fetched(recs []eachbatch.Record) {
 	t.traceFrontiers()
 }
 
-// bounded reports whether back-pressure bounds are set: only then are the records in
-// flight counted (a map entry a record, which admit alone reads).
-func (t *frontierTracker) bounded() bool {
-	return t.pause != nil && (t.maxInFlight > 0 || t.maxBytes > 0)
-}
-
-func (t *frontierTracker) finished(recs []eachbatch.Record, resolved bool) {
-	if !resolved {
-		return
-	}
+// eachRun calls fn with each run of one partition's records in recs (a fetch or a batch
+// is such runs) whose partition is assigned: its token, and its flight when back-pressure
+// bounds are set (nil otherwise). The token and flight are looked up once a run, not once
+// a record (issue 25).
+func (t *frontierTracker) eachRun(recs []eachbatch.Record, fn func(tp kpart.TopicPartition, tok ledger.Token, f *flight, run []eachbatch.Record)) {
 	bounded := t.bounded()
 	for i := 0; i < len(recs); {
 		tp := recs[i].TopicPartition
@@ -195,6 +172,21 @@ func (t *frontierTracker) finished(recs []eachbatch.Record, resolved bool) {
 		if bounded {
 			f = t.inflight[tp]
 		}
+		fn(tp, tok, f, run)
+	}
+}
+
+// bounded reports whether back-pressure bounds are set: only then are the records in
+// flight counted (a map entry a record, which admit alone reads).
+func (t *frontierTracker) bounded() bool {
+	return t.pause != nil && (t.maxInFlight > 0 || t.maxBytes > 0)
+}
+
+func (t *frontierTracker) finished(recs []eachbatch.Record, resolved bool) {
+	if !resolved {
+		return
+	}
+	t.eachRun(recs, func(tp kpart.TopicPartition, tok ledger.Token, f *flight, run []eachbatch.Record) {
 		key := lkey(tp)
 		for _, r := range run {
 			if _, err := t.led.Complete(key, tok, r.Offset); err != nil && !errors.Is(err, ledger.ErrBehindFrontier) && !errors.Is(err, ledger.ErrUnknownRecord) {
@@ -208,7 +200,7 @@ func (t *frontierTracker) finished(recs []eachbatch.Record, resolved bool) {
 				}
 			}
 		}
-	}
+	})
 	if len(recs) > 0 {
 		t.admit(recs[0].TopicPartition)
 	}
