@@ -4,11 +4,12 @@ import (
 	"os"
 	"regexp"
 	"runtime/debug"
+	"strconv"
 	"testing"
 )
 
 // BenchmarkParseFile parses the file KSTRANDED_TRACE_FILE as trace parse does (no
-// timeline, the 32 MiB soft memory limit), with KSTRANDED_TRACE_PATTERN as --pattern: for
+// timeline, the 32 MiB soft memory limit), with KSTRANDED_TRACE_PATTERN as --pattern (KSTRANDED_TRACE_CHUNK: the chunk size in bytes): for
 // profiling the whole-file path (bench/trace-parse-shapes.sh writes the files), e.g.
 //
 //	KSTRANDED_TRACE_FILE=/tmp/busy-1000.log go test ./trace -run '^$' -bench ParseFile -benchtime 3x -cpuprofile cpu.prof
@@ -20,6 +21,14 @@ func BenchmarkParseFile(b *testing.B) {
 	opt := Options{NoTimeline: true}
 	if p := os.Getenv("KSTRANDED_TRACE_PATTERN"); p != "" {
 		opt.Pattern = regexp.MustCompile(p)
+	}
+	if v := os.Getenv("KSTRANDED_TRACE_CHUNK"); v != "" { // the chunk size, in bytes
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1<<12 {
+			b.Fatalf("KSTRANDED_TRACE_CHUNK=%q: a number of bytes, at least 4096", v)
+		}
+		defer func(old int) { rdChunkSize = old }(rdChunkSize)
+		rdChunkSize = n
 	}
 	fi, err := os.Stat(name)
 	if err != nil {
