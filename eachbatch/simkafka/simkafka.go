@@ -166,7 +166,7 @@ func (c *Client) Append(tp TP, kinds ...Kind) int64 {
 		if o.assigned(tp) && o.started && o.pos[tp] == first && !slices.Contains(o.arrived, tp) {
 			o.arrived = append(o.arrived, tp)
 		}
-		if o.OnNonEmpty != nil && o.assigned(tp) {
+		if o.OnNonEmpty != nil && o.assigned(tp) && !o.paused[tp] {
 			c.l.Post(o.OnNonEmpty)
 		}
 	}

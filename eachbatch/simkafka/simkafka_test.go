@@ -279,3 +279,35 @@ func TestRecordsAppendedAtTheEndComeInTheOrderOfTheAppends(t *testing.T) {
 		t.Fatalf("got %s, want %s", strings.Join(got, " "), want)
 	}
 }
+
+// librdkafka's queue-non-empty callback comes from its consumer queue, which a paused
+// partition does not feed: records appended to it wake nobody until it is resumed (an
+// empty consume call woken by them would restart the JS client's expiry clock).
+func TestRecordsAppendedToAPausedPartitionWakeNobodyUntilItIsResumed(t *testing.T) {
+	l := loop.NewVirtual(time.Unix(0, 0))
+	c := New(l, 0, nil)
+	c.Assign(p0)
+	wakes := 0
+	c.OnNonEmpty = func() { wakes++ }
+	run := func() {
+		if err := l.Run(context.Background(), func() bool { return false }); err != loop.ErrIdle {
+			t.Fatal(err)
+		}
+	}
+	_ = c.Pause(p0)
+	c.Transaction(p0, 3)
+	run()
+	if wakes != 0 {
+		t.Fatalf("%d wakes for records appended to a paused partition, want 0", wakes)
+	}
+	_ = c.Resume(p0)
+	run()
+	if wakes != 1 {
+		t.Fatalf("%d wakes at the resume of a partition holding records, want 1", wakes)
+	}
+	c.Transaction(p0, 1)
+	run()
+	if wakes != 2 {
+		t.Fatalf("%d wakes after an append to the resumed partition, want 2", wakes)
+	}
+}
