@@ -21,7 +21,9 @@ import "github.com/kstranded/kstranded/internal/loop"
 //     (Timer.withTimeout(1)): there is no queue-non-empty callback and no #nonEmpty.
 //     A worker that finds every cached partition taken looks again every millisecond;
 //     the model has it wait for a partition to become available (the wait of 1.3.1 and
-//     later, availWaiters), which it sees within that millisecond.
+//     later, availWaiters) or for no partition to be held (Engine.released: a short
+//     batch removed the last held one, markStale, clear), which it sees within that
+//     millisecond.
 //
 // The model's consume calls return at once (Source.Consume). A call that returns
 // nothing here is the start of a wait: the worker keeps #fetchInProgress until the
@@ -44,7 +46,7 @@ func (e *Engine) fetchBlocking(w *worker) {
 		return
 	}
 	recs, err := e.consume(size)
-	if len(recs) > 0 || err != nil || e.rebalanced {
+	if e.consumeReturns(recs, err) {
 		e.endBlocking(w, size, recs, err)
 		return
 	}
@@ -65,14 +67,37 @@ func (e *Engine) lookAgain(b *blockedConsume) {
 		if e.blocked != b {
 			return
 		}
-		recs, err := e.consume(b.size)
-		if len(recs) > 0 || err != nil || e.rebalanced {
-			e.stopBlock(b)
-			e.endBlocking(b.w, b.size, recs, err)
-			return
+		if !e.look(b) {
+			e.lookAgain(b)
 		}
-		e.lookAgain(b)
 	})
+}
+
+// consumeReturns reports whether a waiting consume call returns with what the source
+// gave: records, an error, or a rebalance to serve (else it waits on).
+func (e *Engine) consumeReturns(recs []Record, err error) bool {
+	return len(recs) > 0 || err != nil || e.rebalanced
+}
+
+// look looks at the source for the blocked call b and ends it when the call returns
+// (consumeReturns); it reports whether it did.
+func (e *Engine) look(b *blockedConsume) bool {
+	recs, err := e.consume(b.size)
+	if !e.consumeReturns(recs, err) {
+		return false
+	}
+	e.stopBlock(b)
+	e.endBlocking(b.w, b.size, recs, err)
+	return true
+}
+
+// arrived is the source's word that records arrived (NotifyNonEmpty): the blocked call
+// looks at once. Nothing to take (records of a partition it does not read, markers
+// alone), it waits on: the real call waits for a record up to its timeout.
+func (e *Engine) arrived() {
+	if b := e.blocked; b != nil {
+		e.look(b)
+	}
 }
 
 // unblock ends the blocked call: it consumes what is there now (records that arrived,

@@ -13,7 +13,7 @@ type cache struct {
 	assigned  map[*ppc]struct{}
 	size      int
 	// releaseShort is 1.0.0's nextN: a batch shorter than asked removes its partition at
-	// once (Policy V1_0_0).
+	// once (policies V1_0_0 and V0_2_0).
 	releaseShort bool
 }
 

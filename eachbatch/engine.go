@@ -266,6 +266,7 @@ func (e *Engine) step(w *worker) {
 		return
 	}
 	recs, p := e.cache.nextN(w.ppc, e.takeSize())
+	e.released()
 	if recs == nil {
 		w.ppc = nil
 		e.emptyReads++
@@ -434,6 +435,7 @@ func (e *Engine) afterConsume(size int, recs []Record, err error) ([]Record, *pp
 		e.notifyAvailable()
 	}
 	got, p := e.cache.nextN(nil, e.takeSize())
+	e.released()
 	e.saveFetchStats(recs)
 	if e.s.Policy.oldFetch() && err == nil {
 		// 1.6.0's #fetchAndResolveWith: a full fetch asks for more, a short one for less.
@@ -1066,6 +1068,7 @@ type Pauser interface {
 func (e *Engine) pauseInternal(tp kpart.TopicPartition) {
 	dropped := e.cache.contents()[tp]
 	e.cache.markStale([]kpart.TopicPartition{tp})
+	e.released()
 	if p, ok := e.src.(Pauser); ok {
 		if err := p.Pause(tp); err != nil {
 			e.Errors = append(e.Errors, err)
@@ -1195,7 +1198,7 @@ func (e *Engine) NotifyNonEmpty() {
 		return
 	}
 	if e.s.Policy.blocks() {
-		e.unblock()
+		e.arrived()
 		return
 	}
 	e.notifyNonEmpty(WakeArrival)
@@ -1245,6 +1248,19 @@ func (e *Engine) flushWake() {
 	if e.woken != nil {
 		e.emit(*e.woken)
 		e.woken = nil
+	}
+}
+
+// released follows a change of the cache that may leave no partition held (a batch's
+// removal of its emptied partition, markStale, clear). 0.x's worker that found every
+// cached partition taken looks again every millisecond (#nextFetchRetry's
+// Timer.withTimeout(1), policy V0_2_0, modelled as a wait in availWaiters): it sees the
+// moment no partition is held (assignedSize 0) and fetches. Later releases wait on
+// MessageCache.availablePartitions(), which a removal does not resolve
+// (_consumer_cache.js #removeEmptyPartition), and 1.0.0 to 1.3.0 on their own timer.
+func (e *Engine) released() {
+	if e.s.Policy.blocks() && len(e.availWaiters) > 0 && e.cache.assignedSize() == 0 {
+		e.notifyAvailable()
 	}
 }
 

@@ -87,5 +87,6 @@ func (e *Engine) unassign(gs GroupSource, tps []kpart.TopicPartition, incrementa
 		}
 		e.cache.clear() // this.#messageCache.clear()
 	}
+	e.released()
 	e.emit(ev)
 }

@@ -2,6 +2,7 @@ package eachbatch_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -238,5 +239,74 @@ func TestV020PendingOperationsWaitForTheWaitingConsumeCall(t *testing.T) {
 				t.Errorf("the clears ran at %v ms, want the first at %v", at, tc.clearMs)
 			}
 		})
+	}
+}
+
+// 0.x's worker that found every cached partition taken looks again every millisecond
+// (#nextFetchRetry's Timer.withTimeout(1)): once the other worker's batch takes the last
+// cached records of the only held partition (removed at once: 1.0.0's short batch),
+// nothing is held and the looking worker fetches while that batch is handled. Here, on
+// three partitions of 100, worker 1 is idle from 2,080 s; at 2,360 s worker 2 takes
+// partition 2's 32-53 (22 records, the last cached); worker 1 fetches 54-85 then and
+// serves them at once, not at 2,680 s when worker 2's batch ends (as a wait for a
+// partition to become available alone had it).
+func TestV020AWorkerLookingForAPartitionFetchesOnceNoneIsHeld(t *testing.T) {
+	s := settings(eachbatch.V0_2_0)
+	s.Concurrency = 2
+	r := runShapeFor(t, 0, s, 100, 100, 100)
+	short, served := -1.0, -1.0 // when 32-53 were served; when 54 was
+	for _, ev := range r.events {
+		if ev.Ev != traceevent.Serve || ev.Partition == nil || *ev.Partition != 2 {
+			continue
+		}
+		if slices.Contains(ev.Offsets, 32) && short < 0 {
+			short = ev.AtMs
+		}
+		if slices.Contains(ev.Offsets, 54) && served < 0 {
+			served = ev.AtMs
+		}
+	}
+	if short != 2360000 || served != 2360000 {
+		t.Errorf("partition 2's 32 was served at %v ms and its 54 at %v, want both at 2360000", short, served)
+	}
+}
+
+// 0.x's consume call of an empty queue waits for a record up to its timeout: a wake
+// from the source that brings nothing to take (here a transaction marker alone, at 10 s)
+// does not end it empty, which would move the expiry clock (#lastFetchClockNs). It
+// returns with the record appended at 20 s.
+func TestV020AWaitingConsumeCallWaitsOnWhenTheArrivalHoldsNoRecord(t *testing.T) {
+	l := loop.NewVirtual(time.Unix(0, 0))
+	var events []traceevent.Event
+	tr := func(ev traceevent.Event) { events = append(events, ev) }
+	sim := simkafka.New(l, 5*time.Second, tr)
+	tp := kpart.TopicPartition{Topic: "stranded", Partition: 0}
+	sim.Assign(tp)
+	s := settings(eachbatch.V0_2_0)
+	s.Concurrency, s.ConsumeTimeout = 1, 50*time.Second
+	e, err := eachbatch.New(l, sim, s, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.OnNonEmpty = e.NotifyNonEmpty
+	l.Post(e.Start)
+	l.After(10*time.Second, func() { sim.Append(tp, simkafka.Control) })
+	l.After(20*time.Second, func() { sim.Transaction(tp, 1) })
+	end := false
+	l.After(30*time.Second, func() { end = true })
+	if err := l.Run(context.Background(), func() bool { return end }); err != nil {
+		t.Fatal(err)
+	}
+	fetchedAt := -1.0
+	for _, ev := range events {
+		if ev.Ev == traceevent.Spin && ev.EmptyFetches > 0 {
+			t.Errorf("a consume call returned empty by %v ms", ev.AtMs)
+		}
+		if ev.Ev == traceevent.Fetch && fetchedAt < 0 {
+			fetchedAt = ev.AtMs
+		}
+	}
+	if fetchedAt != 20000 {
+		t.Errorf("the first fetch returned at %v ms, want 20000 (the record's arrival)", fetchedAt)
 	}
 }

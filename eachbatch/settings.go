@@ -90,7 +90,8 @@ const (
 	// queue-non-empty callback and no #nonEmpty: a worker that finds every cached
 	// partition taken, or the fetch in progress, goes round again after 1 ms
 	// (#nextFetchRetry 1266-1275: Timer.withTimeout(1)), which the model runs as a wait
-	// for a partition to become available (Engine.fetchBlocking). #cacheExpirationLoop
+	// for a partition to become available or for none to be held (Engine.step,
+	// Engine.released), and fetches it with fetchBlocking. #cacheExpirationLoop
 	// (1343-1368) has no valve; its wait also ends on the workers' termination.
 	V0_2_0 Policy = "v0.2.0"
 )
