@@ -30,6 +30,13 @@ type brokerProc struct {
 	addr string
 }
 
+// stop ends the broker before the test does (its cleanup then finds it ended).
+func (b *brokerProc) stop() {
+	_ = b.cmd.Process.Signal(syscall.SIGCONT)
+	_ = b.cmd.Process.Kill()
+	_ = b.cmd.Wait()
+}
+
 // startBroker starts `kstranded broker` and waits for its bootstrap line.
 func startBroker(t *testing.T) *brokerProc {
 	t.Helper()

@@ -295,19 +295,23 @@ func parseOutcomes(t *testing.T, s string) outcomes {
 	return out
 }
 
-// The suite runs a shape once more when the real client's process dies of a signal
-// (runJSClient): killedBy tells a signal from an exit status, through jsclient.Run's
-// wrapping.
-func TestKilledByTellsASignalFromAnExitStatus(t *testing.T) {
+// The suite runs a shape once more when the real client's process crashes
+// (runJSClient): crashed tells a crash from a kill (the run's deadline) and from an exit
+// status, through jsclient.Run's wrapping.
+func TestCrashedTellsACrashFromAKillAndAnExitStatus(t *testing.T) {
 	crash := exec.Command("sh", "-c", "kill -SEGV $$").Run()
-	if sig, ok := killedBy(fmt.Errorf("node scenario.js: %w", crash)); !ok || sig != syscall.SIGSEGV {
-		t.Errorf("killedBy(%v) = %v, %v; want SIGSEGV", crash, sig, ok)
+	if sig, ok := crashed(fmt.Errorf("node scenario.js: %w", crash)); !ok || sig != syscall.SIGSEGV {
+		t.Errorf("crashed(%v) = %v, %v; want SIGSEGV", crash, sig, ok)
+	}
+	kill := exec.Command("sh", "-c", "kill -KILL $$").Run()
+	if sig, ok := crashed(fmt.Errorf("node scenario.js: %w", kill)); ok {
+		t.Errorf("crashed(%v) = %v; want no crash (a kill)", kill, sig)
 	}
 	exit := exec.Command("sh", "-c", "exit 1").Run()
-	if sig, ok := killedBy(fmt.Errorf("node scenario.js: %w", exit)); ok {
-		t.Errorf("killedBy(%v) = %v; want no signal", exit, sig)
+	if sig, ok := crashed(fmt.Errorf("node scenario.js: %w", exit)); ok {
+		t.Errorf("crashed(%v) = %v; want no crash", exit, sig)
 	}
-	if _, ok := killedBy(nil); ok {
-		t.Error("killedBy(nil) says a signal")
+	if _, ok := crashed(nil); ok {
+		t.Error("crashed(nil) says a crash")
 	}
 }

@@ -245,7 +245,7 @@ func TestJSClientAgreesWithTheModel(t *testing.T) {
 		}
 		for _, sh := range jsShapes {
 			t.Run(v+"/"+sh.name, func(t *testing.T) {
-				real, log := runJSClient(t, dir, v, sh)
+				real, log, rerun := runJSClient(t, dir, v, sh)
 				served := log.FirstServed
 				if sh.inexpressible != "" {
 					report(t, v, sh, real, nil, "not compared")
@@ -259,7 +259,14 @@ func TestJSClientAgreesWithTheModel(t *testing.T) {
 				if how == "" {
 					how = inGroupFetchOrder(t, v, sh, real, orders, every, log)
 				}
-				report(t, v, sh, real, model, how)
+				row := how
+				if row == "" {
+					row = "DISAGREE"
+				}
+				if rerun != "" {
+					row += " (" + rerun + ")"
+				}
+				report(t, v, sh, real, model, row)
 				if how == "" {
 					t.Errorf("the model disagrees with the real client %s (served first %v)\nreal:  %s\nmodel: %s\nits other fetch orders: %v", v, served, real, model, orders)
 				}
@@ -272,27 +279,38 @@ func TestJSClientAgreesWithTheModel(t *testing.T) {
 // installed in dir on a fresh kstranded broker and judges what it left with inspect.
 //
 // It also returns the run's log (jsclient.Log: the partitions the client served first,
-// in phase 1 and in phase 2).
-func runJSClient(t *testing.T, dir, version string, sh jsShape) (outcomes, *jsclient.Log) {
+// in phase 1 and in phase 2), and, when the run was made again after a crash, what
+// happened to the first (else "").
+func runJSClient(t *testing.T, dir, version string, sh jsShape) (outcomes, *jsclient.Log, string) {
 	t.Helper()
 	var b *brokerProc
 	var group string
 	var lb bytes.Buffer
 	var err error
-	// The real client's node process has died of a signal in a run (1.10.0,
+	// The real client's node process has crashed in a run (1.10.0,
 	// member-leave-mid-batch, SIGSEGV right after m1's revoke, in the CI run of
 	// 2026-12-06 04:22; it passed in every run before): that is a crash of the system
-	// under test, not an outcome to compare. Such a run is logged and made once more, on a
-	// fresh broker and group; a second crash fails the shape.
+	// under test, not an outcome to compare. Such a run is logged (its capture kept as
+	// SHAPE-crashed) and made once more, on a fresh broker and group; a second crash fails
+	// the shape, and so does a run the deadline killed (a hang is not a crash: it is not
+	// run again).
+	rerun := ""
 	for attempt := 1; ; attempt++ {
 		b = startBroker(t)
 		group = fmt.Sprintf("js-%s-%s-%d", version, sh.name, time.Now().UnixNano())
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), jsRunDeadline)
 		lb.Reset()
 		err = jsclient.Run(ctx, jsclient.RunOptions{Dir: dir, Brokers: b.addr, Group: group, Shape: sh.shape, Log: &lb})
+		deadline := ctx.Err() != nil
 		cancel()
-		if sig, ok := killedBy(err); ok && attempt == 1 {
+		if deadline {
+			t.Fatalf("the real client's run did not end within %v (killed): %v\n%s", jsRunDeadline, err, tail(lb.Bytes(), 40))
+		}
+		if sig, ok := crashed(err); ok && attempt == 1 {
 			t.Logf("the real client's process died of %v; running the shape once more\n%s", sig, tail(lb.Bytes(), 20))
+			keepCapture(t, version, sh.name+"-crashed", lb.Bytes())
+			b.stop() // not left running beside the next run
+			rerun = fmt.Sprintf("the first run's client died of %v, this is the second", sig)
 			continue
 		}
 		break
@@ -332,7 +350,7 @@ func runJSClient(t *testing.T, dir, version string, sh jsShape) (outcomes, *jscl
 		}
 		out[p.Partition] = o
 	}
-	return out, parsed
+	return out, parsed, rerun
 }
 
 // agreement says how the real run agrees with the model ("" when it does not):
@@ -630,9 +648,14 @@ func tail(b []byte, lines int) string {
 	return strings.Join(ls, "\n")
 }
 
-// killedBy reports the signal that ended a process whose run returned err (wrapped or
-// not), if one did.
-func killedBy(err error) (syscall.Signal, bool) {
+// jsRunDeadline bounds one run of the real client (its longest shapes take about a
+// minute).
+const jsRunDeadline = 5 * time.Minute
+
+// crashed reports the signal of a crash (SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE) that
+// ended a process whose run returned err (wrapped or not); a kill (SIGKILL, SIGTERM:
+// a deadline, the OOM killer, an operator) or an exit status is not a crash.
+func crashed(err error) (syscall.Signal, bool) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ProcessState == nil {
 		return 0, false
@@ -641,5 +664,9 @@ func killedBy(err error) (syscall.Signal, bool) {
 	if !ok || !ws.Signaled() {
 		return 0, false
 	}
-	return ws.Signal(), true
+	switch sig := ws.Signal(); sig {
+	case syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGABRT, syscall.SIGILL, syscall.SIGFPE:
+		return sig, true
+	}
+	return 0, false
 }
