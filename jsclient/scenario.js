@@ -365,7 +365,7 @@ async function rdkafkaOffsets() {
 // probe prints the group's committed offset of every partition that holds records and
 // returns partition 0's (the seed's).
 async function probe(admin, phase) {
-  const { committed, wms } = admin.fetchOffsets ? await adminOffsets(admin) : await rdkafkaOffsets();
+  const { committed, wms } = admin.fetchOffsets && admin.fetchTopicOffsets ? await adminOffsets(admin) : await rdkafkaOffsets();
   let first = -1;
   for (const p of [...opts.parts.keys()].sort((a, b) => a - b)) {
     const c = committed.partitions.find((x) => x.partition === p);

@@ -291,11 +291,11 @@ func (o Options) Validate() error {
 	case o.MaxPollInterval <= 0:
 		return errors.New("--max-poll-interval must be > 0")
 	case o.CacheSizePerWorker < 0 || o.CacheSizePerWorker > 24*time.Hour:
-		return errors.New("--cache-size-per-worker must be > 0 and at most 24h")
+		return errors.New("--cache-size-per-worker must be at most 24h and not negative (0: the default)")
 	case o.RetryWait < 0 || o.RetryWait > 24*time.Hour:
-		return errors.New("--retry-wait must be > 0 and at most 24h")
+		return errors.New("--retry-wait must be at most 24h and not negative (0: the default)")
 	case o.ConsumeTimeout < 0 || o.ConsumeTimeout > 24*time.Hour:
-		return errors.New("--consume-timeout must be > 0 and at most 24h")
+		return errors.New("--consume-timeout must be at most 24h and not negative (0: the default)")
 	case o.MaxPollInterval > MaxPollIntervalLimit:
 		// and a larger one overflowed the phase bound into a negative duration
 		return fmt.Errorf("--max-poll-interval must be at most %s, got %s: the JS client hands librdkafka twice it as max.poll.interval.ms, whose limit is 86400000 (24h)", MaxPollIntervalLimit, o.MaxPollInterval)
