@@ -22,8 +22,7 @@ import "github.com/kstranded/kstranded/internal/loop"
 //     A worker that finds every cached partition taken looks again every millisecond;
 //     the model has it wait for a partition to become available (the wait of 1.3.1 and
 //     later, availWaiters) or for no partition to be held (Engine.released: a short
-//     batch removed the last held one, markStale, clear), which it sees within that
-//     millisecond.
+//     batch removed the last held one), which it sees within that millisecond.
 //
 // The model's consume calls return at once (Source.Consume). A call that returns
 // nothing here is the start of a wait: the worker keeps #fetchInProgress until the
@@ -85,8 +84,14 @@ func (e *Engine) consumeReturns(recs []Record, err error) bool {
 }
 
 // look looks at the source for the blocked call b and ends it when the call returns
-// (consumeReturns); it reports whether it did.
+// (consumeReturns); it reports whether it did. While a revoke's #unassign waits
+// (revokePending) librdkafka holds every partition paused, and the #unassign waits for
+// this call: it returns nothing before its timeout, and the source is not read (the
+// model's source does not pause at a rebalance).
 func (e *Engine) look(b *blockedConsume) bool {
+	if e.revokePending {
+		return false
+	}
 	recs, err := e.consume(b.size)
 	if !e.consumeReturns(recs, err) {
 		return false
@@ -113,7 +118,11 @@ func (e *Engine) unblock() {
 		return
 	}
 	e.stopBlock(b)
-	recs, err := e.consume(b.size)
+	var recs []Record
+	var err error
+	if !e.revokePending { // see look
+		recs, err = e.consume(b.size)
+	}
 	e.endBlocking(b.w, b.size, recs, err)
 }
 

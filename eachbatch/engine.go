@@ -80,16 +80,22 @@ type Engine struct {
 	blocked        *blockedConsume // 0.x's consume call waiting for its first record (V0_2_0, block.go)
 
 	// 1.3.0's wait for records (V1_3_0, retry.go)
-	queueWaiters   []*worker // #queueWaiters: on their #nextFetchRetry timers
-	fetchOpen      bool      // an empty fetch's #fetchInProgress, until the instant's other workers have looked
-	openFetcher    *worker
-	openWaits      []*worker
-	spinning       bool      // workers take turns fetching without pause
-	spinners       []*worker // the next to fetch first
-	spinTimer      *loop.Timer
-	stopping       bool
-	running        bool
-	rebalanced     bool // the consume call in progress served a rebalance event
+	queueWaiters []*worker // #queueWaiters: on their #nextFetchRetry timers
+	fetchOpen    bool      // an empty fetch's #fetchInProgress, until the instant's other workers have looked
+	openFetcher  *worker
+	openWaits    []*worker
+	spinning     bool      // workers take turns fetching without pause
+	spinners     []*worker // the next to fetch first
+	spinTimer    *loop.Timer
+	stopping     bool
+	running      bool
+	rebalanced   bool // the consume call in progress served a rebalance event
+	// revokePending: a revoke was served and its #unassign waits as a pending operation.
+	// librdkafka pauses every assigned partition before it hands the application a
+	// rebalance (rd_kafka_assignment_pause) and resumes them at its assign or unassign
+	// call: until the #unassign runs, a consume call returns no record (read by 0.x's
+	// waiting call, block.go).
+	revokePending  bool
 	consumeLooping bool // 1.7.0's consume(0) started the client's consume loop (consumeLoop)
 	increaseCount  int  // 1.6.0's #increaseCount
 
@@ -1068,7 +1074,6 @@ type Pauser interface {
 func (e *Engine) pauseInternal(tp kpart.TopicPartition) {
 	dropped := e.cache.contents()[tp]
 	e.cache.markStale([]kpart.TopicPartition{tp})
-	e.released()
 	if p, ok := e.src.(Pauser); ok {
 		if err := p.Pause(tp); err != nil {
 			e.Errors = append(e.Errors, err)
@@ -1251,8 +1256,9 @@ func (e *Engine) flushWake() {
 	}
 }
 
-// released follows a change of the cache that may leave no partition held (a batch's
-// removal of its emptied partition, markStale, clear). 0.x's worker that found every
+// released follows a take from the cache, which may leave no partition held (a batch's
+// removal of its emptied partition; markStale and clear run as pending operations, once
+// the workers have ended, when none waits here). 0.x's worker that found every
 // cached partition taken looks again every millisecond (#nextFetchRetry's
 // Timer.withTimeout(1), policy V0_2_0, modelled as a wait in availWaiters): it sees the
 // moment no partition is held (assignedSize 0) and fetches. Later releases wait on

@@ -128,7 +128,6 @@ func (e *Engine) clear() {
 		ev.LastConsumedKeys = append(ev.LastConsumedKeys, tp.String())
 	}
 	e.cache.clear()
-	e.released()
 	if e.s.Policy.oldFetch() {
 		e.cacheMaxSize, e.increaseCount = 1, 0 // 1.6.0's clear resets the fetch size (314-315)
 	}
@@ -197,7 +196,6 @@ func (e *Engine) seekInternal(tp kpart.TopicPartition, offset int64, epoch int32
 	}
 	delete(e.lastConsumed, tp)
 	e.cache.markStale([]kpart.TopicPartition{tp})
-	e.released()
 	if err := e.src.Seek(tp, offset, epoch); err != nil {
 		e.Errors = append(e.Errors, err)
 	}

@@ -47,6 +47,7 @@ func (e *Engine) RebalanceCallback(ev Rebalance) {
 		if e.stopping {
 			e.unassign(gs, tps, incremental)
 		} else {
+			e.revokePending = true
 			e.addPendingOp(pendingOp{name: "unassign", run: func() { e.unassign(gs, tps, incremental) }})
 		}
 	}
@@ -60,6 +61,7 @@ func (e *Engine) RebalanceCallback(ev Rebalance) {
 
 // unassign is #unassign.
 func (e *Engine) unassign(gs GroupSource, tps []kpart.TopicPartition, incremental bool) {
+	e.revokePending = false
 	contents := e.cache.contents()
 	var gone []kpart.TopicPartition
 	if incremental {
@@ -87,6 +89,5 @@ func (e *Engine) unassign(gs GroupSource, tps []kpart.TopicPartition, incrementa
 		}
 		e.cache.clear() // this.#messageCache.clear()
 	}
-	e.released()
 	e.emit(ev)
 }
