@@ -123,6 +123,15 @@ var capturedRuns = []struct {
 	{"2026-12-06-v0.2.1/v0.2.1-seed-maxpoll-3s-1796529672.log.gz", "0.2.1", "seed-maxpoll-3s", "0: OK@202"},
 	{"2026-12-06-v0.2.1/v0.2.1-seek-forward-1796529950.log.gz", "0.2.1", "seek-forward", "0: LOST 94-99@202"},
 	{"2026-12-06-v0.2.1/v0.2.1-seek-forward-isstale-1796529992.log.gz", "0.2.1", "seek-forward-isstale", "0: LOST 94-99@202"},
+	// 0.2.1 again, after the v0.2.0 changes of 2026-12-06 17:42-17:49 (the assignment's
+	// first record, the revoke inside the waiting call), the same command with -run
+	// 'TestJSClientAgrees/.*/(seed|20x3-c2|member-join-mid-batch|12x5-c2|8x5-c2)$': every
+	// one agrees (20x3-c2 exactly, in the model's own fetch order)
+	{"2026-12-06-v0.2.1-b/v0.2.1-seed-1796581494.log.gz", "0.2.1", "seed", "0: OK@202"},
+	{"2026-12-06-v0.2.1-b/v0.2.1-member-join-mid-batch-1796581527.log.gz", "0.2.1", "member-join-mid-batch", "0: OK@202"},
+	{"2026-12-06-v0.2.1-b/v0.2.1-8x5-c2-1796581559.log.gz", "0.2.1", "8x5-c2", "0: OK@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: OK@7, 5: OK@7, 6: OK@7, 7: OK@7"},
+	{"2026-12-06-v0.2.1-b/v0.2.1-12x5-c2-1796581597.log.gz", "0.2.1", "12x5-c2", "0: LOST 0@7, 1: OK@7, 2: OK@7, 3: OK@7, 4: OK@7, 5: OK@7, 6: OK@7, 7: OK@7, 8: OK@7, 9: OK@7, 10: OK@7, 11: OK@7"},
+	{"2026-12-06-v0.2.1-b/v0.2.1-20x3-c2-1796581634.log.gz", "0.2.1", "20x3-c2", "0: OK@5, 1: OK@5, 2: OK@5, 3: OK@5, 4: OK@5, 5: OK@5, 6: OK@5, 7: OK@5, 8: OK@5, 9: OK@5, 10: OK@5, 11: OK@5, 12: OK@5, 13: OK@5, 14: OK@5, 15: OK@5, 16: OK@5, 17: OK@5, 18: OK@5, 19: OK@5"},
 	// 0.2.0, the same command with KSTRANDED_JSCLIENT_RELEASES=0.2.0 and -run
 	// 'TestJSClientAgrees/.*/(seed-maxpoll-3s|eachmessage-40|manual-commit|seek-forward|8x5-c2|12x5-c2|pause-resume-auto|20x3-c2)$'
 	// (20x3-c2 as 0.2.1's)
@@ -201,6 +210,7 @@ func TestTheRealClientsCapturesAgreeWithTheModelInTheirFetchOrder(t *testing.T) 
 var allDeliveredInPhase2 = map[string]bool{
 	"2026-12-06-v0.2.1/v0.2.1-20x3-c2-1796530096.log.gz": true,
 	"2026-12-06-v0.2.0/v0.2.0-20x3-c2-1796530636.log.gz": true,
+	"2026-12-06-v0.2.1-b/v0.2.1-20x3-c2-1796581634.log.gz": true,
 }
 
 // inOrders: a 20x3 capture agrees with the model in its two orders (inCaptureOrders),
