@@ -7,7 +7,8 @@
 # a JSON logger), with the application's delivery lines read by --pattern; and two real
 # captures of the JS client (trace/testdata/jsclient, DefaultLogger with debug and JSON
 # logger) repeated end to end to the same size (issue 25 §2).
-# Usage: bench/trace-parse-shapes.sh [SIZE_BYTES]   (default 1 GiB per file; in /tmp, deleted)
+# Usage: [RUNS=N] bench/trace-parse-shapes.sh [SIZE_BYTES]   (default 1 GiB per file; in /tmp,
+# deleted; each file is synced to disk before it is timed; RUNS alternated pairs, default 1)
 # KSTRANDED_BIN=PATH times that binary (copied) instead of one built from this tree.
 # Prints, per shape: grep's time, trace parse's time and peak RSS (/usr/bin/time -v), the
 # speed ratio (grep time / parse time; the target is >= 1.0, issue 25 §2) and RSS target
@@ -37,16 +38,19 @@ for spec in "long-poll|rdkafka|6|" "busy-20|busy|20|" "busy-1000|busy|1000|" \
   else
     "$tmp/tracegen" -shape "$shape" -partitions "$parts" -size "$size" -o "$f"
   fi
+  sync # the file just written: no writeback of it runs while the commands are timed
   cat "$f" > /dev/null # warm the page cache for both runs
-  # grep's output goes to a file: with stdout on /dev/null GNU grep stops at the first match
-  t0=$(now); grep -c 'Fetch topic' "$f" > "$tmp/grep.out"; t1=$(now)
   args=(trace parse -o json "$f")
   [[ -n "$pattern" ]] && args+=(--pattern "$pattern")
-  /usr/bin/time -v -o "$tmp/time" "$tmp/kstranded" "${args[@]}" > "$tmp/out.json" || true
-  t2=$(now)
-  rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$tmp/time")
-  grep_s=$(echo "$t1 - $t0" | bc -l); parse_s=$(echo "$t2 - $t1" | bc -l)
-  printf "%-17s grep %.2fs  parse %.2fs  ratio %.2f  peak RSS %d MB\n" "$name" "$grep_s" "$parse_s" \
-    "$(echo "$grep_s / $parse_s" | bc -l)" "$((rss / 1024))"
+  for ((run = 1; run <= ${RUNS:-1}; run++)); do # RUNS=N: N alternated pairs
+    # grep's output goes to a file: with stdout on /dev/null GNU grep stops at the first match
+    t0=$(now); grep -c 'Fetch topic' "$f" > "$tmp/grep.out"; t1=$(now)
+    /usr/bin/time -v -o "$tmp/time" "$tmp/kstranded" "${args[@]}" > "$tmp/out.json" || true
+    t2=$(now)
+    rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$tmp/time")
+    grep_s=$(echo "$t1 - $t0" | bc -l); parse_s=$(echo "$t2 - $t1" | bc -l)
+    printf "%-17s grep %.2fs  parse %.2fs  ratio %.2f  peak RSS %d MB\n" "$name" "$grep_s" "$parse_s" \
+      "$(echo "$grep_s / $parse_s" | bc -l)" "$((rss / 1024))"
+  done
   rm -f "$f"
 done
