@@ -208,8 +208,8 @@ func TestTheRealClientsCapturesAgreeWithTheModelInTheirFetchOrder(t *testing.T) 
 // allDeliveredInPhase2: the 20x3 captures whose real client delivered every phase-2
 // record (0.x's), for which inOrders cannot check that the phase-2 order is told apart.
 var allDeliveredInPhase2 = map[string]bool{
-	"2026-12-06-v0.2.1/v0.2.1-20x3-c2-1796530096.log.gz": true,
-	"2026-12-06-v0.2.0/v0.2.0-20x3-c2-1796530636.log.gz": true,
+	"2026-12-06-v0.2.1/v0.2.1-20x3-c2-1796530096.log.gz":   true,
+	"2026-12-06-v0.2.0/v0.2.0-20x3-c2-1796530636.log.gz":   true,
 	"2026-12-06-v0.2.1-b/v0.2.1-20x3-c2-1796581634.log.gz": true,
 }
 
