@@ -89,7 +89,7 @@ func (e *Engine) consumeReturns(recs []Record, err error) bool {
 // this call: it returns nothing before its timeout, and the source is not read (the
 // model's source does not pause at a rebalance).
 func (e *Engine) look(b *blockedConsume) bool {
-	if e.revokePending {
+	if e.revokePending() {
 		return false
 	}
 	recs, err := e.consume(b.size)
@@ -120,7 +120,7 @@ func (e *Engine) unblock() {
 	e.stopBlock(b)
 	var recs []Record
 	var err error
-	if !e.revokePending { // see look
+	if !e.revokePending() { // see look
 		recs, err = e.consume(b.size)
 	}
 	e.endBlocking(b.w, b.size, recs, err)

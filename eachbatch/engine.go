@@ -80,22 +80,16 @@ type Engine struct {
 	blocked        *blockedConsume // 0.x's consume call waiting for its first record (V0_2_0, block.go)
 
 	// 1.3.0's wait for records (V1_3_0, retry.go)
-	queueWaiters []*worker // #queueWaiters: on their #nextFetchRetry timers
-	fetchOpen    bool      // an empty fetch's #fetchInProgress, until the instant's other workers have looked
-	openFetcher  *worker
-	openWaits    []*worker
-	spinning     bool      // workers take turns fetching without pause
-	spinners     []*worker // the next to fetch first
-	spinTimer    *loop.Timer
-	stopping     bool
-	running      bool
-	rebalanced   bool // the consume call in progress served a rebalance event
-	// revokePending: a revoke was served and its #unassign waits as a pending operation.
-	// librdkafka pauses every assigned partition before it hands the application a
-	// rebalance (rd_kafka_assignment_pause) and resumes them at its assign or unassign
-	// call: until the #unassign runs, a consume call returns no record (read by 0.x's
-	// waiting call, block.go).
-	revokePending  bool
+	queueWaiters   []*worker // #queueWaiters: on their #nextFetchRetry timers
+	fetchOpen      bool      // an empty fetch's #fetchInProgress, until the instant's other workers have looked
+	openFetcher    *worker
+	openWaits      []*worker
+	spinning       bool      // workers take turns fetching without pause
+	spinners       []*worker // the next to fetch first
+	spinTimer      *loop.Timer
+	stopping       bool
+	running        bool
+	rebalanced     bool // the consume call in progress served a rebalance event
 	consumeLooping bool // 1.7.0's consume(0) started the client's consume loop (consumeLoop)
 	increaseCount  int  // 1.6.0's #increaseCount
 
@@ -1147,6 +1141,20 @@ func (e *Engine) allSettled() {
 	e.expiryTimer.Stop()
 	e.maxPollTimer.Stop()
 	e.runPendingOps()
+}
+
+// revokePending reports whether a revoke was served and its #unassign waits as a
+// pending operation. librdkafka pauses every assigned partition before it hands the
+// application a rebalance (rd_kafka_assignment_pause) and resumes them at its assign or
+// unassign call: until the #unassign runs, a consume call returns no record (read by
+// 0.x's waiting call, block.go).
+func (e *Engine) revokePending() bool {
+	for _, op := range e.pendingOps {
+		if op.name == "unassign" {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *Engine) runPendingOps() {

@@ -47,7 +47,6 @@ func (e *Engine) RebalanceCallback(ev Rebalance) {
 		if e.stopping {
 			e.unassign(gs, tps, incremental)
 		} else {
-			e.revokePending = true
 			e.addPendingOp(pendingOp{name: "unassign", run: func() { e.unassign(gs, tps, incremental) }})
 		}
 	}
@@ -61,7 +60,6 @@ func (e *Engine) RebalanceCallback(ev Rebalance) {
 
 // unassign is #unassign.
 func (e *Engine) unassign(gs GroupSource, tps []kpart.TopicPartition, incremental bool) {
-	e.revokePending = false
 	contents := e.cache.contents()
 	var gone []kpart.TopicPartition
 	if incremental {
