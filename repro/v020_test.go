@@ -3,6 +3,7 @@ package repro
 import (
 	"bufio"
 	"bytes"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -49,13 +50,8 @@ func TestV020TheConsumeCallThatServedTheAssignmentReturnsItsFirstRecord(t *testi
 		}
 	}
 	want := []string{"spawn 1", "serve w1", "end w1", "spawn 2", "serve w2"}
-	if len(seq) != len(want) {
+	if !slices.Equal(seq, want) {
 		t.Fatalf("events %v, want %v", seq, want)
-	}
-	for i := range want {
-		if seq[i] != want[i] {
-			t.Fatalf("events %v, want %v", seq, want)
-		}
 	}
 }
 
