@@ -9,7 +9,7 @@ import (
 
 // fetchFailed reads "<broker>: topic [p]: Fetch failed at offset O (...): _PARTITION_EOF".
 func (sc *rdScanner) fetchFailed(msg []byte, r *rdRec) (bool, error) {
-	j := bytes.Index(msg, bFetchFailed)
+	j := bFetchFailed.in(msg)
 	if j < 0 {
 		return false, nil
 	}
@@ -18,7 +18,7 @@ func (sc *rdScanner) fetchFailed(msg []byte, r *rdRec) (bool, error) {
 		seg = seg[k+2:]
 	}
 	topic, part, ok := sc.topicPart(seg)
-	off, ok2 := parseInt(msg[j+len(bFetchFailed):])
+	off, ok2 := parseInt(msg[j+len(bFetchFailed.s):])
 	if !ok || !ok2 {
 		return false, errMalformed("unreadable Fetch failed line")
 	}
@@ -39,42 +39,42 @@ func (sc *rdScanner) fetchFailed(msg []byte, r *rdRec) (bool, error) {
 func (sc *rdScanner) fetcher(msg []byte, r *rdRec) (bool, error) {
 	// the fetcher's own request summary, "Fetch 3/3/3 toppar(s)", is a third of the
 	// FETCH lines
-	if bytes.HasSuffix(msg, bToppars) {
+	if bytes.HasSuffix(msg, bToppars.s) {
 		return false, nil
 	}
-	if j := bytes.Index(msg, bFetchTopic); j >= 0 {
-		topic, part, off, ok := sc.topicPartAt(msg[j+len(bFetchTopic):], bAtOffset)
+	if j := bFetchTopic.in(msg); j >= 0 {
+		topic, part, off, ok := sc.topicPartAt(msg[j+len(bFetchTopic.s):], &bAtOffset)
 		if !ok {
 			return false, errMalformed("unreadable Fetch topic line")
 		}
 		r.topic, r.part, r.off = topic, part, off
 		return true, nil
 	}
-	if bytes.HasPrefix(msg, bPartition) {
-		j := bytes.Index(msg, bStartFetch)
+	if bytes.HasPrefix(msg, bPartition.s) {
+		j := bStartFetch.in(msg)
 		if j < 0 {
 			return false, nil
 		}
-		topic, part, ok := sc.topicPart(msg[len(bPartition) : j+1])
-		off, ok2 := parseInt(msg[j+len(bStartFetch):])
+		topic, part, ok := sc.topicPart(msg[len(bPartition.s) : j+1])
+		off, ok2 := parseInt(msg[j+len(bStartFetch.s):])
 		if !ok || !ok2 {
 			return false, errMalformed("unreadable start-fetching line")
 		}
 		r.op, r.topic, r.part, r.off = rdStartFetch, topic, part, off
 		return true, nil
 	}
-	if j := bytes.Index(msg, bTopic); j >= 0 {
-		nf := bytes.Index(msg, bNotFetch)
-		ff := bytes.Index(msg, bIsFetchable)
+	if j := bTopic.in(msg); j >= 0 {
+		nf := bNotFetch.in(msg)
+		ff := bIsFetchable.in(msg)
 		if nf < 0 && ff < 0 {
 			return false, nil
 		}
-		topic, part, ok := sc.topicPart(msg[j+len(bTopic):])
+		topic, part, ok := sc.topicPart(msg[j+len(bTopic.s):])
 		if !ok {
 			return false, errMalformed("unreadable fetchable line")
 		}
 		r.op, r.topic, r.part = rdFetchable, topic, part
-		r.flag = nf >= 0 && bytes.HasPrefix(msg[nf+len(bNotFetch):], []byte("paused"))
+		r.flag = nf >= 0 && bytes.HasPrefix(msg[nf+len(bNotFetch.s):], []byte("paused"))
 		return true, nil
 	}
 	return false, nil
@@ -82,26 +82,26 @@ func (sc *rdScanner) fetcher(msg []byte, r *rdRec) (bool, error) {
 
 // enqueue reads "Enqueue N message(s) (...) on t [p] fetch queue (..., last_offset L, C ctrl msgs, ...)".
 func (sc *rdScanner) enqueue(msg []byte, r *rdRec) (bool, error) {
-	j := bytes.Index(msg, bEnqueue)
+	j := bEnqueue.in(msg)
 	if j < 0 {
 		return false, nil
 	}
 	// each part is looked for after the one before it (busy logs: a third of the lines)
-	at := j + len(bEnqueue)
+	at := j + len(bEnqueue.s)
 	n, ok := parseInt(msg[at:])
-	on, lo := index(msg, bOn, at), -1
+	on, lo := bOn.from(msg, at), -1
 	if on >= 0 {
-		lo = index(msg, bLastOffset, on+len(bOn))
+		lo = bLastOffset.from(msg, on+len(bOn.s))
 	}
 	if !ok || on < 0 || lo < 0 {
 		return false, errMalformed("unreadable Enqueue line")
 	}
-	topic, part, ok := sc.topicPart(msg[on+len(bOn):])
-	last, ok2 := parseInt(msg[lo+len(bLastOffset):])
+	topic, part, ok := sc.topicPart(msg[on+len(bOn.s):])
+	last, ok2 := parseInt(msg[lo+len(bLastOffset.s):])
 	if !ok || !ok2 {
 		return false, errMalformed("unreadable Enqueue line")
 	}
-	if c := bytes.Index(msg[lo:], bCtrl); c >= 0 {
+	if c := bCtrl.in(msg[lo:]); c >= 0 {
 		k := lo + c - 1
 		for k > lo && msg[k] >= '0' && msg[k] <= '9' {
 			k--
@@ -124,39 +124,39 @@ func index(b, sep []byte, from int) int {
 // offset reads the OFFSET lines: "Topic t [p]: stored offset S ..., committed offset C ...:
 // setting stored offset S ... for commit" and "t [p]: offset reset (at offset X) to Y".
 func (sc *rdScanner) offset(msg []byte, r *rdRec) (bool, error) {
-	if bytes.HasPrefix(msg, bTopic) {
-		j := bytes.Index(msg, bStored)
+	if bytes.HasPrefix(msg, bTopic.s) {
+		j := bStored.in(msg)
 		if j < 0 {
 			return false, nil
 		}
-		topic, part, ok := sc.topicPart(msg[len(bTopic):j])
+		topic, part, ok := sc.topicPart(msg[len(bTopic.s):j])
 		if !ok {
 			return false, errMalformed("unreadable stored offset line")
 		}
-		s, ok := parseInt(msg[j+len(bStored):])
+		s, ok := parseInt(msg[j+len(bStored.s):])
 		if !ok {
 			return false, nil // INVALID: nothing stored yet
 		}
 		r.topic, r.part, r.off = topic, part, s
-		if c := bytes.Index(msg, bCommitted); c >= 0 {
-			if co, ok := parseInt(msg[c+len(bCommitted):]); ok {
+		if c := bCommitted.in(msg); c >= 0 {
+			if co, ok := parseInt(msg[c+len(bCommitted.s):]); ok {
 				r.aux = co
 			}
 		}
-		r.flag = bytes.Contains(msg, bForCommit) && !bytes.Contains(msg, []byte("not including"))
+		r.flag = bForCommit.contains(msg) && !bNotIncluding.contains(msg)
 		return true, nil
 	}
-	if j := bytes.Index(msg, bOffReset); j >= 0 {
+	if j := bOffReset.in(msg); j >= 0 {
 		topic, part, ok := sc.topicPart(msg[:j+1])
-		k := bytes.Index(msg[j:], bTo)
+		k := bTo.in(msg[j:])
 		if !ok || k < 0 {
 			return false, errMalformed("unreadable offset reset line")
 		}
 		r.op, r.topic, r.part = rdOffReset, topic, part
-		if off, ok := parseInt(msg[j+k+len(bTo):]); ok {
+		if off, ok := parseInt(msg[j+k+len(bTo.s):]); ok {
 			r.off = off
 		}
-		r.text = "offset reset: " + string(msg[j+k+len(bTo):])
+		r.text = "offset reset: " + string(msg[j+k+len(bTo.s):])
 		return true, nil
 	}
 	return false, nil
@@ -164,15 +164,15 @@ func (sc *rdScanner) offset(msg []byte, r *rdRec) (bool, error) {
 
 // remove reads "Removing t [p] ... stored offset=S".
 func (sc *rdScanner) remove(msg []byte, r *rdRec) (bool, error) {
-	if !bytes.HasPrefix(msg, bRemoving) {
+	if !bytes.HasPrefix(msg, bRemoving.s) {
 		return false, nil
 	}
-	j := bytes.Index(msg, bStoredEq)
-	topic, part, ok := sc.topicPart(msg[len(bRemoving):])
+	j := bStoredEq.in(msg)
+	topic, part, ok := sc.topicPart(msg[len(bRemoving.s):])
 	if !ok || j < 0 {
 		return false, nil
 	}
-	s, ok := parseInt(msg[j+len(bStoredEq):])
+	s, ok := parseInt(msg[j+len(bStoredEq.s):])
 	if !ok {
 		return false, nil
 	}
@@ -182,15 +182,15 @@ func (sc *rdScanner) remove(msg []byte, r *rdRec) (bool, error) {
 
 // commitResult reads "OffsetCommit for N partition(s) ...: returned: Success".
 func commitResult(msg []byte, r *rdRec) bool {
-	if bytes.Index(msg, bOffsetCom) < 0 {
+	if bOffsetCom.in(msg) < 0 {
 		return false
 	}
-	k := bytes.Index(msg, bReturned)
+	k := bReturned.in(msg)
 	if k < 0 {
 		return false
 	}
-	result := msg[k+len(bReturned):]
-	r.flag = bytes.HasPrefix(result, bSuccess)
+	result := msg[k+len(bReturned.s):]
+	r.flag = bytes.HasPrefix(result, bSuccess.s)
 	if bytes.Contains(result, []byte("No offset stored")) {
 		r.ctrl = 1
 	}
@@ -206,11 +206,11 @@ func (sc *rdScanner) partAddDel(msg []byte, r *rdRec) bool {
 	if r.op == rdRevoke {
 		sep = bDelete
 	}
-	j := bytes.Index(msg, sep)
+	j := sep.in(msg)
 	if j < 0 {
 		return false
 	}
-	topic, part, ok := sc.topicPart(msg[j+len(sep):])
+	topic, part, ok := sc.topicPart(msg[j+len(sep.s):])
 	if !ok {
 		return false
 	}
@@ -220,15 +220,15 @@ func (sc *rdScanner) partAddDel(msg []byte, r *rdRec) bool {
 
 // maxPollExceeded reads "Application maximum poll interval (Nms) exceeded by Mms".
 func maxPollExceeded(msg []byte, r *rdRec) bool {
-	j := bytes.Index(msg, bMaxPoll)
+	j := bMaxPoll.in(msg)
 	if j < 0 {
 		return false
 	}
-	if iv, ok := parseInt(msg[j+len(bMaxPoll):]); ok {
+	if iv, ok := parseInt(msg[j+len(bMaxPoll.s):]); ok {
 		r.off = iv
 	}
-	if k := bytes.Index(msg, bExceeded); k >= 0 {
-		if by, ok := parseInt(msg[k+len(bExceeded):]); ok {
+	if k := bExceeded.in(msg); k >= 0 {
+		if by, ok := parseInt(msg[k+len(bExceeded.s):]); ok {
 			r.aux = by
 		}
 	}
@@ -238,10 +238,10 @@ func maxPollExceeded(msg []byte, r *rdRec) bool {
 
 // pauseResume reads "Pausing fetchers for ...: reason" / "Resuming fetchers for ...".
 func pauseResume(msg []byte, r *rdRec) bool {
-	if !bytes.HasPrefix(msg, bPausing) && !bytes.HasPrefix(msg, bResuming) {
+	if !bytes.HasPrefix(msg, bPausing.s) && !bytes.HasPrefix(msg, bResuming.s) {
 		return false
 	}
-	if bytes.HasPrefix(msg, bResuming) {
+	if bytes.HasPrefix(msg, bResuming.s) {
 		r.op = rdResume
 	}
 	if j := bytes.Index(msg, []byte("): ")); j >= 0 {

@@ -8,37 +8,38 @@ import (
 // facility (see rdkafkaParser).
 
 var (
-	bFetchTopic   = []byte("Fetch topic ")
-	bAtOffset     = []byte(" at offset ")
-	bEnqueue      = []byte("Enqueue ")
-	bOn           = []byte(" on ")
-	bLastOffset   = []byte("last_offset ")
-	bCtrl         = []byte(" ctrl msgs")
-	bStored       = []byte("stored offset ")
-	bForCommit    = []byte("for commit")
-	bOffsetCom    = []byte("OffsetCommit for ")
-	bReturned     = []byte(": returned: ")
-	bSuccess      = []byte("Success")
-	bStartFetch   = []byte(" start fetching at offset ")
-	bPartition    = []byte("Partition ")
-	bTopic        = []byte("Topic ")
-	bNotFetch     = []byte("is not fetchable: ")
-	bIsFetchable  = []byte(") is fetchable")
-	bFetchFailed  = []byte(": Fetch failed at offset ")
-	bRemoving     = []byte("Removing ")
-	bStoredEq     = []byte("stored offset=")
-	bAdd          = []byte(": add ")
-	bDelete       = []byte(": delete ")
-	bMaxPoll      = []byte("maximum poll interval (")
-	bExceeded     = []byte("ms) exceeded by ")
-	bPausing      = []byte("Pausing fetchers for ")
-	bResuming     = []byte("Resuming fetchers for ")
-	bOffReset     = []byte(": offset reset (at offset ")
-	bTo           = []byte(") to ")
-	bLost         = []byte(" lost: ")
-	bCommitted    = []byte("committed offset ")
-	bProducerName = []byte("#producer-")
-	bToppars      = []byte("toppar(s)")
+	bFetchTopic   = newFinder("Fetch topic ")
+	bAtOffset     = newFinder(" at offset ")
+	bEnqueue      = newFinder("Enqueue ")
+	bOn           = newFinder(" on ")
+	bLastOffset   = newFinder("last_offset ")
+	bCtrl         = newFinder(" ctrl msgs")
+	bStored       = newFinder("stored offset ")
+	bForCommit    = newFinder("for commit")
+	bOffsetCom    = newFinder("OffsetCommit for ")
+	bReturned     = newFinder(": returned: ")
+	bSuccess      = newFinder("Success")
+	bStartFetch   = newFinder(" start fetching at offset ")
+	bPartition    = newFinder("Partition ")
+	bTopic        = newFinder("Topic ")
+	bNotFetch     = newFinder("is not fetchable: ")
+	bIsFetchable  = newFinder(") is fetchable")
+	bFetchFailed  = newFinder(": Fetch failed at offset ")
+	bRemoving     = newFinder("Removing ")
+	bStoredEq     = newFinder("stored offset=")
+	bAdd          = newFinder(": add ")
+	bDelete       = newFinder(": delete ")
+	bMaxPoll      = newFinder("maximum poll interval (")
+	bExceeded     = newFinder("ms) exceeded by ")
+	bPausing      = newFinder("Pausing fetchers for ")
+	bResuming     = newFinder("Resuming fetchers for ")
+	bOffReset     = newFinder(": offset reset (at offset ")
+	bTo           = newFinder(") to ")
+	bLost         = newFinder(" lost: ")
+	bCommitted    = newFinder("committed offset ")
+	bProducerName = newFinder("#producer-")
+	bToppars      = newFinder("toppar(s)")
+	bNotIncluding = newFinder("not including")
 )
 
 // rdOp is what one librdkafka line says, before fold turns it into events.
@@ -211,7 +212,7 @@ func (sc *rdScanner) scanMessage(fac, client, msg []byte, r *rdRec) (bool, error
 	if op == rdNone {
 		return false, nil
 	}
-	if op == rdPosition && len(fac) == 5 && bytes.HasSuffix(msg, bToppars) {
+	if op == rdPosition && len(fac) == 5 && bytes.HasSuffix(msg, bToppars.s) {
 		return false, nil // the fetcher's request summary, "Fetch 3/3/3 toppar(s)"
 	}
 	if op != rdPosition || len(msg) > memoMaxMsg || sc.memoOff || noMemo {
@@ -247,14 +248,14 @@ func (sc *rdScanner) readMessage(op rdOp, fac, client, msg []byte, r *rdRec) (bo
 	// with debug on, every client of the process (producers and admin clients, which
 	// librdkafka names "<client.id>#producer-N", next to the consumer) logs into the same
 	// stream: only consumers fetch, store and commit
-	if bytes.Contains(client, bProducerName) {
+	if bProducerName.contains(client) {
 		return false, nil
 	}
 	*r = rdRec{op: op, part: AllPartitions, off: Unknown, aux: Unknown}
 	if op == rdPosition && len(fac) == 5 {
 		// FETCH: the long-poll lines are most of a log; read them before anything else
-		if j := bytes.Index(msg, bFetchTopic); j >= 0 {
-			topic, part, off, ok := sc.topicPartAt(msg[j+len(bFetchTopic):], bAtOffset)
+		if j := bFetchTopic.in(msg); j >= 0 {
+			topic, part, off, ok := sc.topicPartAt(msg[j+len(bFetchTopic.s):], &bAtOffset)
 			if !ok {
 				return false, errMalformed("unreadable Fetch topic line")
 			}
@@ -304,11 +305,11 @@ func (sc *rdScanner) message(fac, msg []byte, r *rdRec) (bool, error) {
 	case rdMaxPoll:
 		return maxPollExceeded(msg, r), nil
 	case rdLost:
-		j := bytes.Index(msg, bLost)
+		j := bLost.in(msg)
 		if j < 0 {
 			return false, nil
 		}
-		r.text = "lost: " + string(msg[j+len(bLost):])
+		r.text = "lost: " + string(msg[j+len(bLost.s):])
 		return true, nil
 	case rdPause:
 		return pauseResume(msg, r), nil

@@ -72,7 +72,8 @@ func (sc *rdScanner) topicPartEnd(b []byte) (string, int32, int, bool) {
 }
 
 // topicPartAt reads "topic [p]<sep>N".
-func (sc *rdScanner) topicPartAt(b, sep []byte) (string, int32, int64, bool) {
+func (sc *rdScanner) topicPartAt(b []byte, f *finder) (string, int32, int64, bool) {
+	sep := f.s
 	t, part, end, ok := sc.topicPartEnd(b)
 	if !ok {
 		return "", 0, 0, false
@@ -84,7 +85,7 @@ func (sc *rdScanner) topicPartAt(b, sep []byte) (string, int32, int64, bool) {
 	if end >= 0 && end < len(b) && b[end] == ']' && len(sep) > 1 && sep[0] == ' ' && sep[1] != '[' && bytes.HasPrefix(b[end+1:], sep) {
 		j = end + 1
 	} else {
-		j = bytes.Index(b, sep)
+		j = f.in(b)
 	}
 	if j < 0 {
 		return "", 0, 0, false

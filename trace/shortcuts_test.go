@@ -33,7 +33,8 @@ func TestTopicPartAtReadsTheFirstSeparator(t *testing.T) {
 		{"t [] at offset 3", " at offset "},
 		{"t [4 at offset 3", " at offset "},
 	} {
-		at, ap, ao, aok := sc.topicPartAt([]byte(c.b), []byte(c.sep))
+		f := newFinder(c.sep)
+		at, ap, ao, aok := sc.topicPartAt([]byte(c.b), &f)
 		bt, bp, bo, bok := slow(sc, []byte(c.b), []byte(c.sep))
 		if at != bt || ap != bp || ao != bo || aok != bok {
 			t.Errorf("%q %q: %q %d %d %v, want %q %d %d %v", c.b, c.sep, at, ap, ao, aok, bt, bp, bo, bok)
