@@ -40,6 +40,7 @@ var (
 	bProducerName = newFinder("#producer-")
 	bToppars      = newFinder("toppar(s)")
 	bNotIncluding = newFinder("not including")
+	bThreadEnd    = newFinder("]: ")
 )
 
 // rdOp is what one librdkafka line says, before fold turns it into events.
@@ -92,6 +93,9 @@ type rdScanner struct {
 	// rest of the chunk
 	memoHits, memoMisses int
 	memoOff              bool
+	// the client of the last message read, and whether it is a producer
+	lastClient []byte
+	producer   bool
 }
 
 func newRdScanner() *rdScanner { return &rdScanner{names: map[string]string{}} }
@@ -152,11 +156,11 @@ func (sc *rdScanner) scan(l []byte, r *rdRec) (bool, error) {
 	if !ok || err != nil {
 		return false, err
 	}
-	ts, tok := parseEpoch(tsField)
+	ts, tok := parseEpochNano(tsField)
 	if !tok {
 		return false, errMalformed("bad timestamp")
 	}
-	r.ts = ts.UnixNano()
+	r.ts = ts
 	return true, nil
 }
 
@@ -248,7 +252,11 @@ func (sc *rdScanner) readMessage(op rdOp, fac, client, msg []byte, r *rdRec) (bo
 	// with debug on, every client of the process (producers and admin clients, which
 	// librdkafka names "<client.id>#producer-N", next to the consumer) logs into the same
 	// stream: only consumers fetch, store and commit
-	if bProducerName.contains(client) {
+	if !bytes.Equal(client, sc.lastClient) {
+		sc.lastClient = append(sc.lastClient[:0], client...)
+		sc.producer = bProducerName.contains(client)
+	}
+	if sc.producer {
 		return false, nil
 	}
 	*r = rdRec{op: op, part: AllPartitions, off: Unknown, aux: Unknown}
@@ -264,7 +272,7 @@ func (sc *rdScanner) readMessage(op rdOp, fac, client, msg []byte, r *rdRec) (bo
 		}
 	}
 	if len(msg) > 0 && msg[0] == ' ' || bytes.HasPrefix(msg, []byte("[thrd:")) {
-		if j := bytes.Index(msg, []byte("]: ")); j >= 0 {
+		if j := bThreadEnd.in(msg); j >= 0 {
 			msg = msg[j+3:]
 		}
 	}

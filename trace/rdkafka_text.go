@@ -2,7 +2,6 @@ package trace
 
 import (
 	"bytes"
-	"time"
 )
 
 // Byte-level readers of the librdkafka log's text: numbers, "topic [partition]", times;
@@ -126,21 +125,29 @@ func parseInt(b []byte) (int64, bool) {
 	return v, n > 0
 }
 
-// parseEpoch reads "1796225597.721" (seconds.milliseconds since the epoch).
-func parseEpoch(b []byte) (time.Time, bool) {
-	dot := bytes.IndexByte(b, '.')
-	if dot < 0 {
-		dot = len(b)
+// parseEpochNano reads "1796225597.721" (seconds.milliseconds since the epoch) as Unix
+// nanoseconds: parseEpoch(b).UnixNano(), without the time.Time.
+func parseEpochNano(b []byte) (int64, bool) {
+	var sec int64
+	i := 0
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' && i < 18 {
+		sec = sec*10 + int64(b[i]-'0')
+		i++
 	}
-	sec, ok := parseInt(b[:dot])
-	if !ok || dot > 12 {
-		return time.Time{}, false
+	if i == 0 {
+		return 0, false
+	}
+	dot := i
+	for dot < len(b) && b[dot] != '.' { // parseEpoch reads the digits before the first '.'
+		dot++
+	}
+	if dot > 12 {
+		return 0, false
 	}
 	var ns int64
 	if dot < len(b) {
-		frac := b[dot+1:]
 		scale := int64(1e9)
-		for _, c := range frac {
+		for _, c := range b[dot+1:] {
 			if c < '0' || c > '9' || scale == 1 {
 				break
 			}
@@ -148,5 +155,5 @@ func parseEpoch(b []byte) (time.Time, bool) {
 			ns += int64(c-'0') * scale
 		}
 	}
-	return time.Unix(sec, ns).UTC(), true
+	return sec*1e9 + ns, true
 }
