@@ -118,14 +118,20 @@ func (a *Analyzer) addDeclared(e Event) {
 // countName counts the event under its name (records for fetches and deliveries count
 // once: the line), up to maxNames names.
 func (a *Analyzer) countName(e Event) {
-	if _, ok := a.seen[e.Name]; e.Name != "" && !ok && len(a.seen) >= maxNames {
+	if e.Name == "" {
+		return
+	}
+	seen, ok := a.seen[e.Name]
+	if !ok && len(a.seen) >= maxNames {
 		a.namesDropped++
-	} else if e.Name != "" {
-		n := e.Count
-		if n < 1 || e.Kind == KindFetch || e.Kind == KindDeliver {
-			n = 1
-		}
-		a.seen[e.Name] += n
+		return
+	}
+	n := e.Count
+	if n < 1 || e.Kind == KindFetch || e.Kind == KindDeliver {
+		n = 1
+	}
+	a.seen[e.Name] = seen + n
+	if !ok { // a name counted before has its reference
 		if _, ok := a.counterRefs[e.Name]; !ok {
 			a.counterRefs[e.Name] = e.Ref
 		}
