@@ -49,3 +49,40 @@ func BenchmarkParseFile(b *testing.B) {
 		f.Close()
 	}
 }
+
+// BenchmarkScanRdkafkaLines is the first stage alone (rdScanner.scan, one goroutine, no
+// fold) over every line of the librdkafka log KSTRANDED_TRACE_FILE, in ns a line: for
+// measuring the readers of one kind of line, e.g. a busy log's Enqueue lines:
+//
+//	grep '|CONSUME|' /tmp/busy-20.log | head -100000 > /tmp/consume.log
+//	KSTRANDED_TRACE_FILE=/tmp/consume.log go test ./trace -run '^$' -bench ScanRdkafkaLines -count 6
+func BenchmarkScanRdkafkaLines(b *testing.B) {
+	name := os.Getenv("KSTRANDED_TRACE_FILE")
+	if name == "" {
+		b.Skip("KSTRANDED_TRACE_FILE not set")
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var lines [][]byte
+	for rest := data; len(rest) > 0; {
+		var l []byte
+		l, rest = nextLine(rest)
+		lines = append(lines, l)
+	}
+	if len(lines) == 0 {
+		b.Skip("no lines")
+	}
+	sc := newRdScanner()
+	var r rdRec
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for range b.N {
+		sc.reset()
+		for _, l := range lines {
+			sc.scan(l, &r)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(lines)), "ns/line")
+}
