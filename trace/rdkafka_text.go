@@ -128,20 +128,12 @@ func parseInt(b []byte) (int64, bool) {
 // parseEpochNano reads "1796225597.721" (seconds.milliseconds since the epoch) as Unix
 // nanoseconds: parseEpoch(b).UnixNano(), without the time.Time.
 func parseEpochNano(b []byte) (int64, bool) {
-	var sec int64
-	i := 0
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' && i < 18 {
-		sec = sec*10 + int64(b[i]-'0')
-		i++
-	}
-	if i == 0 {
-		return 0, false
-	}
-	dot := i
-	for dot < len(b) && b[dot] != '.' { // parseEpoch reads the digits before the first '.'
+	dot := 0 // a byte loop: the field is short
+	for dot < len(b) && b[dot] != '.' {
 		dot++
 	}
-	if dot > 12 {
+	sec, ok := parseInt(b[:dot])
+	if !ok || dot > 12 {
 		return 0, false
 	}
 	var ns int64
