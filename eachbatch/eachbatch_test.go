@@ -304,3 +304,27 @@ func TestV160DoublesItsFetchesAndBatches32(t *testing.T) {
 		t.Errorf("errors %v, want the one notice that the batch size is 32", r.e.Errors)
 	}
 }
+
+// eachMessage on 1.6.0 takes one record at a time (#runInternal's fetcher is
+// #consumeSingleCached; maxBatchSize is eachBatch's alone): the batch size it was given
+// is no one's, so there is no notice about it, and -1 does not unbind the cache.
+func TestV160EachMessageHasNoBatchSizeToWarnAbout(t *testing.T) {
+	for _, size := range []int{20, -1} {
+		s := settings(eachbatch.V1_6_0)
+		s.Handler, s.BatchSize = eachbatch.EachMessage, size
+		r := runSeed(t, s)
+		for _, err := range r.e.Errors {
+			if strings.Contains(err.Error(), "max.batch.size") {
+				t.Errorf("batch size %d: notice %q, want none for eachMessage", size, err)
+			}
+		}
+		if r.committed1 != 200 || len(r.delivered1) != 200 {
+			t.Errorf("batch size %d: phase 1 committed %d, delivered %d; want 200 and 200", size, r.committed1, len(r.delivered1))
+		}
+		for _, ev := range r.events {
+			if ev.Ev == traceevent.Fetch && ev.Requested > 1024 {
+				t.Fatalf("batch size %d: a fetch of %d records: the cache is unbounded, want 1.6.0's sizing (at most 1024)", size, ev.Requested)
+			}
+		}
+	}
+}

@@ -164,7 +164,11 @@ func New(l *loop.Loop, src Source, s Settings, trace func(traceevent.Event)) (*E
 	if s.Policy.oldFetch() && s.BatchSize != oldBatchSize {
 		// 1.6.0 and earlier: `const maxBatchSize = 32` in #runInternal, whatever the
 		// application asks (the property reaches librdkafka, which does not know it).
-		e.Errors = append(e.Errors, fmt.Errorf("client %s has no js.consumer.max.batch.size: eachBatch gets batches of %d, not %d", s.Policy, oldBatchSize, s.BatchSize))
+		// eachMessage takes one record at a time (#consumeSingleCached): no batch to size,
+		// nothing to say; -1 does not unbind its cache either.
+		if !e.s.EachMessage() {
+			e.Errors = append(e.Errors, fmt.Errorf("client %s has no js.consumer.max.batch.size: eachBatch gets batches of %d, not %d", s.Policy, oldBatchSize, s.BatchSize))
+		}
 		e.s.BatchSize = oldBatchSize
 		s.BatchSize = oldBatchSize
 	}
