@@ -113,14 +113,6 @@ func (sc *rdScanner) enqueue(msg []byte, r *rdRec) (bool, error) {
 	return true, nil
 }
 
-// index is bytes.Index(b[from:], sep) as an index of b (-1: none).
-func index(b, sep []byte, from int) int {
-	if i := bytes.Index(b[from:], sep); i >= 0 {
-		return from + i
-	}
-	return -1
-}
-
 // offset reads the OFFSET lines: "Topic t [p]: stored offset S ..., committed offset C ...:
 // setting stored offset S ... for commit" and "t [p]: offset reset (at offset X) to Y".
 func (sc *rdScanner) offset(msg []byte, r *rdRec) (bool, error) {
