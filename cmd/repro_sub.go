@@ -35,12 +35,9 @@ cluster or at ` + "`kstranded broker`" + `.`,
 			if err != nil {
 				return err
 			}
-			k, err := g.Kafka()
+			k, err := g.LiveKafka("repro produce writes to a live cluster; start one with: kstranded broker")
 			if err != nil {
 				return err
-			}
-			if k.Brokers == "" {
-				return exitcode.Usagef("repro produce needs --brokers (start one with: kstranded broker)")
 			}
 			if partitions <= 0 {
 				return exitcode.Usagef("--partitions must be > 0, got %d", partitions)
@@ -112,8 +109,11 @@ is for repro and simulate). Use it with ` + "`repro produce`" + ` against your o
 			if _, err := o.complete(g); err != nil {
 				return err
 			}
-			if o.Kafka.Brokers == "" || o.Group == "" {
-				return exitcode.Usagef("repro consume needs --brokers and --group")
+			if _, err := g.LiveKafka("repro consume reads a live cluster"); err != nil {
+				return err
+			}
+			if o.Group == "" {
+				return exitcode.Usagef("--group is required (repro consume joins the group it names)")
 			}
 			shared, err := sharedGroup(c.Context(), o.Kafka, o.Group, o.Timeout, o.AllowSharedGroup)
 			if err != nil {

@@ -200,12 +200,9 @@ func traceParse(ctx context.Context, g *Globals, o *traceParseOptions) error {
 	var live *inspect.Kafka
 	brokers := ""
 	if o.Group != "" {
-		k, err := g.Kafka()
+		k, err := g.LiveKafka("--group reads the group's committed offsets live")
 		if err != nil {
 			return err
-		}
-		if k.Brokers == "" {
-			return exitcode.Usagef("--group reads the group's committed offsets live: give --brokers")
 		}
 		brokers = k.Brokers
 		opts, err := k.KgoOpts()
