@@ -50,7 +50,7 @@ func (e *Engine) fetchBlocking(w *worker) {
 		return
 	}
 	recs, err := e.consume(size)
-	if e.consumeReturns(recs, err) {
+	if consumeReturns(recs, err) {
 		e.endBlocking(w, size, recs, err)
 		return
 	}
@@ -79,21 +79,15 @@ func (e *Engine) lookAgain(b *blockedConsume) {
 
 // consumeReturns reports whether a waiting consume call returns with what the source
 // gave: records or an error (else it waits on).
-func (e *Engine) consumeReturns(recs []Record, err error) bool {
+func consumeReturns(recs []Record, err error) bool {
 	return len(recs) > 0 || err != nil
 }
 
 // look looks at the source for the blocked call b and ends it when the call returns
-// (consumeReturns); it reports whether it did. While a revoke's #unassign waits
-// (revokePending) librdkafka holds every partition paused, and the #unassign waits for
-// this call: it returns nothing before its timeout, and the source is not read (the
-// model's source does not pause at a rebalance).
+// (consumeReturns); it reports whether it did.
 func (e *Engine) look(b *blockedConsume) bool {
-	if e.revokePending() {
-		return false
-	}
-	recs, err := e.consume(b.size)
-	if !e.consumeReturns(recs, err) {
+	recs, err := e.readBlocked(b.size)
+	if !consumeReturns(recs, err) {
 		return false
 	}
 	e.stopBlock(b)
@@ -118,12 +112,18 @@ func (e *Engine) unblock() {
 		return
 	}
 	e.stopBlock(b)
-	var recs []Record
-	var err error
-	if !e.revokePending() { // see look
-		recs, err = e.consume(b.size)
-	}
+	recs, err := e.readBlocked(b.size)
 	e.endBlocking(b.w, b.size, recs, err)
+}
+
+// readBlocked is the blocked call's read of the source. While a revoke's #unassign waits
+// (revokePending) librdkafka holds every partition paused, and the #unassign waits for
+// this call: it reads nothing (the model's source does not pause at a rebalance).
+func (e *Engine) readBlocked(size int) ([]Record, error) {
+	if e.revokePending() {
+		return nil, nil
+	}
+	return e.consume(size)
 }
 
 func (e *Engine) stopBlock(b *blockedConsume) {
