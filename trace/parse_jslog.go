@@ -250,7 +250,7 @@ func (s *jsScanner) record(c *rdChunk, line int, fac, name, msg []byte, ts int64
 // the workers, pause, resume, connect and disconnect, rebalances and errors. Producers'
 // messages say nothing about consumption.
 func (s *jsScanner) binding(name, msg []byte, r *rdRec) bool {
-	if bProducerName.contains(name) {
+	if s.rd.isProducer(name) {
 		return false
 	}
 	*r = rdRec{part: AllPartitions, off: Unknown, aux: Unknown}

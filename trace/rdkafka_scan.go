@@ -252,11 +252,7 @@ func (sc *rdScanner) readMessage(op rdOp, fac, client, msg []byte, r *rdRec) (bo
 	// with debug on, every client of the process (producers and admin clients, which
 	// librdkafka names "<client.id>#producer-N", next to the consumer) logs into the same
 	// stream: only consumers fetch, store and commit
-	if !bytes.Equal(client, sc.lastClient) {
-		sc.lastClient = append(sc.lastClient[:0], client...)
-		sc.producer = bProducerName.contains(client)
-	}
-	if sc.producer {
+	if sc.isProducer(client) {
 		return false, nil
 	}
 	*r = rdRec{op: op, part: AllPartitions, off: Unknown, aux: Unknown}
@@ -277,6 +273,16 @@ func (sc *rdScanner) readMessage(op rdOp, fac, client, msg []byte, r *rdRec) (bo
 		}
 	}
 	return sc.message(fac, msg, r)
+}
+
+// isProducer reports whether the client name is a producer's ("<client.id>#producer-N"),
+// looking at a name once while the lines go on naming it.
+func (sc *rdScanner) isProducer(client []byte) bool {
+	if !bytes.Equal(client, sc.lastClient) {
+		sc.lastClient = append(sc.lastClient[:0], client...)
+		sc.producer = bProducerName.contains(client)
+	}
+	return sc.producer
 }
 
 // keep drops repeats and names the client of the records that settle commits.
