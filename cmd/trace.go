@@ -92,7 +92,7 @@ commit seen) and NO RECORD EVIDENCE (the commit passed undelivered offsets no fe
 describes). --group GROUP with --brokers (and -X/--config) judges as inspect does: the
 group's committed offsets and what the partitions' offsets hold, read live, for every
 partition of the topics the inputs name; the timeline marks them "read live". librdkafka
-logs its commits with debug=cgrp.
+logs its commits with debug=cgrp, and what each fetch returned with debug=fetch.
 
 Limits (memory stays under 256 MB whatever the input): ` + strconv.Itoa(trace.DefaultMaxPartitions) + ` partitions are tracked
 (--max-partitions); events about partitions named after them are counted, not tracked, and

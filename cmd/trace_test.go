@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kstranded/kstranded/internal/exitcode"
+	"github.com/kstranded/kstranded/jsclient"
 	"github.com/kstranded/kstranded/trace/tracegen"
 )
 
@@ -78,6 +79,13 @@ func TestTraceParse(t *testing.T) {
 			exitcode.OK, []string{"OK", "auto-commit of 2 reported after the manual commit of 82"}, nil},
 		{"the librdkafka log of a v1.10.0 repro shows the commits 82 then 202, and without deliveries judges nothing", "", []string{"trace", "parse", "--timeline", fixture("repro-v1.10.0-rdkafka.log")},
 			exitcode.NoEvidence, []string{"librdkafka (detected)", "commit\t82\t", "commit\t202\t", "fetch\t0-200 (200 records), 1 control marker(s)", "NO EVIDENCE", "--pattern REGEXP"}, nil},
+		// the real JS client's logs (captures of scenario.js): with debug=cgrp alone the
+		// commit to 202 passed offsets no line describes, and the verdict says what would
+		// settle it; with debug=fetch too (its Enqueue lines) the same kind of run is judged
+		{"a real client's log with debug=cgrp alone is NO RECORD EVIDENCE and names debug=fetch", "", []string{"trace", "parse", "--pattern", jsclient.DeliveredPattern, filepath.Join("..", "testenv", "jsclient", "captures", "v1.10.0-seek-forward-debug-cgrp.log.gz")},
+			exitcode.NoEvidence, []string{"NO RECORD EVIDENCE", "to settle it: the commit passed undelivered offsets", "--group GROUP with --brokers", "debug=fetch"}, []string{"not enough evidence"}},
+		{"a real client's log with debug=consumer,cgrp,fetch is judged", "", []string{"trace", "parse", "--pattern", jsclient.DeliveredPattern, fixture("jsclient/v1.10.0-default-debug.log.gz")},
+			exitcode.Lost, []string{"LOST", "82-199"}, nil},
 		{"a file whose lines are all malformed says so and exits 6", "", []string{"trace", "parse", "--format", "kstranded", junk},
 			exitcode.NoEvidence, []string{"1 malformed", "NO EVIDENCE: ", "1 of 1 lines malformed"}, []string{"not enough evidence"}},
 		{"an empty file is no evidence (exit 6), as in inspect", "", []string{"trace", "parse", empty}, exitcode.NoEvidence, nil, []string{"empty.log", "NO EVIDENCE"}},

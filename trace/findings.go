@@ -202,6 +202,10 @@ const (
 	// CONFIGURATION.md lists consumer,cgrp,topic,fetch for consumers).
 	SettleCommits   = "no commit seen for a partition with deliveries: add --group GROUP with --brokers to read the group's committed offsets live, run `kstranded inspect --group GROUP --delivered FILE`, or capture the client's log with librdkafka debug=cgrp (it logs OffsetCommit), e.g. debug=consumer,cgrp,fetch"
 	SettleMalformed = "most lines of an input are malformed: check --format, or give --pattern REGEXP for an application log"
+	// librdkafka logs what each fetch returned ("Enqueue N message(s) ... last_offset L,
+	// C ctrl msgs", facility CONSUME) under the fetch debug context
+	// (rdkafka_msgset_reader.c: MSG | FETCH).
+	SettleRecords = "the commit passed undelivered offsets that nothing in the inputs describes (records or transaction markers): add --group GROUP with --brokers to read what the partition's offsets hold, run `kstranded inspect --group GROUP --delivered FILE`, or capture the client's log with librdkafka debug=fetch (it logs what each fetch returned), e.g. debug=consumer,cgrp,fetch"
 )
 
 // judge sets the report's verdict and what would settle it.
@@ -217,6 +221,8 @@ func (r *Report) judge(unread []string) {
 			settle[SettleDeliveries] = true
 		case verdict.NoCommitEvidence:
 			settle[SettleCommits] = true
+		case verdict.NoRecordEvidence:
+			settle[SettleRecords] = true
 		}
 	}
 	for _, f := range r.Files {
@@ -253,7 +259,7 @@ func (r *Report) judge(unread []string) {
 		// was read being clean says nothing of the rest
 		r.Verdict = verdict.Incomplete
 	}
-	for _, k := range []string{SettleMalformed, SettleDeliveries, SettleCommits} {
+	for _, k := range []string{SettleMalformed, SettleDeliveries, SettleCommits, SettleRecords} {
 		if settle[k] {
 			r.Settle = append(r.Settle, k)
 		}
