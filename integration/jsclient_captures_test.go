@@ -146,7 +146,7 @@ var capturedRuns = []struct {
 	// the rest of the captures of the suite's shapes kept at the top of the folder (runs of
 	// 2026-12-04 to 2026-12-06, FIDELITY.md's tables by release: each outcome here is the
 	// row of its release and shape there, the judge's); the two 20x3-c2 captures are not
-	// (see above), nor the -cgrp ones, runs with librdkafka's debug of shapes since renamed
+	// (see above), nor the -cgrp ones, runs of scenario.js by hand the judge did not see
 	{"v1.0.0-seek-forward.log.gz", "1.0.0", "seek-forward", "0: LOST 94-99@202"},
 	{"v1.10.0-eachmessage-40.log.gz", "1.10.0", "eachmessage-40", "0: OK@42"},
 	{"v1.10.0-heartbeat.log.gz", "1.10.0", "heartbeat", "0: LOST 82-199@202"},
