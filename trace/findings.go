@@ -200,12 +200,17 @@ const (
 	// librdkafka logs its offset commits ("OffsetCommit for N partition(s) ...
 	// returned", facility COMMIT) under the cgrp debug context (rdkafka_cgrp.c;
 	// CONFIGURATION.md lists consumer,cgrp,topic,fetch for consumers).
-	SettleCommits   = "no commit seen for a partition with deliveries: add --group GROUP with --brokers to read the group's committed offsets live, run `kstranded inspect --group GROUP --delivered FILE`, or capture the client's log with librdkafka debug=cgrp (it logs OffsetCommit), e.g. debug=consumer,cgrp,fetch"
+	SettleCommits   = "no commit seen for a partition with deliveries: " + settleLive + "the group's committed offsets live" + settleOr + "debug=cgrp (it logs OffsetCommit)" + settleDebug
 	SettleMalformed = "most lines of an input are malformed: check --format, or give --pattern REGEXP for an application log"
 	// librdkafka logs what each fetch returned ("Enqueue N message(s) ... last_offset L,
 	// C ctrl msgs", facility CONSUME) under the fetch debug context
 	// (rdkafka_msgset_reader.c: MSG | FETCH).
-	SettleRecords = "the commit passed undelivered offsets that nothing in the inputs describes (records or transaction markers): add --group GROUP with --brokers to read what the partition's offsets hold, run `kstranded inspect --group GROUP --delivered FILE`, or capture the client's log with librdkafka debug=fetch (it logs what each fetch returned), e.g. debug=consumer,cgrp,fetch"
+	SettleRecords = "the commit passed undelivered offsets that nothing in the inputs describes (records or transaction markers): " + settleLive + "what the partition's offsets hold" + settleOr + "debug=fetch (it logs what each fetch returned)" + settleDebug
+
+	// the three ways to what a log lacks, the same for commits and for records
+	settleLive  = "add --group GROUP with --brokers to read "
+	settleOr    = ", run `kstranded inspect --group GROUP --delivered FILE`, or capture the client's log with librdkafka "
+	settleDebug = ", e.g. debug=consumer,cgrp,fetch"
 )
 
 // judge sets the report's verdict and what would settle it.
