@@ -276,7 +276,7 @@ func PrintRepro(w io.Writer, v Repro, f render.Format, pretty bool) error {
 		}
 		// on a terminal the subtitle wraps at word boundaries to the terminal's width
 		subtitle := render.Wrap(fmt.Sprintf("client %s · topic %s · group %s · %s · commit %s · workload %s · %s",
-			render.Safe(r.Client), render.Safe(r.Topic), render.Safe(r.Group), where, r.Commit, workloadLine(r.Workload), render.Safe(settingsLine(r.Settings, r.Handler))), render.Width(nw), "  ")
+			render.Safe(r.Client), render.Safe(r.Topic), render.Safe(r.Group), where, r.Commit, workloadLine(r.Workload), render.Safe(settingsLine(r.Settings, r.Policy, r.Handler))), render.Width(nw), "  ")
 		for _, l := range strings.Split(subtitle, "\n") {
 			fmt.Fprintln(nw, st.Dim.Render(l)) // a line at a time: a styled block pads its lines
 		}
@@ -606,13 +606,23 @@ func phaseCell(p ReproPartition, i int) string {
 	return c
 }
 
-func settingsLine(s map[string]string, handler string) string {
+// settingsLine is the run's settings as the consumer used them: the batch the handler got
+// (a release without js.consumer.max.batch.size batches 32 whatever --batch-size asked;
+// eachMessage gets one record at a time, no batch), not only what was asked.
+func settingsLine(s map[string]string, policy, handler string) string {
 	parallel := s["handler_parallel"] + " at a time"
+	batch := "batch " + s["batch_size"]
 	if handler == string(eachbatch.EachMessage) {
 		parallel = "one at a time (eachMessage)" // --handler-parallel is eachBatch's
+		batch = "eachMessage"
+		if s["batch_size"] == "-1" && eachbatch.Policy(policy).FixedBatchSize(eachbatch.EachBatch) == 0 {
+			batch += " (max.batch.size -1: cache unbounded)"
+		}
+	} else if fixed := eachbatch.Policy(policy).FixedBatchSize(eachbatch.Handler(handler)); fixed > 0 && fmt.Sprint(fixed) != s["batch_size"] {
+		batch = fmt.Sprintf("batch %d (%s's fixed size; --batch-size %s not applied)", fixed, policy, s["batch_size"])
 	}
-	return fmt.Sprintf("scale %s · batch %s × concurrency %s · %s per record, %s · max.poll.interval %s",
-		s["time_scale"], s["batch_size"], s["concurrency"], s["handler_delay"], parallel, s["max_poll_interval"])
+	return fmt.Sprintf("scale %s · %s × concurrency %s · %s per record, %s · max.poll.interval %s",
+		s["time_scale"], batch, s["concurrency"], s["handler_delay"], parallel, s["max_poll_interval"])
 }
 
 // ProgressLine renders a live status line for terminals, headed by label (RunOf), fitted

@@ -185,3 +185,32 @@ func TestProgressLineFitsTheTerminal(t *testing.T) {
 		}
 	}
 }
+
+// The header says the batch the handler got, not only the one asked for: a release without
+// js.consumer.max.batch.size batches 32 whatever --batch-size says (the engine's warning
+// says so too), and eachMessage has no batch.
+func TestTheSettingsLineSaysTheBatchTheHandlerGot(t *testing.T) {
+	s := map[string]string{"time_scale": "1", "batch_size": "20", "concurrency": "20", "handler_delay": "40s",
+		"handler_parallel": "3", "max_poll_interval": "15m0s"}
+	for _, c := range []struct {
+		policy  eachbatch.Policy
+		handler eachbatch.Handler
+		batch   string
+		want    string
+	}{
+		{eachbatch.V1_10_0, eachbatch.EachBatch, "20", "· batch 20 × concurrency 20 ·"},
+		{eachbatch.V1_10_0, "", "20", "· batch 20 × concurrency 20 ·"},
+		{eachbatch.V1_6_0, eachbatch.EachBatch, "20", "· batch 32 (v1.6.0's fixed size; --batch-size 20 not applied) × concurrency 20 ·"},
+		{eachbatch.V0_2_0, "", "20", "· batch 32 (v0.2.0's fixed size; --batch-size 20 not applied) × concurrency 20 ·"},
+		{eachbatch.V1_6_0, eachbatch.EachBatch, "32", "· batch 32 × concurrency 20 ·"},
+		{eachbatch.V1_10_1, eachbatch.EachMessage, "20", "· eachMessage × concurrency 20 · 40s per record, one at a time (eachMessage) ·"},
+		{eachbatch.V1_10_1, eachbatch.EachMessage, "-1", "· eachMessage (max.batch.size -1: cache unbounded) × concurrency 20 ·"},
+		{eachbatch.V1_6_0, eachbatch.EachMessage, "20", "· eachMessage × concurrency 20 ·"},
+	} {
+		s["batch_size"] = c.batch
+		got := "· " + settingsLine(s, string(c.policy), string(c.handler)) + " ·"
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%s/%s batch %s: %q, want it to hold %q", c.policy, c.handler, c.batch, got, c.want)
+		}
+	}
+}
