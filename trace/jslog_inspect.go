@@ -34,6 +34,13 @@ func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
 			lines++
 			break
 		}
+		if m := s.lineMemo(lines - 1); m != nil && len(rest) >= len(m.line) && string(rest[:len(m.line)]) == string(m.line) {
+			// the line the object before had at this place, byte for byte: what it read
+			s.field(m.line[m.key:m.keyEnd], m.line[m.val:m.valEnd], m.isStr, false, true)
+			lines++
+			p += len(m.line)
+			continue
+		}
 		nl := bytes.IndexByte(rest, '\n')
 		line := rest
 		if nl >= 0 {
@@ -47,6 +54,9 @@ func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
 			return 0
 		}
 		s.field(key, val, isStr, false, true)
+		if nl >= 0 && string(key) != "message" {
+			s.keepLine(lines-1, rest[:nl+1], key, val, isStr)
+		}
 		if o.hasMsg && msgLine == 0 {
 			msgLine = c.lines + lines + 1
 		}
@@ -67,6 +77,49 @@ func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
 	c.matched++
 	s.record(c, msgLine, o.fac, o.name, o.msg, o.ts, o.hasTS)
 	return p
+}
+
+// A DefaultLogger's objects repeat most of their lines: the same fac, name and timestamp
+// (the client logs many lines in one millisecond) at the same place. inspectObject keeps
+// the last line it read at each place of an object but the message's (which is read in
+// place and differs), and a line equal to it byte for byte is taken as read: the same key
+// and value, without looking for its end or its quotes again. Its value holds no backslash
+// (SimpleField took it), so it reads the same anywhere. TestTheLineMemoReadsAsTheLines
+// compares the reports with and without it.
+type jsLineMemo struct {
+	line        []byte // the line and its "\n"
+	key, keyEnd int    // the key: line[key:keyEnd]
+	val, valEnd int    // the value: line[val:valEnd]
+	isStr       bool
+}
+
+// noLineMemo turns the memo off (the tests' reference).
+var noLineMemo bool
+
+// lineMemo is the memo of the i-th line after an object's "{", nil when there is none.
+func (s *jsScanner) lineMemo(i int) *jsLineMemo {
+	if i >= len(s.lines) || len(s.lines[i].line) == 0 {
+		return nil
+	}
+	return &s.lines[i]
+}
+
+// keepLine remembers the i-th line of an object (line, with its "\n") and what it read
+// (key and val, slices of line).
+func (s *jsScanner) keepLine(i int, line, key, val []byte, isStr bool) {
+	if noLineMemo || i >= 8 {
+		return
+	}
+	for len(s.lines) <= i {
+		s.lines = append(s.lines, jsLineMemo{})
+	}
+	m := &s.lines[i]
+	m.line = append(m.line[:0], line...)
+	m.key = cap(line) - cap(key)
+	m.keyEnd = m.key + len(key)
+	m.val = cap(line) - cap(val)
+	m.valEnd = m.val + len(val)
+	m.isStr = isStr
 }
 
 // truncated counts the open object as malformed: its end never came.

@@ -149,7 +149,8 @@ type jsScanner struct {
 	// bs is the index in the chunk of its first backslash at or after bsFrom (the chunk's
 	// length: none; bsFrom -1: not looked for yet): noBackslash
 	bs, bsFrom int
-	inChunk    bool // the line being read is a slice of the chunk (not a copy without its ANSI codes)
+	inChunk    bool         // the line being read is a slice of the chunk (not a copy without its ANSI codes)
+	lines      []jsLineMemo // the lines inspectObject read last at each place of an object
 }
 
 // noBackslash reports whether b, a slice of the chunk data, holds no backslash. The
