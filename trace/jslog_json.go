@@ -8,6 +8,8 @@ import (
 
 // A JSON logger's lines: one object a line, read compact first, else in general.
 
+var fJSONFac = newFinder(`"fac"`)
+
 // jsonLine reads one line of a JSON logger's output.
 func (s *jsScanner) jsonLine(c *rdChunk, line []byte) {
 	t := bytes.TrimLeft(line, " \t")
@@ -15,15 +17,15 @@ func (s *jsScanner) jsonLine(c *rdChunk, line []byte) {
 		s.appLine(c, line)
 		return
 	}
+	// a line without "fac" is the application's, readable or not: the keys are read as
+	// written (escapes unresolved), so a fac key has "fac" in the line
+	if fJSONFac.in(t) < 0 {
+		s.appLine(c, line)
+		return
+	}
 	o := &s.obj
 	o.reset(c.lines)
-	// the fields first, the search for "fac" only when they are unreadable: a readable
-	// object with a fac key has "fac" in it, and one without is the application's either way
 	if err := s.jsonFields(t, s.inChunk && s.noBackslash(c.data, t)); err != "" {
-		if !bytes.Contains(t, bJSONFac) {
-			s.appLine(c, line)
-			return
-		}
 		c.bad(line, err)
 		return
 	}
@@ -72,12 +74,82 @@ func (s *jsScanner) jsonFieldsAny(b []byte) string {
 // FuzzJSONCompact compare the two. clean says b holds no backslash.
 func (s *jsScanner) jsonFieldsCompact(b []byte, clean bool) bool {
 	t := jstok.NewCompact(b, clean)
+	m := &s.jm
+	n := 0 // the fields of the memo's line that b repeats: all but its last, or none
+	if !t.Bad && !noLineMemo && len(m.fields) > 1 {
+		// the fields and the byte after them (a bare value ends at it): Compact.Next reads
+		// nothing else of the line for them
+		if end := m.fields[len(m.fields)-2].end + 1; end < len(b) && string(b[:end]) == string(m.line[:end]) {
+			n = len(m.fields) - 1
+			for _, f := range m.fields[:n] {
+				if f.read {
+					s.field(b[f.key:f.keyEnd], b[f.val:f.valEnd], f.str, false, true)
+				}
+			}
+			t.Resume(m.fields[n-1].end)
+		}
+	}
+	// a line that repeats the memo's is kept in it; another one beside it, and in its place
+	// only when it is the client's (an application's line between two of the client's is
+	// seldom repeated by the next line)
+	to := &s.jm2
+	if n > 0 {
+		to = m
+	}
+	to.fields = to.fields[:n]
 	for t.Next() {
 		s.field(t.Key, t.Val, t.Str, false, true)
+		if len(to.fields) < 16 {
+			to.fields = append(to.fields, jsonFieldMemo{key: cap(b) - cap(t.Key), val: cap(b) - cap(t.Val), str: t.Str, end: t.Pos()})
+			f := &to.fields[len(to.fields)-1]
+			f.keyEnd, f.valEnd = f.key+len(t.Key), f.val+len(t.Val)
+			f.read = jsonKeyRead(t.Key)
+		}
 	}
 	if t.Bad {
+		to.fields = to.fields[:0]
 		return false
+	}
+	if len(to.fields) > 0 && (n > 0 || s.obj.hasFac) && !noLineMemo {
+		from := 0
+		if n > 0 {
+			from = to.fields[n-1].end + 1 // the line is the same before
+		}
+		last := to.fields[len(to.fields)-1].end
+		to.line = append(to.line[:from], b[from:min(last+1, len(b))]...)
+		if to != m {
+			s.jm, s.jm2 = s.jm2, s.jm
+		}
 	}
 	s.endFields()
 	return true
+}
+
+// jsonKeyRead says whether field reads the key: the others (a logger's level, pid,
+// hostname, the application's) are not read again from a memo.
+func jsonKeyRead(key []byte) bool {
+	switch string(key) {
+	case "msg", "message", "fac", "name", "timestamp", "time":
+		return true
+	}
+	return false
+}
+
+// A JSON logger repeats the first fields of its lines (level, time, pid, hostname, and
+// the client's fac, timestamp and name, by the millisecond): jsonFieldsCompact keeps
+// where the last compact line's fields were, and when a line starts with the same bytes as
+// that one up to its last field (and the byte after, which Compact.Next stops at), takes
+// those fields as read (the same keys and values, slices of this line) and reads on from
+// there.
+// TestTheLineMemoReadsAsTheLines compares the reports with and without it.
+type jsonLineMemo struct {
+	line   []byte // the last compact line read whole, to the byte after its last field
+	fields []jsonFieldMemo
+}
+
+type jsonFieldMemo struct {
+	key, keyEnd, val, valEnd int // the key and value: line[key:keyEnd], line[val:valEnd]
+	end                      int // Compact.Pos after the field
+	str                      bool
+	read                     bool // jsonKeyRead: field reads it
 }

@@ -151,6 +151,7 @@ type jsScanner struct {
 	bs, bsFrom int
 	inChunk    bool         // the line being read is a slice of the chunk (not a copy without its ANSI codes)
 	lines      []jsLineMemo // the lines inspectObject read last at each place of an object
+	jm, jm2    jsonLineMemo // the fields of the last compact JSON line of the client's, and a scratch one
 }
 
 // noBackslash reports whether b, a slice of the chunk data, holds no backslash. The

@@ -104,6 +104,18 @@ func NewCompact(b []byte, clean bool) Compact {
 	return Compact{b: b, i: 1, Bad: !clean && bytes.IndexByte(b, '\\') >= 0}
 }
 
+// Pos is where the next field's reading starts (the end of the last field read), -1
+// after the object's "}".
+func (t *Compact) Pos() int { return t.i }
+
+// Resume makes the next Next read on from i, the Pos of a field an earlier read of the
+// same bytes ended at (a memo of a line's first fields: they were read there already).
+func (t *Compact) Resume(i int) {
+	if !t.Bad {
+		t.i, t.sep = i, i > 1
+	}
+}
+
 // Next reads the next field; false at the object's "}" or when the object is not compact
 // (Bad).
 func (t *Compact) Next() bool {
