@@ -151,7 +151,10 @@ type Analyzer struct {
 	settings    map[string]string
 	settingRef  map[string]Ref
 	declared    map[string]int
-	seen        map[string]int
+	seen        map[string]*int // the events of each client name (countName)
+	lastName    string          // the name countName counted last, and its count in seen
+	lastSeen    *int
+	rangeBlock  []kpart.Range // oneRange's block
 	counterRefs map[string]Ref
 	spins       map[string]*spinStat
 	expiries    []expiryRec
@@ -205,7 +208,7 @@ func NewAnalyzer(opt Options) *Analyzer {
 		opt.MaxPartitions = DefaultMaxPartitions
 	}
 	return &Analyzer{opt: opt, tlShare: opt.TimelineCap, rangeLimit: MaxRanges, parts: map[kpart.TopicPartition]*partState{}, settings: map[string]string{},
-		settingRef: map[string]Ref{}, declared: map[string]int{}, seen: map[string]int{},
+		settingRef: map[string]Ref{}, declared: map[string]int{}, seen: map[string]*int{},
 		counterRefs: map[string]Ref{}, spins: map[string]*spinStat{}, global: timeline{cap: opt.TimelineCap}}
 }
 

@@ -87,7 +87,7 @@ func (a *Analyzer) deliver(e Event) {
 	// coalesce runs of single-record deliveries (application logs)
 	if last := ps.tl.last(); last != nil && last.Kind == KindDeliver && len(e.Ranges) == 1 && len(last.Ranges) == 1 &&
 		last.Ref.File == e.Ref.File && last.Ranges[0].Last+1 == e.Ranges[0].First && e.Remaining == Unknown && e.Count == 1 {
-		last.Ranges = []kpart.Range{{First: last.Ranges[0].First, Last: e.Ranges[0].Last}}
+		last.Ranges = a.oneRange(last.Ranges[0].First, e.Ranges[0].Last)
 		last.Count++
 		last.lazy, last.remaining, last.Detail = lazyDelivered, Unknown, ""
 		return
@@ -95,6 +95,22 @@ func (a *Analyzer) deliver(e Event) {
 	e.Count = int(kpart.RangeSet(e.Ranges).Count())
 	a.lazyEntry(e, lazyDelivered)
 }
+
+// oneRange is []kpart.Range{{first, last}}, cut from a block of them: a delivery line is
+// one record, and a range allocated for each was a tenth of the fold's allocations. The
+// slice has no room to grow (an append copies it); the block is small, so an entry
+// kept in the timeline holds at most rangeBlock ranges alive.
+func (a *Analyzer) oneRange(first, last int64) []kpart.Range {
+	if len(a.rangeBlock) == 0 {
+		a.rangeBlock = make([]kpart.Range, rangeBlock)
+	}
+	r := a.rangeBlock[:1:1]
+	a.rangeBlock = a.rangeBlock[1:]
+	r[0] = kpart.Range{First: first, Last: last}
+	return r
+}
+
+const rangeBlock = 64
 
 func (a *Analyzer) clear(e Event) {
 	rec := clearRec{time: e.Time, seq: a.seq, ref: e.Ref, keys: e.Keys, keysKnown: e.KeysKnown, reason: e.Reason}

@@ -442,7 +442,11 @@ func (a *Analyzer) counters() []Counter {
 		names[n] = true
 	}
 	for n := range names {
-		out = append(out, Counter{Name: n, Declared: a.declared[n], Seen: a.seen[n]})
+		seen := 0
+		if p := a.seen[n]; p != nil {
+			seen = *p
+		}
+		out = append(out, Counter{Name: n, Declared: a.declared[n], Seen: seen})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

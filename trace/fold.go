@@ -121,21 +121,28 @@ func (a *Analyzer) countName(e Event) {
 	if e.Name == "" {
 		return
 	}
-	seen, ok := a.seen[e.Name]
-	if !ok && len(a.seen) >= maxNames {
-		a.namesDropped++
-		return
-	}
 	n := e.Count
 	if n < 1 || e.Kind == KindFetch || e.Kind == KindDeliver {
 		n = 1
 	}
-	a.seen[e.Name] = seen + n
-	if !ok { // a name counted before has its reference
-		if _, ok := a.counterRefs[e.Name]; !ok {
+	if a.lastSeen != nil && e.Name == a.lastName { // a log's events mostly come from one client
+		*a.lastSeen += n
+		return
+	}
+	seen, ok := a.seen[e.Name]
+	if !ok {
+		if len(a.seen) >= maxNames {
+			a.namesDropped++
+			return
+		}
+		seen = new(int)
+		a.seen[e.Name] = seen
+		if _, ok := a.counterRefs[e.Name]; !ok { // a name counted before has its reference
 			a.counterRefs[e.Name] = e.Ref
 		}
 	}
+	*seen += n
+	a.lastName, a.lastSeen = e.Name, seen
 }
 
 // addKind folds the event by its kind: one handler each.

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/kstranded/kstranded/evidence"
-	"github.com/kstranded/kstranded/internal/kpart"
 	"github.com/kstranded/kstranded/trace/jstok"
 )
 
@@ -387,7 +386,7 @@ func (f *jsFolder) fold(r *rdRec, emit func(Event)) {
 	case jsDeliver:
 		e.Kind, e.Name = KindDeliver, "delivered"
 		e.Topic, e.Partition, e.Offset, e.Count = r.topic, r.part, r.off, 1
-		e.Ranges = []kpart.Range{{First: r.off, Last: r.off}}
+		e.Ranges = f.rd.a.oneRange(r.off, r.off)
 	}
 	emit(e)
 }
