@@ -190,7 +190,7 @@ func nearlyRepeatedJSON(r *rand.Rand, n int) []byte {
 	return []byte(b.String())
 }
 
-func gunzipFile(t *testing.T, path string) []byte {
+func gunzipFile(t testing.TB, path string) []byte {
 	t.Helper()
 	fh, err := os.Open(path)
 	if err != nil {

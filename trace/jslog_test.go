@@ -3,9 +3,6 @@ package trace
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
-	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -25,20 +22,7 @@ const (
 
 func jsCapture(t testing.TB, name string) []byte {
 	t.Helper()
-	fh, err := os.Open(filepath.Join("testdata", "jsclient", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	zr, err := gzip.NewReader(fh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return gunzipFile(t, filepath.Join("testdata", "jsclient", name))
 }
 
 // lineOf returns line n (1-based) of data.
