@@ -8,6 +8,7 @@ import (
 
 // A JSON logger's lines: one object a line, read compact first, else in general.
 
+// fJSONFac finds the fac key of a JSON logger's line.
 var fJSONFac = newFinder(`"fac"`)
 
 // jsonLine reads one line of a JSON logger's output.
@@ -103,7 +104,7 @@ func (s *jsScanner) jsonFieldsCompact(b []byte, clean bool) bool {
 			to.fields = append(to.fields, jsonFieldMemo{key: cap(b) - cap(t.Key), val: cap(b) - cap(t.Val), str: t.Str, end: t.Pos()})
 			f := &to.fields[len(to.fields)-1]
 			f.keyEnd, f.valEnd = f.key+len(t.Key), f.val+len(t.Val)
-			f.read = jsonKeyRead(t.Key)
+			f.read = fieldReads(t.Key)
 		}
 	}
 	if t.Bad {
@@ -125,16 +126,6 @@ func (s *jsScanner) jsonFieldsCompact(b []byte, clean bool) bool {
 	return true
 }
 
-// jsonKeyRead says whether field reads the key: the others (a logger's level, pid,
-// hostname, the application's) are not read again from a memo.
-func jsonKeyRead(key []byte) bool {
-	switch string(key) {
-	case "msg", "message", "fac", "name", "timestamp", "time":
-		return true
-	}
-	return false
-}
-
 // A JSON logger repeats the first fields of its lines (level, time, pid, hostname, and
 // the client's fac, timestamp and name, by the millisecond): jsonFieldsCompact keeps
 // where the last compact line's fields were, and when a line starts with the same bytes as
@@ -151,5 +142,5 @@ type jsonFieldMemo struct {
 	key, keyEnd, val, valEnd int // the key and value: line[key:keyEnd], line[val:valEnd]
 	end                      int // Compact.Pos after the field
 	str                      bool
-	read                     bool // jsonKeyRead: field reads it
+	read                     bool // fieldReads: field reads the key
 }

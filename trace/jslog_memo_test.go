@@ -235,3 +235,24 @@ func FuzzLineMemo(f *testing.F) {
 		}
 	})
 }
+
+// fieldReads is the set of keys field's switch reads: a key it reads changes the object,
+// one it does not leaves the object as it was, whatever the value.
+func TestFieldReadsIsTheKeysFieldReads(t *testing.T) {
+	for _, key := range []string{"msg", "message", "fac", "name", "timestamp", "time", "level", "pid", "hostname", "topic", "partition", "offset", "Fac", "ts", ""} {
+		changed := false
+		for _, json := range []bool{false, true} {
+			for _, isStr := range []bool{false, true} {
+				s := &jsScanner{json: json}
+				s.obj.reset(0)
+				before := s.obj
+				s.field([]byte(key), []byte("1700000000000"), isStr, false, true)
+				s.endFields()
+				changed = changed || !reflect.DeepEqual(s.obj, before)
+			}
+		}
+		if changed != fieldReads([]byte(key)) {
+			t.Errorf("key %q: field changes the object: %v, fieldReads says %v", key, changed, fieldReads([]byte(key)))
+		}
+	}
+}

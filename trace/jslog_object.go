@@ -142,6 +142,17 @@ func (s *jsScanner) field(key, val []byte, isStr, json, inPlace bool) {
 	}
 }
 
+// fieldReads says whether field reads the key: the keys of its switch. The others (a
+// logger's level, pid, hostname, the application's) are not read again from a memo of a
+// line (jsonFieldsCompact). TestFieldReadsIsTheKeysFieldReads checks the two agree.
+func fieldReads(key []byte) bool {
+	switch string(key) {
+	case "msg", "message", "fac", "name", "timestamp", "time":
+		return true
+	}
+	return false
+}
+
 // endFields reads a JSON logger's time when the client's timestamp did not come.
 func (s *jsScanner) endFields() {
 	o := &s.obj
