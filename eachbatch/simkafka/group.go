@@ -665,6 +665,12 @@ func (c *Client) GroupUnassign(tps []TP, incremental bool) error {
 }
 
 // unassign removes tps, committing their stored offsets first unless they were lost.
+// An application's pause outlives the assignment: librdkafka resets only its own pause
+// (RD_KAFKA_TOPPAR_F_LIB_PAUSE) when a partition leaves it, never the application's
+// (F_APP_PAUSE; rd_kafka_assignment_serve_removals in rdkafka_assignment.c of 2.5.3,
+// 2.15.0 and 2.15.1, the JS client 0.2.1, 1.10.0 and 1.10.1 bundle),
+// and the JS client does not resume what it paused at a rebalance (its #pausedPartitions
+// only answers paused()). A partition paused, revoked and assigned again stays paused.
 func (c *Client) unassign(tps []TP) {
 	if c.autoCommit > 0 && !c.lost {
 		offs := map[TP]int64{}

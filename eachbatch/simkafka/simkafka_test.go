@@ -311,3 +311,34 @@ func TestRecordsAppendedToAPausedPartitionWakeNobodyUntilItIsResumed(t *testing.
 		t.Fatalf("%d wakes after an append to the resumed partition, want 2", wakes)
 	}
 }
+
+// librdkafka keeps an application's pause on the partition (F_APP_PAUSE) when it leaves
+// the assignment, and only resets its own: assigned again, it is still paused until the
+// application resumes it.
+func TestAPauseOutlivesTheAssignment(t *testing.T) {
+	for _, incremental := range []bool{false, true} {
+		l := loop.NewVirtual(time.Unix(0, 0))
+		c := New(l, 0, nil)
+		c.Transaction(p0, 10)
+		if err := c.GroupAssign([]TP{p0}, incremental); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.Pause(p0)
+		if err := c.GroupUnassign([]TP{p0}, incremental); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.GroupAssign([]TP{p0}, incremental); err != nil {
+			t.Fatal(err)
+		}
+		if !c.Paused(p0) {
+			t.Fatalf("incremental %v: the pause went with the assignment", incremental)
+		}
+		if got := mustConsume(t, c, 10); len(got) != 0 {
+			t.Fatalf("incremental %v: a paused partition served %v", incremental, offsets(got))
+		}
+		_ = c.Resume(p0)
+		if got := offsets(mustConsume(t, c, 10)); len(got) != 10 || got[0] != 0 {
+			t.Fatalf("incremental %v: after the resume %v, want 0-9", incremental, got)
+		}
+	}
+}
