@@ -19,7 +19,8 @@ type fastPattern struct {
 	anchored bool // ^: the match starts at 0
 	end      bool // $: the match ends at the end of the line
 	elems    []fpElem
-	ncap     int // capture groups, group 0 included
+	ncap     int    // capture groups, group 0 included
+	first    finder // an unanchored pattern's first literal, where its matches start
 }
 
 type fpElem struct {
@@ -102,6 +103,9 @@ func compilePattern(expr string, numSubexp int) *fastPattern {
 	if len(fp.elems) == 0 || !fp.anchored && fp.elems[0].cls != nil {
 		return nil // an unanchored pattern must start with a literal to find its starts
 	}
+	if !fp.anchored {
+		fp.first = newFinder(string(fp.elems[0].lit))
+	}
 	return fp
 }
 
@@ -148,9 +152,8 @@ func (fp *fastPattern) match(line []byte, m []int) []int {
 	if fp.anchored {
 		return fp.matchAt(line, 0, m)
 	}
-	first := fp.elems[0].lit
 	for from := 0; from <= len(line); {
-		j := bytes.Index(line[from:], first)
+		j := fp.first.in(line[from:])
 		if j < 0 {
 			return nil
 		}

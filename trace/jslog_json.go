@@ -1,8 +1,6 @@
 package trace
 
 import (
-	"bytes"
-
 	"github.com/kstranded/kstranded/trace/jstok"
 )
 
@@ -13,7 +11,7 @@ var fJSONFac = newFinder(`"fac"`)
 
 // jsonLine reads one line of a JSON logger's output.
 func (s *jsScanner) jsonLine(c *rdChunk, line []byte) {
-	t := bytes.TrimLeft(line, " \t")
+	t := line[jstok.SkipWS(line, 0):] // bytes.TrimLeft, without its cutset's table each line
 	if len(t) == 0 || t[0] != '{' {
 		s.appLine(c, line)
 		return
