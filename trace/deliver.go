@@ -96,9 +96,8 @@ func (a *Analyzer) deliver(e Event) {
 	a.lazyEntry(e, lazyDelivered)
 }
 
-// oneRange is []kpart.Range{{first, last}}, cut from a block of them: a delivery line and
-// a librdkafka enqueue are one range each, and a range allocated for each was a tenth of
-// the fold's allocations. The
+// oneRange is []kpart.Range{{first, last}}, cut from a block of them: a delivery line is
+// one record, and a range allocated for each was a tenth of the fold's allocations. The
 // slice has no room to grow (an append copies it); the block is small, so an entry
 // kept in the timeline holds at most rangeBlock ranges alive.
 func (a *Analyzer) oneRange(first, last int64) []kpart.Range {
