@@ -98,8 +98,9 @@ func (a *Analyzer) deliver(e Event) {
 
 // oneRange is []kpart.Range{{first, last}}, cut from a block of them: a delivery line is
 // one record, and a range allocated for each was a tenth of the fold's allocations. The
-// slice has no room to grow (an append copies it); the block is small, so an entry
-// kept in the timeline holds at most rangeBlock ranges alive.
+// slice has no room to grow (an append copies it). The block is small: an entry kept in
+// the timeline holds its whole block alive, so the timeline's 40,000 entries hold at most
+// 5 MB of blocks (64 a block measured no faster on jsclient-20, for up to 40 MB).
 func (a *Analyzer) oneRange(first, last int64) []kpart.Range {
 	if len(a.rangeBlock) == 0 {
 		a.rangeBlock = make([]kpart.Range, rangeBlock)
@@ -110,7 +111,7 @@ func (a *Analyzer) oneRange(first, last int64) []kpart.Range {
 	return r
 }
 
-const rangeBlock = 64
+const rangeBlock = 8
 
 func (a *Analyzer) clear(e Event) {
 	rec := clearRec{time: e.Time, seq: a.seq, ref: e.Ref, keys: e.Keys, keysKnown: e.KeysKnown, reason: e.Reason}
