@@ -95,8 +95,8 @@ func jsonMillis(val []byte) (int64, bool) { return jsonTime(val, false) }
 // says val lasts as long as the object (else a message is copied).
 func (s *jsScanner) field(key, val []byte, isStr, json, inPlace bool) {
 	o := &s.obj
-	switch string(key) {
-	case "msg", "message":
+	switch fieldKeyOf(key) {
+	case keyMsg:
 		if !isStr || (s.json && o.hasMsg && string(key) != "msg") || (!s.json && string(key) != "message") {
 			return
 		}
@@ -111,17 +111,17 @@ func (s *jsScanner) field(key, val []byte, isStr, json, inPlace bool) {
 			o.msg = o.own
 		}
 		o.hasMsg = true
-	case "fac":
+	case keyFac:
 		if isStr {
 			o.fac, o.hasFac = append(o.fac[:0], val...), true
 		}
-	case "name":
+	case keyName:
 		if isStr && json {
 			o.name = jstok.UnescapeJSON(o.name[:0], val)
 		} else if isStr {
 			o.name = append(o.name[:0], val...)
 		}
-	case "timestamp": // the client's Date.now(), when it logged
+	case keyTimestamp: // the client's Date.now(), when it logged
 		if !s.json {
 			if v, ok := s.millis(val); ok {
 				o.ts, o.hasTS = v, true
@@ -129,7 +129,7 @@ func (s *jsScanner) field(key, val []byte, isStr, json, inPlace bool) {
 		} else if ms, ok := s.jsonTime(val, isStr); ok {
 			o.ts, o.hasTS, o.fromTS = ms, true, true
 		}
-	case "time": // a JSON logger's own, read at the end unless the client's came
+	case keyTime: // a JSON logger's own, read at the end unless the client's came
 		if !s.json {
 			return
 		}
@@ -142,16 +142,39 @@ func (s *jsScanner) field(key, val []byte, isStr, json, inPlace bool) {
 	}
 }
 
-// fieldReads says whether field reads the key: the keys of its switch. The others (a
-// logger's level, pid, hostname, the application's) are not read again from a memo of a
-// line (jsonFieldsCompact). TestFieldReadsIsTheKeysFieldReads checks the two agree.
-func fieldReads(key []byte) bool {
+// fieldKey is a key field reads (keyNone: one it does not).
+type fieldKey uint8
+
+const (
+	keyNone fieldKey = iota
+	keyMsg           // msg or message
+	keyFac
+	keyName
+	keyTimestamp
+	keyTime
+)
+
+// fieldKeyOf is the one list of the keys field reads.
+func fieldKeyOf(key []byte) fieldKey {
 	switch string(key) {
-	case "msg", "message", "fac", "name", "timestamp", "time":
-		return true
+	case "msg", "message":
+		return keyMsg
+	case "fac":
+		return keyFac
+	case "name":
+		return keyName
+	case "timestamp":
+		return keyTimestamp
+	case "time":
+		return keyTime
 	}
-	return false
+	return keyNone
 }
+
+// fieldReads says whether field reads the key. The others (a logger's level, pid,
+// hostname, the application's) are not read again from a memo of a line
+// (jsonFieldsCompact). TestFieldReadsIsTheKeysFieldReads checks it against what field does.
+func fieldReads(key []byte) bool { return fieldKeyOf(key) != keyNone }
 
 // endFields reads a JSON logger's time when the client's timestamp did not come.
 func (s *jsScanner) endFields() {
