@@ -238,7 +238,10 @@ func (a *Analyzer) addFetch(e Event) {
 		for j < len(ps.fetched) && ps.fetched[j].First <= r.Last {
 			j++
 		}
-		fresh := kpart.RangeSet{r}.Minus(ps.fetched[i:j])
+		fresh := kpart.RangeSet{r}
+		if i < j { // most fetches overlap nothing fetched before: r is fresh as it is
+			fresh = fresh.Minus(ps.fetched[i:j])
+		}
 		for _, f := range fresh {
 			if len(ps.fetchRefs) < a.refCap(capRefs) {
 				ps.fetchRefs = append(ps.fetchRefs, refRange{f, e.Ref})
