@@ -180,7 +180,8 @@ func (s *jsScanner) scan(c *rdChunk) {
 	// The DefaultLogger's multi-line objects are most of the lines: a chunk without ANSI
 	// codes reads each well-formed one in a single pass (inspectObject), and falls back to
 	// the line-by-line reader (c.takeLine, as c.eachLine) on anything else.
-	fast := !s.json && bytes.IndexByte(c.data, 0x1b) < 0
+	noANSI := bytes.IndexByte(c.data, 0x1b) < 0 // one search a chunk, not one a line
+	fast := !s.json && noANSI
 	data := c.data
 	for len(data) > 0 {
 		if fast && !s.obj.open && len(data) > 1 && data[0] == '{' && data[1] == '\n' {
@@ -195,7 +196,7 @@ func (s *jsScanner) scan(c *rdChunk) {
 			continue
 		}
 		s.inChunk = true
-		if bytes.IndexByte(line, 0x1b) >= 0 {
+		if !noANSI && bytes.IndexByte(line, 0x1b) >= 0 {
 			s.inChunk = false
 			s.clean = jstok.StripANSI(s.clean[:0], line)
 			line = s.clean
