@@ -240,6 +240,7 @@ func (a *Analyzer) addFetch(e Event) {
 		}
 		fresh := kpart.RangeSet{r}
 		if i < j { // most fetches overlap nothing fetched before: r is fresh as it is
+			// (Minus allocated twice a fetch: 9 % of busy-20's parse in process)
 			fresh = fresh.Minus(ps.fetched[i:j])
 		}
 		for _, f := range fresh {

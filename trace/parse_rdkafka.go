@@ -87,7 +87,7 @@ func (p *rdkafkaParser) fold(r *rdRec, emit func(Event)) {
 		if pos, _ := p.a.position(r.topic, r.part); pos >= 0 && pos <= last && pos < first {
 			first = pos // sparse (compacted or aborted) batches: the fetch started at the position
 		}
-		e.Ranges = p.a.oneRange(first, last)
+		e.Ranges = []kpart.Range{{First: first, Last: last}}
 		emit(e)
 	case rdStore:
 		p.foldStore(r, mk(KindStore), emit)
