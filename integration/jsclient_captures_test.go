@@ -205,6 +205,12 @@ var capturedRuns = []struct {
 	{"v1.7.0-seed-maxpoll-3s-cache-15ms.log.gz", "1.7.0", "seed-maxpoll-3s-cache-15ms", "0: STRANDED@2"},
 	{"v1.7.0-seed-maxpoll-3s.log.gz", "1.7.0", "seed-maxpoll-3s", "0: LOST 42-199@202"},
 	{"v1.7.0-seed.log.gz", "1.7.0", "seed", "0: LOST 82-199@202"},
+	// 2026-12-07, an application's pause and an eager rebalance (outside-pause-survives-rebalance;
+	// TestAPauseOutlivesARebalanceInTheRealClient reads them): make test-jsclient's command
+	// with KSTRANDED_JSCLIENT_RELEASES=1.10.1 (then 1.10.0), KSTRANDED_JSCLIENT_CAPTURES and
+	// -run 'TestJSClientAgrees/.*/(outside-pause-survives-rebalance(-no-resume)?)$'
+	{"2026-12-07-pause-rebalance/v1.10.0-outside-pause-survives-rebalance-1796630443.log.gz", "1.10.0", "outside-pause-survives-rebalance", "0: OK@12, 1: OK@12"},
+	{"2026-12-07-pause-rebalance/v1.10.1-outside-pause-survives-rebalance-1796630357.log.gz", "1.10.1", "outside-pause-survives-rebalance", "0: OK@12, 1: OK@12"},
 }
 
 // TestTheRealClientsCapturesAgreeWithTheModelInTheirFetchOrder: no Node here; the

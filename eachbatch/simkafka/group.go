@@ -670,7 +670,9 @@ func (c *Client) GroupUnassign(tps []TP, incremental bool) error {
 // (F_APP_PAUSE; rd_kafka_assignment_serve_removals in rdkafka_assignment.c of 2.5.3,
 // 2.15.0 and 2.15.1, the JS client 0.2.1, 1.10.0 and 1.10.1 bundle),
 // and the JS client does not resume what it paused at a rebalance (its #pausedPartitions
-// only answers paused()). A partition paused, revoked and assigned again stays paused.
+// only answers paused()). A partition paused, revoked and assigned again stays paused:
+// real 1.10.0 and 1.10.1 runs do the same (integration
+// TestAPauseOutlivesARebalanceInTheRealClient, FIDELITY.md).
 func (c *Client) unassign(tps []TP) {
 	if c.autoCommit > 0 && !c.lost {
 		offs := map[TP]int64{}

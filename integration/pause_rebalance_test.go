@@ -1,0 +1,100 @@
+package integration
+
+import (
+	"bufio"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The model keeps an application's pause on a partition through a rebalance that revokes
+// and assigns it again (simkafka Client.unassign, TestAPauseOutlivesTheAssignment: read
+// from librdkafka's source, which resets only its own pause on removal). These captures
+// of the real client say the same (outside-pause-survives-rebalance in jsShapes): m1 and m2
+// share the topic's 20 partitions, m1's application pauses partition 0 from outside 3 s
+// after run(), m2 leaves at 5 s and m1 is assigned all 20 again (eager). From that
+// assignment on, m1 delivers partition 1 (m2's before) and nothing of partition 0 until
+// the application resumes it; never resumed (the -no-resume runs, whose resume timer is
+// past the run's end), partition 0's rest is never delivered and its committed offset
+// stays where the pause left it: STRANDED, not lost. A client that dropped the pause at
+// the rebalance would deliver partition 0 right after the assignment (the model with the
+// pause dropped in unassign does: 8 and 9 at 600 s of 1000).
+func TestAPauseOutlivesARebalanceInTheRealClient(t *testing.T) {
+	for _, c := range []struct {
+		capture string
+		resumed bool
+	}{
+		{"v1.10.0-outside-pause-survives-rebalance-1796630443.log.gz", true},
+		{"v1.10.1-outside-pause-survives-rebalance-1796630357.log.gz", true},
+		{"v1.10.0-outside-pause-survives-rebalance-no-resume-1796630502.log.gz", false},
+		{"v1.10.1-outside-pause-survives-rebalance-no-resume-1796630412.log.gz", false},
+	} {
+		t.Run(c.capture, func(t *testing.T) {
+			f, err := os.Open(filepath.Join("..", "testenv", "jsclient", "captures", "2026-12-07-pause-rebalance", c.capture))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			zr, err := gzip.NewReader(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const (
+				before = iota // until m2 has left
+				left          // m2 left, m1 not yet assigned again
+				again         // m1 assigned all 20 again, partition 0 not resumed
+				resumed
+			)
+			state := before
+			var paused, p0Again, p1Again, p0Resumed bool
+			var summary string
+			sc := bufio.NewScanner(zr)
+			for sc.Scan() {
+				l := sc.Text()
+				switch {
+				case strings.HasPrefix(l, "pause topic=stranded from=outside ") && strings.Contains(l, " partitions=0 "):
+					paused = true
+				case l == "member member=m2 event=left" || strings.HasPrefix(l, "member member=m2 event=left "):
+					state = left
+				case state == left && strings.Contains(l, "'Local: Assign partitions' and 20 partition(s)"):
+					state = again
+				case strings.HasPrefix(l, "resume topic=stranded from=outside "):
+					if state != again {
+						t.Fatalf("resumed before m1 was assigned again: %s", l)
+					}
+					state = resumed
+				case strings.HasPrefix(l, "delivered topic=stranded partition=0 ") && strings.HasSuffix(l, " member=m1"):
+					p0Again = p0Again || state == again
+					p0Resumed = p0Resumed || state == resumed
+				case strings.HasPrefix(l, "delivered topic=stranded partition=1 ") && strings.HasSuffix(l, " member=m1"):
+					p1Again = p1Again || state >= again
+				case strings.HasPrefix(l, "summary "):
+					summary = l
+				}
+			}
+			if err := sc.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if !paused || state < again {
+				t.Fatalf("not the shape: paused %v, m1 assigned again after m2 left %v", paused, state >= again)
+			}
+			if !p1Again {
+				t.Errorf("m1 delivered nothing of partition 1 once assigned again: the run does not show it consuming")
+			}
+			if p0Again {
+				t.Errorf("partition 0 delivered between the assignment and the resume: the pause did not outlive the rebalance")
+			}
+			if c.resumed != (state == resumed) {
+				t.Fatalf("resumed %v, want %v", state == resumed, c.resumed)
+			}
+			if c.resumed && (!p0Resumed || !strings.Contains(summary, " undelivered=- ")) {
+				t.Errorf("resumed, partition 0 delivered after it %v; %s", p0Resumed, summary)
+			}
+			if !c.resumed && !strings.Contains(summary, " undelivered=0:") {
+				t.Errorf("never resumed, yet partition 0's records were all delivered: %s", summary)
+			}
+		})
+	}
+}
