@@ -3,6 +3,7 @@ package integration
 import (
 	"compress/gzip"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -223,16 +224,7 @@ func TestTheRealClientsCapturesAgreeWithTheModelInTheirFetchOrder(t *testing.T) 
 	}
 	for _, run := range capturedRuns {
 		t.Run(run.capture, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("..", "testenv", "jsclient", "captures", run.capture))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			zr, err := gzip.NewReader(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			l, err := jsclient.ParseLog(zr)
+			l, err := jsclient.ParseLog(openCapture(t, run.capture))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -442,4 +434,20 @@ func TestCrashedTellsACrashFromAKillAndAnExitStatus(t *testing.T) {
 	if _, ok := crashed(nil); ok {
 		t.Error("crashed(nil) says a crash")
 	}
+}
+
+// openCapture reads the gzipped capture name (a path under testenv/jsclient/captures),
+// closed when the test ends.
+func openCapture(t *testing.T, name string) io.Reader {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "testenv", "jsclient", "captures", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return zr
 }

@@ -2,9 +2,6 @@ package integration
 
 import (
 	"bufio"
-	"compress/gzip"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -32,15 +29,7 @@ func TestAPauseOutlivesARebalanceInTheRealClient(t *testing.T) {
 		{"v1.10.1-outside-pause-survives-rebalance-no-resume-1796630412.log.gz", false},
 	} {
 		t.Run(c.capture, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("..", "testenv", "jsclient", "captures", "2026-12-07-pause-rebalance", c.capture))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			zr, err := gzip.NewReader(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			zr := openCapture(t, "2026-12-07-pause-rebalance/"+c.capture)
 			const (
 				before = iota // until m2 has left
 				left          // m2 left, m1 not yet assigned again
