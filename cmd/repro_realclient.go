@@ -40,8 +40,9 @@ It takes the shape flags --spread/--records, --handler, --concurrency, --handler
 --resume-after, --pause-from, --pause-partitions, --seek-at, --seek, --seek-to, --heartbeat, --auto-resolve, --members,
 --rebalance-at, --group-protocol, --partitions and --group; the others are refused (exit 2,
 naming them). --members N runs N consumers of the group in scenario.js's node process,
-connected together (m1..mN; which the broker assigns first is its own doing), and each
---rebalance-at join one more, each leave a disconnect(), at 1/100 of the time given (whole
+connected together (m1..mN; which the broker assigns first is its own doing), each its own
+copy of the application as each member of the model (its pause and seeks count from its own
+run()), and each --rebalance-at join one more, each leave a disconnect(), at 1/100 of the time given (whole
 milliseconds there); --group-protocol consumer gives every member group.protocol=consumer
 (KIP-848), scenario.js then leaves sessionTimeout and heartbeatInterval to the broker.
 --heartbeat-interval and --session-timeout are scenario.js's own (1.5 s, 6 s) and refused.

@@ -111,7 +111,9 @@ var jsShapes = []jsShape{
 	// librdkafka resets only its own F_LIB_PAUSE on removal): a group of two, m1 owns
 	// partition 0 and m2 partition 1 once m2 joined (50 ms after run(): m1 is assigned
 	// alone first); m1's application pauses partition 0 from outside 3 s after run(), m2
-	// leaves at 5 s, so m1 is revoked and assigned 0 and 1 again.
+	// leaves at 5 s, so m1 is revoked and assigned 0 and 1 again. (m2's application pauses
+	// partition 0 too, 3 s after its run(), which it does not hold: nothing, in the client
+	// and in the model, since scenario.js runs each member's own application.)
 	// Resumed 7 s after the pause (10 s after run()): partition 0 delivers nothing between
 	// the reassign (about 6 s) and the resume, then the rest (OK@12 either way: the order
 	// of the capture's lines tells, TestAPauseOutlivesARebalanceInTheRealClient reads it).
@@ -126,6 +128,14 @@ var jsShapes = []jsShape{
 		JoinAt: 50 * time.Millisecond, PauseAt: 3 * time.Second, ResumeAfter: 10 * time.Minute, PauseFrom: "outside", PausePartitions: "0",
 		LeaveAt: 5 * time.Second, Leave: 2},
 		inexpressible: "a pause never resumed: the model's phase ends only once every pause is resumed (eachbatch Engine.Quiescent)"},
+	// each member is its own copy of the application (scenario.js, as the model's
+	// members): m2 joins 50 ms after m1's run() (m1 owns partition 0 and m2 partition 1
+	// after the rebalance at about 2.6 s); each pauses its own assignment from outside 4 s
+	// after its own run() and resumes it 3 s later. Both partitions deliver nothing
+	// between their member's pause and resume (TestEveryMemberPausesItsOwnAssignment reads
+	// the captures' lines); OK either way.
+	{name: "outside-pause-every-member", shape: jsclient.Shape{Handler: "eachMessage", Spread: "0:20,1:20", Concurrency: 1,
+		JoinAt: 50 * time.Millisecond, PauseAt: 4 * time.Second, ResumeAfter: 3 * time.Second, PauseFrom: "outside"}},
 	// the handler's commitOffsets([{topic, partition, offset: last + 1}]), autoCommit
 	// false: eachBatch as manual-commit with that call in place of
 	// commitOffsetsIfNecessary(), and eachMessage after each record

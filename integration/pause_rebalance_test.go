@@ -87,3 +87,87 @@ func TestAPauseOutlivesARebalanceInTheRealClient(t *testing.T) {
 		})
 	}
 }
+
+// Each member of scenario.js is its own copy of the application, as each member of the
+// model is (eachbatch Engine.Start schedules a member's pause from its own start): in
+// outside-pause-every-member m1 and m2 each pause their own assignment from outside 4 s
+// after their own run() and resume it 3 s later. These captures of the real client show
+// both pauses, each of the member's own partitions, and neither member delivering
+// anything between its pause and its resume but the record its handler had in hand (one
+// at a time: eachMessage, concurrency 1); each goes on after its resume. A harness that
+// paused m1 alone (as scenario.js did before 2026-12-07) fails here: m2 has no pause.
+func TestEveryMemberPausesItsOwnAssignment(t *testing.T) {
+	for _, capture := range []string{
+		"v1.10.0-outside-pause-every-member-1796643002.log.gz",
+		"v1.10.1-outside-pause-every-member-1796642873.log.gz",
+	} {
+		t.Run(capture, func(t *testing.T) {
+			type member struct {
+				assigned        map[string]bool // its partitions when it paused
+				paused, resumed bool
+				during, after   int // its deliveries between its pause and resume, and after
+			}
+			ms := map[string]*member{"m1": {}, "m2": {}}
+			field := func(l, k string) string {
+				for _, f := range strings.Fields(l) {
+					if v, ok := strings.CutPrefix(f, k+"="); ok {
+						return v
+					}
+				}
+				return ""
+			}
+			var summary string
+			sc := bufio.NewScanner(openCapture(t, "2026-12-07-every-member/"+capture))
+			for sc.Scan() {
+				l := sc.Text()
+				m := ms[field(l, "member")]
+				switch {
+				case m == nil:
+					if strings.HasPrefix(l, "summary ") {
+						summary = l
+					}
+				case strings.HasPrefix(l, "pause topic=stranded from=outside "):
+					m.paused, m.assigned = true, map[string]bool{}
+					for _, p := range strings.Split(field(l, "assigned"), ",") {
+						m.assigned[p] = true
+					}
+				case strings.HasPrefix(l, "resume topic=stranded from=outside "):
+					if !m.paused {
+						t.Fatalf("resumed before it paused: %s", l)
+					}
+					m.resumed = true
+				case strings.HasPrefix(l, "delivered topic=stranded "):
+					if m.paused && !m.assigned[field(l, "partition")] {
+						t.Errorf("delivered a partition it did not hold when it paused: %s", l)
+					}
+					switch {
+					case m.resumed:
+						m.after++
+					case m.paused:
+						m.during++
+					}
+				}
+			}
+			if err := sc.Err(); err != nil {
+				t.Fatal(err)
+			}
+			for name, m := range ms {
+				if !m.paused || !m.resumed {
+					t.Fatalf("%s: paused %v, resumed %v: every member pauses and resumes its own assignment", name, m.paused, m.resumed)
+				}
+				if m.assigned["-"] || len(m.assigned) == 20 {
+					t.Errorf("%s paused %d partitions: not a member sharing the topic with another", name, len(m.assigned))
+				}
+				if m.during > 1 {
+					t.Errorf("%s delivered %d records between its pause and its resume: its pause did not hold (at most the one in hand)", name, m.during)
+				}
+				if m.after == 0 {
+					t.Errorf("%s delivered nothing after its resume", name)
+				}
+			}
+			if !strings.Contains(summary, " undelivered=- ") {
+				t.Errorf("records left undelivered: %s", summary)
+			}
+		})
+	}
+}

@@ -42,7 +42,10 @@
 // broker's member ids (client.id-uuid) order the members as they started and the
 // roundrobin assignor deals partition 0 to m1 (kstranded simulate --rebalance-at, which
 // deals in join order; mN for N > 9 would sort before m2). With two members or more every
-// delivery line names its member (member=mN).
+// delivery, pause, resume and seek line names its member (member=mN). Each member is its
+// own copy of the application, as each member of the model is: --pause-at-ms,
+// --seek-at-ms and --seek count from that member's own run(), and each member pauses
+// (from its handler or from outside, its own assignment) and seeks once for itself.
 // --group-protocol consumer: group.protocol=consumer (KIP-848) for every member; the
 // client then refuses the kafkaJS sessionTimeout and heartbeatInterval (the broker owns
 // them) and sets no assignor (the broker's).
@@ -415,37 +418,48 @@ async function main() {
     else
       console.log(`delivered topic=${topic} partition=${partition} offset=${offset}${many ? ` member=${member}` : ''}`);
   };
-  // --pause-at-ms: pause() once from the payload when due, resume() --resume-after-ms later
+  // Each member is its own copy of the application (as every member of the model and of
+  // the live repro is): its pause and seeks are due --pause-at-ms / --seek-at-ms after its
+  // own run(), once each for that member; at_ms is from m1's run(), as every app line.
   let runStartedAt = 0;
-  let pauseDone = false;
-  const maybePause = (pause, topic, partition) => {
-    if (opts.pauseAtMs <= 0 || opts.pauseFrom !== 'handler' || pauseDone || Date.now() - runStartedAt < opts.pauseAtMs) return;
-    pauseDone = true;
-    app('pause', { topic, partition, at_ms: Date.now() - runStartedAt });
+  const members = new Map(); // member -> { startedAt, pauseDone, seekDone, seeksLeft }
+  const memberState = (member) => {
+    if (!members.has(member))
+      members.set(member, { startedAt: Date.now(), pauseDone: false, seekDone: false, seeksLeft: [...opts.seeks] });
+    return members.get(member);
+  };
+  const who = (member) => (many ? { member } : {});
+  // --pause-at-ms: pause() once from the payload when due, resume() --resume-after-ms later
+  const maybePause = (member, pause, topic, partition) => {
+    const ms = memberState(member);
+    if (opts.pauseAtMs <= 0 || opts.pauseFrom !== 'handler' || ms.pauseDone || Date.now() - ms.startedAt < opts.pauseAtMs) return;
+    ms.pauseDone = true;
+    app('pause', { topic, partition, at_ms: Date.now() - runStartedAt, ...who(member) });
     const resume = pause();
     setTimeout(() => {
-      app('resume', { topic, partition, at_ms: Date.now() - runStartedAt });
+      app('resume', { topic, partition, at_ms: Date.now() - runStartedAt, ...who(member) });
       resume();
     }, opts.resumeAfterMs);
   };
 
   // --seek-at-ms: consumer.seek() of the handler's own partition once, when due
-  let seekDone = false;
-  const seeksLeft = [...opts.seeks];
-  const maybeSeek = (consumer, topic, partition) => {
+  const maybeSeek = (member, consumer, topic, partition) => {
+    const ms = memberState(member);
     const now = Date.now() - runStartedAt;
-    if (opts.seekAtMs > 0 && !seekDone && now >= opts.seekAtMs) {
-      seekDone = true;
-      app('seek', { topic, partition, offset: opts.seekTo, at_ms: now });
+    const own = Date.now() - ms.startedAt;
+    if (opts.seekAtMs > 0 && !ms.seekDone && own >= opts.seekAtMs) {
+      ms.seekDone = true;
+      app('seek', { topic, partition, offset: opts.seekTo, at_ms: now, ...who(member) });
       consumer.seek({ topic, partition, offset: String(opts.seekTo) });
     }
     // --seek: each once, when due, of its partition or the handler's own
+    const seeksLeft = ms.seeksLeft;
     for (let i = 0; i < seeksLeft.length;) {
       const k = seeksLeft[i];
-      if (now < k.atMs) { i++; continue; }
+      if (own < k.atMs) { i++; continue; }
       seeksLeft.splice(i, 1);
       const p = k.partition === null ? partition : k.partition;
-      app('seek', { topic, partition: p, offset: k.offset, at_ms: now, handler_partition: partition });
+      app('seek', { topic, partition: p, offset: k.offset, at_ms: now, handler_partition: partition, ...who(member) });
       consumer.seek({ topic, partition: p, offset: String(k.offset) });
     }
   };
@@ -499,8 +513,8 @@ async function main() {
     const run = { partitionsConsumedConcurrently: opts.concurrency };
     if (opts.handler === 'eachMessage') {
       run.eachMessage = async ({ topic, partition, message, pause }) => {
-        maybePause(pause, topic, partition);
-        maybeSeek(consumer, topic, partition);
+        maybePause(member, pause, topic, partition);
+        maybeSeek(member, consumer, topic, partition);
         await sleep(opts.delayMs);
         deliver(member, topic, partition, message.offset);
         if (opts.commit === 'explicit')
@@ -513,8 +527,8 @@ async function main() {
         // --parallel records at a time, --delay-ms each (the report's 3 and 40 s / 100).
         for (let i = 0; i < batch.messages.length; i += opts.parallel) {
           if (!opts.autoResolve && (!isRunning() || isStale())) break;
-          maybePause(pause, batch.topic, batch.partition);
-          maybeSeek(consumer, batch.topic, batch.partition);
+          maybePause(member, pause, batch.topic, batch.partition);
+          maybeSeek(member, consumer, batch.topic, batch.partition);
           const round = batch.messages.slice(i, i + opts.parallel);
           await Promise.all(round.map(async (m) => {
             await sleep(opts.delayMs);
@@ -533,9 +547,32 @@ async function main() {
       };
     }
     if (member === 'm1') runStartedAt = Date.now();
+    memberState(member).startedAt = Date.now();
     consumer.run(run);
     if (many) app('member', { member, event: 'run', at_ms: Date.now() - runStartedAt });
+    if (opts.pauseAtMs > 0 && opts.pauseFrom === 'outside') pauseFromOutside(member, consumer);
     return consumer;
+  };
+  // --pause-from outside: the application pauses the topic from a timer --pause-at-ms after
+  // the member's run(), whatever the handler is doing (every partition the member is
+  // assigned: consumer.pause with no partitions; with --pause-partitions, those partitions
+  // only), and resumes them --resume-after-ms later; not a member that has left by then
+  const pauseFromOutside = (member, consumer) => {
+    const connected = () => consumers.get(member) === consumer;
+    setTimeout(() => {
+      if (!connected()) return;
+      const toppar = { topic: opts.topic };
+      if (opts.pausePartitions) toppar.partitions = opts.pausePartitions;
+      const resume = consumer.pause([toppar]);
+      app('pause', { topic: opts.topic, from: 'outside', at_ms: Date.now() - runStartedAt,
+        ...(opts.pausePartitions ? { partitions: opts.pausePartitions.join(',') } : {}),
+        assigned: consumer.assignment().map((tp) => tp.partition).join(',') || '-', ...who(member) });
+      setTimeout(() => {
+        if (!connected()) return;
+        app('resume', { topic: opts.topic, from: 'outside', at_ms: Date.now() - runStartedAt, ...who(member) });
+        if (resume) resume();
+      }, opts.resumeAfterMs);
+    }, opts.pauseAtMs);
   };
 
   const consumers = new Map(); // member -> consumer, while connected
@@ -564,25 +601,6 @@ async function main() {
     await c.disconnect();
     app('member', { member: st.member, event: 'left', at_ms: Date.now() - runStartedAt });
   }));
-  if (opts.pauseAtMs > 0 && opts.pauseFrom === 'outside') {
-    // --pause-from outside: the application pauses the topic from a timer, whatever the
-    // handler is doing (every partition m1 is assigned: consumer.pause with no partitions;
-    // with --pause-partitions, those partitions only)
-    const m1 = consumers.get('m1');
-    setTimeout(() => {
-      const toppar = { topic: opts.topic };
-      if (opts.pausePartitions) toppar.partitions = opts.pausePartitions;
-      const resume = m1.pause([toppar]);
-      app('pause', { topic: opts.topic, from: 'outside', at_ms: Date.now() - runStartedAt,
-        ...(opts.pausePartitions ? { partitions: opts.pausePartitions.join(',') } : {}),
-        assigned: m1.assignment().map((tp) => tp.partition).join(',') || '-' });
-      setTimeout(() => {
-        app('resume', { topic: opts.topic, from: 'outside', at_ms: Date.now() - runStartedAt });
-        if (resume) resume();
-      }, opts.resumeAfterMs);
-    }, Math.max(0, runStartedAt + opts.pauseAtMs - Date.now()));
-  }
-
   // Phase 1: wait until everything was delivered or nothing was for --quiet-ms.
   // Every record counted once: duplicates (a new owner starting below what the old one
   // delivered) must not end phase 1 while records are still to come.

@@ -77,11 +77,12 @@ type Shape struct {
 	GroupProtocol string
 	// PauseFrom: "" or "handler" (the payload's pause()), or "outside": the application
 	// calls consumer.pause([{topic}]) from a timer PauseAt after run() and the function
-	// it returned ResumeAfter later (scenario.js --pause-from).
+	// it returned ResumeAfter later (scenario.js --pause-from). With several members each
+	// does, PauseAt after its own run(), as each member of the model.
 	PauseFrom string
 	// PausePartitions: with PauseFrom "outside", the partitions the application pauses,
 	// consumer.pause([{topic, partitions}]), and resumes, as P,P,... (scenario.js and
-	// simulate --pause-partitions). Empty: every partition m1 is assigned.
+	// simulate --pause-partitions). Empty: every partition the member is assigned.
 	PausePartitions string
 	// SeekAt: the handler calls consumer.seek() on its own partition, to SeekTo, this
 	// long after run() (scenario.js --seek-at-ms/--seek-to; simulate --seek-at/--seek-to),
