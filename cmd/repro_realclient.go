@@ -242,7 +242,7 @@ func runReproRealClient(ctx context.Context, g *Globals, c *cobra.Command, o *re
 		results = append(results, res)
 	}
 	if runErr == nil && o.real.CompareModel {
-		model, err := modelOfShape(ctx, g, version, shape)
+		model, err := modelOfShape(ctx, g, version, shape, o.Partitions)
 		if err != nil {
 			return err
 		}
@@ -262,10 +262,10 @@ func runReproRealClient(ctx context.Context, g *Globals, c *cobra.Command, o *re
 
 // modelOfShape runs simulate on the shape's settings, through simulate's own flags
 // (jsclient.Shape.SimulateArgs, the mapping the agreement suite uses) and its run.
-func modelOfShape(ctx context.Context, g *Globals, version string, shape jsclient.Shape) (*repro.Result, error) {
-	args, err := shape.SimulateArgs()
+func modelOfShape(ctx context.Context, g *Globals, version string, shape jsclient.Shape, partitions int32) (*repro.Result, error) {
+	args, err := modelArgs(version, shape, partitions)
 	if err != nil {
-		return nil, exitcode.Usagef("--compare-model: the model cannot express the shape: %v", err)
+		return nil, err
 	}
 	// the model's own globals: no connection settings (simulate runs no client)
 	mg := &Globals{IO: g.IO, Output: g.Output, Timeout: g.Timeout}
@@ -290,10 +290,22 @@ func modelOfShape(ctx context.Context, g *Globals, version string, shape jsclien
 		res, err = repro.Simulate(ctx, opts)
 		return err
 	})
-	c.SetArgs(append([]string{"--client", version}, args...))
+	c.SetArgs(args)
 	c.SilenceUsage, c.SilenceErrors = true, true
 	if err := c.ExecuteContext(ctx); err != nil {
 		return nil, fmt.Errorf("--compare-model: simulate %s: %w", strings.Join(args, " "), err)
 	}
 	return res, nil
+}
+
+// modelArgs are simulate's arguments for the real run's shape and topic: the shape's own
+// (jsclient.Shape.SimulateArgs) and the topic's partitions, which decide each member's
+// workers (min(concurrency, assigned)) and the assignor's split as on the real run's
+// topic.
+func modelArgs(version string, shape jsclient.Shape, partitions int32) ([]string, error) {
+	args, err := shape.SimulateArgs()
+	if err != nil {
+		return nil, exitcode.Usagef("--compare-model: the model cannot express the shape: %v", err)
+	}
+	return append([]string{"--client", version, "--partitions", strconv.Itoa(int(partitions))}, args...), nil
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -69,5 +70,23 @@ func TestRealClientShapeComesFromTheFlagsGiven(t *testing.T) {
 				t.Fatalf("shape %+v, err %v; want %+v", s, err, tc.want)
 			}
 		})
+	}
+}
+
+// The model of --compare-model runs on a topic of the real run's partitions (--partitions):
+// they decide each member's workers and the assignor's split. A workload on a partition
+// the topic has not is refused by simulate, as it would be on the real run's topic.
+func TestCompareModelSimulatesTheRealRunsTopic(t *testing.T) {
+	shape := jsclient.Shape{Spread: "0:5,3:5"}
+	g := &Globals{IO: IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}, Timeout: time.Minute}
+	if _, err := modelOfShape(context.Background(), g, "1.10.1", shape, 2); err == nil || !strings.Contains(err.Error(), "--partitions 2") {
+		t.Fatalf("a topic of 2 partitions and records on partition 3: %v, want simulate's refusal naming --partitions 2", err)
+	}
+	res, err := modelOfShape(context.Background(), g, "1.10.1", shape, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Partitions) != 2 || res.Partitions[1].Partition != 3 {
+		t.Fatalf("partitions judged: %+v", res.Partitions)
 	}
 }
