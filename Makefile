@@ -50,9 +50,10 @@ test-otel:
 ## test-jsclient: the agreement suite: the real @confluentinc/kafka-javascript 1.10.0 and
 ## 1.10.1 (compiled from npm into ~/.cache/kstranded by jsclient.Ensure, once)
 ## against the model on the shapes of integration/jsclient_test.go. Needs Node.js, npm, a C
-## toolchain, libzstd-dev liblz4-dev libsasl2-dev libcurl4-openssl-dev. About 42 minutes
-## (32 shapes on each release: 2,452 s for 31 in the CI run of 2026-12-07, 08:07;
-## outside-pause-every-member, added that day, about 31 s a release).
+## toolchain, libzstd-dev liblz4-dev libsasl2-dev libcurl4-openssl-dev. About 43 minutes
+## (33 shapes on each release: 2,452 s for 31 in the CI run of 2026-12-07, 08:07;
+## outside-pause-every-member and handler-pause-member-leaves, added that day, about 30 s
+## each a release).
 test-jsclient:
 	KSTRANDED_TEST_JSCLIENT=1 $(GO) test -count=1 -timeout 60m ./integration -run 'JSClient' -v
 

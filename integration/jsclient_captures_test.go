@@ -216,6 +216,9 @@ var capturedRuns = []struct {
 	// the same command with -run 'TestJSClientAgrees/.*/outside-pause-every-member$'
 	{"2026-12-07-every-member/v1.10.0-outside-pause-every-member-1796643002.log.gz", "1.10.0", "outside-pause-every-member", "0: OK@22, 1: OK@22"},
 	{"2026-12-07-every-member/v1.10.1-outside-pause-every-member-1796642873.log.gz", "1.10.1", "outside-pause-every-member", "0: OK@22, 1: OK@22"},
+	// and -run 'TestJSClientAgrees/.*/handler-pause-member-leaves$' (11:36-11:37)
+	{"2026-12-07-every-member/v1.10.0-handler-pause-member-leaves-1796643448.log.gz", "1.10.0", "handler-pause-member-leaves", "0: OK@12, 1: OK@12"},
+	{"2026-12-07-every-member/v1.10.1-handler-pause-member-leaves-1796643386.log.gz", "1.10.1", "handler-pause-member-leaves", "0: OK@12, 1: OK@12"},
 }
 
 // TestTheRealClientsCapturesAgreeWithTheModelInTheirFetchOrder: no Node here; the

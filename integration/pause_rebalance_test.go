@@ -171,3 +171,83 @@ func TestEveryMemberPausesItsOwnAssignment(t *testing.T) {
 		})
 	}
 }
+
+// The handler's pause, once for each member (handler-pause-member-leaves): m1 and m2 each
+// pause their own partition from their handler 3 s after their own run() (before
+// 2026-12-07 scenario.js made one such pause in the whole process, the first member's);
+// m2 leaves at 5 s, before its resume is due, and scenario.js does not call the resume()
+// of a member that has left (the client throws once disconnected). m1 delivers nothing of
+// its paused partition until its resume but the record in hand, and m2's partition, now
+// m1's, meanwhile.
+func TestEveryMemberPausesFromItsOwnHandler(t *testing.T) {
+	for _, capture := range []string{
+		"v1.10.0-handler-pause-member-leaves-1796643448.log.gz",
+		"v1.10.1-handler-pause-member-leaves-1796643386.log.gz",
+	} {
+		t.Run(capture, func(t *testing.T) {
+			field := func(l, k string) string {
+				for _, f := range strings.Fields(l) {
+					if v, ok := strings.CutPrefix(f, k+"="); ok {
+						return v
+					}
+				}
+				return ""
+			}
+			pauses, resumes := map[string]int{}, map[string]int{}
+			var m1Paused string // the partition m1 paused, while paused
+			var m1During, m2sAfterLeave int
+			var m2Part string
+			m2Left := false
+			var summary string
+			sc := bufio.NewScanner(openCapture(t, "2026-12-07-every-member/"+capture))
+			for sc.Scan() {
+				l := sc.Text()
+				m := field(l, "member")
+				switch {
+				case strings.HasPrefix(l, "pause topic=stranded partition="):
+					pauses[m]++
+					if m == "m1" {
+						m1Paused = field(l, "partition")
+					} else {
+						m2Part = field(l, "partition")
+					}
+				case strings.HasPrefix(l, "resume topic=stranded partition="):
+					resumes[m]++
+					if m == "m1" {
+						m1Paused = ""
+					}
+				case strings.HasPrefix(l, "member member=m2 event=left"):
+					m2Left = true
+				case strings.HasPrefix(l, "delivered topic=stranded ") && m == "m1":
+					p := field(l, "partition")
+					if p == m1Paused {
+						m1During++
+					}
+					if m2Left && p == m2Part {
+						m2sAfterLeave++
+					}
+				case strings.HasPrefix(l, "summary "):
+					summary = l
+				}
+			}
+			if err := sc.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if pauses["m1"] != 1 || pauses["m2"] != 1 {
+				t.Fatalf("pauses by member %v: each member pauses from its own handler once", pauses)
+			}
+			if resumes["m1"] != 1 || resumes["m2"] != 0 {
+				t.Errorf("resumes by member %v: m1's once, none of m2, which left before its resume was due", resumes)
+			}
+			if m1During > 1 {
+				t.Errorf("m1 delivered %d records of its paused partition before its resume (at most the one in hand)", m1During)
+			}
+			if m2sAfterLeave == 0 {
+				t.Errorf("m1 delivered nothing of m2's partition (%s) once m2 left", m2Part)
+			}
+			if !strings.Contains(summary, " undelivered=- ") {
+				t.Errorf("records left undelivered: %s", summary)
+			}
+		})
+	}
+}

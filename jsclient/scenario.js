@@ -430,13 +430,16 @@ async function main() {
   };
   const who = (member) => (many ? { member } : {});
   // --pause-at-ms: pause() once from the payload when due, resume() --resume-after-ms later
-  const maybePause = (member, pause, topic, partition) => {
+  // (not by a member that has left by then: the client's resume() throws once it is
+  // disconnected, where the model's resume of a stopped member does nothing)
+  const maybePause = (member, consumer, pause, topic, partition) => {
     const ms = memberState(member);
     if (opts.pauseAtMs <= 0 || opts.pauseFrom !== 'handler' || ms.pauseDone || Date.now() - ms.startedAt < opts.pauseAtMs) return;
     ms.pauseDone = true;
     app('pause', { topic, partition, at_ms: Date.now() - runStartedAt, ...who(member) });
     const resume = pause();
     setTimeout(() => {
+      if (consumers.get(member) !== consumer) return;
       app('resume', { topic, partition, at_ms: Date.now() - runStartedAt, ...who(member) });
       resume();
     }, opts.resumeAfterMs);
@@ -513,7 +516,7 @@ async function main() {
     const run = { partitionsConsumedConcurrently: opts.concurrency };
     if (opts.handler === 'eachMessage') {
       run.eachMessage = async ({ topic, partition, message, pause }) => {
-        maybePause(member, pause, topic, partition);
+        maybePause(member, consumer, pause, topic, partition);
         maybeSeek(member, consumer, topic, partition);
         await sleep(opts.delayMs);
         deliver(member, topic, partition, message.offset);
@@ -527,7 +530,7 @@ async function main() {
         // --parallel records at a time, --delay-ms each (the report's 3 and 40 s / 100).
         for (let i = 0; i < batch.messages.length; i += opts.parallel) {
           if (!opts.autoResolve && (!isRunning() || isStale())) break;
-          maybePause(member, pause, batch.topic, batch.partition);
+          maybePause(member, consumer, pause, batch.topic, batch.partition);
           maybeSeek(member, consumer, batch.topic, batch.partition);
           const round = batch.messages.slice(i, i + opts.parallel);
           await Promise.all(round.map(async (m) => {
