@@ -178,6 +178,22 @@ func realClientShape(c *cobra.Command, o *reproOptions) (jsclient.Shape, error) 
 	}
 	s.Heartbeat = o.Heartbeat
 	s.ResolveEachRound = !o.AutoResolve
+	// what the model refuses with eachMessage, scenario.js would run as something else
+	// (no commit at all, no heartbeat): refused the same way
+	h, commit := eachbatch.EachBatch, repro.CommitAuto
+	if s.Handler == "eachMessage" {
+		h = eachbatch.EachMessage
+	}
+	if s.Commit != "" {
+		commit = repro.CommitMode(s.Commit)
+	}
+	if err := repro.HandlerErr(h, commit, s.Heartbeat, !s.ResolveEachRound); err != nil {
+		return s, exitcode.Usagef("--real-client: %v", err)
+	}
+	if s.ResolveEachRound && s.Commit != "" {
+		// scenario.js's own refusal, before any client starts
+		return s, exitcode.Usagef("--real-client: --auto-resolve=false is scenario.js's auto-commit handler that resolves each round (eachBatchAutoResolve false, the isStale() idiom); --commit %s has its own", s.Commit)
+	}
 	if f.Changed("members") {
 		if o.Members < 1 {
 			return s, exitcode.Usagef("--members must be >= 1")

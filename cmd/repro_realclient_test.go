@@ -52,6 +52,14 @@ func TestRealClientShapeComesFromTheFlagsGiven(t *testing.T) {
 			want: jsclient.Shape{PauseAt: 3 * time.Second, ResumeAfter: 500 * time.Millisecond, PauseFrom: "outside", PausePartitions: "1,3", Seeks: "1:5@3s,60@5s"}},
 		{name: "a seek the real client cannot time to the millisecond is refused", args: []string{"--seek", "1:5@150001ms"}, refused: "to the millisecond"},
 		{name: "another time scale is refused", args: []string{"--time-scale", "1"}, refused: "--time-scale"},
+		{name: "eachMessage with the eachBatch idiom of manual commit is refused, as by the model",
+			args: []string{"--handler", "each-message", "--commit", "manual"}, refused: "--commit manual is the eachBatch idiom"},
+		{name: "eachMessage with heartbeat() after each round is refused, as by the model",
+			args: []string{"--handler", "each-message", "--heartbeat"}, refused: "--heartbeat applies to --handler each-batch only"},
+		{name: "eachMessage with the isStale() idiom is refused, as by the model",
+			args: []string{"--handler", "each-message", "--auto-resolve=false"}, refused: "--auto-resolve=false applies to --handler each-batch only"},
+		{name: "the isStale() idiom with the handler's own commit is refused, as scenario.js does",
+			args: []string{"--commit", "explicit", "--auto-resolve=false"}, refused: "--commit explicit has its own"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got *reproOptions

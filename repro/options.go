@@ -317,8 +317,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--commit %q: want auto, ledger, manual, explicit or all", o.Commit)
 	case o.Commit == CommitAuto && !o.AutoCommit:
 		return errors.New("--auto-commit=false: with --commit auto the client's auto-commit is what this scenario reproduces; use --commit manual or explicit for the client's manual commit (resolveOffset, commitOffsetsIfNecessary or commitOffsets([...])) or --commit ledger for kstranded's")
-	case o.Commit == CommitManual && o.handler() == eachbatch.EachMessage:
-		return errors.New("--commit manual is the eachBatch idiom (eachBatchAutoResolve false, resolveOffset per record, commitOffsetsIfNecessary at the end of each batch): eachMessage's payload has no commitOffsetsIfNecessary; use --handler each-batch")
+	case HandlerErr(o.handler(), o.Commit, o.Heartbeat, o.AutoResolve) != nil:
+		return HandlerErr(o.handler(), o.Commit, o.Heartbeat, o.AutoResolve)
 	case o.PauseFrom != "" && o.PauseFrom != PauseFromHandler && o.PauseFrom != PauseFromOutside:
 		return fmt.Errorf("--pause-from %q: want handler or outside", o.PauseFrom)
 	case o.PauseFrom == PauseFromOutside && o.PauseAt == 0:
@@ -339,8 +339,6 @@ func (o Options) Validate() error {
 		return o.seeksErr()
 	case o.SeekAt > 0 && o.SeekTo < 0:
 		return fmt.Errorf("--seek-to must be an offset >= 0, got %d", o.SeekTo)
-	case o.Heartbeat && o.handler() == eachbatch.EachMessage:
-		return errors.New("--heartbeat applies to --handler each-batch only (the handler awaits heartbeat() after each round)")
 	case o.MaxInFlight < 0 || o.MaxInFlightBytes < 0:
 		return errors.New("--max-in-flight and --max-in-flight-bytes must be >= 0")
 	case o.Grace < 0:
@@ -365,9 +363,6 @@ func (o Options) Validate() error {
 	if _, err := eachbatch.ParseHandler(string(o.handler())); err != nil {
 		return fmt.Errorf("--handler: %w", err)
 	}
-	if o.handler() == eachbatch.EachMessage && !o.AutoResolve {
-		return errors.New("--auto-resolve=false applies to --handler each-batch only (eachMessage stores each record when the handler returns)")
-	}
 	for _, off := range o.HandlerFailAt {
 		if off < 0 {
 			return errors.New("--handler-fail-at: offsets must be >= 0")
@@ -380,6 +375,24 @@ func (o Options) Validate() error {
 }
 
 // handler is the handler, eachBatch when unset.
+// HandlerErr refuses the handler settings that are eachBatch's alone with --handler
+// each-message: the model's (Validate) and the real client's (repro --real-client, whose
+// scenario.js would run them as something else: never committing, or no heartbeat).
+func HandlerErr(h eachbatch.Handler, commit CommitMode, heartbeat, autoResolve bool) error {
+	if h != eachbatch.EachMessage {
+		return nil
+	}
+	switch {
+	case commit == CommitManual:
+		return errors.New("--commit manual is the eachBatch idiom (eachBatchAutoResolve false, resolveOffset per record, commitOffsetsIfNecessary at the end of each batch): eachMessage's payload has no commitOffsetsIfNecessary; use --handler each-batch")
+	case heartbeat:
+		return errors.New("--heartbeat applies to --handler each-batch only (the handler awaits heartbeat() after each round)")
+	case !autoResolve:
+		return errors.New("--auto-resolve=false applies to --handler each-batch only (eachMessage stores each record when the handler returns)")
+	}
+	return nil
+}
+
 func (o Options) handler() eachbatch.Handler {
 	if o.Handler == "" {
 		return eachbatch.EachBatch
