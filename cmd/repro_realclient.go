@@ -190,9 +190,9 @@ func realClientShape(c *cobra.Command, o *reproOptions) (jsclient.Shape, error) 
 	if err := repro.HandlerErr(h, commit, s.Heartbeat, !s.ResolveEachRound); err != nil {
 		return s, exitcode.Usagef("--real-client: %v", err)
 	}
-	if s.ResolveEachRound && s.Commit != "" {
+	if err := s.ResolveErr(); err != nil {
 		// scenario.js's own refusal, before any client starts
-		return s, exitcode.Usagef("--real-client: --auto-resolve=false is scenario.js's auto-commit handler that resolves each round (eachBatchAutoResolve false, the isStale() idiom); --commit %s has its own", s.Commit)
+		return s, exitcode.Usagef("--real-client: %v", err)
 	}
 	if f.Changed("members") {
 		if o.Members < 1 {
@@ -219,6 +219,10 @@ func realClientShape(c *cobra.Command, o *reproOptions) (jsclient.Shape, error) 
 		default:
 			return s, exitcode.Usagef("--group-protocol %s: classic or consumer", o.GroupProtocol)
 		}
+	}
+	if o.Partitions < 1 || o.Partitions > repro.MaxPartitions {
+		// the topic scenario.js runs on, and the model's with --compare-model
+		return s, exitcode.Usagef("--partitions must be between 1 and %d, got %d", repro.MaxPartitions, o.Partitions)
 	}
 	if _, err := s.SimulateArgs(); err != nil && (s.Members > 1 || len(s.Rebalance) > 0) {
 		// the member plan is scenario.js's too: one that leaves a member not in the group,

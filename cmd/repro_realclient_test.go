@@ -58,6 +58,7 @@ func TestRealClientShapeComesFromTheFlagsGiven(t *testing.T) {
 			args: []string{"--handler", "each-message", "--heartbeat"}, refused: "--heartbeat applies to --handler each-batch only"},
 		{name: "eachMessage with the isStale() idiom is refused, as by the model",
 			args: []string{"--handler", "each-message", "--auto-resolve=false"}, refused: "--auto-resolve=false applies to --handler each-batch only"},
+		{name: "a topic of no partitions is refused before any client starts", args: []string{"--partitions", "0"}, refused: "--partitions must be between 1 and"},
 		{name: "the isStale() idiom with the handler's own commit is refused, as scenario.js does",
 			args: []string{"--commit", "explicit", "--auto-resolve=false"}, refused: "--commit explicit has its own"},
 	} {
@@ -87,7 +88,7 @@ func TestRealClientShapeComesFromTheFlagsGiven(t *testing.T) {
 func TestCompareModelSimulatesTheRealRunsTopic(t *testing.T) {
 	shape := jsclient.Shape{Spread: "0:5,3:5"}
 	g := &Globals{IO: IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}, Timeout: time.Minute}
-	if _, err := modelOfShape(context.Background(), g, "1.10.1", shape, 2); err == nil || !strings.Contains(err.Error(), "--partitions 2") {
+	if _, err := modelOfShape(context.Background(), g, "1.10.1", shape, 2); err == nil || !strings.Contains(err.Error(), "the topic needs at least 4 partitions") {
 		t.Fatalf("a topic of 2 partitions and records on partition 3: %v, want simulate's refusal naming --partitions 2", err)
 	}
 	res, err := modelOfShape(context.Background(), g, "1.10.1", shape, 4)

@@ -212,6 +212,10 @@ var capturedRuns = []struct {
 	// -run 'TestJSClientAgrees/.*/(outside-pause-survives-rebalance(-no-resume)?)$'
 	{"2026-12-07-pause-rebalance/v1.10.0-outside-pause-survives-rebalance-1796630443.log.gz", "1.10.0", "outside-pause-survives-rebalance", "0: OK@12, 1: OK@12"},
 	{"2026-12-07-pause-rebalance/v1.10.1-outside-pause-survives-rebalance-1796630357.log.gz", "1.10.1", "outside-pause-survives-rebalance", "0: OK@12, 1: OK@12"},
+	// the same two again at 11:27-11:29, each member running its own application (m2
+	// pauses partition 0 too, which it does not hold)
+	{"2026-12-07-pause-rebalance/v1.10.0-outside-pause-survives-rebalance-1796642912.log.gz", "1.10.0", "outside-pause-survives-rebalance", "0: OK@12, 1: OK@12"},
+	{"2026-12-07-pause-rebalance/v1.10.1-outside-pause-survives-rebalance-1796642842.log.gz", "1.10.1", "outside-pause-survives-rebalance", "0: OK@12, 1: OK@12"},
 	// 2026-12-07, 11:27-11:30, each member its own copy of the application (scenario.js):
 	// the same command with -run 'TestJSClientAgrees/.*/outside-pause-every-member$'
 	{"2026-12-07-every-member/v1.10.0-outside-pause-every-member-1796643002.log.gz", "1.10.0", "outside-pause-every-member", "0: OK@22, 1: OK@22"},

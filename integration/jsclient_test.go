@@ -115,7 +115,9 @@ var jsShapes = []jsShape{
 	// partition 0 too, 3 s after its run(), which it does not hold: the client takes it
 	// unchecked and queues #pauseInternal of it, so m2's workers start a new generation
 	// with nothing to drop (m2 never consumed partition 0); the model leaves it out
-	// (namedPartitions); m2 leaves at 5 s. Outcomes and order as before on both releases.)
+	// (namedPartitions); m2 leaves at 5 s. Rerun so on 2026-12-07: the resumed
+	// shape's outcome and order as before on both releases, the -no-resume one's on 1.10.0
+	// STRANDED@7, where the pause fell.)
 	// Resumed 7 s after the pause (10 s after run()): partition 0 delivers nothing between
 	// the reassign (about 6 s) and the resume, then the rest (OK@12 either way: the order
 	// of the capture's lines tells, TestAPauseOutlivesARebalanceInTheRealClient reads it).

@@ -27,6 +27,11 @@ func TestAPauseOutlivesARebalanceInTheRealClient(t *testing.T) {
 		{"v1.10.1-outside-pause-survives-rebalance-1796630357.log.gz", true},
 		{"v1.10.0-outside-pause-survives-rebalance-no-resume-1796630502.log.gz", false},
 		{"v1.10.1-outside-pause-survives-rebalance-no-resume-1796630412.log.gz", false},
+		// 11:27-11:29, scenario.js running each member's own application: m2 pauses
+		// partition 0 too (it does not hold it) and its lines name their member
+		{"v1.10.0-outside-pause-survives-rebalance-1796642912.log.gz", true},
+		{"v1.10.1-outside-pause-survives-rebalance-1796642842.log.gz", true},
+		{"v1.10.0-outside-pause-survives-rebalance-no-resume-1796642971.log.gz", false},
 	} {
 		t.Run(c.capture, func(t *testing.T) {
 			zr := openCapture(t, "2026-12-07-pause-rebalance/"+c.capture)
@@ -43,13 +48,13 @@ func TestAPauseOutlivesARebalanceInTheRealClient(t *testing.T) {
 			for sc.Scan() {
 				l := sc.Text()
 				switch {
-				case strings.HasPrefix(l, "pause topic=stranded from=outside ") && strings.Contains(l, " partitions=0 "):
+				case strings.HasPrefix(l, "pause topic=stranded from=outside ") && strings.Contains(l, " partitions=0 ") && byM1(l):
 					paused = true
 				case l == "member member=m2 event=left" || strings.HasPrefix(l, "member member=m2 event=left "):
 					state = left
 				case state == left && strings.Contains(l, "'Local: Assign partitions' and 20 partition(s)"):
 					state = again
-				case strings.HasPrefix(l, "resume topic=stranded from=outside "):
+				case strings.HasPrefix(l, "resume topic=stranded from=outside ") && byM1(l):
 					if state != again {
 						t.Fatalf("resumed before m1 was assigned again: %s", l)
 					}
@@ -108,19 +113,11 @@ func TestEveryMemberPausesItsOwnAssignment(t *testing.T) {
 				during, after   int // its deliveries between its pause and resume, and after
 			}
 			ms := map[string]*member{"m1": {}, "m2": {}}
-			field := func(l, k string) string {
-				for _, f := range strings.Fields(l) {
-					if v, ok := strings.CutPrefix(f, k+"="); ok {
-						return v
-					}
-				}
-				return ""
-			}
 			var summary string
 			sc := bufio.NewScanner(openCapture(t, "2026-12-07-every-member/"+capture))
 			for sc.Scan() {
 				l := sc.Text()
-				m := ms[field(l, "member")]
+				m := ms[lineField(l, "member")]
 				switch {
 				case m == nil:
 					if strings.HasPrefix(l, "summary ") {
@@ -128,7 +125,7 @@ func TestEveryMemberPausesItsOwnAssignment(t *testing.T) {
 					}
 				case strings.HasPrefix(l, "pause topic=stranded from=outside "):
 					m.paused, m.assigned = true, map[string]bool{}
-					for _, p := range strings.Split(field(l, "assigned"), ",") {
+					for _, p := range strings.Split(lineField(l, "assigned"), ",") {
 						m.assigned[p] = true
 					}
 				case strings.HasPrefix(l, "resume topic=stranded from=outside "):
@@ -137,7 +134,7 @@ func TestEveryMemberPausesItsOwnAssignment(t *testing.T) {
 					}
 					m.resumed = true
 				case strings.HasPrefix(l, "delivered topic=stranded "):
-					if m.paused && !m.assigned[field(l, "partition")] {
+					if m.paused && !m.assigned[lineField(l, "partition")] {
 						t.Errorf("delivered a partition it did not hold when it paused: %s", l)
 					}
 					switch {
@@ -185,14 +182,6 @@ func TestEveryMemberPausesFromItsOwnHandler(t *testing.T) {
 		"v1.10.1-handler-pause-member-leaves-1796643386.log.gz",
 	} {
 		t.Run(capture, func(t *testing.T) {
-			field := func(l, k string) string {
-				for _, f := range strings.Fields(l) {
-					if v, ok := strings.CutPrefix(f, k+"="); ok {
-						return v
-					}
-				}
-				return ""
-			}
 			pauses, resumes := map[string]int{}, map[string]int{}
 			var m1Paused string // the partition m1 paused, while paused
 			var m1During, m2sAfterLeave int
@@ -202,14 +191,14 @@ func TestEveryMemberPausesFromItsOwnHandler(t *testing.T) {
 			sc := bufio.NewScanner(openCapture(t, "2026-12-07-every-member/"+capture))
 			for sc.Scan() {
 				l := sc.Text()
-				m := field(l, "member")
+				m := lineField(l, "member")
 				switch {
 				case strings.HasPrefix(l, "pause topic=stranded partition="):
 					pauses[m]++
 					if m == "m1" {
-						m1Paused = field(l, "partition")
+						m1Paused = lineField(l, "partition")
 					} else {
-						m2Part = field(l, "partition")
+						m2Part = lineField(l, "partition")
 					}
 				case strings.HasPrefix(l, "resume topic=stranded partition="):
 					resumes[m]++
@@ -219,7 +208,7 @@ func TestEveryMemberPausesFromItsOwnHandler(t *testing.T) {
 				case strings.HasPrefix(l, "member member=m2 event=left"):
 					m2Left = true
 				case strings.HasPrefix(l, "delivered topic=stranded ") && m == "m1":
-					p := field(l, "partition")
+					p := lineField(l, "partition")
 					if p == m1Paused {
 						m1During++
 					}
@@ -251,3 +240,17 @@ func TestEveryMemberPausesFromItsOwnHandler(t *testing.T) {
 		})
 	}
 }
+
+// lineField is the value of key k in one of scenario.js's key=value lines ("" when absent).
+func lineField(l, k string) string {
+	for _, f := range strings.Fields(l) {
+		if v, ok := strings.CutPrefix(f, k+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// byM1 reports whether an application line is m1's: its member named, or none (the
+// captures before each member ran its own application name none: m1 alone paused).
+func byM1(l string) bool { m := lineField(l, "member"); return m == "" || m == "m1" }

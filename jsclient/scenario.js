@@ -645,7 +645,8 @@ async function main() {
   });
 
   await Promise.all(timers);
-  for (const c of consumers.values()) await c.disconnect();
+  // each out of consumers first: a pause or resume timer still pending leaves it alone
+  for (const [m, c] of [...consumers]) { consumers.delete(m); await c.disconnect(); }
   await admin.disconnect();
 }
 

@@ -395,13 +395,24 @@ func (s Shape) SimulateArgs() ([]string, error) {
 	if s.Heartbeat {
 		a = append(a, "--heartbeat")
 	}
+	if err := s.ResolveErr(); err != nil {
+		return nil, err
+	}
 	if s.ResolveEachRound {
-		if s.Commit == "manual" {
-			return nil, fmt.Errorf("resolve each round is the auto-commit resolving handler; manual commit has its own")
-		}
 		a = append(a, "--auto-resolve=false")
 	}
 	return a, nil
+}
+
+// ResolveErr refuses ResolveEachRound with the client's manual or the handler's explicit
+// commit, as scenario.js does (--auto-resolve false): the resolving handler is the
+// auto-commit one (eachBatchAutoResolve false, the isStale() idiom); the others resolve
+// or commit in their own way.
+func (s Shape) ResolveErr() error {
+	if s.ResolveEachRound && s.Commit != "" && s.Commit != "auto" {
+		return fmt.Errorf("--auto-resolve=false is scenario.js's auto-commit handler that resolves each round (eachBatchAutoResolve false, the isStale() idiom); --commit %s has its own", s.Commit)
+	}
+	return nil
 }
 
 // Seed is the bug report's shape: every setting at scenario.js's default.

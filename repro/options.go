@@ -374,7 +374,6 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// handler is the handler, eachBatch when unset.
 // HandlerErr refuses the handler settings that are eachBatch's alone with --handler
 // each-message: the model's (Validate) and the real client's (repro --real-client, whose
 // scenario.js would run them as something else: never committing, or no heartbeat).
@@ -393,6 +392,7 @@ func HandlerErr(h eachbatch.Handler, commit CommitMode, heartbeat, autoResolve b
 	return nil
 }
 
+// handler is the handler, eachBatch when unset.
 func (o Options) handler() eachbatch.Handler {
 	if o.Handler == "" {
 		return eachbatch.EachBatch
