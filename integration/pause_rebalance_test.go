@@ -34,7 +34,6 @@ func TestAPauseOutlivesARebalanceInTheRealClient(t *testing.T) {
 		{"v1.10.0-outside-pause-survives-rebalance-no-resume-1796642971.log.gz", false},
 	} {
 		t.Run(c.capture, func(t *testing.T) {
-			zr := openCapture(t, "2026-12-07-pause-rebalance/"+c.capture)
 			const (
 				before = iota // until m2 has left
 				left          // m2 left, m1 not yet assigned again
@@ -44,9 +43,7 @@ func TestAPauseOutlivesARebalanceInTheRealClient(t *testing.T) {
 			state := before
 			var paused, p0Again, p1Again, p0Resumed bool
 			var summary string
-			sc := bufio.NewScanner(zr)
-			for sc.Scan() {
-				l := sc.Text()
+			eachCaptureLine(t, "2026-12-07-pause-rebalance/"+c.capture, func(l string) {
 				switch {
 				case strings.HasPrefix(l, "pause topic=stranded from=outside ") && strings.Contains(l, " partitions=0 ") && byM1(l):
 					paused = true
@@ -67,10 +64,7 @@ func TestAPauseOutlivesARebalanceInTheRealClient(t *testing.T) {
 				case strings.HasPrefix(l, "summary "):
 					summary = l
 				}
-			}
-			if err := sc.Err(); err != nil {
-				t.Fatal(err)
-			}
+			})
 			if !paused || state < again {
 				t.Fatalf("not the shape: paused %v, m1 assigned again after m2 left %v", paused, state >= again)
 			}
@@ -114,9 +108,7 @@ func TestEveryMemberPausesItsOwnAssignment(t *testing.T) {
 			}
 			ms := map[string]*member{"m1": {}, "m2": {}}
 			var summary string
-			sc := bufio.NewScanner(openCapture(t, "2026-12-07-every-member/"+capture))
-			for sc.Scan() {
-				l := sc.Text()
+			eachCaptureLine(t, "2026-12-07-every-member/"+capture, func(l string) {
 				m := ms[lineField(l, "member")]
 				switch {
 				case m == nil:
@@ -144,10 +136,7 @@ func TestEveryMemberPausesItsOwnAssignment(t *testing.T) {
 						m.during++
 					}
 				}
-			}
-			if err := sc.Err(); err != nil {
-				t.Fatal(err)
-			}
+			})
 			for name, m := range ms {
 				if !m.paused || !m.resumed {
 					t.Fatalf("%s: paused %v, resumed %v: every member pauses and resumes its own assignment", name, m.paused, m.resumed)
@@ -188,9 +177,7 @@ func TestEveryMemberPausesFromItsOwnHandler(t *testing.T) {
 			var m2Part string
 			m2Left := false
 			var summary string
-			sc := bufio.NewScanner(openCapture(t, "2026-12-07-every-member/"+capture))
-			for sc.Scan() {
-				l := sc.Text()
+			eachCaptureLine(t, "2026-12-07-every-member/"+capture, func(l string) {
 				m := lineField(l, "member")
 				switch {
 				case strings.HasPrefix(l, "pause topic=stranded partition="):
@@ -218,10 +205,7 @@ func TestEveryMemberPausesFromItsOwnHandler(t *testing.T) {
 				case strings.HasPrefix(l, "summary "):
 					summary = l
 				}
-			}
-			if err := sc.Err(); err != nil {
-				t.Fatal(err)
-			}
+			})
 			if pauses["m1"] != 1 || pauses["m2"] != 1 {
 				t.Fatalf("pauses by member %v: each member pauses from its own handler once", pauses)
 			}
@@ -254,3 +238,15 @@ func lineField(l, k string) string {
 // byM1 reports whether an application line is m1's: its member named, or none (the
 // captures before each member ran its own application name none: m1 alone paused).
 func byM1(l string) bool { m := lineField(l, "member"); return m == "" || m == "m1" }
+
+// eachCaptureLine calls fn with each line of the capture, in order.
+func eachCaptureLine(t *testing.T, name string, fn func(l string)) {
+	t.Helper()
+	sc := bufio.NewScanner(openCapture(t, name))
+	for sc.Scan() {
+		fn(sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
