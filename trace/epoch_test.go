@@ -55,3 +55,35 @@ func TestParseEpochNanoIsParseEpoch(t *testing.T) {
 		}
 	}
 }
+
+// epochFixed reads what parseEpochNano reads of the field before the first bar, whenever
+// it says ok, and says ok on every field of librdkafka's layout: random fields of digits,
+// dots, bars and the bytes either side of '0'..'9', most of them of that layout's length.
+func TestEpochFixedIsParseEpochNano(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const alphabet = "01234567890123456789/:.|"
+	for range 400000 {
+		b := []byte("1796225597.010|x")
+		for range rng.IntN(3) + 1 { // one to three bytes changed
+			b[rng.IntN(len(b))] = alphabet[rng.IntN(len(alphabet))]
+		}
+		if rng.IntN(4) == 0 {
+			b = b[:rng.IntN(len(b)+1)]
+		}
+		got, ok := epochFixed(b)
+		bar := bytes.IndexByte(b, '|')
+		layout := len(b) >= 15 && bar == 14 && b[10] == '.' && bytes.Count(b[:14], []byte(".")) == 1
+		for _, c := range b[:min(len(b), 14)] {
+			layout = layout && (c == '.' || c >= '0' && c <= '9')
+		}
+		if ok != layout {
+			t.Fatalf("epochFixed(%q): ok %v, librdkafka's layout %v", b, ok, layout)
+		}
+		if want, wok := parseEpochNano(b[:max(bar, 0)]); ok && (!wok || got != want) {
+			t.Fatalf("epochFixed(%q) = %d, parseEpochNano %d %v", b, got, want, wok)
+		}
+	}
+	if got, ok := epochFixed([]byte("2999999999.999|")); !ok || got != 2999999999999000000 {
+		t.Errorf("the largest time: %d %v", got, ok)
+	}
+}

@@ -136,15 +136,29 @@ func (sc *rdScanner) scan(l []byte, r *rdRec) (bool, error) {
 		return false, errMalformed("not a librdkafka log line (%LEVEL|epoch|FACILITY|client| ...)")
 	}
 	rest := l[3:]
-	i := bytes.IndexByte(rest, '|')
-	if i < 0 {
-		return false, errMalformed("no timestamp field")
+	// the time as librdkafka writes it (seconds and milliseconds) is read with its bar in
+	// one step; any other is looked for, and read once the line is known to matter
+	ts, tsOK := epochFixed(rest)
+	var tsField []byte
+	if tsOK {
+		rest = rest[15:]
+	} else {
+		i := bytes.IndexByte(rest, '|')
+		if i < 0 {
+			return false, errMalformed("no timestamp field")
+		}
+		tsField = rest[:i]
+		rest = rest[i+1:]
 	}
-	tsField := rest[:i]
-	rest = rest[i+1:]
-	i = bytes.IndexByte(rest, '|')
-	if i < 0 {
-		return false, errMalformed("no facility field")
+	// facilities are short: a byte loop, the search past it
+	i := 0
+	for i < len(rest) && i < 16 && rest[i] != '|' {
+		i++
+	}
+	if i == len(rest) || rest[i] != '|' {
+		if i = bytes.IndexByte(rest, '|'); i < 0 {
+			return false, errMalformed("no facility field")
+		}
 	}
 	fac := rest[:i]
 	rest = rest[i+1:]
@@ -156,9 +170,10 @@ func (sc *rdScanner) scan(l []byte, r *rdRec) (bool, error) {
 	if !ok || err != nil {
 		return false, err
 	}
-	ts, tok := parseEpochNano(tsField)
-	if !tok {
-		return false, errMalformed("bad timestamp")
+	if !tsOK {
+		if ts, tsOK = parseEpochNano(tsField); !tsOK {
+			return false, errMalformed("bad timestamp")
+		}
 	}
 	r.ts = ts
 	return true, nil

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"encoding/binary"
 )
 
 // Byte-level readers of the librdkafka log's text: numbers, "topic [partition]", times;
@@ -149,4 +150,35 @@ func parseEpochNano(b []byte) (int64, bool) {
 		}
 	}
 	return sec*1e9 + ns, true
+}
+
+// epochFixed reads the time as librdkafka writes it, "1796225597.721|" (ten digits, a dot,
+// three digits and the field's bar) at the start of b, as parseEpochNano would read the
+// field; ok is false for any other layout (the caller then looks for the bar).
+func epochFixed(b []byte) (int64, bool) {
+	if len(b) < 15 || b[10] != '.' || b[14] != '|' {
+		return 0, false
+	}
+	hi, ok := eightDigits(binary.LittleEndian.Uint64(b))
+	d8, d9, m0, m1, m2 := b[8]-'0', b[9]-'0', b[11]-'0', b[12]-'0', b[13]-'0'
+	if !ok || d8 > 9 || d9 > 9 || m0 > 9 || m1 > 9 || m2 > 9 {
+		return 0, false
+	}
+	sec := int64(hi)*100 + int64(d8)*10 + int64(d9)
+	ms := int64(m0)*100 + int64(m1)*10 + int64(m2)
+	return sec*1e9 + ms*1e6, true
+}
+
+// eightDigits reads eight ASCII digits loaded little-endian (the first digit in the low
+// byte, the most significant) as their value, in a few multiplications (the SWAR reading
+// of D. Lemire's fast_float); ok is false when a byte is not a digit.
+func eightDigits(v uint64) (uint64, bool) {
+	const zeros, high = 0x3030303030303030, 0xF0F0F0F0F0F0F0F0
+	if v&high != zeros || (v+0x0606060606060606)&high != zeros {
+		return 0, false
+	}
+	v -= zeros
+	v = v*10 + v>>8 // each pair of digits in its even byte
+	v = ((v&0x000000FF000000FF)*(100+1000000<<32) + (v>>16&0x000000FF000000FF)*(1+10000<<32)) >> 32
+	return v, true
 }
