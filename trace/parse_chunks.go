@@ -109,11 +109,7 @@ type rdkafkaChunks struct{}
 
 func (rdkafkaChunks) cut(data []byte) int { return bytes.LastIndexByte(data, '\n') }
 
-func (rdkafkaChunks) newScanner() chunkScanner {
-	sc := newRdScanner()
-	sc.position = true // every record of a chunk goes through keep (rdChunkScanner.scan)
-	return rdChunkScanner{sc}
-}
+func (rdkafkaChunks) newScanner() chunkScanner { return rdChunkScanner{newRdScanner()} }
 
 type rdChunkScanner struct{ sc *rdScanner }
 

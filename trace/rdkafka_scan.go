@@ -83,12 +83,8 @@ type rdRec struct {
 // client names, and the last record of each partition, to drop repeats.
 type rdScanner struct {
 	names    map[string]string
-	lastName string    // the last name interned
-	last     []lastRec // by partition (< 1<<16)
-	// position: keep also drops a fetch position the fold is known to hold already
-	// (lastRec.pos); only where every record of the chunk goes through keep, in file
-	// order, and nothing else moves a position: the librdkafka log (rdkafkaChunks)
-	position bool
+	lastName string  // the last name interned
+	last     []rdRec // by partition (< 1<<16)
 	// repeated: keep dropped a record as a repeat (the JS scanner reads and clears it:
 	// the dropped record's time still counts, jsTime)
 	repeated bool
@@ -101,22 +97,6 @@ type rdScanner struct {
 	lastClient []byte
 	producer   bool
 }
-
-// lastRec is what the scanner knows of one partition from the chunk's records so far:
-// its last record (repeat), and, once a record told it, the fetch position the fold holds
-// after that record (pos, when posKnown).
-type lastRec struct {
-	op       rdOp
-	flag     bool
-	posKnown bool
-	off, aux int64
-	pos      int64
-	topic    string
-	text     string
-}
-
-// noPositionDrop (tests) leaves the drop of a held position to the fold.
-var noPositionDrop = false
 
 func newRdScanner() *rdScanner { return &rdScanner{names: map[string]string{}} }
 
@@ -137,39 +117,14 @@ func (sc *rdScanner) repeat(r *rdRec) bool {
 	}
 	p := int(r.part)
 	for p >= len(sc.last) {
-		sc.last = append(sc.last, lastRec{})
+		sc.last = append(sc.last, rdRec{})
 	}
 	l := &sc.last[p]
 	same := l.op == r.op && l.off == r.off && l.aux == r.aux && l.topic == r.topic &&
 		(r.op == rdPosition && (r.text == l.text || r.text == "" || r.text == "EOF") || r.op == rdStore && !r.flag && !l.flag)
-	if !sc.position || noPositionDrop {
-		if !same {
-			*l = lastRec{op: r.op, off: r.off, aux: r.aux, topic: r.topic, flag: r.flag, text: r.text}
-		}
-		return same
-	}
-	known := l.posKnown && l.topic == r.topic
-	if r.op == rdPosition && known && r.off == l.pos && (r.text == "" || r.text == "EOF") {
-		// the position the fold holds: rdkafkaParser.fold drops it (the fetcher's next
-		// "Fetch topic" after an Enqueue, a third of a busy log), here instead, in parallel
-		same = true
-	}
-	// what the fold's position is after r (Analyzer.addPosition, addFetch, addSeek)
-	pos := l.pos
-	switch {
-	case r.op == rdPosition && r.off >= 0:
-		pos, known = r.off, true
-	case r.op == rdFetch && known && r.aux >= 1 && r.off >= 0:
-		pos = max(pos, r.off+1)
-	case r.op == rdStore || r.op == rdRemove:
-		// a stored offset moves no position
-	default:
-		known = false
-	}
 	if !same {
-		*l = lastRec{op: r.op, off: r.off, aux: r.aux, topic: r.topic, flag: r.flag, text: r.text}
+		*l = rdRec{op: r.op, off: r.off, aux: r.aux, topic: r.topic, flag: r.flag, text: r.text}
 	}
-	l.pos, l.posKnown = pos, known
 	return same
 }
 
