@@ -96,7 +96,10 @@ func Consume(ctx context.Context, o Options, untilQuiescent, existing bool) (*Co
 		lc.kfake = true // `kstranded broker`: kfake needs a short fetch wait
 	}
 	if err := d.startConsumer(); err != nil {
-		d.res.unreachable = errors.Is(err, ErrUnreachable)
+		// a broker that died as the consumer joined ends the wait for an assignment
+		// (issue 27 §5): that error names the unreachable broker too
+		d.res.unreachable = errors.Is(err, ErrUnreachable) || ctx.Err() == nil && lc.silent(d)
+		err = unreachableErr(d, err)
 		d.stopConsumer()
 		return nil, err
 	}

@@ -504,7 +504,7 @@ func (d *driver) stop(runErr error) map[kpart.TopicPartition]int64 {
 // finish stops the consumer and judges what was delivered and committed.
 func (d *driver) finish(runErr error) (*Result, error) {
 	current := d.stop(runErr)
-	runErr = d.cl.stopped(runErr)
+	runErr = unreachableErr(d, d.cl.stopped(runErr))
 	d.res.Elapsed = d.cl.elapsed()
 	d.res.judge(d.allDelivered(), d.records, d.highs, current)
 	if runErr != nil && (errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded)) && d.ctx.Err() != nil {

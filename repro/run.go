@@ -413,6 +413,29 @@ func (c *liveCluster) phase2Done(d *driver, offs map[int32]int64) func() bool {
 	}
 }
 
+// silent probes the cluster once through the run's consumers (a failed read of the
+// committed offsets within the probe's bound): true when none answers, and the run's
+// clean-up is then bounded as after an unreachable broker.
+func (c *liveCluster) silent(d *driver) bool {
+	for _, m := range d.active() {
+		if rd(m).silent(min(c.o.probeTimeout(), closeUnreachable)) {
+			d.res.unreachable = true
+			return true
+		}
+	}
+	return false
+}
+
+// unreachableErr names an unreachable broker as the cause of err, a run that failed on
+// another error (no assignment, a lost one) while the cluster was not answering (silent):
+// the same error, whatever the step the broker's death cut short.
+func unreachableErr(d *driver, err error) error {
+	if err == nil || !d.res.unreachable || errors.Is(err, ErrUnreachable) || d.ctx.Err() != nil {
+		return err
+	}
+	return fmt.Errorf("%w: no answer to a probe once the run failed: %w", ErrUnreachable, err)
+}
+
 // current reads what is committed when a run is interrupted or failed mid-phase, if it
 // can be read.
 func (c *liveCluster) current(d *driver) map[kpart.TopicPartition]int64 {
@@ -422,12 +445,7 @@ func (c *liveCluster) current(d *driver) map[kpart.TopicPartition]int64 {
 		// deletion are bounded as after an unreachable broker, else each waits --timeout
 		// (issue 27 §5; a broker frozen as the consumer started ended the run 20 s after
 		// the freeze at --timeout 6s).
-		for _, m := range d.active() {
-			if rd(m).silent(min(c.o.probeTimeout(), closeUnreachable)) {
-				d.res.unreachable = true
-				break
-			}
-		}
+		c.silent(d)
 	}
 	if d.res.unreachable {
 		return nil

@@ -531,7 +531,14 @@ func (s *rdSource) silent(probe time.Duration) bool {
 	if s.troubleSince.IsZero() && time.Since(s.lastContact) < probe {
 		return false
 	}
-	_, err := s.committed(probe)
+	tps := s.assignment
+	if len(tps) == 0 {
+		// nothing assigned (the wait for an assignment failed): a read of nothing asks
+		// the cluster nothing, so the group's offset of the topic's first partition,
+		// which the coordinator must answer all the same
+		tps = []kpart.TopicPartition{{Topic: s.topic, Partition: 0}}
+	}
+	_, err := s.committedOf(tps, probe)
 	return err != nil
 }
 
