@@ -522,11 +522,12 @@ func (s *rdSource) unanswered(err error) {
 	s.trouble = err
 }
 
-// silent says, once the run was interrupted, whether the cluster had stopped answering:
-// no contact within probe (the client reported errors since, or heard nothing), and one
-// probe, bounded by probe, got no answer either. The clean-up after an interrupt is then
-// bounded as after an unreachable broker: a close and a read-back waiting --timeout each
-// on a killed broker held the exit 11.8 s past the SIGINT at --timeout 5s (issue 27 §5).
+// silent says, once the run was interrupted or failed on another error (no assignment, a
+// lost one), whether the cluster had stopped answering: no contact within probe (the
+// client reported errors since, or heard nothing), and one probe, bounded by probe, got
+// no answer either. The clean-up is then bounded as after an unreachable broker: a close
+// and a read-back waiting --timeout each on a killed broker held the exit 11.8 s past the
+// SIGINT at --timeout 5s (issue 27 §5); and a failure says ErrUnreachable (unreachableErr).
 func (s *rdSource) silent(probe time.Duration) bool {
 	if s.troubleSince.IsZero() && time.Since(s.lastContact) < probe {
 		return false
