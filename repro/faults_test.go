@@ -28,35 +28,7 @@ import (
 // integration's killed-broker run 16 s after SIGKILL at --timeout 10s.
 func TestABrokerThatFreezesAsTheConsumerStartsEndsTheRunWithinTimeout(t *testing.T) {
 	testenv.MustLive(t) // a live librdkafka consumer on the wall clock
-	b, err := embedded.Start(embedded.Options{Topic: "unused", Partitions: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		frozen   atomic.Bool
-		frozeAt  time.Time
-		freezeMu sync.Mutex
-	)
-	// Every request from the first OffsetFetch on gets no answer: the connections stay
-	// open, as under SIGSTOP.
-	b.Cluster().Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
-		b.Cluster().KeepControl()
-		if !frozen.Load() && req.Key() == int16(kmsg.OffsetFetch) {
-			freezeMu.Lock()
-			frozeAt = time.Now()
-			freezeMu.Unlock()
-			frozen.Store(true)
-		}
-		return nil, nil, frozen.Load()
-	})
-	defer func() {
-		frozen.Store(false)
-		b.Close()
-	}()
-	cfg, err := kafkaconf.Load(b.Addr(), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, frozeAt := freezingBroker(t, "unused", kmsg.OffsetFetch)
 	o := DefaultOptions()
 	o.Kafka = cfg
 	o.TimeScale = 0.05
@@ -65,12 +37,11 @@ func TestABrokerThatFreezesAsTheConsumerStartsEndsTheRunWithinTimeout(t *testing
 	defer cancel()
 	res, err := Run(ctx, o)
 	ended := time.Now()
-	if !frozen.Load() {
+	at, frozen := frozeAt()
+	if !frozen {
 		t.Fatalf("the broker never froze: %v", err)
 	}
-	freezeMu.Lock()
-	after := ended.Sub(frozeAt)
-	freezeMu.Unlock()
+	after := ended.Sub(at)
 	t.Logf("the run ended %s after the broker froze: %v", after.Round(time.Millisecond), err)
 	if !errors.Is(err, ErrUnreachable) {
 		t.Fatalf("error %v, want %v", err, ErrUnreachable)
@@ -136,26 +107,7 @@ func TestAFailureWhileTheClusterIsSilentNamesTheUnreachableBroker(t *testing.T) 
 func TestAConsumeWhoseBrokerDiesBeforeTheAssignmentNamesTheUnreachableBroker(t *testing.T) {
 	testenv.MustLive(t) // a live librdkafka consumer on the wall clock
 	const topic = "consumed"
-	b, err := embedded.Start(embedded.Options{Topic: topic, Partitions: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var frozen atomic.Bool
-	b.Cluster().Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
-		b.Cluster().KeepControl()
-		if req.Key() == int16(kmsg.SyncGroup) {
-			frozen.Store(true)
-		}
-		return nil, nil, frozen.Load()
-	})
-	defer func() {
-		frozen.Store(false)
-		b.Close()
-	}()
-	cfg, err := kafkaconf.Load(b.Addr(), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, frozeAt := freezingBroker(t, topic, kmsg.SyncGroup)
 	o := DefaultOptions()
 	o.Kafka = cfg
 	o.Topic, o.Group = topic, "consume-frozen"
@@ -164,9 +116,9 @@ func TestAConsumeWhoseBrokerDiesBeforeTheAssignmentNamesTheUnreachableBroker(t *
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()
-	_, err = Consume(ctx, o, false, false)
+	_, err := Consume(ctx, o, false, false)
 	took := time.Since(start)
-	if !frozen.Load() {
+	if _, frozen := frozeAt(); !frozen {
 		t.Fatalf("the consumer never sent its SyncGroup: %v", err)
 	}
 	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "no partition assignment") {
@@ -177,4 +129,44 @@ func TestAConsumeWhoseBrokerDiesBeforeTheAssignmentNamesTheUnreachableBroker(t *
 		t.Errorf("consume ended %s after it started, beyond --timeout %s and the clean-up's bound", took.Round(time.Millisecond), o.Timeout)
 	}
 	t.Logf("%v after %s", err, took.Round(time.Millisecond))
+}
+
+// freezingBroker starts an embedded broker with topic (one partition) on which every
+// request from the first one of key on gets no answer: the connections stay open, as
+// under SIGSTOP. frozeAt says when it froze, and whether it did; the test's end thaws and
+// closes it.
+func freezingBroker(t *testing.T, topic string, key kmsg.Key) (kafkaconf.Config, func() (time.Time, bool)) {
+	t.Helper()
+	b, err := embedded.Start(embedded.Options{Topic: topic, Partitions: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		frozen   atomic.Bool
+		frozeAt  time.Time
+		freezeMu sync.Mutex
+	)
+	b.Cluster().Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
+		b.Cluster().KeepControl()
+		if !frozen.Load() && req.Key() == int16(key) {
+			freezeMu.Lock()
+			frozeAt = time.Now()
+			freezeMu.Unlock()
+			frozen.Store(true)
+		}
+		return nil, nil, frozen.Load()
+	})
+	t.Cleanup(func() {
+		frozen.Store(false)
+		b.Close()
+	})
+	cfg, err := kafkaconf.Load(b.Addr(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, func() (time.Time, bool) {
+		freezeMu.Lock()
+		defer freezeMu.Unlock()
+		return frozeAt, frozen.Load()
+	}
 }
