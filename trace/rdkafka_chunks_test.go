@@ -4,34 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"reflect"
 	"testing"
 )
-
-// readInChunks parses a librdkafka log in chunks of each size (three workers) and fails
-// when any report differs from the first.
-func readInChunks(t testing.TB, name string, data []byte, sizes ...int) {
-	t.Helper()
-	var first *Report
-	for _, size := range sizes {
-		func() {
-			defer func(s, w int) { rdChunkSize, rdWorkers = s, w }(rdChunkSize, rdWorkers)
-			rdChunkSize, rdWorkers = size, 3
-			a := NewAnalyzer(Options{TimelineCap: 256})
-			if _, err := a.Parse(name, bytes.NewReader(data), FormatLibrdkafka); err != nil {
-				t.Fatalf("%s (chunks of %d): %v", name, size, err)
-			}
-			r := a.Finish()
-			if first == nil {
-				first = r
-			} else if !reflect.DeepEqual(first, r) {
-				t.Fatalf("%s: chunks of %d: the report differs from chunks of %d", name, size, sizes[0])
-			}
-		}()
-	}
-}
 
 // randomRdkafkaLog writes n lines of a consumer's debug log over two topics of three
 // partitions in which every line that moves or names a fetch position comes at random:
@@ -117,21 +91,15 @@ func randomRdkafkaLog(rng *rand.Rand, n int) []byte {
 	return b.Bytes()
 }
 
-// Where the chunks of a librdkafka log are cut shows in no report: the scanner's state
-// (the last record of each partition, the memo) starts again with each chunk, and the
-// fold must make up for it. Random logs in which positions, fetches, seeks, resets,
-// errors, stores and commits interleave on few partitions, and the real captures
-// (TestTheWholeReportDoesNotDependOnTheChunkSize covers the JS client's).
+// Where the chunks of a librdkafka log are cut shows in no report, on logs in which
+// positions, fetches, seeks, resets, errors, stores and commits interleave at random on
+// few partitions: the scanner's state (the last record of each partition, the memo)
+// starts again with each chunk and the fold must make up for it. readBothWays reads each
+// in chunks of 1 MiB and 4 KiB, with the memo and without it (the captures and the
+// generated shapes: TestTheMemoOfMessagesChangesNoReport).
 func TestTheRdkafkaReportDoesNotDependOnTheChunkSize(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for i := range 30 {
-		readInChunks(t, fmt.Sprintf("random-%d", i), randomRdkafkaLog(rng, 3000), 1<<20, 2048, 700)
-	}
-	for _, f := range []string{"rdkafka-go-consumer.log", "repro-v1.10.0-rdkafka.log"} {
-		data, err := os.ReadFile(filepath.Join("testdata", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		readInChunks(t, f, data, 1<<20, 4096, 1000)
+		readBothWays(t, fmt.Sprintf("random-%d", i), randomRdkafkaLog(rng, 3000), FormatLibrdkafka, "")
 	}
 }
