@@ -256,3 +256,82 @@ func TestFieldReadsIsTheKeysFieldReads(t *testing.T) {
 		}
 	}
 }
+
+// The memo of objects (jsObjectMemo) takes an object that repeats one read before but for
+// its timestamp's digits as read: on a long poll's objects that nearly repeat (the
+// timestamp moving, of another length or not a number, the offset, partition, fac or
+// name changing, a field more, a producer's), a chunk scanned with it gives the records,
+// lines and counts of the chunk scanned without it, and most of the objects are taken
+// from it.
+func TestTheObjectMemoReadsARepeatAtItsOwnTime(t *testing.T) {
+	defer func() { noLineMemo = false }()
+	data := nearlyRepeatedPolls(rand.New(rand.NewSource(5)), 20000)
+	scan := func(off bool) (*rdChunk, *jsScanner) {
+		noLineMemo = off
+		s := jsChunks{}.newScanner().(*jsScanner)
+		c := &rdChunk{data: data}
+		s.scan(c)
+		return c, s
+	}
+	want, _ := scan(true)
+	got, s := scan(false)
+	if len(got.recs) < 500 || !reflect.DeepEqual(got.recs, want.recs) {
+		t.Fatalf("%d records with the memo, %d without, or they differ", len(got.recs), len(want.recs))
+	}
+	if got.lines != want.lines || got.nonblank != want.nonblank || got.matched != want.matched || got.malformed != want.malformed ||
+		!reflect.DeepEqual(got.firstErrs, want.firstErrs) {
+		t.Fatalf("counts with the memo %d/%d/%d/%d %v, without %d/%d/%d/%d %v", got.lines, got.nonblank, got.matched, got.malformed,
+			got.firstErrs, want.lines, want.nonblank, want.matched, want.malformed, want.firstErrs)
+	}
+	if s.objs.hits < 10000 {
+		t.Fatalf("%d objects of 20,000 taken from the memo, want most", s.objs.hits)
+	}
+	t.Logf("%d records, %d objects from the memo, %d misses", len(got.recs), s.objs.hits, s.objs.misses)
+}
+
+// nearlyRepeatedPolls makes the objects of a consumer long-polling four partitions: the
+// fetcher's positions again and again, their timestamps moving, and now and then an
+// offset moving on, another fac, name or field, a timestamp of another length or not a
+// number, a field more in as many bytes as the timestamp's, a stored offset.
+func nearlyRepeatedPolls(r *rand.Rand, n int) []byte {
+	var b strings.Builder
+	offs := []int{0, 0, 0, 0}
+	ts := int64(1700000000000)
+	for i := 0; i < n; i++ {
+		p := i % len(offs)
+		if r.Intn(100) == 0 {
+			offs[p] += 1 + r.Intn(3)
+		}
+		ts += int64(r.Intn(2))
+		msg := "[thrd:b/0]: b/0: Fetch topic t [" + itoa(int64(p)) + "] at offset " + itoa(int64(offs[p])) + " (leader epoch 0, current leader epoch 0, v2)"
+		fac, name, tsText, extra := "FETCH", "rdkafka#consumer-1", itoa(ts), ""
+		switch r.Intn(150) {
+		case 0:
+			fac = "OFFSET"
+			msg = "[thrd:main]: Topic t [" + itoa(int64(p)) + "]: stored offset " + itoa(int64(offs[p])) + " (leader epoch 0), committed offset 0 (leader epoch 0): not including in commit"
+		case 1:
+			name = "rdkafka#producer-2"
+		case 2:
+			tsText = itoa(ts / 10) // a digit less
+		case 3:
+			tsText = itoa(ts) + "0" // a digit more
+		case 4:
+			tsText = "'" + itoa(ts) + "'" // a string
+		case 5:
+			tsText = itoa(ts)[:5] + "x" + itoa(ts)[6:] // not a number
+		case 6:
+			extra = "  other: 42,\n"
+		case 7:
+			fac = "CONSUME"
+		case 8:
+			tsText = itoa(ts) + ",\n  timestamp: " + itoa(ts+5) // two of them: the last counts
+		case 9:
+			tsText = itoa(ts)[:1] + ",\n  a: " + itoa(ts)[8:] // as many bytes as the digits, a line more
+		}
+		b.WriteString("{\n  message: '" + msg + "',\n  fac: '" + fac + "',\n" + extra + "  timestamp: " + tsText + ",\n  name: '" + name + "'\n}\n")
+		if r.Intn(10) == 0 {
+			b.WriteString("delivered topic=t partition=" + itoa(int64(p)) + " offset=" + itoa(int64(offs[p])) + "\n")
+		}
+	}
+	return []byte(b.String())
+}

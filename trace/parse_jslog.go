@@ -151,6 +151,10 @@ type jsScanner struct {
 	inChunk    bool         // the line being read is a slice of the chunk (not a copy without its ANSI codes)
 	lines      []jsLineMemo // the lines inspectObject read last at each place of an object
 	jm, jm2    jsonLineMemo // the fields of the last compact JSON line of the client's, and a scratch one
+	// read: the reading of the last client line record read (valid: not BINDING's, and
+	// no error), for the memo of objects
+	read jsReading
+	objs jsObjectMemo
 }
 
 // noBackslash reports whether b, a slice of the chunk data, holds no backslash. The
@@ -174,6 +178,7 @@ func (s *jsScanner) noBackslash(data, b []byte) bool {
 
 func (s *jsScanner) scan(c *rdChunk) {
 	s.rd.reset()
+	s.objs.reset()
 	c.reset()
 	s.obj.reset(0)
 	s.bsFrom = -1
@@ -223,9 +228,25 @@ func (s *jsScanner) record(c *rdChunk, line int, fac, name, msg []byte, ts int64
 	var err error
 	if bytes.Equal(fac, bBinding) {
 		ok = s.binding(name, msg, r)
+		s.read.valid = false
 	} else {
-		ok, err = s.rd.scanMessage(fac, name, msg, r)
+		// what the message says (kept for the memo of objects, jsObjectMemo), then
+		// whether it repeats its partition's last record
+		ok, err = s.rd.reading(fac, name, msg, r)
+		s.read.valid, s.read.ok = err == nil, ok && err == nil
+		if ok && err == nil {
+			s.read.rec = *r
+			ok = s.rd.keep(r, name)
+		}
 	}
+	s.place(c, line, ok, err, msg, ts, timed)
+}
+
+// place keeps or drops the chunk's last record, the reading of a client line: ok, kept;
+// else dropped, as a repeat (its time still counts, jsTime), as not the client's, or as
+// malformed (err).
+func (s *jsScanner) place(c *rdChunk, line int, ok bool, err error, msg []byte, ts int64, timed bool) {
+	r := &c.recs[len(c.recs)-1]
 	if err != nil {
 		c.matched--
 		c.badAt(line, msg, err.Error())

@@ -227,6 +227,16 @@ func facilityOp(fac []byte) rdOp {
 // r (all but the time). The JS client forwards librdkafka's lines as exactly these three
 // fields (jsScanner.record), so both formats share it.
 func (sc *rdScanner) scanMessage(fac, client, msg []byte, r *rdRec) (bool, error) {
+	ok, err := sc.reading(fac, client, msg, r)
+	if !ok || err != nil {
+		return false, err
+	}
+	return sc.keep(r, client), nil
+}
+
+// reading is scanMessage before keep: what the message says, a function of its facility,
+// client and message alone (readMessage), through the memo of the fetcher's positions.
+func (sc *rdScanner) reading(fac, client, msg []byte, r *rdRec) (bool, error) {
 	op := facilityOp(fac)
 	if op == rdNone {
 		return false, nil
@@ -237,11 +247,7 @@ func (sc *rdScanner) scanMessage(fac, client, msg []byte, r *rdRec) (bool, error
 	if op != rdPosition || len(msg) > memoMaxMsg || sc.memoOff || noMemo {
 		// the fetcher's positions repeat while a partition waits; the other messages
 		// (Enqueue's new last offset, a busy consumer's stored offsets) rarely do
-		ok, err := sc.readMessage(op, fac, client, msg, r)
-		if !ok || err != nil {
-			return false, err
-		}
-		return sc.keep(r, client), nil
+		return sc.readMessage(op, fac, client, msg, r)
 	}
 	e := sc.memoOf(fac, client, msg)
 	if !e.is(fac, client, msg) {
@@ -258,7 +264,7 @@ func (sc *rdScanner) scanMessage(fac, client, msg []byte, r *rdRec) (bool, error
 	if !e.ok || e.err != nil {
 		return false, e.err
 	}
-	return sc.keep(r, client), nil
+	return true, nil
 }
 
 // readMessage is scanMessage without the memo and without keep: what the line says, a
