@@ -2,7 +2,6 @@ package trace
 
 import (
 	"bytes"
-	"hash/maphash"
 
 	"github.com/kstranded/kstranded/trace/jstok"
 )
@@ -23,8 +22,8 @@ func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
 	p := 2 // after "{\n"
 	lines := 1
 	msgLine := 0
-	// the timestamp fields: how many, and where the last one's value is in data
-	tsN, tsAt, tsEnd, tsStr := 0, 0, 0, false
+	v := &s.vary
+	v.reset()
 	o := &s.obj
 	o.reset(c.lines + 1) // the line reader reads it again from its "{" when this returns 0
 	for {
@@ -44,9 +43,7 @@ func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
 			// the line the object before had at this place, byte for byte: what it read
 			key := m.line[m.key:m.keyEnd]
 			s.field(key, m.line[m.val:m.valEnd], m.isStr, false, true)
-			if string(key) == "timestamp" {
-				tsN, tsAt, tsEnd, tsStr = tsN+1, p+m.val, p+m.valEnd, m.isStr
-			}
+			v.see(key, m.line[m.val:m.valEnd], p+m.val, m.isStr, false)
 			lines++
 			p += len(m.line)
 			continue
@@ -64,10 +61,7 @@ func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
 			return 0
 		}
 		s.field(key, val, isStr, false, true)
-		if string(key) == "timestamp" {
-			tsAt = cap(data) - cap(val)
-			tsN, tsEnd, tsStr = tsN+1, tsAt+len(val), isStr
-		}
+		v.see(key, val, cap(data)-cap(val), isStr, false)
 		if nl >= 0 && string(key) != "message" {
 			s.keepLine(lines-1, rest[:nl+1], key, val, isStr)
 		}
@@ -90,116 +84,10 @@ func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
 	}
 	c.matched++
 	s.record(c, msgLine, o.fac, o.name, o.msg, o.ts, o.hasTS)
-	if tsN == 1 && !tsStr && o.hasTS && s.read.valid && data[p-1] == '\n' && !noLineMemo && !s.objs.off {
-		s.objs.keep(data[:p], tsAt, tsEnd, lines, msgLine-(c.lines-lines), o.name, &s.read)
+	if o.hasTS && data[p-1] == '\n' {
+		s.keepObject(data[:p], lines, msgLine-(c.lines-lines))
 	}
 	return p
-}
-
-// A long-polling client logs the same objects again and again but for their timestamp:
-// the fetcher's "Fetch topic t [p] at offset N" for each partition on every poll, with the
-// same fac and name. inspectObject keeps each object it read whole with one timestamp
-// field of digits (jsObjectMemo), by the hash of its first line, with the reading of its
-// message (before the repeats are dropped: a function of its fac, name and message alone,
-// rdScanner.reading); an object equal to it byte for byte but for the timestamp's digits,
-// as many of them, is taken as read: its lines counted, its reading placed as record
-// places it, at its own time. TestTheLineMemoReadsAsTheLines compares the reports with and
-// without it (noLineMemo).
-type jsObjectMemo struct {
-	e            []jsObjectEntry // nil until used
-	hits, misses int             // in this chunk
-	off          bool            // too few hits in this chunk: not used for the rest of it
-}
-
-type jsObjectEntry struct {
-	obj         []byte // the object, "{\n" to "}\n" (own copy)
-	tsAt, tsEnd int    // its timestamp's digits, obj[tsAt:tsEnd]
-	lines       int    // its lines, "{" and "}" included
-	msgLine     int    // the line of its message, from the line before its "{"
-	name        []byte // its name's value
-	read        jsReading
-}
-
-// jsReading is what a client line's message says before its repeats are dropped: ok,
-// rec (valid: a reading of rdScanner.reading without error).
-type jsReading struct {
-	valid, ok bool
-	rec       rdRec
-}
-
-const jsObjectMemoSize = 1 << 12 // entries per scanner (a power of two)
-
-// entry is the place of the object whose first line (after its "{") is line.
-func (m *jsObjectMemo) entry(line []byte) *jsObjectEntry {
-	if m.e == nil {
-		m.e = make([]jsObjectEntry, jsObjectMemoSize)
-	}
-	return &m.e[maphash.Bytes(memoSeed, line)&(jsObjectMemoSize-1)]
-}
-
-// reset starts a chunk.
-func (m *jsObjectMemo) reset() { m.hits, m.misses, m.off = 0, 0, false }
-
-// keep remembers an object read whole (obj, "{\n" to "}\n"), its timestamp's digits
-// obj[tsAt:tsEnd] and what it read.
-func (m *jsObjectMemo) keep(obj []byte, tsAt, tsEnd, lines, msgLine int, name []byte, read *jsReading) {
-	if tsEnd-tsAt < 1 || tsEnd-tsAt > 16 || tsEnd >= len(obj) || !allDigits(obj[tsAt:tsEnd]) || isDigit(obj[tsEnd]) || isDigit(obj[tsAt-1]) {
-		return
-	}
-	nl := bytes.IndexByte(obj[2:], '\n')
-	e := m.entry(obj[2 : 2+nl])
-	e.obj = append(e.obj[:0], obj...)
-	e.tsAt, e.tsEnd, e.lines, e.msgLine = tsAt, tsEnd, lines, msgLine
-	e.name = append(e.name[:0], name...)
-	e.read = *read
-}
-
-// objectMemo reads the object at the start of data from the memo when it repeats one read
-// before but for its timestamp's digits, and returns the bytes it took (0: not in the memo).
-func (s *jsScanner) objectMemo(c *rdChunk, data []byte) int {
-	m := &s.objs
-	if m.off || noLineMemo || m.e == nil {
-		return 0
-	}
-	nl := bytes.IndexByte(data[2:], '\n')
-	if nl < 0 {
-		return 0
-	}
-	e := m.entry(data[2 : 2+nl])
-	k := e.obj
-	if len(k) == 0 || len(data) < len(k) || string(data[:e.tsAt]) != string(k[:e.tsAt]) ||
-		string(data[e.tsEnd:len(k)]) != string(k[e.tsEnd:]) || !allDigits(data[e.tsAt:e.tsEnd]) {
-		m.misses++
-		// a hit saves several times what a miss costs: left when under a third hit
-		m.off = m.misses >= memoTrial && m.misses > 2*m.hits
-		return 0
-	}
-	ts, ok := s.millis(data[e.tsAt:e.tsEnd])
-	if !ok {
-		return 0
-	}
-	m.hits++
-	line := c.lines + e.msgLine
-	c.lines += e.lines
-	c.nonblank += e.lines
-	c.matched++
-	if !e.read.ok {
-		return len(k) // not a record (record appends and drops it)
-	}
-	c.recs = append(c.recs, e.read.rec)
-	s.place(c, line, s.rd.keep(&c.recs[len(c.recs)-1], e.name), nil, nil, ts, true)
-	return len(k)
-}
-
-func isDigit(b byte) bool { return b >= '0' && b <= '9' }
-
-func allDigits(b []byte) bool {
-	for _, d := range b {
-		if !isDigit(d) {
-			return false
-		}
-	}
-	return true
 }
 
 // A DefaultLogger's objects repeat most of their lines: the same fac, name and timestamp

@@ -18,6 +18,9 @@ func (s *jsScanner) jsonLine(c *rdChunk, line []byte) {
 	}
 	// a line without "fac" is the application's, readable or not: the keys are read as
 	// written (escapes unresolved), so a fac key has "fac" in the line
+	if s.jsonMemo(c, t) {
+		return // a client line repeated but for its times (jsObjectMemo)
+	}
 	if fJSONFac.in(t) < 0 {
 		s.appLine(c, line)
 		return
@@ -38,6 +41,9 @@ func (s *jsScanner) jsonLine(c *rdChunk, line []byte) {
 	}
 	c.matched++
 	s.record(c, c.lines, o.fac, o.name, o.msg, o.ts, o.hasTS)
+	if o.fromTS {
+		s.keepObject(t, 0, 0)
+	}
 }
 
 // jsonFields reads the top-level fields of one JSON object: the text (msg, message), fac,
@@ -45,9 +51,11 @@ func (s *jsScanner) jsonLine(c *rdChunk, line []byte) {
 // epoch or an RFC 3339 string).
 // clean says b holds no backslash.
 func (s *jsScanner) jsonFields(b []byte, clean bool) string {
+	s.vary.reset()
 	if s.jsonFieldsCompact(b, clean) {
 		return ""
 	}
+	s.vary.bad = true        // the memo of objects takes compact lines only
 	s.obj.reset(s.obj.start) // what the fast path read of it is read again
 	return s.jsonFieldsAny(b)
 }
@@ -83,6 +91,7 @@ func (s *jsScanner) jsonFieldsCompact(b []byte, clean bool) bool {
 			for _, f := range m.fields[:n] {
 				if f.read {
 					s.field(b[f.key:f.keyEnd], b[f.val:f.valEnd], f.str, false, true)
+					s.vary.see(b[f.key:f.keyEnd], b[f.val:f.valEnd], f.val, f.str, true)
 				}
 			}
 			t.Resume(m.fields[n-1].end)
@@ -98,6 +107,7 @@ func (s *jsScanner) jsonFieldsCompact(b []byte, clean bool) bool {
 	to.fields = to.fields[:n]
 	for t.Next() {
 		s.field(t.Key, t.Val, t.Str, false, true)
+		s.vary.see(t.Key, t.Val, cap(b)-cap(t.Val), t.Str, true)
 		if len(to.fields) < 16 {
 			to.fields = append(to.fields, jsonFieldMemo{key: cap(b) - cap(t.Key), val: cap(b) - cap(t.Val), str: t.Str, end: t.Pos()})
 			f := &to.fields[len(to.fields)-1]

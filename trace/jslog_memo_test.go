@@ -45,6 +45,8 @@ func TestTheLineMemoReadsAsTheLines(t *testing.T) {
 	}
 	inputs["nearly repeated objects"] = nearlyRepeatedObjects(rand.New(rand.NewSource(1)), 3000)
 	inputs["nearly repeated json"] = nearlyRepeatedJSON(rand.New(rand.NewSource(2)), 3000)
+	inputs["nearly repeated polls"] = nearlyRepeatedPolls(rand.New(rand.NewSource(6)), 3000, false)
+	inputs["nearly repeated polls json"] = nearlyRepeatedPolls(rand.New(rand.NewSource(7)), 3000, true)
 	hits := 0
 	for name, data := range inputs {
 		format, pat := FormatJSClient, pattern
@@ -258,42 +260,45 @@ func TestFieldReadsIsTheKeysFieldReads(t *testing.T) {
 }
 
 // The memo of objects (jsObjectMemo) takes an object that repeats one read before but for
-// its timestamp's digits as read: on a long poll's objects that nearly repeat (the
-// timestamp moving, of another length or not a number, the offset, partition, fac or
-// name changing, a field more, a producer's), a chunk scanned with it gives the records,
-// lines and counts of the chunk scanned without it, and most of the objects are taken
-// from it.
+// its times' digits as read: on a long poll's objects that nearly repeat (the times
+// moving, of another length, a string or not a number, the offset, partition, fac or name
+// changing, a field more, a producer's), in a DefaultLogger's objects and a JSON logger's
+// lines, a chunk scanned with it gives the records, lines and counts of the chunk scanned
+// without it, and most of the objects are taken from it.
 func TestTheObjectMemoReadsARepeatAtItsOwnTime(t *testing.T) {
 	defer func() { noLineMemo = false }()
-	data := nearlyRepeatedPolls(rand.New(rand.NewSource(5)), 20000)
-	scan := func(off bool) (*rdChunk, *jsScanner) {
-		noLineMemo = off
-		s := jsChunks{}.newScanner().(*jsScanner)
-		c := &rdChunk{data: data}
-		s.scan(c)
-		return c, s
+	for _, json := range []bool{false, true} {
+		data := nearlyRepeatedPolls(rand.New(rand.NewSource(5)), 20000, json)
+		scan := func(off bool) (*rdChunk, *jsScanner) {
+			noLineMemo = off
+			s := jsChunks{json: json}.newScanner().(*jsScanner)
+			c := &rdChunk{data: data}
+			s.scan(c)
+			return c, s
+		}
+		want, _ := scan(true)
+		got, s := scan(false)
+		if len(got.recs) < 500 || !reflect.DeepEqual(got.recs, want.recs) {
+			t.Fatalf("json %v: %d records with the memo, %d without, or they differ", json, len(got.recs), len(want.recs))
+		}
+		if got.lines != want.lines || got.nonblank != want.nonblank || got.matched != want.matched || got.malformed != want.malformed ||
+			!reflect.DeepEqual(got.firstErrs, want.firstErrs) {
+			t.Fatalf("json %v: counts with the memo %d/%d/%d/%d %v, without %d/%d/%d/%d %v", json, got.lines, got.nonblank, got.matched, got.malformed,
+				got.firstErrs, want.lines, want.nonblank, want.matched, want.malformed, want.firstErrs)
+		}
+		if s.objs.hits < 10000 {
+			t.Fatalf("json %v: %d objects of 20,000 taken from the memo, want most", json, s.objs.hits)
+		}
+		t.Logf("json %v: %d records, %d objects from the memo, %d misses", json, len(got.recs), s.objs.hits, s.objs.misses)
 	}
-	want, _ := scan(true)
-	got, s := scan(false)
-	if len(got.recs) < 500 || !reflect.DeepEqual(got.recs, want.recs) {
-		t.Fatalf("%d records with the memo, %d without, or they differ", len(got.recs), len(want.recs))
-	}
-	if got.lines != want.lines || got.nonblank != want.nonblank || got.matched != want.matched || got.malformed != want.malformed ||
-		!reflect.DeepEqual(got.firstErrs, want.firstErrs) {
-		t.Fatalf("counts with the memo %d/%d/%d/%d %v, without %d/%d/%d/%d %v", got.lines, got.nonblank, got.matched, got.malformed,
-			got.firstErrs, want.lines, want.nonblank, want.matched, want.malformed, want.firstErrs)
-	}
-	if s.objs.hits < 10000 {
-		t.Fatalf("%d objects of 20,000 taken from the memo, want most", s.objs.hits)
-	}
-	t.Logf("%d records, %d objects from the memo, %d misses", len(got.recs), s.objs.hits, s.objs.misses)
 }
 
-// nearlyRepeatedPolls makes the objects of a consumer long-polling four partitions: the
-// fetcher's positions again and again, their timestamps moving, and now and then an
-// offset moving on, another fac, name or field, a timestamp of another length or not a
-// number, a field more in as many bytes as the timestamp's, a stored offset.
-func nearlyRepeatedPolls(r *rand.Rand, n int) []byte {
+// nearlyRepeatedPolls makes the objects of a consumer long-polling four partitions, a
+// DefaultLogger's or a JSON logger's lines: the fetcher's positions again and again,
+// their times moving, and now and then an offset moving on, another fac, name or field, a
+// time of another length, a string or not a number, a field more in as many bytes as the
+// timestamp's, a stored offset.
+func nearlyRepeatedPolls(r *rand.Rand, n int, json bool) []byte {
 	var b strings.Builder
 	offs := []int{0, 0, 0, 0}
 	ts := int64(1700000000000)
@@ -304,8 +309,12 @@ func nearlyRepeatedPolls(r *rand.Rand, n int) []byte {
 		}
 		ts += int64(r.Intn(2))
 		msg := "[thrd:b/0]: b/0: Fetch topic t [" + itoa(int64(p)) + "] at offset " + itoa(int64(offs[p])) + " (leader epoch 0, current leader epoch 0, v2)"
-		fac, name, tsText, extra := "FETCH", "rdkafka#consumer-1", itoa(ts), ""
-		switch r.Intn(150) {
+		fac, name, tsText, timeText, extra, after := "FETCH", "rdkafka#consumer-1", itoa(ts), itoa(ts+int64(r.Intn(3))), "", ""
+		q, sep := "'", ": "
+		if json {
+			q, sep = `"`, ":"
+		}
+		switch r.Intn(170) {
 		case 0:
 			fac = "OFFSET"
 			msg = "[thrd:main]: Topic t [" + itoa(int64(p)) + "]: stored offset " + itoa(int64(offs[p])) + " (leader epoch 0), committed offset 0 (leader epoch 0): not including in commit"
@@ -316,19 +325,64 @@ func nearlyRepeatedPolls(r *rand.Rand, n int) []byte {
 		case 3:
 			tsText = itoa(ts) + "0" // a digit more
 		case 4:
-			tsText = "'" + itoa(ts) + "'" // a string
+			tsText = q + itoa(ts) + q // a string
 		case 5:
 			tsText = itoa(ts)[:5] + "x" + itoa(ts)[6:] // not a number
 		case 6:
-			extra = "  other: 42,\n"
+			extra = "other" + sep + "42"
+			if json {
+				extra = `"other":42`
+			}
 		case 7:
 			fac = "CONSUME"
-		case 8:
-			tsText = itoa(ts) + ",\n  timestamp: " + itoa(ts+5) // two of them: the last counts
-		case 9:
-			tsText = itoa(ts)[:1] + ",\n  a: " + itoa(ts)[8:] // as many bytes as the digits, a line more
+		case 8: // two of them: the last counts
+			if json {
+				tsText = itoa(ts) + `,"timestamp":` + itoa(ts+5)
+			} else {
+				tsText = itoa(ts) + ",\n  timestamp: " + itoa(ts+5)
+			}
+		case 9: // as many bytes as the digits, a field more
+			if json {
+				tsText = itoa(ts)[:1] + `,"a":` + itoa(ts)[7:]
+			} else {
+				tsText = itoa(ts)[:1] + ",\n  a: " + itoa(ts)[8:]
+			}
+		case 10:
+			timeText = itoa(ts / 1000) // a JSON logger's time in seconds, of another length
+		case 11:
+			timeText = `"2023-11-14T22:13:20.001Z"`
+		case 12:
+			tsText = "" // no timestamp: a JSON logger's time is read
+		case 13:
+			extra = `"x": 1` // a space: not a compact line
+			if !json {
+				extra = "x: 1"
+			}
+		case 14:
+			after = "}" // more after the object
 		}
-		b.WriteString("{\n  message: '" + msg + "',\n  fac: '" + fac + "',\n" + extra + "  timestamp: " + tsText + ",\n  name: '" + name + "'\n}\n")
+		if json {
+			b.WriteString(`{"level":20,"time":` + timeText + `,"pid":7,"fac":"` + fac + `",`)
+			if extra != "" {
+				b.WriteString(extra + ",")
+			}
+			if tsText != "" {
+				b.WriteString(`"timestamp":` + tsText + ",")
+			}
+			b.WriteString(`"name":"` + name + `","msg":"` + msg + `"}` + after + "\n")
+			if r.Intn(10) == 0 {
+				b.WriteString(`{"topic":"t","partition":` + itoa(int64(p)) + `,"offset":"` + itoa(int64(offs[p])) + `","msg":"delivered"}` + "\n")
+			}
+			continue
+		}
+		b.WriteString("{\n  message: '" + msg + "',\n  fac: '" + fac + "',\n")
+		if extra != "" {
+			b.WriteString("  " + extra + ",\n")
+		}
+		if tsText != "" {
+			b.WriteString("  timestamp: " + tsText + ",\n")
+		}
+		b.WriteString("  name: '" + name + "'\n}" + after + "\n")
 		if r.Intn(10) == 0 {
 			b.WriteString("delivered topic=t partition=" + itoa(int64(p)) + " offset=" + itoa(int64(offs[p])) + "\n")
 		}

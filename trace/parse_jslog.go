@@ -155,6 +155,7 @@ type jsScanner struct {
 	// no error), for the memo of objects
 	read jsReading
 	objs jsObjectMemo
+	vary jsVary // where the times of the object being read are (jsObjectMemo)
 }
 
 // noBackslash reports whether b, a slice of the chunk data, holds no backslash. The

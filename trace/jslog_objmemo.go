@@ -1,0 +1,223 @@
+package trace
+
+import (
+	"bytes"
+	"hash/maphash"
+)
+
+// A long-polling client logs the same objects again and again but for their times: the
+// fetcher's "Fetch topic t [p] at offset N" for each partition on every poll, with the
+// same fac and name, in a DefaultLogger's multi-line objects or a JSON logger's lines.
+// The scanner keeps each client object it read whole (inspectObject, or jsonLine's compact
+// reader) whose one timestamp field is a number written in digits (jsObjectMemo), with the
+// reading of its message (before the repeats are dropped: a function of its fac, name and
+// message alone, rdScanner.reading). An object equal to it byte for byte but for the
+// digits of its times (the timestamp; a JSON logger's time too, which a timestamp
+// overrides), as many of them, is taken as read: its lines counted, its reading placed as
+// record places it, at its own timestamp. Digits end no value in either shape (jstok), so
+// such an object reads as the one kept but for that time.
+// TestTheLineMemoReadsAsTheLines and TestTheObjectMemoReadsARepeatAtItsOwnTime compare the
+// reports with and without it (noLineMemo).
+type jsObjectMemo struct {
+	e            []jsObjectEntry // nil until used
+	hits, misses int             // since the last trial began
+	// skip: the objects for which the memo is left alone, after a trial of too few hits
+	// (a busy consumer's positions move on every fetch: reading them costs less than a
+	// lookup that misses); it is tried again after them
+	skip int
+}
+
+const (
+	objMemoTrial = 64   // misses before the hits are judged
+	objMemoSkip  = 1024 // the objects a trial with too few hits leaves alone
+)
+
+// on reports whether the memo is used for the next object, counting it when not.
+func (m *jsObjectMemo) on() bool {
+	if m.skip > 0 {
+		m.skip--
+		return false
+	}
+	return !noLineMemo
+}
+
+type jsObjectEntry struct {
+	obj     []byte // the object (own copy): "{\n" to "}\n", or a JSON line
+	vary    jsVary // where its times' digits are
+	lines   int    // its lines, "{" and "}" included
+	msgLine int    // the line of its message, from the line before the object's first
+	name    []byte // its name's value
+	read    jsReading
+}
+
+// jsReading is what a client line's message says before its repeats are dropped: ok,
+// rec (valid: a reading of rdScanner.reading without error).
+type jsReading struct {
+	valid, ok bool
+	rec       rdRec
+}
+
+// jsVary is where the digits of an object's times are, while it is read (see): the spans
+// a repeat of it may write otherwise.
+type jsVary struct {
+	spans [3]struct{ at, end int }
+	n     int
+	ts    int  // the timestamp's span
+	tsN   int  // its timestamp fields
+	bad   bool // a time the memo does not take (a string, too many, too long)
+}
+
+func (v *jsVary) reset() { v.n, v.tsN, v.bad = 0, 0, false }
+
+// see notes a field of the object being read, its value val at index at of the object: a
+// timestamp, and in a JSON logger's line a time, written in digits.
+func (v *jsVary) see(key, val []byte, at int, isStr, json bool) {
+	switch string(key) {
+	case "timestamp":
+		v.tsN++
+		if isStr || !timeDigits(val) || v.n == len(v.spans) {
+			v.bad = true
+			return
+		}
+		v.ts = v.n
+	case "time":
+		if !json || isStr || !timeDigits(val) {
+			return // read as the rest of the object is (a DefaultLogger's time is not read)
+		}
+		if v.n == len(v.spans) {
+			v.bad = true
+			return
+		}
+	default:
+		return
+	}
+	v.spans[v.n].at, v.spans[v.n].end = at, at+len(val)
+	v.n++
+}
+
+// timeDigits reports whether a time's value is digits the memo takes: 1 to 16 of them.
+func timeDigits(b []byte) bool { return len(b) > 0 && len(b) <= 16 && allDigits(b) }
+
+const jsObjectMemoSize = 1 << 12 // entries per scanner (a power of two)
+
+// entry is the place of the objects keyed by key (a DefaultLogger's object: its first line;
+// a JSON line: its last bytes, where the message is).
+func (m *jsObjectMemo) entry(key []byte) *jsObjectEntry {
+	if m.e == nil {
+		m.e = make([]jsObjectEntry, jsObjectMemoSize)
+	}
+	return &m.e[maphash.Bytes(memoSeed, key)&(jsObjectMemoSize-1)]
+}
+
+// jsonMemoKey is the key of a JSON line: its last bytes, where a logger writes the
+// message (which its repeats keep and the other lines change: the partition and offset of
+// a fetcher's position, 50 to 70 bytes before the end), not the times before it.
+func jsonMemoKey(line []byte) []byte { return line[max(0, len(line)-jsonMemoTail):] }
+
+const jsonMemoTail = 128
+
+// reset starts a chunk.
+func (m *jsObjectMemo) reset() { m.hits, m.misses, m.skip = 0, 0, 0 }
+
+// keepObject remembers the client object just read whole (obj: a DefaultLogger's, "{\n"
+// to "}\n", its lines and its message's line; or a JSON line) with what it read (s.read)
+// and where its times are (s.vary).
+func (s *jsScanner) keepObject(obj []byte, lines, msgLine int) {
+	v := &s.vary
+	if v.bad || v.tsN != 1 || !s.read.valid || noLineMemo || s.objs.skip > 0 {
+		return
+	}
+	key := jsonMemoKey(obj)
+	if !s.json {
+		key = obj[2 : 2+bytes.IndexByte(obj[2:], '\n')]
+	}
+	e := s.objs.entry(key)
+	e.obj = append(e.obj[:0], obj...)
+	e.vary, e.lines, e.msgLine = *v, lines, msgLine
+	e.name = append(e.name[:0], s.obj.name...)
+	e.read = s.read
+}
+
+// repeats reports whether data starts with (json: is) e's object but for its times' digits,
+// as many of them.
+func (e *jsObjectEntry) repeats(data []byte, json bool) bool {
+	k := e.obj
+	if len(k) == 0 || len(data) < len(k) || json && len(data) != len(k) {
+		return false
+	}
+	from := 0
+	for _, sp := range e.vary.spans[:e.vary.n] {
+		if string(data[from:sp.at]) != string(k[from:sp.at]) || !allDigits(data[sp.at:sp.end]) {
+			return false
+		}
+		from = sp.end
+	}
+	return string(data[from:len(k)]) == string(k[from:])
+}
+
+// fromMemo reads the object at the start of data (a DefaultLogger's, after its "{\n"
+// line; json: the JSON line) from the memo when it repeats one kept, and returns the bytes
+// it took (0: not in the memo).
+func (s *jsScanner) fromMemo(c *rdChunk, data, key []byte) int {
+	m := &s.objs
+	e := m.entry(key)
+	if len(e.obj) == 0 || s.json && len(data) != len(e.obj) {
+		return 0 // nothing to compare (most of the application's lines): not a miss
+	}
+	if !e.repeats(data, s.json) {
+		m.misses++
+		// a hit saves several times what a miss costs: left for a while when under a
+		// third hit
+		if m.misses >= objMemoTrial && m.misses > 2*m.hits {
+			m.hits, m.misses, m.skip = 0, 0, objMemoSkip
+		}
+		return 0
+	}
+	sp := e.vary.spans[e.vary.ts]
+	var ts int64
+	var ok bool
+	if s.json {
+		ts, ok = s.jsonTime(data[sp.at:sp.end], false)
+	} else {
+		ts, ok = s.millis(data[sp.at:sp.end])
+	}
+	if !ok {
+		return 0
+	}
+	m.hits++
+	line := c.lines + e.msgLine
+	c.lines += e.lines
+	c.nonblank += e.lines
+	c.matched++
+	if e.read.ok { // else not a record: record appends and drops it
+		c.recs = append(c.recs, e.read.rec)
+		s.place(c, line, s.rd.keep(&c.recs[len(c.recs)-1], e.name), nil, nil, ts, true)
+	}
+	return len(e.obj)
+}
+
+// objectMemo is fromMemo for a DefaultLogger's object at the start of data.
+func (s *jsScanner) objectMemo(c *rdChunk, data []byte) int {
+	if s.objs.e == nil || !s.objs.on() {
+		return 0
+	}
+	nl := bytes.IndexByte(data[2:], '\n')
+	if nl < 0 {
+		return 0
+	}
+	return s.fromMemo(c, data, data[2:2+nl])
+}
+
+// jsonMemo is fromMemo for a JSON logger's line (its lines are counted already).
+func (s *jsScanner) jsonMemo(c *rdChunk, line []byte) bool {
+	return s.objs.e != nil && s.objs.on() && s.fromMemo(c, line, jsonMemoKey(line)) > 0
+}
+
+func allDigits(b []byte) bool {
+	for _, d := range b {
+		if d < '0' || d > '9' {
+			return false
+		}
+	}
+	return true
+}
