@@ -77,6 +77,9 @@ func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
 	if o.hasFac && !o.hasMsg {
 		return 0 // malformed: the line reader names it
 	}
+	if at := cap(c.data) - cap(data); s.esc.in(c.data, at, at+p) {
+		return 0 // ANSI codes: the line reader strips them
+	}
 	c.lines += lines
 	c.nonblank += lines
 	if !o.hasFac {

@@ -389,3 +389,28 @@ func nearlyRepeatedPolls(r *rand.Rand, n int, json bool) []byte {
 	}
 	return []byte(b.String())
 }
+
+// byteAhead answers as a search of each range would, whatever the ranges asked about
+// (forwards as the readers ask, overlapping, backwards) and wherever the bytes are.
+func TestByteAheadIsASearchOfTheRange(t *testing.T) {
+	r := rand.New(rand.NewSource(8))
+	for round := 0; round < 200; round++ {
+		data := make([]byte, 1+r.Intn(3*byteAheadWindow))
+		for k := r.Intn(6); k > 0; k-- {
+			data[r.Intn(len(data))] = '\\'
+		}
+		var w byteAhead
+		w.reset('\\')
+		i := 0
+		for q := 0; q < 300; q++ {
+			if r.Intn(10) == 0 {
+				i = r.Intn(len(data)) // anywhere, backwards too
+			}
+			j := min(len(data), i+r.Intn(300))
+			if got, want := w.in(data, i, j), bytes.IndexByte(data[i:j], '\\') >= 0; got != want {
+				t.Fatalf("round %d: [%d:%d] holds a backslash: %v, byteAhead says %v", round, i, j, want, got)
+			}
+			i = min(len(data)-1, i+r.Intn(200))
+		}
+	}
+}

@@ -185,6 +185,7 @@ func TestJSClientLogLinesAsTheyCome(t *testing.T) {
 		{"wrapped objects and an application line", loss, "1-9", 0, "", -1},
 		{"CRLF line ends", strings.ReplaceAll(loss, "\n", "\r\n"), "1-9", 0, "", -1},
 		{"colour codes of a terminal", strings.NewReplacer("'CONSUME'", "\x1b[32m'CONSUME'\x1b[39m", "1700000000000", "\x1b[33m1700000000000\x1b[39m").Replace(loss), "1-9", 0, "", -1},
+		{"colour codes inside a string", strings.NewReplacer("last_offset 9", "last_offset \x1b[1m9\x1b[22m", "stored offset 10 (", "stored offset \x1b[1m10\x1b[22m (").Replace(loss), "1-9", 0, "", -1},
 		{"a one-line object", "{ message: 'Spawning 2 workers', name: '', fac: 'BINDING', timestamp: 1700000000000 }\n" + loss, "1-9", 0, "", -1},
 		{"an application line inside an object", strings.Replace(loss, "  fac: 'CONSUME',\n", "  fac: 'CONSUME',\nsomething else\n", 1), "1-9", 0, "", -1},
 		{"a truncated object", "{\n  message: 'Spawning 2 workers',\n" + loss, "1-9", 1, "truncated log object (no closing })", -1},

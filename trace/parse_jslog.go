@@ -145,9 +145,9 @@ type jsScanner struct {
 	jbuf    []byte   // an unescaped JSON message (o.msg may point into the chunk instead)
 	ts      lastTime // the client's timestamp (parseInt)
 	jt      lastTime // a JSON logger's numeric time (jsonTime)
-	// bs is the index in the chunk of its first backslash at or after bsFrom (the chunk's
-	// length: none; bsFrom -1: not looked for yet): noBackslash
-	bs, bsFrom int
+	// the backslashes and the ANSI codes' ESC of the chunk, searched ahead of the ranges
+	// asked about: noBackslash, and the lines and objects read as they are
+	bsl, esc byteAhead
 	inChunk    bool         // the line being read is a slice of the chunk (not a copy without its ANSI codes)
 	lines      []jsLineMemo // the lines inspectObject read last at each place of an object
 	jm, jm2    jsonLineMemo // the fields of the last compact JSON line of the client's, and a scratch one
@@ -158,23 +158,51 @@ type jsScanner struct {
 	vary jsVary // where the times of the object being read are (jsObjectMemo)
 }
 
-// noBackslash reports whether b, a slice of the chunk data, holds no backslash. The
-// chunk is searched for its backslashes front to back, once whatever the lines (a chunk
-// has none, or a few: the escapes of a JSON logger's quotes), instead of every string value
-// of every line: the readers of a line (jstok.SimpleField, jstok.Compact) look for
-// escapes only when there is one.
+// noBackslash reports whether b, a slice of the chunk data, holds no backslash: the
+// readers of a line (jstok.SimpleField, jstok.Compact) look for escapes only when there is
+// one (a chunk has none, or a few: the escapes of a JSON logger's quotes).
 func (s *jsScanner) noBackslash(data, b []byte) bool {
 	from := cap(data) - cap(b)
 	if from < 0 || from+len(b) > len(data) {
 		return false // not a slice of data: let the reader search it
 	}
-	if s.bsFrom < 0 || from < s.bsFrom || s.bs < from {
-		s.bsFrom, s.bs = from, len(data)
-		if i := bytes.IndexByte(data[from:], '\\'); i >= 0 {
-			s.bs = from + i
+	return !s.bsl.in(data, from, from+len(b))
+}
+
+// byteAhead finds one byte (a backslash, the ESC of an ANSI code) in the ranges of a
+// chunk its readers ask about, front to back. The chunk is searched a window at a time
+// ahead of the range asked about: not once a line (most lines are short and have none),
+// nor whole (a chunk read mostly from the memo of objects asks about a few ranges).
+type byteAhead struct {
+	b        byte
+	from, to int // data[from:to] was searched
+	at       int // the first b in it, or -1
+}
+
+const byteAheadWindow = 4 << 10
+
+// reset starts a chunk.
+func (w *byteAhead) reset(b byte) { w.b, w.from, w.to, w.at = b, 0, 0, -1 }
+
+// in reports whether data[i:j] holds the byte.
+func (w *byteAhead) in(data []byte, i, j int) bool {
+	if i < w.from || j > w.to && w.at < 0 || w.at >= 0 && w.at < i {
+		w.from, w.to = i, min(len(data), max(j, i+byteAheadWindow))
+		w.at = bytes.IndexByte(data[i:w.to], w.b)
+		if w.at >= 0 {
+			w.at += i
 		}
 	}
-	return s.bs >= from+len(b)
+	return w.at >= 0 && w.at < j
+}
+
+// ansi reports whether line, a line of the chunk's data or a copy, holds an ANSI code.
+func (s *jsScanner) ansi(data, line []byte) bool {
+	from := cap(data) - cap(line)
+	if from < 0 || from+len(line) > len(data) {
+		return bytes.IndexByte(line, 0x1b) >= 0
+	}
+	return s.esc.in(data, from, from+len(line))
 }
 
 func (s *jsScanner) scan(c *rdChunk) {
@@ -182,12 +210,12 @@ func (s *jsScanner) scan(c *rdChunk) {
 	s.objs.reset()
 	c.reset()
 	s.obj.reset(0)
-	s.bsFrom = -1
-	// The DefaultLogger's multi-line objects are most of the lines: a chunk without ANSI
-	// codes reads each well-formed one in a single pass (inspectObject), and falls back to
-	// the line-by-line reader (c.takeLine, as c.eachLine) on anything else.
-	noANSI := bytes.IndexByte(c.data, 0x1b) < 0 // one search a chunk, not one a line
-	fast := !s.json && noANSI
+	s.bsl.reset('\\')
+	s.esc.reset(0x1b)
+	// The DefaultLogger's multi-line objects are most of the lines: each well-formed one
+	// without ANSI codes is read in a single pass (inspectObject), anything else by the
+	// line-by-line reader (c.takeLine, as c.eachLine).
+	fast := !s.json
 	data := c.data
 	for len(data) > 0 {
 		if fast && !s.obj.open && len(data) > 1 && data[0] == '{' && data[1] == '\n' {
@@ -202,7 +230,7 @@ func (s *jsScanner) scan(c *rdChunk) {
 			continue
 		}
 		s.inChunk = true
-		if !noANSI && bytes.IndexByte(line, 0x1b) >= 0 {
+		if s.ansi(c.data, line) {
 			s.inChunk = false
 			s.clean = jstok.StripANSI(s.clean[:0], line)
 			line = s.clean
