@@ -148,9 +148,9 @@ type jsScanner struct {
 	// the backslashes and the ANSI codes' ESC of the chunk, searched ahead of the ranges
 	// asked about: noBackslash, and the lines and objects read as they are
 	bsl, esc byteAhead
-	inChunk    bool         // the line being read is a slice of the chunk (not a copy without its ANSI codes)
-	lines      []jsLineMemo // the lines inspectObject read last at each place of an object
-	jm, jm2    jsonLineMemo // the fields of the last compact JSON line of the client's, and a scratch one
+	inChunk  bool         // the line being read is a slice of the chunk (not a copy without its ANSI codes)
+	lines    []jsLineMemo // the lines inspectObject read last at each place of an object
+	jm, jm2  jsonLineMemo // the fields of the last compact JSON line of the client's, and a scratch one
 	// read: the reading of the last client line record read (valid: not BINDING's, and
 	// no error), for the memo of objects
 	read jsReading
