@@ -25,6 +25,10 @@ type jsObjectMemo struct {
 	// (a busy consumer's positions move on every fetch: reading them costs less than a
 	// lookup that misses); it is tried again after them
 	skip int
+	// the entry of the last object looked up and not found, where it is kept once read
+	// (keepObject), and its first byte's place in the chunk (by cap)
+	pend    *jsObjectEntry
+	pendCap int
 }
 
 const (
@@ -127,11 +131,14 @@ func (s *jsScanner) keepObject(obj []byte, lines, msgLine int) {
 	if v.bad || v.tsN != 1 || !s.read.valid || noLineMemo || s.objs.skip > 0 {
 		return
 	}
-	key := jsonMemoKey(obj)
-	if !s.json {
-		key = obj[2 : 2+bytes.IndexByte(obj[2:], '\n')]
+	e := s.objs.pend
+	if e == nil || s.objs.pendCap != cap(obj) {
+		key := jsonMemoKey(obj)
+		if !s.json {
+			key = obj[2 : 2+bytes.IndexByte(obj[2:], '\n')]
+		}
+		e = s.objs.entry(key)
 	}
-	e := s.objs.entry(key)
 	e.obj = append(e.obj[:0], obj...)
 	e.vary, e.lines, e.msgLine = *v, lines, msgLine
 	e.name = append(e.name[:0], s.obj.name...)
@@ -161,6 +168,7 @@ func (e *jsObjectEntry) repeats(data []byte, json bool) bool {
 func (s *jsScanner) fromMemo(c *rdChunk, data, key []byte) int {
 	m := &s.objs
 	e := m.entry(key)
+	m.pend, m.pendCap = e, cap(data)
 	if len(e.obj) == 0 || s.json && len(data) != len(e.obj) {
 		return 0 // nothing to compare (most of the application's lines): not a miss
 	}
@@ -198,6 +206,7 @@ func (s *jsScanner) fromMemo(c *rdChunk, data, key []byte) int {
 
 // objectMemo is fromMemo for a DefaultLogger's object at the start of data.
 func (s *jsScanner) objectMemo(c *rdChunk, data []byte) int {
+	s.objs.pend = nil
 	if s.objs.e == nil || !s.objs.on() {
 		return 0
 	}
@@ -210,6 +219,7 @@ func (s *jsScanner) objectMemo(c *rdChunk, data []byte) int {
 
 // jsonMemo is fromMemo for a JSON logger's line (its lines are counted already).
 func (s *jsScanner) jsonMemo(c *rdChunk, line []byte) bool {
+	s.objs.pend = nil
 	return s.objs.e != nil && s.objs.on() && s.fromMemo(c, line, jsonMemoKey(line)) > 0
 }
 

@@ -186,12 +186,21 @@ func (w *byteAhead) reset(b byte) { w.b, w.from, w.to, w.at = b, 0, 0, -1 }
 
 // in reports whether data[i:j] holds the byte.
 func (w *byteAhead) in(data []byte, i, j int) bool {
-	if i < w.from || j > w.to && w.at < 0 || w.at >= 0 && w.at < i {
-		w.from, w.to = i, min(len(data), max(j, i+byteAheadWindow))
-		w.at = bytes.IndexByte(data[i:w.to], w.b)
-		if w.at >= 0 {
-			w.at += i
+	if i >= w.from {
+		if w.at >= i {
+			return w.at < j // the first at or after i
 		}
+		if w.at < 0 && j <= w.to {
+			return false
+		}
+	}
+	from := i // the search goes on from the end of the last when i is in it
+	if i >= w.from && i < w.to && w.at < 0 {
+		from = w.to
+	}
+	w.from, w.to, w.at = i, min(len(data), max(j, from+byteAheadWindow)), -1
+	if k := bytes.IndexByte(data[from:w.to], w.b); k >= 0 {
+		w.at = from + k
 	}
 	return w.at >= 0 && w.at < j
 }
