@@ -56,7 +56,9 @@ func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
 		if len(line) > maxLine {
 			return 0
 		}
-		key, val, isStr, ok := jstok.SimpleField(line, s.noBackslash(c.data, line))
+		// its string values are searched for a backslash: most objects are read from the
+		// memo, the few others line by line
+		key, val, isStr, ok := jstok.SimpleField(line, false)
 		if !ok {
 			return 0
 		}
@@ -77,7 +79,7 @@ func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
 	if o.hasFac && !o.hasMsg {
 		return 0 // malformed: the line reader names it
 	}
-	if at := cap(c.data) - cap(data); s.esc.in(c.data, at, at+p) {
+	if bytes.IndexByte(data[:p], 0x1b) >= 0 {
 		return 0 // ANSI codes: the line reader strips them
 	}
 	c.lines += lines

@@ -27,7 +27,7 @@ func (s *jsScanner) jsonLine(c *rdChunk, line []byte) {
 	}
 	o := &s.obj
 	o.reset(c.lines)
-	if err := s.jsonFields(t, s.inChunk && s.noBackslash(c.data, t)); err != "" {
+	if err := s.jsonFields(t); err != "" {
 		c.bad(line, err)
 		return
 	}
@@ -49,10 +49,9 @@ func (s *jsScanner) jsonLine(c *rdChunk, line []byte) {
 // jsonFields reads the top-level fields of one JSON object: the text (msg, message), fac,
 // name and the time (the client's timestamp, else the logger's time: milliseconds since the
 // epoch or an RFC 3339 string).
-// clean says b holds no backslash.
-func (s *jsScanner) jsonFields(b []byte, clean bool) string {
+func (s *jsScanner) jsonFields(b []byte) string {
 	s.vary.reset()
-	if s.jsonFieldsCompact(b, clean) {
+	if s.jsonFieldsCompact(b) {
 		return ""
 	}
 	s.vary.bad = true        // the memo of objects takes compact lines only
@@ -78,9 +77,9 @@ func (s *jsScanner) jsonFieldsAny(b []byte) string {
 // output: no whitespace between tokens, flat) when the line holds no backslash
 // (jstok.Compact). It reads what jsonFields reads and reports false for anything else,
 // which jsonFields then reads from the start. TestCompactJSONReadsAsTheGeneralReader and
-// FuzzJSONCompact compare the two. clean says b holds no backslash.
-func (s *jsScanner) jsonFieldsCompact(b []byte, clean bool) bool {
-	t := jstok.NewCompact(b, clean)
+// FuzzJSONCompact compare the two.
+func (s *jsScanner) jsonFieldsCompact(b []byte) bool {
+	t := jstok.NewCompact(b, false)
 	m := &s.jm
 	n := 0 // the fields of the memo's line that b repeats: all but its last, or none
 	if !t.Bad && !noLineMemo && len(m.fields) > 1 {

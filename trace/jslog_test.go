@@ -350,7 +350,7 @@ func jsonReadBoth(line []byte) (fast, general jsObject, ok bool, err string) {
 	var a, b jsScanner
 	a.obj.reset(1)
 	b.obj.reset(1)
-	ok = a.jsonFieldsCompact(line, false)
+	ok = a.jsonFieldsCompact(line)
 	err = b.jsonFieldsAny(line)
 	return a.obj, b.obj, ok, err
 }

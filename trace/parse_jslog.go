@@ -139,18 +139,15 @@ type jsScanner struct {
 	json    bool
 	pattern *patternScan
 	obj     jsObject
-	clean   []byte   // a line without its ANSI colour codes
-	str     []byte   // an unescaped string value
-	m       []int    // the submatches of the fast pattern
-	jbuf    []byte   // an unescaped JSON message (o.msg may point into the chunk instead)
-	ts      lastTime // the client's timestamp (parseInt)
-	jt      lastTime // a JSON logger's numeric time (jsonTime)
-	// the backslashes and the ANSI codes' ESC of the chunk, searched ahead of the ranges
-	// asked about: noBackslash, and the lines and objects read as they are
-	bsl, esc byteAhead
-	inChunk  bool         // the line being read is a slice of the chunk (not a copy without its ANSI codes)
-	lines    []jsLineMemo // the lines inspectObject read last at each place of an object
-	jm, jm2  jsonLineMemo // the fields of the last compact JSON line of the client's, and a scratch one
+	clean   []byte       // a line without its ANSI colour codes
+	str     []byte       // an unescaped string value
+	m       []int        // the submatches of the fast pattern
+	jbuf    []byte       // an unescaped JSON message (o.msg may point into the chunk instead)
+	ts      lastTime     // the client's timestamp (parseInt)
+	jt      lastTime     // a JSON logger's numeric time (jsonTime)
+	esc     byteAhead    // the ANSI codes' ESC in the chunk's lines, searched ahead of them
+	lines   []jsLineMemo // the lines inspectObject read last at each place of an object
+	jm, jm2 jsonLineMemo // the fields of the last compact JSON line of the client's, and a scratch one
 	// read: the reading of the last client line record read (valid: not BINDING's, and
 	// no error), for the memo of objects
 	read jsReading
@@ -158,21 +155,10 @@ type jsScanner struct {
 	vary jsVary // where the times of the object being read are (jsObjectMemo)
 }
 
-// noBackslash reports whether b, a slice of the chunk data, holds no backslash: the
-// readers of a line (jstok.SimpleField, jstok.Compact) look for escapes only when there is
-// one (a chunk has none, or a few: the escapes of a JSON logger's quotes).
-func (s *jsScanner) noBackslash(data, b []byte) bool {
-	from := cap(data) - cap(b)
-	if from < 0 || from+len(b) > len(data) {
-		return false // not a slice of data: let the reader search it
-	}
-	return !s.bsl.in(data, from, from+len(b))
-}
-
-// byteAhead finds one byte (a backslash, the ESC of an ANSI code) in the ranges of a
-// chunk its readers ask about, front to back. The chunk is searched a window at a time
-// ahead of the range asked about: not once a line (most lines are short and have none),
-// nor whole (a chunk read mostly from the memo of objects asks about a few ranges).
+// byteAhead finds one byte (the ESC of an ANSI code) in the ranges of a chunk its readers
+// ask about, front to back (the lines read one by one). The chunk is searched a window at
+// a time ahead of the range asked about: not once a line (most lines are short and have
+// none), nor whole (a chunk read mostly as objects, from the memo, asks about few lines).
 type byteAhead struct {
 	b        byte
 	from, to int // data[from:to] was searched
@@ -219,7 +205,6 @@ func (s *jsScanner) scan(c *rdChunk) {
 	s.objs.reset()
 	c.reset()
 	s.obj.reset(0)
-	s.bsl.reset('\\')
 	s.esc.reset(0x1b)
 	// The DefaultLogger's multi-line objects are most of the lines: each well-formed one
 	// without ANSI codes is read in a single pass (inspectObject), anything else by the
@@ -238,9 +223,7 @@ func (s *jsScanner) scan(c *rdChunk) {
 		if line, data, ok = c.takeLine(data); !ok {
 			continue
 		}
-		s.inChunk = true
 		if s.ansi(c.data, line) {
-			s.inChunk = false
 			s.clean = jstok.StripANSI(s.clean[:0], line)
 			line = s.clean
 			if len(bytes.TrimSpace(line)) == 0 {
