@@ -414,3 +414,27 @@ func TestByteAheadIsASearchOfTheRange(t *testing.T) {
 		}
 	}
 }
+
+// allDigits, eight bytes at a time, is a byte loop's answer for every byte in every place.
+func TestAllDigitsIsAByteLoop(t *testing.T) {
+	loop := func(b []byte) bool {
+		for _, d := range b {
+			if d < '0' || d > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	b := []byte("12345678901234567")
+	for n := 0; n <= len(b); n++ {
+		for i := 0; i < n; i++ {
+			for c := 0; c < 256; c++ {
+				v := append([]byte{}, b[:n]...)
+				v[i] = byte(c)
+				if allDigits(v) != loop(v) {
+					t.Fatalf("%q: allDigits %v", v, allDigits(v))
+				}
+			}
+		}
+	}
+}

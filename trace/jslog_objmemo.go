@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"hash/maphash"
 )
 
@@ -223,7 +224,16 @@ func (s *jsScanner) jsonMemo(c *rdChunk, line []byte) bool {
 	return s.objs.e != nil && s.objs.on() && s.fromMemo(c, line, jsonMemoKey(line)) > 0
 }
 
+// allDigits reports whether b is ASCII digits, eight at a time.
 func allDigits(b []byte) bool {
+	const zeros, high = 0x3030303030303030, 0xF0F0F0F0F0F0F0F0
+	for len(b) >= 8 {
+		v := binary.LittleEndian.Uint64(b)
+		if v&high != zeros || (v+0x0606060606060606)&high != zeros {
+			return false
+		}
+		b = b[8:]
+	}
 	for _, d := range b {
 		if d < '0' || d > '9' {
 			return false
