@@ -5,6 +5,11 @@
 #   bench/trace-parse-pairs.sh make DIR [SIZE_BYTES]  write the eight files (default 512 MiB each)
 #   bench/trace-parse-pairs.sh grep DIR BIN [N]       BIN's parse against grep -c 'Fetch topic'
 #   bench/trace-parse-pairs.sh ab DIR BIN_A BIN_B [N] binary A against binary B
+#   bench/trace-parse-pairs.sh work DIR TEST_A TEST_B [N]
+#       two builds of the trace package's test binary ((cd trace && go test -c -o X .)),
+#       alternated N times (default 8): the minimum of each's BenchmarkParseFile, one op at
+#       GOMAXPROCS=1, so the figure is the parse's total work, not two cores' wall time; on a
+#       shared machine the minimum is the figure least moved by other load
 # Each row: the A/B median wall (min-max), the A and B walls, CPU or peak RSS, and the load
 # average before and after. SHAPES="long-poll busy-20" limits the shapes.
 set -euo pipefail
@@ -19,7 +24,7 @@ parse() {
   if [ -n "$p" ]; then printf "%q trace parse -o json %q --pattern %q" "$1" "$2" "$p"
   else printf "%q trace parse -o json %q" "$1" "$2"; fi
 }
-mode=${1:?usage: trace-parse-pairs.sh make|grep|ab DIR ...} dir=${2:?DIR}
+mode=${1:?usage: trace-parse-pairs.sh make|grep|ab|work DIR ...} dir=${2:?DIR}
 case $mode in
 make)
   size=${3:-536870912}
@@ -56,5 +61,18 @@ grep|ab)
       "$(echo "$out" | awk '/^B wall/ {print $5}')" "$(echo "$out" | awk '/^A cpu/ {print $5}')" \
       "$(echo "$out" | awk '/^B cpu/ {print $5}')" "$(echo "$out" | awk '/^A peak/ {print $5}')" "$l0" "$l1"
   done ;;
-*) echo "usage: trace-parse-pairs.sh make|grep|ab DIR ..." >&2; exit 2 ;;
+work)
+  n=${5:-8}
+  for s in $shapes; do
+    f="$dir/$s.log"
+    cat "$f" > /dev/null
+    for ((i = 0; i < n; i++)); do
+      for bin in "$3" "$4"; do
+        GOMAXPROCS=1 KSTRANDED_TRACE_FILE=$f KSTRANDED_TRACE_PATTERN=$(pat "$s") "$bin" -test.run '^$' \
+          -test.bench ParseFile -test.benchtime 1x | awk -v b="$bin" '/^BenchmarkParseFile/ {print b, $3 / 1e6}'
+      done
+    done | awk -v s="$s" -v a="$3" -v b="$4" '{ if (!($1 in m) || $2 < m[$1]) m[$1] = $2 }
+      END { printf "%-17s A min %.0f ms  B min %.0f ms  B/A %.2f\n", s, m[a], m[b], m[b] / m[a] }'
+  done ;;
+*) echo "usage: trace-parse-pairs.sh make|grep|ab|work DIR ..." >&2; exit 2 ;;
 esac
