@@ -30,6 +30,7 @@ type jsObjectMemo struct {
 	// (keepObject), and its first byte's place in the chunk (by cap)
 	pend    *jsObjectEntry
 	pendCap int
+	prev    int32 // 1 + the index of the entry last read or kept (0: none)
 }
 
 const (
@@ -53,6 +54,9 @@ type jsObjectEntry struct {
 	msgLine int    // the line of its message, from the line before the object's first
 	name    []byte // its name's value
 	read    jsReading
+	// self: its index in the memo; next: 1 + the index of the entry read after it last
+	// time (0: none), tried before the hash (the client logs its partitions in turn)
+	self, next int32
 }
 
 // jsReading is what a client line's message says before its repeats are dropped: ok,
@@ -110,8 +114,30 @@ const jsObjectMemoSize = 1 << 12 // entries per scanner (a power of two)
 func (m *jsObjectMemo) entry(key []byte) *jsObjectEntry {
 	if m.e == nil {
 		m.e = make([]jsObjectEntry, jsObjectMemoSize)
+		for i := range m.e {
+			m.e[i].self = int32(i)
+		}
 	}
 	return &m.e[maphash.Bytes(memoSeed, key)&(jsObjectMemoSize-1)]
+}
+
+// predicted is the entry read after the last one the last time, nil for none.
+func (m *jsObjectMemo) predicted() *jsObjectEntry {
+	if m.prev == 0 {
+		return nil
+	}
+	if nx := m.e[m.prev-1].next; nx > 0 {
+		return &m.e[nx-1]
+	}
+	return nil
+}
+
+// follows notes that e was read (or kept) after the entry before.
+func (m *jsObjectMemo) follows(e *jsObjectEntry) {
+	if m.prev > 0 {
+		m.e[m.prev-1].next = e.self + 1
+	}
+	m.prev = e.self + 1
 }
 
 // jsonMemoKey is the key of a JSON line: its last bytes, where a logger writes the
@@ -144,6 +170,8 @@ func (s *jsScanner) keepObject(obj []byte, lines, msgLine int) {
 	e.vary, e.lines, e.msgLine = *v, lines, msgLine
 	e.name = append(e.name[:0], s.obj.name...)
 	e.read = s.read
+	e.next = 0
+	s.objs.follows(e)
 }
 
 // repeats reports whether data starts with (json: is) e's object but for its times' digits,
@@ -182,6 +210,13 @@ func (s *jsScanner) fromMemo(c *rdChunk, data, key []byte) int {
 		}
 		return 0
 	}
+	return s.take(c, data, e)
+}
+
+// take reads the object at the start of data, which repeats e's, from e, and returns the
+// bytes it took (0: its timestamp is not read).
+func (s *jsScanner) take(c *rdChunk, data []byte, e *jsObjectEntry) int {
+	m := &s.objs
 	sp := e.vary.spans[e.vary.ts]
 	var ts int64
 	var ok bool
@@ -194,6 +229,7 @@ func (s *jsScanner) fromMemo(c *rdChunk, data, key []byte) int {
 		return 0
 	}
 	m.hits++
+	m.follows(e)
 	line := c.lines + e.msgLine
 	c.lines += e.lines
 	c.nonblank += e.lines
@@ -211,6 +247,9 @@ func (s *jsScanner) objectMemo(c *rdChunk, data []byte) int {
 	if s.objs.e == nil || !s.objs.on() {
 		return 0
 	}
+	if e := s.objs.predicted(); e != nil && e.repeats(data, false) {
+		return s.take(c, data, e) // without looking for the first line's end, nor hashing it
+	}
 	nl := bytes.IndexByte(data[2:], '\n')
 	if nl < 0 {
 		return 0
@@ -221,7 +260,13 @@ func (s *jsScanner) objectMemo(c *rdChunk, data []byte) int {
 // jsonMemo is fromMemo for a JSON logger's line (its lines are counted already).
 func (s *jsScanner) jsonMemo(c *rdChunk, line []byte) bool {
 	s.objs.pend = nil
-	return s.objs.e != nil && s.objs.on() && s.fromMemo(c, line, jsonMemoKey(line)) > 0
+	if s.objs.e == nil || !s.objs.on() {
+		return false
+	}
+	if e := s.objs.predicted(); e != nil && e.repeats(line, true) {
+		return s.take(c, line, e) > 0
+	}
+	return s.fromMemo(c, line, jsonMemoKey(line)) > 0
 }
 
 // allDigits reports whether b is ASCII digits, eight at a time.
