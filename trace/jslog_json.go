@@ -18,9 +18,6 @@ func (s *jsScanner) jsonLine(c *rdChunk, line []byte) {
 	}
 	// a line without "fac" is the application's, readable or not: the keys are read as
 	// written (escapes unresolved), so a fac key has "fac" in the line
-	if s.jsonMemo(c, t) {
-		return // a client line repeated but for its times (jsObjectMemo)
-	}
 	if fJSONFac.in(t) < 0 {
 		s.appLine(c, line)
 		return
@@ -41,9 +38,16 @@ func (s *jsScanner) jsonLine(c *rdChunk, line []byte) {
 	}
 	c.matched++
 	s.record(c, c.lines, o.fac, o.name, o.msg, o.ts, o.hasTS)
-	if o.fromTS {
-		s.keepObject(t, 0, 0)
+	if o.fromTS && !s.stripped {
+		s.keepObject(t, 0, 0) // a line without ANSI codes: its repeats need not be searched for them
 	}
+}
+
+// jsonRepeat reads a line of the chunk that repeats a client line kept (jsObjectMemo), and
+// reports whether it did.
+func (s *jsScanner) jsonRepeat(c *rdChunk, line []byte) bool {
+	t := line[jstok.SkipWS(line, 0):]
+	return len(t) > 0 && t[0] == '{' && s.jsonMemo(c, t)
 }
 
 // jsonFields reads the top-level fields of one JSON object: the text (msg, message), fac,

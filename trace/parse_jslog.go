@@ -135,19 +135,19 @@ func newPatternScan(re *regexp.Regexp) *patternScan {
 
 // jsScanner scans one chunk of the JS client's log output.
 type jsScanner struct {
-	rd      *rdScanner
-	json    bool
-	pattern *patternScan
-	obj     jsObject
-	clean   []byte       // a line without its ANSI colour codes
-	str     []byte       // an unescaped string value
-	m       []int        // the submatches of the fast pattern
-	jbuf    []byte       // an unescaped JSON message (o.msg may point into the chunk instead)
-	ts      lastTime     // the client's timestamp (parseInt)
-	jt      lastTime     // a JSON logger's numeric time (jsonTime)
-	esc     byteAhead    // the ANSI codes' ESC in the chunk's lines, searched ahead of them
-	lines   []jsLineMemo // the lines inspectObject read last at each place of an object
-	jm, jm2 jsonLineMemo // the fields of the last compact JSON line of the client's, and a scratch one
+	rd       *rdScanner
+	json     bool
+	pattern  *patternScan
+	obj      jsObject
+	clean    []byte       // a line without its ANSI colour codes
+	str      []byte       // an unescaped string value
+	m        []int        // the submatches of the fast pattern
+	jbuf     []byte       // an unescaped JSON message (o.msg may point into the chunk instead)
+	ts       lastTime     // the client's timestamp (parseInt)
+	jt       lastTime     // a JSON logger's numeric time (jsonTime)
+	stripped bool         // the line being read had ANSI codes, stripped (s.clean)
+	lines    []jsLineMemo // the lines inspectObject read last at each place of an object
+	jm, jm2  jsonLineMemo // the fields of the last compact JSON line of the client's, and a scratch one
 	// read: the reading of the last client line record read (valid: not BINDING's, and
 	// no error), for the memo of objects
 	read jsReading
@@ -155,57 +155,11 @@ type jsScanner struct {
 	vary jsVary // where the times of the object being read are (jsObjectMemo)
 }
 
-// byteAhead finds one byte (the ESC of an ANSI code) in the ranges of a chunk its readers
-// ask about, front to back (the lines read one by one). The chunk is searched a window at
-// a time ahead of the range asked about: not once a line (most lines are short and have
-// none), nor whole (a chunk read mostly as objects, from the memo, asks about few lines).
-type byteAhead struct {
-	b        byte
-	from, to int // data[from:to] was searched
-	at       int // the first b in it, or -1
-}
-
-const byteAheadWindow = 4 << 10
-
-// reset starts a chunk.
-func (w *byteAhead) reset(b byte) { w.b, w.from, w.to, w.at = b, 0, 0, -1 }
-
-// in reports whether data[i:j] holds the byte.
-func (w *byteAhead) in(data []byte, i, j int) bool {
-	if i >= w.from {
-		if w.at >= i {
-			return w.at < j // the first at or after i
-		}
-		if w.at < 0 && j <= w.to {
-			return false
-		}
-	}
-	from := i // the search goes on from the end of the last when i is in it
-	if i >= w.from && i < w.to && w.at < 0 {
-		from = w.to
-	}
-	w.from, w.to, w.at = i, min(len(data), max(j, from+byteAheadWindow)), -1
-	if k := bytes.IndexByte(data[from:w.to], w.b); k >= 0 {
-		w.at = from + k
-	}
-	return w.at >= 0 && w.at < j
-}
-
-// ansi reports whether line, a line of the chunk's data or a copy, holds an ANSI code.
-func (s *jsScanner) ansi(data, line []byte) bool {
-	from := cap(data) - cap(line)
-	if from < 0 || from+len(line) > len(data) {
-		return bytes.IndexByte(line, 0x1b) >= 0
-	}
-	return s.esc.in(data, from, from+len(line))
-}
-
 func (s *jsScanner) scan(c *rdChunk) {
 	s.rd.reset()
 	s.objs.reset()
 	c.reset()
 	s.obj.reset(0)
-	s.esc.reset(0x1b)
 	// The DefaultLogger's multi-line objects are most of the lines: each well-formed one
 	// without ANSI codes is read in a single pass (inspectObject), anything else by the
 	// line-by-line reader (c.takeLine, as c.eachLine).
@@ -223,7 +177,11 @@ func (s *jsScanner) scan(c *rdChunk) {
 		if line, data, ok = c.takeLine(data); !ok {
 			continue
 		}
-		if s.ansi(c.data, line) {
+		if s.json && s.jsonRepeat(c, line) {
+			continue // a repeat of a client line kept, which had no ANSI code (jsObjectMemo)
+		}
+		s.stripped = bytes.IndexByte(line, 0x1b) >= 0
+		if s.stripped {
 			s.clean = jstok.StripANSI(s.clean[:0], line)
 			line = s.clean
 			if len(bytes.TrimSpace(line)) == 0 {
