@@ -13,8 +13,9 @@ import (
 // "  key: value," lines, each value a single-quoted string without escapes or a bare value,
 // then "}") as inspectLine would read its lines, and returns the bytes it took; 0 for
 // anything else (a continuation, a quote or escape, another writer's line, a CR, a line
-// over maxLine), which the line-by-line reader then reads from the same "{". It reads the
-// values in place: no copy, no per-line call.
+// over maxLine, an ANSI code), which the line-by-line reader then reads from the same "{".
+// It reads the values in place: no copy, no per-line call. An object that repeats one it
+// kept is taken from the memo of objects (jsObjectMemo).
 func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
 	if n := s.objectMemo(c, data); n > 0 {
 		return n
@@ -56,9 +57,7 @@ func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
 		if len(line) > maxLine {
 			return 0
 		}
-		// its string values are searched for a backslash: most objects are read from the
-		// memo, the few others line by line
-		key, val, isStr, ok := jstok.SimpleField(line, false)
+		key, val, isStr, ok := jstok.SimpleField(line)
 		if !ok {
 			return 0
 		}

@@ -83,7 +83,7 @@ func (s *jsScanner) jsonFieldsAny(b []byte) string {
 // which jsonFields then reads from the start. TestCompactJSONReadsAsTheGeneralReader and
 // FuzzJSONCompact compare the two.
 func (s *jsScanner) jsonFieldsCompact(b []byte) bool {
-	t := jstok.NewCompact(b, false)
+	t := jstok.NewCompact(b)
 	m := &s.jm
 	n := 0 // the fields of the memo's line that b repeats: all but its last, or none
 	if !t.Bad && !noLineMemo && len(m.fields) > 1 {

@@ -421,3 +421,202 @@ func TestAllDigitsIsAByteLoop(t *testing.T) {
 		}
 	}
 }
+
+// The memos (jsObjectMemo, the line memos) change no reading of random client objects that
+// nearly repeat: each chunk's records and counts, scanned twice by one scanner (what it
+// keeps between chunks), and the report and stats in chunks of 1 MiB, 700 and 301 bytes.
+func TestTheMemosReadRandomObjectsAsTheLines(t *testing.T) {
+	defer func(size, workers int) { rdChunkSize, rdWorkers = size, workers }(rdChunkSize, rdWorkers)
+	defer func() { noLineMemo = false }()
+	hits := map[bool]int{}
+	defer func() {
+		t.Logf("memo hits: %v", hits)
+		if !t.Failed() && (hits[false] < 1000 || hits[true] < 1000) {
+			t.Errorf("the memo of objects was hardly used (hits by json: %v)", hits)
+		}
+	}()
+	for seed := int64(0); seed < 60; seed++ {
+		for _, json := range []bool{false, true} {
+			data := randomClientObjects(rand.New(rand.NewSource(seed)), 400, json)
+			scan := func(off bool) *rdChunk {
+				noLineMemo = off
+				s := jsChunks{json: json}.newScanner().(*jsScanner)
+				c := &rdChunk{data: data}
+				s.scan(c)
+				s.scan(c) // again: state kept between chunks
+				if !off {
+					hits[json] += s.objs.hits
+				}
+				return c
+			}
+			w, g := scan(true), scan(false)
+			if !reflect.DeepEqual(w.recs, g.recs) || w.lines != g.lines || w.nonblank != g.nonblank || w.matched != g.matched || w.malformed != g.malformed || !reflect.DeepEqual(w.firstErrs, g.firstErrs) {
+				t.Fatalf("seed %d json %v: chunk differs", seed, json)
+			}
+			format, pat := FormatJSClient, jsPlainPattern
+			if json {
+				format, pat = FormatJSClientJSON, jsJSONPattern
+			}
+			for _, size := range []int{1 << 20, 700, 301} {
+				rdChunkSize, rdWorkers = size, 2
+				noLineMemo = true
+				want, wantSt := parseBytes(t, "x", data, format, pat)
+				noLineMemo = false
+				got, st := parseBytes(t, "x", data, format, pat)
+				gj, _ := stdjson.Marshal(got)
+				wj, _ := stdjson.Marshal(want)
+				if !reflect.DeepEqual(st, wantSt) || string(gj) != string(wj) {
+					t.Fatalf("seed %d json %v size %d: report differs", seed, json, size)
+				}
+			}
+		}
+	}
+}
+
+// randomClientObjects makes n of the client's objects (json: a JSON logger's lines) drawn
+// from a few that repeat, their digits changed at random: time digits of any length and
+// leading zeros, two timestamps, a time, a string time, fields in another order or missing,
+// BINDING, producers, an unknown fac, an unreadable Fetch line, ANSI codes in objects and
+// lines, escapes, CRs, more after an object, another writer's line in one, delivery lines.
+func randomClientObjects(r *rand.Rand, n int, json bool) []byte {
+	var b strings.Builder
+	msgs := []string{
+		"[thrd:b/0]: b/0: Fetch topic t [0] at offset 5 (leader epoch 0, current leader epoch 0, v2)",
+		"[thrd:b/0]: b/0: Fetch topic t [1] at offset 7 (leader epoch 0, current leader epoch 0, v2)",
+		"[thrd:b/0]: b/0: Fetch topic t [1] at offset 8 (leader epoch 0, current leader epoch 0, v2)",
+		jsEnqueue, jsStore, jsCommit, "Attempting to fetch 20 messages to the message cache", "Spawning 2 workers", "hello",
+		"[thrd:b/0]: b/0: Fetch topic t [x] at offset 5",
+	}
+	facs := []string{"FETCH", "FETCH", "FETCH", "CONSUME", "OFFSET", "COMMIT", "BINDING", "CGRP"}
+	names := []string{"rdkafka#consumer-1", "rdkafka#consumer-1", "rdkafka#producer-2", ""}
+	tss := []string{"1700000000000", "1700000000001", "0000000000000", "0000000000099", "99999999999", "17", "1", "0"}
+	type base struct {
+		msg, fac, name, ts, tm string
+		mut                    int
+	}
+	pool := make([]base, 2+r.Intn(5))
+	for i := range pool {
+		pool[i] = base{msgs[r.Intn(len(msgs))], facs[r.Intn(len(facs))], names[r.Intn(len(names))], tss[r.Intn(len(tss))], tss[r.Intn(len(tss))], r.Intn(30)}
+	}
+	digits := func(s string) string {
+		b := []byte(s)
+		for i := range b {
+			if b[i] >= '0' && b[i] <= '9' && r.Intn(3) == 0 {
+				b[i] = byte('0' + r.Intn(10))
+			}
+		}
+		return string(b)
+	}
+	for i := 0; i < n; i++ {
+		bs := pool[r.Intn(len(pool))]
+		if r.Intn(15) == 0 {
+			bs = base{msgs[r.Intn(len(msgs))], facs[r.Intn(len(facs))], names[r.Intn(len(names))], tss[r.Intn(len(tss))], tss[r.Intn(len(tss))], r.Intn(30)}
+		}
+		msg, fac, name, ts, tm, mut := bs.msg, bs.fac, bs.name, digits(bs.ts), digits(bs.tm), bs.mut
+		if json {
+			f := []string{`"level":20`, `"time":` + tm, `"fac":"` + fac + `"`, `"timestamp":` + ts, `"name":"` + name + `"`, `"msg":"` + msg + `"`}
+			switch mut {
+			case 0:
+				f[1] = `"time":"2023-11-14T22:13:20.001Z"`
+			case 1:
+				f = append(f, `"timestamp":`+tss[r.Intn(len(tss))])
+			case 2:
+				f[3], f[5] = f[5], f[3]
+			case 3:
+				f = append(f[:3], f[4:]...)
+			case 4:
+				f = append(f, `"time":`+tss[r.Intn(len(tss))])
+			case 5:
+				f[0] = "\"level\":\x1b[31m20\x1b[0m"
+			case 6:
+				f[4] = `"name":"a\"b"`
+			case 7:
+				f[5] = `"message":"` + msg + `"`
+			case 8:
+				f = append([]string{`"timestamp":` + tss[r.Intn(len(tss))]}, f...)
+			}
+			line := "{" + strings.Join(f, ",") + "}"
+			if r.Intn(20) == 0 {
+				line = "  " + line
+			}
+			if r.Intn(20) == 0 {
+				line += "\r"
+			}
+			b.WriteString(line + "\n")
+			if r.Intn(8) == 0 {
+				b.WriteString(`{"topic":"t","partition":0,"offset":"` + itoa(int64(r.Intn(20))) + `","msg":"delivered"}` + "\n")
+			}
+			continue
+		}
+		f := []string{"  message: '" + msg + "'", "  fac: '" + fac + "'", "  timestamp: " + ts, "  name: '" + name + "'"}
+		switch mut {
+		case 0:
+			f = append(f, "  time: "+tm)
+		case 1:
+			f = append(f, "  timestamp: "+tss[r.Intn(len(tss))])
+		case 2:
+			f[0], f[2] = f[2], f[0]
+		case 3:
+			f[1] = "  fac: '\x1b[32m" + fac + "\x1b[39m'"
+		case 4:
+			f[2] = "  timestamp: \x1b[33m" + ts + "\x1b[39m"
+		case 5:
+			f = append(f[:2], f[3:]...)
+		case 6:
+			f = append(f, "\x1b[0m")
+		case 7:
+			f[3] = "  name: 'a\\'b'"
+		case 8:
+			f = append(f, "something else")
+		}
+		b.WriteString("{\n")
+		for j, l := range f {
+			b.WriteString(l)
+			if j < len(f)-1 {
+				b.WriteString(",")
+			}
+			if mut == 9 && j == 1 {
+				b.WriteString("\r")
+			}
+			b.WriteString("\n")
+		}
+		switch r.Intn(25) {
+		case 0:
+			b.WriteString("} x\n")
+		case 1:
+			b.WriteString("}\r\n")
+		default:
+			b.WriteString("}\n")
+		}
+		if r.Intn(8) == 0 {
+			b.WriteString("delivered topic=t partition=0 offset=" + itoa(int64(r.Intn(20))) + "\n")
+		}
+	}
+	return []byte(b.String())
+}
+
+// The memo of objects keeps no object longer than jsObjectMaxBytes, whatever their number:
+// distinct long lines leave it empty, short ones fill it.
+func TestTheObjectMemoKeepsNoLongObject(t *testing.T) {
+	held := func(pad int) (n, bytes int) {
+		var b strings.Builder
+		for i := 0; i < 20000; i++ {
+			b.WriteString(`{"level":20,"fac":"FETCH","timestamp":1700000000000,"name":"c","msg":"[thrd:b/0]: b/0: Fetch topic t [0] at offset ` +
+				itoa(int64(i)) + " " + strings.Repeat("x", pad) + ` (leader epoch 0, current leader epoch 0, v2)"}` + "\n")
+		}
+		s := jsChunks{json: true}.newScanner().(*jsScanner)
+		s.scan(&rdChunk{data: []byte(b.String())})
+		for _, e := range s.objs.e {
+			if cap(e.obj) > 0 {
+				n, bytes = n+1, bytes+cap(e.obj)
+			}
+		}
+		return n, bytes
+	}
+	if n, b := held(2000); n != 0 || b != 0 {
+		t.Fatalf("%d objects of 2 KB held, %d bytes", n, b)
+	}
+	if n, b := held(10); n < 1000 || b > jsObjectMemoSize*jsObjectMaxBytes {
+		t.Fatalf("%d short objects held, %d bytes", n, b)
+	}
+}

@@ -17,8 +17,9 @@ import (
 // overrides), as many of them, is taken as read: its lines counted, its reading placed as
 // record places it, at its own timestamp. Digits end no value in either shape (jstok), so
 // such an object reads as the one kept but for that time.
-// TestTheLineMemoReadsAsTheLines and TestTheObjectMemoReadsARepeatAtItsOwnTime compare the
-// reports with and without it (noLineMemo).
+// An object over jsObjectMaxBytes is not kept: the memo holds at most 4,096 × 512 bytes
+// a scanner. TestTheLineMemoReadsAsTheLines compares the reports with and without it
+// (noLineMemo), TestTheObjectMemoReadsARepeatAtItsOwnTime a chunk's records and counts.
 type jsObjectMemo struct {
 	e            []jsObjectEntry // nil until used
 	hits, misses int             // since the last trial began
@@ -26,8 +27,8 @@ type jsObjectMemo struct {
 	// (a busy consumer's positions move on every fetch: reading them costs less than a
 	// lookup that misses); it is tried again after them
 	skip int
-	// the entry of the last object looked up and not found, where it is kept once read
-	// (keepObject), and its first byte's place in the chunk (by cap)
+	// the entry the last object's key led to, where it is kept once read whole
+	// (keepObject), and the object's first byte's place in the chunk (by cap)
 	pend    *jsObjectEntry
 	pendCap int
 	prev    int32 // 1 + the index of the entry last read or kept (0: none)
@@ -73,7 +74,7 @@ type jsVary struct {
 	n     int
 	ts    int  // the timestamp's span
 	tsN   int  // its timestamp fields
-	bad   bool // a time the memo does not take (a string, too many, too long)
+	bad   bool // a time the memo does not take (a string, too many, too long), or a JSON line not compact
 }
 
 func (v *jsVary) reset() { v.n, v.tsN, v.bad = 0, 0, false }
@@ -107,7 +108,10 @@ func (v *jsVary) see(key, val []byte, at int, isStr, json bool) {
 // timeDigits reports whether a time's value is digits the memo takes: 1 to 16 of them.
 func timeDigits(b []byte) bool { return len(b) > 0 && len(b) <= 16 && allDigits(b) }
 
-const jsObjectMemoSize = 1 << 12 // entries per scanner (a power of two)
+const (
+	jsObjectMemoSize = 1 << 12 // entries per scanner (a power of two)
+	jsObjectMaxBytes = 512     // the longest object kept (a fetcher's position: 230-300 bytes)
+)
 
 // entry is the place of the objects keyed by key (a DefaultLogger's object: its first line;
 // a JSON line: its last bytes, where the message is).
@@ -155,7 +159,7 @@ func (m *jsObjectMemo) reset() { m.hits, m.misses, m.skip = 0, 0, 0 }
 // and where its times are (s.vary).
 func (s *jsScanner) keepObject(obj []byte, lines, msgLine int) {
 	v := &s.vary
-	if v.bad || v.tsN != 1 || !s.read.valid || noLineMemo || s.objs.skip > 0 {
+	if v.bad || v.tsN != 1 || !s.read.valid || noLineMemo || s.objs.skip > 0 || len(obj) > jsObjectMaxBytes {
 		return
 	}
 	e := s.objs.pend
@@ -191,9 +195,9 @@ func (e *jsObjectEntry) repeats(data []byte, json bool) bool {
 	return string(data[from:len(k)]) == string(k[from:])
 }
 
-// fromMemo reads the object at the start of data (a DefaultLogger's, after its "{\n"
-// line; json: the JSON line) from the memo when it repeats one kept, and returns the bytes
-// it took (0: not in the memo).
+// fromMemo reads the object at the start of data (a DefaultLogger's, from its "{\n"; json:
+// the JSON line) from the memo's entry for key when it repeats the one kept there, and
+// returns the bytes it took (0: not in the memo).
 func (s *jsScanner) fromMemo(c *rdChunk, data, key []byte) int {
 	m := &s.objs
 	e := m.entry(key)

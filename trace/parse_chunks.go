@@ -16,7 +16,8 @@ import (
 // scan chunks concurrently into records (a scan depends on its chunk alone); the records
 // are folded into the analyzer strictly in file order, so the result is the same as a
 // line-by-line parse. Memory is bounded by the fixed pool of chunks, whatever the file
-// size: chunkPool × (rdChunkSize + the records of one chunk).
+// size: chunkPool × (rdChunkSize + the records of one chunk), and each worker's memos
+// (rdkafka_memo.go, jslog_objmemo.go: at most about 4 MiB a worker).
 
 // rdChunkSize is the size of a chunk; a line longer than a chunk (or than maxLine) is
 // malformed. A variable so tests can cut the fixtures into many small chunks.

@@ -2,7 +2,6 @@ package jstok
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"os"
 	"path/filepath"
@@ -60,17 +59,7 @@ func FuzzTokenize(f *testing.F) {
 				}
 			}
 		}
-		// told the line holds no backslash (the caller searched its chunk), SimpleField
-		// and NewCompact read what they read searching it themselves
-		clean := bytes.IndexByte(line, '\\') < 0
-		if clean {
-			k1, v1, s1, ok1 := SimpleField(line, true)
-			k2, v2, s2, ok2 := SimpleField(line, false)
-			if ok1 != ok2 || string(k1) != string(k2) || string(v1) != string(v2) || s1 != s2 {
-				t.Fatalf("%q: SimpleField clean %q %q %v %v, searching %q %q %v %v", line, k1, v1, s1, ok1, k2, v2, s2, ok2)
-			}
-		}
-		if key, val, isStr, ok := SimpleField(line, false); ok {
+		if key, val, isStr, ok := SimpleField(line); ok {
 			in := NewInspect(line[2:], true)
 			if !in.Next() || in.Err != "" || string(in.Key) != string(key) || string(in.Val) != string(val) || in.Str != isStr {
 				t.Fatalf("%q: simple %q %q %v, Inspect %q %q %v (%q)", line, key, val, isStr, in.Key, in.Val, in.Str, in.Err)
@@ -84,19 +73,9 @@ func FuzzTokenize(f *testing.F) {
 			str      bool
 		}
 		var fast, general []field
-		c := NewCompact(line, false)
+		c := NewCompact(line)
 		for c.Next() {
 			fast = append(fast, field{string(c.Key), string(c.Val), c.Str})
-		}
-		if clean {
-			var told []field
-			c2 := NewCompact(line, true)
-			for c2.Next() {
-				told = append(told, field{string(c2.Key), string(c2.Val), c2.Str})
-			}
-			if c2.Bad != c.Bad || !slices.Equal(told, fast) {
-				t.Fatalf("%q: compact told clean %+v (bad %v), searching %+v (bad %v)", line, told, c2.Bad, fast, c.Bad)
-			}
 		}
 		j := NewJSON(line)
 		for j.Next() {

@@ -118,9 +118,8 @@ func ValueEnd(b []byte) int {
 // when it is simple: the key an identifier, the value a single-quoted string without
 // escapes (its body returned) or a bare value up to a byte IsInspectSpecial. ok is false
 // for anything else (a continuation, another quote, an escape, more after the value, a
-// CR), which Inspect reads. clean says the caller knows line holds no backslash (it
-// searched the whole chunk for them): the value is then not searched for one.
-func SimpleField(line []byte, clean bool) (key, val []byte, isStr, ok bool) {
+// CR), which Inspect reads.
+func SimpleField(line []byte) (key, val []byte, isStr, ok bool) {
 	if len(line) < 3 || line[0] != ' ' || line[1] != ' ' {
 		return nil, nil, false, false
 	}
@@ -140,7 +139,7 @@ func SimpleField(line []byte, clean bool) (key, val []byte, isStr, ok bool) {
 			return nil, nil, false, false
 		}
 		val = line[i+1 : i+1+e]
-		if !clean && bytes.IndexByte(val, '\\') >= 0 {
+		if bytes.IndexByte(val, '\\') >= 0 {
 			return nil, nil, false, false
 		}
 		i += e + 2

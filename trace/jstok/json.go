@@ -98,10 +98,9 @@ type Compact struct {
 }
 
 // NewCompact reads the object b, which starts with its "{"; Bad at once when b holds a
-// backslash. clean says the caller knows b holds none (it searched the whole chunk for
-// them).
-func NewCompact(b []byte, clean bool) Compact {
-	return Compact{b: b, i: 1, Bad: !clean && bytes.IndexByte(b, '\\') >= 0}
+// backslash.
+func NewCompact(b []byte) Compact {
+	return Compact{b: b, i: 1, Bad: bytes.IndexByte(b, '\\') >= 0}
 }
 
 // Pos is where the next field's reading starts (the end of the last field read), -1
