@@ -275,10 +275,8 @@ func (s *jsScanner) jsonMemo(c *rdChunk, line []byte) bool {
 
 // allDigits reports whether b is ASCII digits, eight at a time.
 func allDigits(b []byte) bool {
-	const zeros, high = 0x3030303030303030, 0xF0F0F0F0F0F0F0F0
 	for len(b) >= 8 {
-		v := binary.LittleEndian.Uint64(b)
-		if v&high != zeros || (v+0x0606060606060606)&high != zeros {
+		if !areEightDigits(binary.LittleEndian.Uint64(b)) {
 			return false
 		}
 		b = b[8:]

@@ -169,15 +169,21 @@ func epochFixed(b []byte) (int64, bool) {
 	return sec*1e9 + ms*1e6, true
 }
 
+// areEightDigits reports whether the eight bytes of v are ASCII digits: each high nibble 3,
+// and none past 9 (adding 6 keeps the nibble 3).
+func areEightDigits(v uint64) bool {
+	const zeros, high = 0x3030303030303030, 0xF0F0F0F0F0F0F0F0
+	return v&high == zeros && (v+0x0606060606060606)&high == zeros
+}
+
 // eightDigits reads eight ASCII digits loaded little-endian (the first digit in the low
 // byte, the most significant) as their value, in a few multiplications (the SWAR reading
 // of D. Lemire's fast_float); ok is false when a byte is not a digit.
 func eightDigits(v uint64) (uint64, bool) {
-	const zeros, high = 0x3030303030303030, 0xF0F0F0F0F0F0F0F0
-	if v&high != zeros || (v+0x0606060606060606)&high != zeros {
+	if !areEightDigits(v) {
 		return 0, false
 	}
-	v -= zeros
+	v -= 0x3030303030303030
 	v = v*10 + v>>8 // each pair of digits in its even byte
 	v = ((v&0x000000FF000000FF)*(100+1000000<<32) + (v>>16&0x000000FF000000FF)*(1+10000<<32)) >> 32
 	return v, true
