@@ -17,7 +17,7 @@ import (
 // It reads the values in place: no copy, no per-line call. An object that repeats one it
 // kept is taken from the memo of objects (jsObjectMemo).
 func (s *jsScanner) inspectObject(c *rdChunk, data []byte) int {
-	if n := s.objectMemo(c, data); n > 0 {
+	if n := s.fromMemo(c, data); n > 0 {
 		return n
 	}
 	p := 2 // after "{\n"

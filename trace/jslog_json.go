@@ -47,7 +47,7 @@ func (s *jsScanner) jsonLine(c *rdChunk, line []byte) {
 // reports whether it did.
 func (s *jsScanner) jsonRepeat(c *rdChunk, line []byte) bool {
 	t := line[jstok.SkipWS(line, 0):]
-	return len(t) > 0 && t[0] == '{' && s.jsonMemo(c, t)
+	return len(t) > 0 && t[0] == '{' && s.fromMemo(c, t) > 0
 }
 
 // jsonFields reads the top-level fields of one JSON object: the text (msg, message), fac,

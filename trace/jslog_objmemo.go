@@ -27,11 +27,7 @@ type jsObjectMemo struct {
 	// (a busy consumer's positions move on every fetch: reading them costs less than a
 	// lookup that misses); it is tried again after them
 	skip int
-	// the entry the last object's key led to, where it is kept once read whole
-	// (keepObject), and the object's first byte's place in the chunk (by cap)
-	pend    *jsObjectEntry
-	pendCap int
-	prev    int32 // 1 + the index of the entry last read or kept (0: none)
+	prev int32 // 1 + the index of the entry last read or kept (0: none)
 }
 
 const (
@@ -144,10 +140,21 @@ func (m *jsObjectMemo) follows(e *jsObjectEntry) {
 	m.prev = e.self + 1
 }
 
-// jsonMemoKey is the key of a JSON line: its last bytes, where a logger writes the
-// message (which its repeats keep and the other lines change: the partition and offset of
-// a fetcher's position, 50 to 70 bytes before the end), not the times before it.
-func jsonMemoKey(line []byte) []byte { return line[max(0, len(line)-jsonMemoTail):] }
+// memoKey is the key of the object at the start of data (ok false: none). A
+// DefaultLogger's object: its first line after "{". A JSON line: its last bytes, where a
+// logger writes the message (which its repeats keep and the other lines change: the
+// partition and offset of a fetcher's position, 50 to 70 bytes before the end), not the
+// times before it.
+func (s *jsScanner) memoKey(data []byte) ([]byte, bool) {
+	if s.json {
+		return data[max(0, len(data)-jsonMemoTail):], true
+	}
+	nl := bytes.IndexByte(data[2:], '\n')
+	if nl < 0 {
+		return nil, false
+	}
+	return data[2 : 2+nl], true
+}
 
 const jsonMemoTail = 128
 
@@ -162,14 +169,8 @@ func (s *jsScanner) keepObject(obj []byte, lines, msgLine int) {
 	if v.bad || v.tsN != 1 || !s.read.valid || noLineMemo || s.objs.skip > 0 || len(obj) > jsObjectMaxBytes {
 		return
 	}
-	e := s.objs.pend
-	if e == nil || s.objs.pendCap != cap(obj) {
-		key := jsonMemoKey(obj)
-		if !s.json {
-			key = obj[2 : 2+bytes.IndexByte(obj[2:], '\n')]
-		}
-		e = s.objs.entry(key)
-	}
+	key, _ := s.memoKey(obj) // an object kept ends with its "}\n"
+	e := s.objs.entry(key)
 	e.obj = append(e.obj[:0], obj...)
 	e.vary, e.lines, e.msgLine = *v, lines, msgLine
 	e.name = append(e.name[:0], s.obj.name...)
@@ -196,12 +197,22 @@ func (e *jsObjectEntry) repeats(data []byte, json bool) bool {
 }
 
 // fromMemo reads the object at the start of data (a DefaultLogger's, from its "{\n"; json:
-// the JSON line) from the memo's entry for key when it repeats the one kept there, and
-// returns the bytes it took (0: not in the memo).
-func (s *jsScanner) fromMemo(c *rdChunk, data, key []byte) int {
+// the JSON line) from the memo when it repeats one kept, and returns the bytes it took (0:
+// not in the memo): first the entry read after the last one the last time (the client
+// logs its partitions in turn: no line end to find, no hash), then the entry of its key.
+func (s *jsScanner) fromMemo(c *rdChunk, data []byte) int {
 	m := &s.objs
+	if m.e == nil || !m.on() {
+		return 0
+	}
+	if e := m.predicted(); e != nil && e.repeats(data, s.json) {
+		return s.take(c, data, e)
+	}
+	key, ok := s.memoKey(data)
+	if !ok {
+		return 0
+	}
 	e := m.entry(key)
-	m.pend, m.pendCap = e, cap(data)
 	if len(e.obj) == 0 || s.json && len(data) != len(e.obj) {
 		return 0 // nothing to compare (most of the application's lines): not a miss
 	}
@@ -243,34 +254,6 @@ func (s *jsScanner) take(c *rdChunk, data []byte, e *jsObjectEntry) int {
 		s.place(c, line, s.rd.keep(&c.recs[len(c.recs)-1], e.name), nil, nil, ts, true)
 	}
 	return len(e.obj)
-}
-
-// objectMemo is fromMemo for a DefaultLogger's object at the start of data.
-func (s *jsScanner) objectMemo(c *rdChunk, data []byte) int {
-	s.objs.pend = nil
-	if s.objs.e == nil || !s.objs.on() {
-		return 0
-	}
-	if e := s.objs.predicted(); e != nil && e.repeats(data, false) {
-		return s.take(c, data, e) // without looking for the first line's end, nor hashing it
-	}
-	nl := bytes.IndexByte(data[2:], '\n')
-	if nl < 0 {
-		return 0
-	}
-	return s.fromMemo(c, data, data[2:2+nl])
-}
-
-// jsonMemo is fromMemo for a JSON logger's line (its lines are counted already).
-func (s *jsScanner) jsonMemo(c *rdChunk, line []byte) bool {
-	s.objs.pend = nil
-	if s.objs.e == nil || !s.objs.on() {
-		return false
-	}
-	if e := s.objs.predicted(); e != nil && e.repeats(line, true) {
-		return s.take(c, line, e) > 0
-	}
-	return s.fromMemo(c, line, jsonMemoKey(line)) > 0
 }
 
 // allDigits reports whether b is ASCII digits, eight at a time.
