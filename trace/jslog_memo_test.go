@@ -620,3 +620,45 @@ func TestTheObjectMemoKeepsNoLongObject(t *testing.T) {
 		t.Fatalf("%d short objects held, %d bytes", n, b)
 	}
 }
+
+// A consumer of 1,000 partitions logs each one's position on every poll: the memo of
+// objects holds them all, and takes nearly every repeat from it. With one entry a key
+// (jsObjectMemoWays 1) about a fifth of the keys shared an entry with another, which each
+// took in turn on every poll: a fifth of the repeats were read again.
+func TestTheObjectMemoHoldsAThousandPartitions(t *testing.T) {
+	defer func() { noLineMemo = false }()
+	const parts, polls = 1000, 10
+	for _, json := range []bool{false, true} {
+		var b strings.Builder
+		for poll := range polls {
+			ts := itoa(1796225597050 + int64(poll)*500)
+			for p := range parts {
+				msg := "[thrd:127.0.0.1:39271/0]: 127.0.0.1:39271/0: Fetch topic stranded [" + itoa(int64(p)) +
+					"] at offset " + itoa(int64(p%7)) + " (leader epoch 0, current leader epoch 0, v2)"
+				if json {
+					b.WriteString(`{"level":20,"fac":"FETCH","timestamp":` + ts + `,"name":"rdkafka#consumer-3","msg":"` + msg + "\"}\n")
+				} else {
+					b.WriteString("{\n  message: '" + msg + "',\n  fac: 'FETCH',\n  timestamp: " + ts + ",\n  name: 'rdkafka#consumer-3'\n}\n")
+				}
+			}
+		}
+		scan := func(off bool) (*rdChunk, *jsScanner) {
+			noLineMemo = off
+			s := jsChunks{json: json}.newScanner().(*jsScanner)
+			c := &rdChunk{data: []byte(b.String())}
+			s.scan(c)
+			return c, s
+		}
+		want, _ := scan(true)
+		got, s := scan(false)
+		if len(got.recs) < parts || !reflect.DeepEqual(got.recs, want.recs) || got.lines != want.lines || got.matched != parts*polls {
+			t.Fatalf("json %v: %d records (%d without the memo), %d objects read, or they differ", json, len(got.recs), len(want.recs), got.matched)
+		}
+		// each set of 4 entries takes about one key: of 1,024 sets, the few given 5 or
+		// more keys lose them on every poll (about 17 keys, 150 repeats)
+		if repeats := parts * (polls - 1); s.objs.hits < repeats*95/100 {
+			t.Fatalf("json %v: %d of %d repeats taken from the memo (%d misses), want 95 %%", json, s.objs.hits, repeats, s.objs.misses)
+		}
+		t.Logf("json %v: %d repeats from the memo, %d misses", json, s.objs.hits, s.objs.misses)
+	}
+}
