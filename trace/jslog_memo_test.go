@@ -655,10 +655,63 @@ func TestTheObjectMemoHoldsAThousandPartitions(t *testing.T) {
 			t.Fatalf("json %v: %d records (%d without the memo), %d objects read, or they differ", json, len(got.recs), len(want.recs), got.matched)
 		}
 		// each set of 4 entries takes about one key: of 1,024 sets, the few given 5 or
-		// more keys lose them on every poll (about 17 keys, 150 repeats)
-		if repeats := parts * (polls - 1); s.objs.hits < repeats*95/100 {
-			t.Fatalf("json %v: %d of %d repeats taken from the memo (%d misses), want 95 %%", json, s.objs.hits, repeats, s.objs.misses)
+		// more keys lose them on every poll (about 17 keys, 150 repeats; 0 to 37 keys in
+		// 25 runs of a review, each with its own hash seed); one entry a key loses 160 or
+		// more
+		if repeats := parts * (polls - 1); s.objs.hits < repeats*90/100 {
+			t.Fatalf("json %v: %d of %d repeats taken from the memo (%d misses), want 90 %%", json, s.objs.hits, repeats, s.objs.misses)
 		}
 		t.Logf("json %v: %d repeats from the memo, %d misses", json, s.objs.hits, s.objs.misses)
+	}
+}
+
+// A busy consumer's positions are new on every fetch: the memo of objects, which would
+// copy each object it reads whole, leaves them alone for a while after a trial of too few
+// hits, in both shapes, whatever the lengths of the lines (a JSON line is compared only
+// with lines of its length, which once kept the misses of such lines from being counted).
+func TestTheObjectMemoLeavesABusyConsumerAlone(t *testing.T) {
+	defer func() { noLineMemo = false }()
+	const parts, polls = 1000, 60
+	for _, json := range []bool{false, true} {
+		var b strings.Builder
+		r := rand.New(rand.NewSource(7))
+		for poll := range polls {
+			ts := itoa(1796225597050 + int64(poll)*500)
+			for p := range parts {
+				d := int64(1000) // offsets of 4 to 9 digits
+				for range r.Intn(6) {
+					d *= 10
+				}
+				off := d + r.Int63n(9*d)
+				if p%20 == 0 {
+					off = 5 // an idle partition: its repeats are hits
+				}
+				msg := "[thrd:127.0.0.1:39271/0]: 127.0.0.1:39271/0: Fetch topic stranded [" + itoa(int64(p)) +
+					"] at offset " + itoa(off) + " (leader epoch 0, current leader epoch 0, v2)"
+				if json {
+					b.WriteString(`{"level":20,"fac":"FETCH","timestamp":` + ts + `,"name":"rdkafka#consumer-3","msg":"` + msg + "\"}\n")
+				} else {
+					b.WriteString("{\n  message: '" + msg + "',\n  fac: 'FETCH',\n  timestamp: " + ts + ",\n  name: 'rdkafka#consumer-3'\n}\n")
+				}
+			}
+		}
+		scan := func(off bool) (*rdChunk, *jsScanner) {
+			noLineMemo = off
+			s := jsChunks{json: json}.newScanner().(*jsScanner)
+			c := &rdChunk{data: []byte(b.String())}
+			s.scan(c)
+			return c, s
+		}
+		want, _ := scan(true)
+		got, s := scan(false)
+		if !reflect.DeepEqual(got.recs, want.recs) || got.lines != want.lines || got.matched != parts*polls {
+			t.Fatalf("json %v: %d records (%d without the memo), %d objects read, or they differ", json, len(got.recs), len(want.recs), got.matched)
+		}
+		// the memo's clock counts the objects it took or kept: the 4,096 that fill it, then
+		// 64 misses and their hits a trial, a trial every 1,024 objects left alone
+		if n := int(s.objs.clock); n > parts*polls/2 {
+			t.Fatalf("json %v: the memo took or kept %d of %d objects, want it left alone for most", json, n, parts*polls)
+		}
+		t.Logf("json %v: the memo took or kept %d of %d objects", json, s.objs.clock, parts*polls)
 	}
 }

@@ -21,8 +21,10 @@ import (
 // a scanner. TestTheLineMemoReadsAsTheLines compares the reports with and without it
 // (noLineMemo), TestTheObjectMemoReadsARepeatAtItsOwnTime a chunk's records and counts.
 type jsObjectMemo struct {
-	e            []jsObjectEntry // nil until used
-	hits, misses int             // since the last trial began
+	e []jsObjectEntry // nil until used
+	// since the last trial began: hits, objects taken from it; misses, objects read whole
+	// and kept in another's place
+	hits, misses int
 	// skip: the objects for which the memo is left alone, after a trial of too few hits
 	// (a busy consumer's positions move on every fetch: reading them costs less than a
 	// lookup that misses); it is tried again after them
@@ -130,13 +132,14 @@ func (m *jsObjectMemo) set(key []byte) ([]jsObjectEntry, uint64) {
 	return m.e[i : i+jsObjectMemoWays], h
 }
 
-// place is the entry of set that an object of key hash h is kept in: the one of the same
-// key, else an empty one, else the one least recently used.
-func place(set []jsObjectEntry, h uint64) *jsObjectEntry {
+// place is the entry of set that an object is kept in: an empty one, else the one least
+// recently used. Objects of one key (the same message from two consumers) each keep an
+// entry.
+func place(set []jsObjectEntry) *jsObjectEntry {
 	var lru *jsObjectEntry
 	for i := range set {
 		e := &set[i]
-		if len(e.obj) == 0 || e.h == h {
+		if len(e.obj) == 0 {
 			return e
 		}
 		if lru == nil || e.used < lru.used {
@@ -197,15 +200,25 @@ func (s *jsScanner) keepObject(obj []byte, lines, msgLine int) {
 		return
 	}
 	key, _ := s.memoKey(obj) // an object kept ends with its "}\n"
-	set, h := s.objs.set(key)
-	e := place(set, h)
+	m := &s.objs
+	set, h := m.set(key)
+	e := place(set)
+	if len(e.obj) > 0 {
+		// a miss: an object read whole, which takes the place of another. A hit saves
+		// several times what a miss costs: the memo is left for a while when under a third
+		// hit (a busy consumer's positions, new on every fetch)
+		m.misses++
+		if m.misses >= objMemoTrial && m.misses > 2*m.hits {
+			m.hits, m.misses, m.skip = 0, 0, objMemoSkip
+		}
+	}
 	e.h = h
 	e.obj = append(e.obj[:0], obj...)
 	e.vary, e.lines, e.msgLine = *v, lines, msgLine
 	e.name = append(e.name[:0], s.obj.name...)
 	e.read = s.read
 	e.next = 0
-	s.objs.follows(e)
+	m.follows(e)
 }
 
 // repeats reports whether data starts with (json: is) e's object but for its times' digits,
@@ -243,28 +256,12 @@ func (s *jsScanner) fromMemo(c *rdChunk, data []byte) int {
 		return 0
 	}
 	set, h := m.set(key)
-	held := 0 // entries of the set holding an object (json: of data's length)
 	for i := range set {
-		e := &set[i]
-		if len(e.obj) == 0 || s.json && len(data) != len(e.obj) {
-			continue
-		}
-		held++
-		if e.h == h && e.repeats(data, s.json) {
+		if e := &set[i]; e.h == h && e.repeats(data, s.json) {
 			return s.take(c, data, e)
 		}
 	}
-	if held < len(set) {
-		// an entry left to keep it in, or nothing like it (most of the application's
-		// lines): not a miss
-		return 0
-	}
-	m.misses++
-	// a hit saves several times what a miss costs: left for a while when under a third hit
-	if m.misses >= objMemoTrial && m.misses > 2*m.hits {
-		m.hits, m.misses, m.skip = 0, 0, objMemoSkip
-	}
-	return 0
+	return 0 // a miss if it is kept in another's place (keepObject)
 }
 
 // take reads the object at the start of data, which repeats e's, from e, and returns the
