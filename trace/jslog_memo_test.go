@@ -274,18 +274,10 @@ func TestFieldReadsIsTheKeysFieldReads(t *testing.T) {
 // lines, a chunk scanned with it gives the records, lines and counts of the chunk scanned
 // without it, and most of the objects are taken from it.
 func TestTheObjectMemoReadsARepeatAtItsOwnTime(t *testing.T) {
-	defer func() { noLineMemo = false }()
 	for _, json := range []bool{false, true} {
 		data := nearlyRepeatedPolls(rand.New(rand.NewSource(5)), 20000, json)
-		scan := func(off bool) (*rdChunk, *jsScanner) {
-			noLineMemo = off
-			s := jsChunks{json: json}.newScanner().(*jsScanner)
-			c := &rdChunk{data: data}
-			s.scan(c)
-			return c, s
-		}
-		want, _ := scan(true)
-		got, s := scan(false)
+		want, _ := scanObjects(data, json, false)
+		got, s := scanObjects(data, json, true)
 		if len(got.recs) < 500 || !reflect.DeepEqual(got.recs, want.recs) {
 			t.Fatalf("json %v: %d records with the memo, %d without, or they differ", json, len(got.recs), len(want.recs))
 		}
@@ -626,31 +618,11 @@ func TestTheObjectMemoKeepsNoLongObject(t *testing.T) {
 // (jsObjectMemoWays 1) about a fifth of the keys shared an entry with another, which each
 // took in turn on every poll: a fifth of the repeats were read again.
 func TestTheObjectMemoHoldsAThousandPartitions(t *testing.T) {
-	defer func() { noLineMemo = false }()
 	const parts, polls = 1000, 10
 	for _, json := range []bool{false, true} {
-		var b strings.Builder
-		for poll := range polls {
-			ts := itoa(1796225597050 + int64(poll)*500)
-			for p := range parts {
-				msg := "[thrd:127.0.0.1:39271/0]: 127.0.0.1:39271/0: Fetch topic stranded [" + itoa(int64(p)) +
-					"] at offset " + itoa(int64(p%7)) + " (leader epoch 0, current leader epoch 0, v2)"
-				if json {
-					b.WriteString(`{"level":20,"fac":"FETCH","timestamp":` + ts + `,"name":"rdkafka#consumer-3","msg":"` + msg + "\"}\n")
-				} else {
-					b.WriteString("{\n  message: '" + msg + "',\n  fac: 'FETCH',\n  timestamp: " + ts + ",\n  name: 'rdkafka#consumer-3'\n}\n")
-				}
-			}
-		}
-		scan := func(off bool) (*rdChunk, *jsScanner) {
-			noLineMemo = off
-			s := jsChunks{json: json}.newScanner().(*jsScanner)
-			c := &rdChunk{data: []byte(b.String())}
-			s.scan(c)
-			return c, s
-		}
-		want, _ := scan(true)
-		got, s := scan(false)
+		data := positionPolls(parts, polls, json, func(_, p int) int64 { return int64(p % 7) })
+		want, _ := scanObjects(data, json, false)
+		got, s := scanObjects(data, json, true)
 		if len(got.recs) < parts || !reflect.DeepEqual(got.recs, want.recs) || got.lines != want.lines || got.matched != parts*polls {
 			t.Fatalf("json %v: %d records (%d without the memo), %d objects read, or they differ", json, len(got.recs), len(want.recs), got.matched)
 		}
@@ -670,40 +642,21 @@ func TestTheObjectMemoHoldsAThousandPartitions(t *testing.T) {
 // hits, in both shapes, whatever the lengths of the lines (a JSON line is compared only
 // with lines of its length, which once kept the misses of such lines from being counted).
 func TestTheObjectMemoLeavesABusyConsumerAlone(t *testing.T) {
-	defer func() { noLineMemo = false }()
 	const parts, polls = 1000, 60
 	for _, json := range []bool{false, true} {
-		var b strings.Builder
 		r := rand.New(rand.NewSource(7))
-		for poll := range polls {
-			ts := itoa(1796225597050 + int64(poll)*500)
-			for p := range parts {
-				d := int64(1000) // offsets of 4 to 9 digits
-				for range r.Intn(6) {
-					d *= 10
-				}
-				off := d + r.Int63n(9*d)
-				if p%20 == 0 {
-					off = 5 // an idle partition: its repeats are hits
-				}
-				msg := "[thrd:127.0.0.1:39271/0]: 127.0.0.1:39271/0: Fetch topic stranded [" + itoa(int64(p)) +
-					"] at offset " + itoa(off) + " (leader epoch 0, current leader epoch 0, v2)"
-				if json {
-					b.WriteString(`{"level":20,"fac":"FETCH","timestamp":` + ts + `,"name":"rdkafka#consumer-3","msg":"` + msg + "\"}\n")
-				} else {
-					b.WriteString("{\n  message: '" + msg + "',\n  fac: 'FETCH',\n  timestamp: " + ts + ",\n  name: 'rdkafka#consumer-3'\n}\n")
-				}
+		data := positionPolls(parts, polls, json, func(_, p int) int64 {
+			if p%20 == 0 {
+				return 5 // an idle partition: its repeats are hits
 			}
-		}
-		scan := func(off bool) (*rdChunk, *jsScanner) {
-			noLineMemo = off
-			s := jsChunks{json: json}.newScanner().(*jsScanner)
-			c := &rdChunk{data: []byte(b.String())}
-			s.scan(c)
-			return c, s
-		}
-		want, _ := scan(true)
-		got, s := scan(false)
+			d := int64(1000) // offsets of 4 to 9 digits
+			for range r.Intn(6) {
+				d *= 10
+			}
+			return d + r.Int63n(9*d)
+		})
+		want, _ := scanObjects(data, json, false)
+		got, s := scanObjects(data, json, true)
 		if !reflect.DeepEqual(got.recs, want.recs) || got.lines != want.lines || got.matched != parts*polls {
 			t.Fatalf("json %v: %d records (%d without the memo), %d objects read, or they differ", json, len(got.recs), len(want.recs), got.matched)
 		}
@@ -714,4 +667,35 @@ func TestTheObjectMemoLeavesABusyConsumerAlone(t *testing.T) {
 		}
 		t.Logf("json %v: the memo took or kept %d of %d objects", json, s.objs.clock, parts*polls)
 	}
+}
+
+// scanObjects scans data, a JS client's log (json: a JSON logger's), as one chunk, with the
+// memos of lines and objects or without them.
+func scanObjects(data []byte, json, memo bool) (*rdChunk, *jsScanner) {
+	defer func() { noLineMemo = false }()
+	noLineMemo = !memo
+	s := jsChunks{json: json}.newScanner().(*jsScanner)
+	c := &rdChunk{data: data}
+	s.scan(c)
+	return c, s
+}
+
+// positionPolls makes the fetcher's positions of a consumer of parts partitions over polls
+// polls, a DefaultLogger's objects or a JSON logger's lines, partition p at offset
+// off(poll, p).
+func positionPolls(parts, polls int, json bool, off func(poll, p int) int64) []byte {
+	var b strings.Builder
+	for poll := range polls {
+		ts := itoa(1796225597050 + int64(poll)*500)
+		for p := range parts {
+			msg := "[thrd:127.0.0.1:39271/0]: 127.0.0.1:39271/0: Fetch topic stranded [" + itoa(int64(p)) +
+				"] at offset " + itoa(off(poll, p)) + " (leader epoch 0, current leader epoch 0, v2)"
+			if json {
+				b.WriteString(`{"level":20,"fac":"FETCH","timestamp":` + ts + `,"name":"rdkafka#consumer-3","msg":"` + msg + "\"}\n")
+			} else {
+				b.WriteString("{\n  message: '" + msg + "',\n  fac: 'FETCH',\n  timestamp: " + ts + ",\n  name: 'rdkafka#consumer-3'\n}\n")
+			}
+		}
+	}
+	return []byte(b.String())
 }
